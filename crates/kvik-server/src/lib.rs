@@ -1,0 +1,3 @@
+//! kvik: a multithreaded, Redis-compatible in-memory database server.
+
+pub mod util;
