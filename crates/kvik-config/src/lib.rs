@@ -28,7 +28,9 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let cpus = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
         Config {
             port: 6379,
             bind: vec!["*".into(), "-::*".into()],

@@ -98,13 +98,17 @@ impl RequestParser {
         RequestParser::default()
     }
 
-    /// The arguments of the command last returned as [`Parsed::Command`].
-    pub fn args<'b>(&'b self, buf: &'b [u8], out: &mut Vec<&'b [u8]>) {
-        out.clear();
-        match self.store {
-            Store::Ranges => out.extend(self.ranges.iter().map(|r| &buf[r.clone()])),
-            Store::Owned => out.extend(self.owned.iter().map(|a| a.as_slice())),
-        }
+    /// The arguments of the command last returned as [`Parsed::Command`]; `buf` is
+    /// the buffer that was parsed.
+    pub fn args<'b>(&'b self, buf: &'b [u8]) -> impl Iterator<Item = &'b [u8]> + 'b {
+        let (ranges, owned) = match self.store {
+            Store::Ranges => (&self.ranges[..], &[][..]),
+            Store::Owned => (&[][..], &self.owned[..]),
+        };
+        ranges
+            .iter()
+            .map(move |r| &buf[r.clone()])
+            .chain(owned.iter().map(|a| a.as_slice()))
     }
 
     /// Number of arguments of the command last returned.
@@ -242,8 +246,8 @@ impl RequestParser {
         if line.last() == Some(&b'\r') {
             line = &line[..line.len() - 1];
         }
-        let args = split_args(line)
-            .ok_or_else(|| protocol_error("unbalanced quotes in request"))?;
+        let args =
+            split_args(line).ok_or_else(|| protocol_error("unbalanced quotes in request"))?;
         if args.is_empty() {
             return Ok(Parsed::Skip { consumed: nl + 1 });
         }
@@ -334,7 +338,6 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
                     if i + 1 < line.len() && !line[i + 1].is_ascii_whitespace() {
                         return None;
                     }
-                    in_double = false;
                     i += 1;
                     break;
                 } else {
@@ -350,7 +353,6 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
                     if i + 1 < line.len() && !line[i + 1].is_ascii_whitespace() {
                         return None;
                     }
-                    in_single = false;
                     i += 1;
                     break;
                 } else {
@@ -387,9 +389,7 @@ mod tests {
         loop {
             match parser.parse(buf, Limits::default())? {
                 Parsed::Command { consumed } => {
-                    let mut args = Vec::new();
-                    parser.args(buf, &mut args);
-                    commands.push(args.iter().map(|a| a.to_vec()).collect());
+                    commands.push(parser.args(buf).map(|a| a.to_vec()).collect());
                     buf = &buf[consumed..];
                 }
                 Parsed::Skip { consumed } => buf = &buf[consumed..],
@@ -401,7 +401,10 @@ mod tests {
     #[test]
     fn multibulk() {
         let cmds = parse_all(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*1\r\n$4\r\nPING\r\n").unwrap();
-        assert_eq!(cmds, vec![vec![b"GET".to_vec(), b"k".to_vec()], vec![b"PING".to_vec()]]);
+        assert_eq!(
+            cmds,
+            vec![vec![b"GET".to_vec(), b"k".to_vec()], vec![b"PING".to_vec()]]
+        );
     }
 
     #[test]
@@ -416,7 +419,12 @@ mod tests {
         assert_eq!(
             cmds,
             vec![
-                vec![b"SET".to_vec(), b"k".to_vec(), b"a bA\n".to_vec(), b"it's".to_vec()],
+                vec![
+                    b"SET".to_vec(),
+                    b"k".to_vec(),
+                    b"a bA\n".to_vec(),
+                    b"it's".to_vec()
+                ],
                 vec![b"PING".to_vec()]
             ]
         );
@@ -434,14 +442,26 @@ mod tests {
         assert_eq!(err(b"*x\r\n"), "Protocol error: invalid multibulk length");
         assert_eq!(err(b"*1\r\n$x\r\n"), "Protocol error: invalid bulk length");
         assert_eq!(err(b"*1\r\n$-1\r\n"), "Protocol error: invalid bulk length");
-        assert_eq!(err(b"*1\r\n+OK\r\n"), "Protocol error: expected '$', got '+'");
-        assert_eq!(err(b"SET \"a\r\n"), "Protocol error: unbalanced quotes in request");
-        assert_eq!(err(b"SET \"a\"b\r\n"), "Protocol error: unbalanced quotes in request");
+        assert_eq!(
+            err(b"*1\r\n+OK\r\n"),
+            "Protocol error: expected '$', got '+'"
+        );
+        assert_eq!(
+            err(b"SET \"a\r\n"),
+            "Protocol error: unbalanced quotes in request"
+        );
+        assert_eq!(
+            err(b"SET \"a\"b\r\n"),
+            "Protocol error: unbalanced quotes in request"
+        );
         let long = vec![b'a'; INLINE_MAX + 1];
         assert_eq!(err(&long), "Protocol error: too big inline request");
         let mut long_header = b"*1".to_vec();
         long_header.extend(vec![b'1'; INLINE_MAX + 1]);
-        assert_eq!(err(&long_header), "Protocol error: too big mbulk count string");
+        assert_eq!(
+            err(&long_header),
+            "Protocol error: too big mbulk count string"
+        );
     }
 
     #[test]
@@ -465,16 +485,22 @@ mod tests {
             assert!(matches!(r, Parsed::Incomplete { .. }), "cut {cut}");
         }
         let r = parser.parse(full, Limits::default()).unwrap();
-        assert_eq!(r, Parsed::Command { consumed: full.len() });
-        let mut args = Vec::new();
-        parser.args(full, &mut args);
+        assert_eq!(
+            r,
+            Parsed::Command {
+                consumed: full.len()
+            }
+        );
+        let args: Vec<&[u8]> = parser.args(full).collect();
         assert_eq!(args, vec![&b"SET"[..], b"key", b"value"]);
     }
 
     #[test]
     fn large_bulk_hint() {
         let mut parser = RequestParser::new();
-        let r = parser.parse(b"*1\r\n$1000\r\nab", Limits::default()).unwrap();
+        let r = parser
+            .parse(b"*1\r\n$1000\r\nab", Limits::default())
+            .unwrap();
         assert_eq!(r, Parsed::Incomplete { hint: 1000 });
     }
 }

@@ -57,8 +57,10 @@ impl ReplyWriter {
     /// CR and LF would break framing, so they become spaces, as Redis does.
     pub fn error(&mut self, text: &str) {
         self.buf.push(b'-');
-        self.buf
-            .extend(text.bytes().map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }));
+        self.buf.extend(
+            text.bytes()
+                .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+        );
         self.buf.extend_from_slice(b"\r\n");
     }
 
@@ -139,9 +141,10 @@ impl ReplyWriter {
     pub fn boolean(&mut self, value: bool) {
         match self.protocol {
             Protocol::Resp2 => self.int(value as i64),
-            Protocol::Resp3 => self
-                .buf
-                .extend_from_slice(if value { b"#t\r\n" } else { b"#f\r\n" }),
+            Protocol::Resp3 => {
+                self.buf
+                    .extend_from_slice(if value { b"#t\r\n" } else { b"#f\r\n" })
+            }
         }
     }
 
@@ -190,7 +193,10 @@ mod tests {
             w.boolean(true);
             w.int(-7);
         }
-        assert_eq!(w2.buf, b"*2\r\n$1\r\nk\r\n$3\r\n1.5\r\n$-1\r\n:1\r\n:-7\r\n");
+        assert_eq!(
+            w2.buf,
+            b"*2\r\n$1\r\nk\r\n$3\r\n1.5\r\n$-1\r\n:1\r\n:-7\r\n"
+        );
         assert_eq!(w3.buf, b"%1\r\n$1\r\nk\r\n,1.5\r\n_\r\n#t\r\n:-7\r\n");
     }
 

@@ -29,9 +29,7 @@ fn parse_stream(stream: &[u8], chunks: &[usize]) -> Vec<Vec<Vec<u8>>> {
         loop {
             match parser.parse(&buf, Limits::default()).unwrap() {
                 Parsed::Command { consumed } => {
-                    let mut args = Vec::new();
-                    parser.args(&buf, &mut args);
-                    commands.push(args.iter().map(|a| a.to_vec()).collect());
+                    commands.push(parser.args(&buf).map(|a| a.to_vec()).collect());
                     buf.drain(..consumed);
                 }
                 Parsed::Skip { consumed } => {

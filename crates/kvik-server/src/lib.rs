@@ -1,3 +1,24 @@
 //! kvik: a multithreaded, Redis-compatible in-memory database server.
+//!
+//! The crate reads top-down like the life of a request:
+//! - [`net`]: sockets and the worker threads' event loops;
+//! - [`commands`]: the command table, the dispatcher and the command families;
+//! - [`keyspace`]: databases, shards, entries, expiry, and the locks commands take;
+//! - [`types`]: the values keys hold;
+//! - [`effects`] and [`hlc`]: the ordered stream of deterministic writes and the clock
+//!   that stamps them, which persistence and replication consume;
+//! - [`server`], [`client`], [`stats`], [`logging`], [`lazyfree`], [`util`]: the shared
+//!   state and the supporting pieces.
 
+pub mod client;
+pub mod commands;
+pub mod effects;
+pub mod hlc;
+pub mod keyspace;
+pub mod lazyfree;
+pub mod logging;
+pub mod net;
+pub mod server;
+pub mod stats;
+pub mod types;
 pub mod util;

@@ -1,0 +1,220 @@
+//! Connection commands: PING ECHO SELECT QUIT RESET HELLO AUTH.
+
+use super::table::{acl, flags, Command};
+use super::{args, errors, CmdError, CmdResult, Ctx};
+use crate::client::ReplyMode;
+use crate::server::REDIS_VERSION;
+use kvik_resp::Protocol;
+
+const CONN: u32 = acl::CONNECTION;
+
+pub const COMMANDS: &[Command] = &[
+    Command::new("ping", -1, ping)
+        .flags(flags::FAST)
+        .acl(CONN | acl::FAST)
+        .doc(
+            "connection",
+            "1.0.0",
+            "O(1)",
+            "Returns the server's liveliness response.",
+        ),
+    Command::new("echo", 2, echo)
+        .flags(flags::FAST)
+        .acl(CONN | acl::FAST)
+        .doc("connection", "1.0.0", "O(1)", "Returns the given string."),
+    Command::new("select", 2, select)
+        .flags(flags::LOADING | flags::STALE | flags::FAST)
+        .acl(CONN | acl::FAST)
+        .doc(
+            "connection",
+            "1.0.0",
+            "O(1)",
+            "Changes the selected database.",
+        ),
+    Command::new("quit", -1, quit)
+        .flags(
+            flags::ALLOW_BUSY
+                | flags::NOSCRIPT
+                | flags::LOADING
+                | flags::STALE
+                | flags::FAST
+                | flags::NO_AUTH,
+        )
+        .acl(CONN | acl::FAST)
+        .doc("connection", "1.0.0", "O(1)", "Closes the connection."),
+    Command::new("reset", 1, reset)
+        .flags(
+            flags::NOSCRIPT
+                | flags::LOADING
+                | flags::STALE
+                | flags::FAST
+                | flags::NO_AUTH
+                | flags::ALLOW_BUSY,
+        )
+        .acl(CONN | acl::FAST)
+        .doc("connection", "6.2.0", "O(1)", "Resets the connection."),
+    Command::new("hello", -1, hello)
+        .flags(
+            flags::NOSCRIPT
+                | flags::LOADING
+                | flags::STALE
+                | flags::FAST
+                | flags::NO_AUTH
+                | flags::ALLOW_BUSY,
+        )
+        .acl(CONN | acl::FAST)
+        .doc(
+            "connection",
+            "6.0.0",
+            "O(1)",
+            "Handshakes with the Redis server.",
+        ),
+    Command::new("auth", -2, auth)
+        .flags(
+            flags::NOSCRIPT
+                | flags::LOADING
+                | flags::STALE
+                | flags::FAST
+                | flags::NO_AUTH
+                | flags::ALLOW_BUSY,
+        )
+        .acl(CONN | acl::FAST)
+        .doc(
+            "connection",
+            "1.0.0",
+            "O(N) where N is the number of passwords defined for the user",
+            "Authenticates the connection.",
+        ),
+]
+.as_slice();
+
+fn ping(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    match args.len() {
+        1 => ctx.out.simple("PONG"),
+        2 => ctx.out.bulk(args[1]),
+        _ => return Err("ERR wrong number of arguments for 'ping' command".into()),
+    }
+    Ok(())
+}
+
+fn echo(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    ctx.out.bulk(args[1]);
+    Ok(())
+}
+
+fn select(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    ctx.client.db = args::db_index(args[1], ctx.server.keyspace.databases())?;
+    ctx.out.ok();
+    Ok(())
+}
+
+fn quit(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.out.ok();
+    ctx.client.close_after_reply = true;
+    Ok(())
+}
+
+fn reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let c = &mut *ctx.client;
+    c.db = 0;
+    c.reply_mode = ReplyMode::On;
+    c.no_evict = false;
+    c.no_touch = false;
+    c.authenticated = ctx.server.config.read().requirepass.is_none();
+    ctx.out.protocol = Protocol::Resp2;
+    ctx.out.simple("RESET");
+    Ok(())
+}
+
+/// Check a password against `requirepass` for `user` (only `default` exists).
+fn check_password(ctx: &mut Ctx, user: &[u8], password: &[u8]) -> CmdResult {
+    let required = ctx.server.config.read().requirepass.clone();
+    let ok = user == b"default"
+        && match &required {
+            Some(p) => p.as_bytes() == password,
+            None => true,
+        };
+    if !ok {
+        return Err("WRONGPASS invalid username-password pair or user is disabled.".into());
+    }
+    ctx.client.authenticated = true;
+    Ok(())
+}
+
+fn auth(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (user, password) = match args.len() {
+        2 => (&b"default"[..], args[1]),
+        3 => (args[1], args[2]),
+        _ => return Err(errors::SYNTAX.into()),
+    };
+    if args.len() == 2 && ctx.server.config.read().requirepass.is_none() {
+        return Err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?".into());
+    }
+    check_password(ctx, user, password)?;
+    ctx.out.ok();
+    Ok(())
+}
+
+fn hello(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut protocol = None;
+    let mut i = 1;
+    if args.len() > 1 {
+        let version = args::int(args[1]).map_err(|_| {
+            CmdError::from("ERR Protocol version is not an integer or out of range")
+        })?;
+        protocol = match version {
+            2 => Some(Protocol::Resp2),
+            3 => Some(Protocol::Resp3),
+            _ => return Err("NOPROTO unsupported protocol version".into()),
+        };
+        i = 2;
+    }
+    let mut credentials = None;
+    let mut name = None;
+    while i < args.len() {
+        let more = args.len() - i - 1;
+        if args::is(args[i], "AUTH") && more >= 2 {
+            credentials = Some((args[i + 1], args[i + 2]));
+            i += 3;
+        } else if args::is(args[i], "SETNAME") && more >= 1 {
+            name = Some(args[i + 1]);
+            i += 2;
+        } else {
+            return Err(format!(
+                "ERR Syntax error in HELLO option '{}'",
+                String::from_utf8_lossy(args[i])
+            )
+            .into());
+        }
+    }
+    if let Some((user, password)) = credentials {
+        check_password(ctx, user, password)?;
+    }
+    if !ctx.client.authenticated {
+        return Err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
+    }
+    if let Some(name) = name {
+        super::server::validate_client_name(name)?;
+        ctx.client.set_name(Some(name.to_vec()));
+    }
+    if let Some(p) = protocol {
+        ctx.out.protocol = p;
+    }
+    let out = &mut *ctx.out;
+    out.map(7);
+    out.bulk(b"server");
+    out.bulk(b"redis");
+    out.bulk(b"version");
+    out.bulk(REDIS_VERSION.as_bytes());
+    out.bulk(b"proto");
+    out.int(if out.is_resp3() { 3 } else { 2 });
+    out.bulk(b"id");
+    out.int(ctx.client.id() as i64);
+    out.bulk(b"mode");
+    out.bulk(b"standalone");
+    out.bulk(b"role");
+    out.bulk(b"master");
+    out.bulk(b"modules");
+    out.array(0);
+    Ok(())
+}

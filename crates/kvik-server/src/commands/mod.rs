@@ -1,0 +1,257 @@
+//! Commands: the table, the dispatcher and one module per command family.
+//!
+//! [`call`] is the one door every command goes through. It owns the checks that apply
+//! to all commands (known name, arity, authentication), takes the shard locks the
+//! table says the command needs, runs the handler, and appends the command's effects
+//! to the effect stream before the locks are released. Handlers only do their own
+//! work: parse their arguments, read and write keys through [`Locked`], write replies.
+
+pub mod args;
+pub mod table;
+
+pub mod connection;
+pub mod keys;
+pub mod server;
+pub mod strings;
+
+use crate::client::{ClientState, ReplyMode};
+use crate::keyspace::{KeyEnv, Locked};
+use crate::server::Server;
+use crate::stats::ThreadStats;
+use kvik_resp::ReplyWriter;
+use std::borrow::Cow;
+use std::time::Instant;
+use table::{Command, Lock, Registry};
+
+/// Every command family, in the order COMMAND lists them.
+pub fn registry() -> Registry {
+    Registry::new(&[
+        strings::COMMANDS,
+        keys::COMMANDS,
+        connection::COMMANDS,
+        server::COMMANDS,
+    ])
+}
+
+/// An error reply: the whole text after the `-`, e.g. `ERR syntax error`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CmdError(pub Cow<'static, str>);
+
+pub type CmdResult = Result<(), CmdError>;
+
+impl From<&'static str> for CmdError {
+    fn from(s: &'static str) -> Self {
+        CmdError(Cow::Borrowed(s))
+    }
+}
+
+impl From<String> for CmdError {
+    fn from(s: String) -> Self {
+        CmdError(Cow::Owned(s))
+    }
+}
+
+/// Error texts clients match on, exactly as Redis words them.
+pub mod errors {
+    pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+    pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+    pub const NOT_FLOAT: &str = "ERR value is not a valid float";
+    pub const SYNTAX: &str = "ERR syntax error";
+    pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
+    pub const NO_SUCH_KEY: &str = "ERR no such key";
+    pub const DB_OUT_OF_RANGE: &str = "ERR DB index is out of range";
+    pub const NOAUTH: &str = "NOAUTH Authentication required.";
+    pub const STRING_TOO_LONG: &str =
+        "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+}
+
+/// What a handler works with.
+pub struct Ctx<'c, 'a> {
+    pub server: &'a Server,
+    pub client: &'c mut ClientState,
+    pub out: &'c mut ReplyWriter,
+    /// The shards `call` locked for this command (see [`Lock`]).
+    pub keys: &'c mut Locked<'a>,
+    pub stats: &'a ThreadStats,
+    /// The handler appended its own effects; `call` must not append the argv.
+    pub propagated: bool,
+    /// Changes made through a `Locked` the handler took itself ([`Lock::Handler`]).
+    pub extra_dirty: u64,
+}
+
+impl<'c, 'a> Ctx<'c, 'a> {
+    /// Append an effect in place of the command's own argv (call it while the keys are
+    /// still locked, i.e. from the handler).
+    pub fn propagate(&mut self, argv: &[&[u8]]) {
+        let db = self.keys.db;
+        self.keys.propagate(db, argv);
+        self.propagated = true;
+    }
+
+    /// The environment a handler needs to take locks of its own.
+    pub fn key_env(&self) -> KeyEnv<'a> {
+        self.keys.env()
+    }
+}
+
+/// Run one command for a client: the whole life of a command.
+pub fn call(
+    server: &Server,
+    stats: &ThreadStats,
+    client: &mut ClientState,
+    out: &mut ReplyWriter,
+    args: &[&[u8]],
+) {
+    let reply_start = out.buf.len();
+    if client.reply_mode == ReplyMode::SkipNext {
+        client.reply_mode = ReplyMode::Skipping;
+    }
+    match resolve(server, client, args) {
+        Ok(id) => execute(server, stats, client, out, args, id),
+        Err(e) => {
+            if let Some(id) = e.1 {
+                stats.add(&stats.per_command[id].rejected_calls, 1);
+            }
+            write_error(server, stats, out, &e.0 .0);
+        }
+    }
+    match client.reply_mode {
+        ReplyMode::Off => out.buf.truncate(reply_start),
+        ReplyMode::Skipping => {
+            out.buf.truncate(reply_start);
+            client.reply_mode = ReplyMode::On;
+        }
+        ReplyMode::On | ReplyMode::SkipNext => {}
+    }
+}
+
+/// Find the command (or subcommand) and run the checks that precede execution.
+/// The error carries the id of the command it was rejected for, if known.
+fn resolve(
+    server: &Server,
+    client: &ClientState,
+    args: &[&[u8]],
+) -> Result<usize, (CmdError, Option<usize>)> {
+    let registry = &server.commands;
+    let Some(mut id) = registry.lookup(args[0]) else {
+        return Err((unknown_command(args).into(), None));
+    };
+    let mut cmd = registry.get(id);
+    if !cmd.subcommands.is_empty() && cmd.arity_ok(args.len()) {
+        match registry.lookup_sub(cmd, args[1]) {
+            Some(sub) => {
+                id = sub;
+                cmd = registry.get(sub);
+            }
+            None => {
+                let msg = format!(
+                    "ERR unknown subcommand '{}'. Try {} HELP.",
+                    truncated(args[1], 128),
+                    String::from_utf8_lossy(args[0]).to_uppercase()
+                );
+                return Err((msg.into(), None));
+            }
+        }
+    }
+    if !cmd.arity_ok(args.len()) {
+        let msg = format!("ERR wrong number of arguments for '{}' command", cmd.name);
+        return Err((msg.into(), Some(id)));
+    }
+    if !client.authenticated && !cmd.has(table::flags::NO_AUTH) {
+        return Err((errors::NOAUTH.into(), Some(id)));
+    }
+    Ok(id)
+}
+
+fn execute(
+    server: &Server,
+    stats: &ThreadStats,
+    client: &mut ClientState,
+    out: &mut ReplyWriter,
+    args: &[&[u8]],
+    id: usize,
+) {
+    let cmd: &'static Command = server.commands.get(id);
+    client.last_command = cmd.name;
+    let env = KeyEnv {
+        keyspace: &server.keyspace,
+        effects: &server.effects,
+        stats,
+    };
+    let now = crate::hlc::unix_ms();
+    let db = client.db;
+    let mut locked = match cmd.lock {
+        Lock::Keys => match cmd.keys.key_positions(args) {
+            Some(positions) => {
+                let keys: smallvec::SmallVec<[&[u8]; 4]> =
+                    positions.iter().map(|&i| args[i]).collect();
+                Locked::keys(env, db, now, &keys)
+            }
+            None => Locked::none(env, db, now),
+        },
+        Lock::Db => Locked::databases(env, db, now, &[db]),
+        Lock::AllDbs => {
+            let all: Vec<usize> = (0..server.keyspace.databases()).collect();
+            Locked::databases(env, db, now, &all)
+        }
+        Lock::Handler => Locked::none(env, db, now),
+    };
+    locked.touch = !client.no_touch;
+    let started = Instant::now();
+    let mut ctx = Ctx {
+        server,
+        client,
+        out,
+        keys: &mut locked,
+        stats,
+        propagated: false,
+        extra_dirty: 0,
+    };
+    let result = (cmd.handler)(&mut ctx, args);
+    let changes = ctx.keys.dirty() + ctx.extra_dirty;
+    if changes > 0 && !ctx.propagated {
+        let db = ctx.keys.db;
+        ctx.keys.propagate(db, args);
+    }
+    drop(locked);
+    let elapsed = started.elapsed().as_micros() as u64;
+    let per = &stats.per_command[id];
+    stats.add(&per.calls, 1);
+    stats.add(&per.usec, elapsed);
+    stats.add(&stats.commands, 1);
+    stats.add(&stats.dirty, changes);
+    if let Err(e) = result {
+        stats.add(&per.failed_calls, 1);
+        write_error(server, stats, out, &e.0);
+    }
+}
+
+/// Write an error reply and count it in INFO errorstats (by its first word).
+pub fn write_error(server: &Server, stats: &ThreadStats, out: &mut ReplyWriter, text: &str) {
+    out.error(text);
+    stats.add(&stats.total_error_replies, 1);
+    let prefix = text.split(' ').next().unwrap_or("ERR");
+    server.count_error(prefix);
+}
+
+/// `ERR unknown command 'x', with args beginning with: 'a' 'b' `, as Redis builds it.
+fn unknown_command(args: &[&[u8]]) -> String {
+    let mut listed = String::new();
+    for arg in &args[1..] {
+        if listed.len() >= 128 {
+            break;
+        }
+        let room = 128 - listed.len();
+        listed.push_str(&format!("'{}' ", truncated(arg, room)));
+    }
+    format!(
+        "ERR unknown command '{}', with args beginning with: {}",
+        truncated(args[0], 128),
+        listed
+    )
+}
+
+/// At most `max` bytes of `arg`, as text.
+fn truncated(arg: &[u8], max: usize) -> String {
+    String::from_utf8_lossy(&arg[..arg.len().min(max)]).into_owned()
+}

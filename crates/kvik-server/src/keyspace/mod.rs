@@ -1,0 +1,132 @@
+//! The keyspace: `databases` logical databases, each split over many lock-striped
+//! shards, each shard a hash table of entries.
+//!
+//! A command locks the shards of the keys it touches, in ascending global shard order
+//! so two commands can never deadlock, and holds them until its effects are appended
+//! to the effect stream. Single-key commands take one uncontended `parking_lot` lock;
+//! there is no global lock and no shared counter on that path. Whole-database commands
+//! take every shard of the database.
+//!
+//! Owns: entries, their expiry, the access clock, MVCC stamps, lazy expiry on access and
+//! the active expiry cycle. Must not touch: clients, replies, command parsing.
+
+mod locked;
+mod shard;
+
+pub use locked::{KeyEnv, Locked};
+pub use shard::ShardData;
+
+use crate::types::{SmallBytes, Value};
+use parking_lot::Mutex;
+use std::hash::BuildHasher;
+use std::sync::LazyLock;
+
+/// One key and what belongs to it.
+#[derive(Debug)]
+pub struct Entry {
+    pub key: SmallBytes,
+    pub value: Value,
+    /// Absolute deadline in Unix milliseconds; 0 when the key does not expire.
+    pub expire_at: u64,
+    /// MVCC timestamp of the last write (see [`crate::hlc`]).
+    pub ts: u64,
+    /// Access clock in seconds (LRU), for OBJECT IDLETIME and eviction.
+    pub access: u32,
+}
+
+impl Entry {
+    pub fn new(key: &[u8], value: Value, expire_at: u64, ts: u64) -> Self {
+        Entry {
+            key: SmallBytes::new(key),
+            value,
+            expire_at,
+            ts,
+            access: access_clock(),
+        }
+    }
+
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.expire_at != 0 && self.expire_at <= now_ms
+    }
+}
+
+/// The LRU clock: seconds, wrapping at 24 bits like Redis's.
+pub fn access_clock() -> u32 {
+    ((crate::hlc::unix_ms() / 1000) & 0xFF_FFFF) as u32
+}
+
+static HASHER: LazyLock<foldhash::fast::FixedState> =
+    LazyLock::new(|| foldhash::fast::FixedState::with_seed(rand::random()));
+
+/// The hash of a key, seeded per process so clients cannot aim keys at one bucket.
+/// Its middle bits pick the shard; hashbrown uses the low and top bits inside it.
+#[inline]
+pub fn hash_key(key: &[u8]) -> u64 {
+    HASHER.hash_one(key)
+}
+
+/// One logical database.
+pub struct Db {
+    shards: Box<[Mutex<ShardData>]>,
+}
+
+/// All databases.
+pub struct Keyspace {
+    dbs: Box<[Db]>,
+    shard_bits: u32,
+}
+
+/// Shards per database. Many small shards keep lock contention low with many threads
+/// and keep each hash table's all-at-once resize short.
+pub const DEFAULT_SHARD_BITS: u32 = 10;
+
+impl Keyspace {
+    pub fn new(databases: usize, shard_bits: u32) -> Self {
+        let dbs = (0..databases)
+            .map(|_| Db {
+                shards: (0..1usize << shard_bits)
+                    .map(|_| Mutex::new(ShardData::default()))
+                    .collect(),
+            })
+            .collect();
+        Keyspace { dbs, shard_bits }
+    }
+
+    pub fn databases(&self) -> usize {
+        self.dbs.len()
+    }
+
+    pub fn shards_per_db(&self) -> usize {
+        1 << self.shard_bits
+    }
+
+    /// The shard of a key hash within its database.
+    #[inline]
+    pub fn shard_of(&self, hash: u64) -> usize {
+        ((hash >> 32) as usize) & ((1 << self.shard_bits) - 1)
+    }
+
+    /// A number that orders every shard of every database; locks are taken in
+    /// ascending order of it.
+    #[inline]
+    pub fn global_id(&self, db: usize, shard: usize) -> usize {
+        (db << self.shard_bits) | shard
+    }
+
+    pub fn shard(&self, db: usize, shard: usize) -> &Mutex<ShardData> {
+        &self.dbs[db].shards[shard]
+    }
+
+    /// Number of keys in a database (expired ones not yet removed included, as Redis).
+    pub fn db_len(&self, db: usize) -> usize {
+        self.dbs[db].shards.iter().map(|s| s.lock().len()).sum()
+    }
+
+    /// (keys, keys with a deadline) for INFO keyspace.
+    pub fn db_stats(&self, db: usize) -> (usize, usize) {
+        self.dbs[db].shards.iter().fold((0, 0), |(k, v), s| {
+            let s = s.lock();
+            (k + s.len(), v + s.volatile_len())
+        })
+    }
+}

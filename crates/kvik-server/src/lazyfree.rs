@@ -1,0 +1,35 @@
+//! Freeing big values off the hot path.
+//!
+//! Dropping a table of a million keys, or a collection of a million elements, takes
+//! long enough to stall every client of the thread doing it. Such drops are handed to
+//! one background thread instead (Redis's lazyfree); small ones are freed inline,
+//! where handing them over would cost more than freeing them.
+
+use std::sync::mpsc;
+use std::sync::OnceLock;
+
+type Garbage = Box<dyn Send>;
+
+static FREEER: OnceLock<mpsc::Sender<Garbage>> = OnceLock::new();
+
+fn freeer() -> &'static mpsc::Sender<Garbage> {
+    FREEER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Garbage>();
+        std::thread::Builder::new()
+            .name("kvik-lazyfree".into())
+            .spawn(move || {
+                for garbage in rx {
+                    drop(garbage);
+                }
+            })
+            .expect("spawn the lazyfree thread");
+        tx
+    })
+}
+
+/// Drop `value` on the background thread.
+pub fn drop_later<T: Send + 'static>(value: T) {
+    if let Err(e) = freeer().send(Box::new(value)) {
+        drop(e.0);
+    }
+}

@@ -1,0 +1,213 @@
+//! One client connection: its socket, read buffer, parser, reply buffer and state.
+//!
+//! Reading drains the socket (the poller is edge-triggered), parsing and running each
+//! complete command as bytes arrive; every reply of the batch goes into one buffer that
+//! leaves in a single write, so a pipeline of N commands costs one read and one write.
+
+use crate::client::ClientState;
+use crate::commands;
+use crate::server::Server;
+use crate::stats::ThreadStats;
+use kvik_resp::{Limits, Parsed, ReplyWriter, RequestParser};
+use mio::net::TcpStream;
+use smallvec::SmallVec;
+use std::io::{self, Read, Write};
+use std::sync::atomic::Ordering;
+
+/// Bytes read per `read` call when nothing larger is expected.
+const READ_CHUNK: usize = 16 * 1024;
+/// Reply buffers larger than this are released once written, not kept for reuse.
+const KEEP_REPLY_CAPACITY: usize = 64 * 1024;
+
+/// What the worker should do with a connection after an event.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Keep it; `wants_write` says whether replies are still pending.
+    Keep {
+        wants_write: bool,
+    },
+    Close,
+}
+
+pub struct Conn {
+    pub stream: TcpStream,
+    /// Read buffer; bytes `..filled` are data (from the start of an unparsed command).
+    buf: Vec<u8>,
+    filled: usize,
+    parser: RequestParser,
+    pub out: ReplyWriter,
+    /// Bytes of `out.buf` already written to the socket.
+    written: usize,
+    pub state: ClientState,
+    /// A command is waiting for CLIENT UNPAUSE before it can run.
+    pub paused: bool,
+    /// WRITABLE interest is registered.
+    pub write_registered: bool,
+}
+
+impl Conn {
+    pub fn new(stream: TcpStream, state: ClientState) -> Self {
+        Conn {
+            stream,
+            buf: vec![0; READ_CHUNK],
+            filled: 0,
+            parser: RequestParser::new(),
+            out: ReplyWriter::default(),
+            written: 0,
+            state,
+            paused: false,
+            write_registered: false,
+        }
+    }
+
+    /// The socket is readable: read everything, run every complete command, write.
+    pub fn on_readable(&mut self, server: &Server, stats: &ThreadStats) -> Next {
+        loop {
+            if self.filled == self.buf.len() {
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
+            match self.stream.read(&mut self.buf[self.filled..]) {
+                Ok(0) => return Next::Close,
+                Ok(n) => {
+                    stats.add(&stats.net_input_bytes, n as u64);
+                    self.filled += n;
+                    if self.filled as u64
+                        > server.hot.client_query_buffer_limit.load(Ordering::Relaxed)
+                    {
+                        crate::logging::warning(&format!(
+                            "Closing client that reached max query buffer length: id={} addr={} (qbuf initial bytes: {:?})",
+                            self.state.id(),
+                            self.state.info.addr,
+                            String::from_utf8_lossy(&self.buf[..self.filled.min(64)])
+                        ));
+                        return Next::Close;
+                    }
+                    self.run_commands(server, stats);
+                    if self.state.close_after_reply {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return Next::Close,
+            }
+        }
+        self.flush(stats)
+    }
+
+    /// Run every complete command in the read buffer.
+    pub fn run_commands(&mut self, server: &Server, stats: &ThreadStats) {
+        let limits = Limits {
+            max_bulk_len: server.hot.proto_max_bulk_len.load(Ordering::Relaxed) as i64,
+            authenticated: self.state.authenticated,
+        };
+        let mut start = 0;
+        let mut grow_to = 0;
+        while start < self.filled && !self.state.close_after_reply && !self.paused {
+            let data = &self.buf[start..self.filled];
+            match self.parser.parse(data, limits) {
+                Ok(Parsed::Command { consumed }) => {
+                    let args: SmallVec<[&[u8]; 8]> = self.parser.args(data).collect();
+                    let held = server.pause.is_active()
+                        && server
+                            .pause
+                            .blocks(crate::hlc::unix_ms(), is_write(server, &args));
+                    if held {
+                        // Run it again from scratch once clients are unpaused.
+                        drop(args);
+                        self.paused = true;
+                        self.parser = RequestParser::new();
+                        break;
+                    }
+                    commands::call(server, stats, &mut self.state, &mut self.out, &args);
+                    start += consumed;
+                }
+                Ok(Parsed::Skip { consumed }) => start += consumed,
+                Ok(Parsed::Incomplete { hint }) => {
+                    grow_to = (self.filled - start) + hint;
+                    break;
+                }
+                Err(e) => {
+                    crate::logging::verbose(&format!(
+                        "Protocol error ({}) from client: id={} addr={}",
+                        e.0,
+                        self.state.id(),
+                        self.state.info.addr
+                    ));
+                    commands::write_error(server, stats, &mut self.out, &e.to_string());
+                    self.state.close_after_reply = true;
+                    start = self.filled;
+                }
+            }
+        }
+        self.buf.copy_within(start..self.filled, 0);
+        self.filled -= start;
+        if grow_to > self.buf.len() {
+            // Grow once for a large argument instead of doubling repeatedly.
+            self.buf.resize(grow_to, 0);
+        }
+        if self.filled == 0 && self.buf.len() > 4 * READ_CHUNK {
+            self.buf = vec![0; READ_CHUNK];
+        }
+        self.publish_snapshot();
+    }
+
+    /// Write pending replies. Returns whether the connection stays open and still
+    /// has bytes to write.
+    pub fn flush(&mut self, stats: &ThreadStats) -> Next {
+        while self.written < self.out.buf.len() {
+            match self.stream.write(&self.out.buf[self.written..]) {
+                Ok(0) => return Next::Close,
+                Ok(n) => {
+                    stats.add(&stats.net_output_bytes, n as u64);
+                    self.written += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Next::Keep { wants_write: true };
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return Next::Close,
+            }
+        }
+        self.out.buf.clear();
+        self.written = 0;
+        if self.out.buf.capacity() > KEEP_REPLY_CAPACITY {
+            self.out.buf = Vec::with_capacity(READ_CHUNK);
+        }
+        if self.state.close_after_reply {
+            return Next::Close;
+        }
+        Next::Keep { wants_write: false }
+    }
+
+    /// Refresh what CLIENT LIST shows about this client.
+    fn publish_snapshot(&self) {
+        let mut snap = self.state.info.snapshot.lock();
+        snap.db = self.state.db;
+        snap.last_interaction_ms = crate::hlc::unix_ms();
+        snap.last_command = self.state.last_command;
+        snap.query_buffer = self.filled;
+        snap.query_buffer_free = self.buf.len() - self.filled;
+        snap.output_buffer = self.out.buf.len() - self.written;
+        snap.resp = if self.out.is_resp3() { 3 } else { 2 };
+        snap.no_evict = self.state.no_evict;
+        snap.no_touch = self.state.no_touch;
+    }
+
+    /// Milliseconds since this client last sent a command.
+    pub fn idle_ms(&self, now_ms: u64) -> u64 {
+        now_ms.saturating_sub(self.state.info.snapshot.lock().last_interaction_ms)
+    }
+}
+
+/// Is this a command CLIENT PAUSE WRITE holds back?
+fn is_write(server: &Server, args: &[&[u8]]) -> bool {
+    use crate::commands::table::flags;
+    match server.commands.lookup(args[0]) {
+        Some(id) => server
+            .commands
+            .get(id)
+            .has(flags::WRITE | flags::MAY_REPLICATE),
+        None => false,
+    }
+}

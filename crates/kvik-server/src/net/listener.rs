@@ -1,0 +1,60 @@
+//! Listening sockets. Each address is bound once, and every worker thread registers
+//! its own handle to the same socket in its poller: whichever thread is free accepts,
+//! and a connection stays with the thread that accepted it. (SO_REUSEPORT would let a
+//! second server start on a port already taken, so it is not used.)
+
+use socket2::{Domain, Protocol, Socket, Type};
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+
+/// One `bind` address: the host and whether failing to bind it is fatal (a `-` prefix
+/// makes it optional, as in Redis's default `bind * -::*`).
+#[derive(Debug, Clone)]
+pub struct BindAddr {
+    pub ip: IpAddr,
+    pub optional: bool,
+}
+
+/// Turn `bind` words into addresses.
+pub fn parse_bind(words: &[String]) -> io::Result<Vec<BindAddr>> {
+    words
+        .iter()
+        .map(|word| {
+            let (optional, host) = match word.strip_prefix('-') {
+                Some(rest) => (true, rest),
+                None => (false, word.as_str()),
+            };
+            let ip = match host {
+                "*" => IpAddr::from([0u8, 0, 0, 0]),
+                "::*" => IpAddr::from([0u16; 8]),
+                "localhost" => IpAddr::from([127u8, 0, 0, 1]),
+                other => other.parse().map_err(|_| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("Invalid bind address '{other}'"),
+                    )
+                })?,
+            };
+            Ok(BindAddr { ip, optional })
+        })
+        .collect()
+}
+
+/// A non-blocking listening socket on `ip:port`.
+pub fn bind(ip: IpAddr, port: u16, backlog: i32) -> io::Result<std::net::TcpListener> {
+    let addr = SocketAddr::new(ip, port);
+    let domain = if ip.is_ipv6() {
+        Domain::IPV6
+    } else {
+        Domain::IPV4
+    };
+    let socket = Socket::new(domain, Type::STREAM, Some(Protocol::TCP))?;
+    if ip.is_ipv6() {
+        socket.set_only_v6(true)?;
+    }
+    socket.set_reuse_address(true)?;
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(backlog)?;
+    Ok(socket.into())
+}

@@ -1,0 +1,110 @@
+//! Networking: listening sockets and the worker threads' event loops.
+//!
+//! Owns sockets, buffers and the threads that drive them. Must not interpret commands
+//! (that is [`crate::commands`]) or touch keys directly.
+
+mod conn;
+pub mod listener;
+mod worker;
+
+use crate::server::{Server, WorkerHandle};
+use mio::Poll;
+use std::io;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Bind the configured addresses. Fails like Redis when a required address cannot be
+/// bound.
+pub fn bind_all(server: &Server) -> io::Result<Vec<std::net::TcpListener>> {
+    let (bind, port) = {
+        let c = server.config.read();
+        (c.bind.clone(), c.port)
+    };
+    if port == 0 {
+        return Ok(Vec::new());
+    }
+    let mut bound = Vec::new();
+    for addr in listener::parse_bind(&bind)? {
+        match listener::bind(addr.ip, port, 511) {
+            Ok(l) => bound.push(l),
+            Err(e) if addr.optional => {
+                crate::logging::verbose(&format!(
+                    "Skipping optional bind address {}: {e}",
+                    addr.ip
+                ));
+            }
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "Could not create server TCP listening socket {}:{port}: bind: {e}",
+                        addr.ip
+                    ),
+                ))
+            }
+        }
+    }
+    if bound.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::AddrNotAvailable,
+            "Failed listening on all bind addresses",
+        ));
+    }
+    Ok(bound)
+}
+
+/// Start `server.worker_count()` event-loop threads over the bound sockets.
+pub fn start_workers(
+    server: &Arc<Server>,
+    listeners: &[std::net::TcpListener],
+    affinity: bool,
+) -> io::Result<Vec<JoinHandle<()>>> {
+    let count = server.worker_count();
+    let mut polls = Vec::with_capacity(count);
+    let mut handles = Vec::with_capacity(count);
+    for _ in 0..count {
+        let poll = Poll::new()?;
+        let waker = mio::Waker::new(poll.registry(), worker::WAKER)?;
+        handles.push(WorkerHandle {
+            mailbox: Default::default(),
+            waker,
+        });
+        polls.push(poll);
+    }
+    if server.workers.set(handles).is_err() {
+        return Err(io::Error::other("workers already started"));
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut threads = Vec::with_capacity(count);
+    for (index, poll) in polls.into_iter().enumerate() {
+        let mine = listeners
+            .iter()
+            .map(|l| {
+                let l = l.try_clone()?;
+                l.set_nonblocking(true)?;
+                Ok(mio::net::TcpListener::from_std(l))
+            })
+            .collect::<io::Result<Vec<_>>>()?;
+        let w = worker::Worker::new(index, server.clone(), poll, mine)?;
+        let t = std::thread::Builder::new()
+            .name(format!("kvik-worker-{index}"))
+            .spawn(move || {
+                if affinity {
+                    pin_to_cpu(index % cpus);
+                }
+                w.run()
+            })?;
+        threads.push(t);
+    }
+    Ok(threads)
+}
+
+/// Pin the calling thread to one CPU (`server-thread-affinity yes`).
+fn pin_to_cpu(cpu: usize) {
+    // SAFETY: cpu_set_t is plain data; sched_setaffinity only reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}

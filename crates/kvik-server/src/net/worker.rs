@@ -1,0 +1,373 @@
+//! A worker thread: one `mio` poller over the listening sockets and the connections
+//! this thread accepted, plus its share of the periodic work (active expiry, idle
+//! client timeouts).
+//!
+//! A connection never moves between threads. Other threads reach this one only
+//! through its mailbox and waker (CLIENT KILL, CLIENT UNPAUSE, shutdown).
+
+use super::conn::{Conn, Next};
+use crate::client::{ClientInfo, ClientSnapshot, ClientState};
+use crate::server::{Message, Server};
+use crate::stats::ThreadStats;
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token};
+use slab::Slab;
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub const WAKER: Token = Token(usize::MAX);
+const LISTENER_BASE: usize = usize::MAX - 1;
+
+/// The share of a cron tick active expiry may use (Redis: 25%).
+const EXPIRE_BUDGET_PERCENT: u64 = 25;
+
+pub struct Worker {
+    pub index: usize,
+    server: Arc<Server>,
+    poll: Poll,
+    listeners: Vec<TcpListener>,
+    conns: Slab<Conn>,
+    stats: Arc<ThreadStats>,
+    /// Where the active expiry cycle resumes: (db, shard position).
+    expire_cursor: (usize, usize),
+}
+
+fn listener_token(i: usize) -> Token {
+    Token(LISTENER_BASE - i)
+}
+
+impl Worker {
+    pub fn new(
+        index: usize,
+        server: Arc<Server>,
+        poll: Poll,
+        mut listeners: Vec<TcpListener>,
+    ) -> io::Result<Self> {
+        for (i, l) in listeners.iter_mut().enumerate() {
+            poll.registry()
+                .register(l, listener_token(i), Interest::READABLE)?;
+        }
+        let stats = server.thread_stats[index].clone();
+        Ok(Worker {
+            index,
+            server,
+            poll,
+            listeners,
+            conns: Slab::new(),
+            stats,
+            expire_cursor: (0, 0),
+        })
+    }
+
+    /// Run until shutdown.
+    pub fn run(mut self) {
+        let mut events = Events::with_capacity(1024);
+        let mut next_cron = Instant::now();
+        loop {
+            let period =
+                Duration::from_millis(1000 / self.server.hot.hz.load(Ordering::Relaxed).max(1));
+            let now = Instant::now();
+            if now >= next_cron {
+                self.cron(period);
+                next_cron = now + period;
+            }
+            let mut timeout = next_cron.saturating_duration_since(Instant::now());
+            if self.conns.iter().any(|(_, c)| c.paused) {
+                timeout = timeout.min(Duration::from_millis(10));
+            }
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                crate::logging::warning(&format!("Event loop poll failed: {e}"));
+                return;
+            }
+            for event in events.iter() {
+                match event.token() {
+                    WAKER => {
+                        if self.handle_mailbox() {
+                            return;
+                        }
+                    }
+                    t if t.0 > LISTENER_BASE - self.listeners.len() && t.0 <= LISTENER_BASE => {
+                        self.accept_all(LISTENER_BASE - t.0)
+                    }
+                    Token(key) => self.on_conn_event(key, event.is_readable(), event.is_writable()),
+                }
+            }
+            if self.server.shutdown_requested.load(Ordering::Acquire) {
+                return;
+            }
+        }
+    }
+
+    fn handle_mailbox(&mut self) -> bool {
+        let messages = std::mem::take(
+            &mut *self.server.workers.get().expect("workers")[self.index]
+                .mailbox
+                .lock(),
+        );
+        for m in messages {
+            match m {
+                Message::Shutdown => return true,
+                Message::KillFlagged => {
+                    let doomed: Vec<usize> = self
+                        .conns
+                        .iter()
+                        .filter(|(_, c)| c.state.info.killed.load(Ordering::Acquire))
+                        .map(|(k, _)| k)
+                        .collect();
+                    for key in doomed {
+                        self.close(key);
+                    }
+                }
+                Message::Unpaused => self.resume_paused(),
+            }
+        }
+        false
+    }
+
+    fn accept_all(&mut self, listener: usize) {
+        loop {
+            match self.listeners[listener].accept() {
+                Ok((stream, addr)) => self.accept(stream, addr),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    crate::logging::warning(&format!("Accepting client connection: {e}"));
+                    return;
+                }
+            }
+        }
+    }
+
+    fn accept(&mut self, mut stream: TcpStream, addr: SocketAddr) {
+        let server = &self.server;
+        self.stats.add(&self.stats.connections_received, 1);
+        let _ = stream.set_nodelay(true);
+        let max = server.hot.maxclients.load(Ordering::Relaxed);
+        if !server.clients.try_reserve(max) {
+            let _ = stream.write_all(b"-ERR max number of clients reached\r\n");
+            self.stats.add(&self.stats.rejected_connections, 1);
+            crate::logging::verbose(
+                "Error registering fd event for the new client: max number of clients reached",
+            );
+            return;
+        }
+        let (requirepass, protected, keepalive) = {
+            let c = server.config.read();
+            (c.requirepass.is_some(), c.protected_mode, c.tcp_keepalive)
+        };
+        if protected && !requirepass && !addr.ip().is_loopback() {
+            let _ = stream.write_all(PROTECTED_MODE_DENIED);
+            server.clients.release_reservation();
+            return;
+        }
+        if keepalive > 0 {
+            let ka = socket2::TcpKeepalive::new().with_time(Duration::from_secs(keepalive));
+            let _ = socket2::SockRef::from(&stream).set_tcp_keepalive(&ka);
+        }
+        let id = server.clients.next_id();
+        let laddr = stream
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        let now = crate::hlc::unix_ms();
+        let info = Arc::new(ClientInfo {
+            id,
+            worker: self.index,
+            addr: addr.to_string(),
+            laddr,
+            fd: stream.as_raw_fd(),
+            created_ms: now,
+            killed: Default::default(),
+            snapshot: parking_lot::Mutex::new(ClientSnapshot {
+                last_interaction_ms: now,
+                last_command: "NULL",
+                resp: 2,
+                user: "default".into(),
+                ..Default::default()
+            }),
+        });
+        let state = ClientState::new(info.clone(), !requirepass);
+        let entry = self.conns.vacant_entry();
+        let key = entry.key();
+        let mut conn = Conn::new(stream, state);
+        if let Err(e) =
+            self.poll
+                .registry()
+                .register(&mut conn.stream, Token(key), Interest::READABLE)
+        {
+            crate::logging::warning(&format!(
+                "Error registering fd event for the new client: {e}"
+            ));
+            server.clients.release_reservation();
+            return;
+        }
+        entry.insert(conn);
+        server.clients.add(info);
+    }
+
+    fn on_conn_event(&mut self, key: usize, readable: bool, writable: bool) {
+        let server = &*self.server;
+        let stats = &*self.stats;
+        let Some(conn) = self.conns.get_mut(key) else {
+            return;
+        };
+        let mut next = Next::Keep {
+            wants_write: conn.write_registered,
+        };
+        if writable {
+            next = conn.flush(stats);
+        }
+        if readable && next != Next::Close && !conn.paused {
+            next = conn.on_readable(server, stats);
+        }
+        self.settle(key, next);
+    }
+
+    /// Apply the outcome of an event to a connection: close it, or (un)register its
+    /// interest in writability.
+    fn settle(&mut self, key: usize, next: Next) {
+        let Some(conn) = self.conns.get_mut(key) else {
+            return;
+        };
+        let killed = conn.state.info.killed.load(Ordering::Acquire);
+        match next {
+            Next::Close => self.close(key),
+            _ if killed => self.close(key),
+            Next::Keep { wants_write } => {
+                if wants_write != conn.write_registered {
+                    let interest = if wants_write {
+                        Interest::READABLE | Interest::WRITABLE
+                    } else {
+                        Interest::READABLE
+                    };
+                    if self
+                        .poll
+                        .registry()
+                        .reregister(&mut conn.stream, Token(key), interest)
+                        .is_err()
+                    {
+                        self.close(key);
+                        return;
+                    }
+                    conn.write_registered = wants_write;
+                }
+            }
+        }
+    }
+
+    fn close(&mut self, key: usize) {
+        if !self.conns.contains(key) {
+            return;
+        }
+        let mut conn = self.conns.remove(key);
+        let _ = self.poll.registry().deregister(&mut conn.stream);
+        self.server.clients.remove(conn.state.id());
+    }
+
+    /// Run the commands of clients that were waiting for CLIENT UNPAUSE.
+    fn resume_paused(&mut self) {
+        let waiting: Vec<usize> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.paused)
+            .map(|(k, _)| k)
+            .collect();
+        for key in waiting {
+            let server = &*self.server;
+            let stats = &*self.stats;
+            let conn = &mut self.conns[key];
+            conn.paused = false;
+            conn.run_commands(server, stats);
+            let next = if conn.paused {
+                Next::Keep {
+                    wants_write: conn.write_registered,
+                }
+            } else {
+                conn.on_readable(server, stats)
+            };
+            self.settle(key, next);
+        }
+    }
+
+    /// Periodic work, `hz` times a second.
+    fn cron(&mut self, period: Duration) {
+        if self.conns.iter().any(|(_, c)| c.paused) {
+            self.resume_paused();
+        }
+        self.close_idle_clients();
+        if self.server.hot.active_expire.load(Ordering::Relaxed) {
+            let budget = period * EXPIRE_BUDGET_PERCENT as u32 / 100;
+            self.active_expire(budget);
+        }
+    }
+
+    fn close_idle_clients(&mut self) {
+        let timeout = self.server.hot.timeout_secs.load(Ordering::Relaxed);
+        if timeout == 0 {
+            return;
+        }
+        let now = crate::hlc::unix_ms();
+        let idle: Vec<usize> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.idle_ms(now) > timeout * 1000)
+            .map(|(k, _)| k)
+            .collect();
+        for key in idle {
+            crate::logging::verbose("Closing idle client");
+            self.close(key);
+        }
+    }
+
+    /// Delete due keys in this thread's share of the shards (shard `i` belongs to
+    /// worker `i % workers`), resuming where the last cycle stopped.
+    fn active_expire(&mut self, budget: Duration) {
+        let started = Instant::now();
+        let server = &*self.server;
+        let ks = &server.keyspace;
+        let workers = server.worker_count();
+        let mine: Vec<usize> = (self.index..ks.shards_per_db()).step_by(workers).collect();
+        let dbs = ks.databases();
+        let total = dbs * mine.len();
+        let (mut db, mut pos) = self.expire_cursor;
+        for _ in 0..total {
+            if started.elapsed() >= budget {
+                break;
+            }
+            if pos >= mine.len() {
+                pos = 0;
+                db = (db + 1) % dbs;
+            }
+            let now = crate::hlc::unix_ms();
+            let mut shard = ks.shard(db, mine[pos]).lock();
+            if shard.next_deadline().is_some_and(|at| at <= now) {
+                let effects = &server.effects;
+                let stats = &*self.stats;
+                shard.expire_due(now, 256, |entry| {
+                    stats.add(&stats.expired_keys, 1);
+                    let ts = crate::hlc::next_after(entry.ts);
+                    effects.append(db, ts, &[b"DEL", entry.key.as_slice()]);
+                });
+                if shard.next_deadline().is_some_and(|at| at <= now) {
+                    // More due here: come back to this shard first next time.
+                    continue;
+                }
+            }
+            pos += 1;
+        }
+        self.expire_cursor = (db, pos);
+        self.stats.add(
+            &self.stats.expire_cycle_cpu_ms,
+            started.elapsed().as_millis() as u64,
+        );
+    }
+}
+
+const PROTECTED_MODE_DENIED: &[u8] = b"-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";

@@ -1,0 +1,206 @@
+//! The server: state shared by every thread, and its start-up.
+//!
+//! [`Server`] ties the pieces together: configuration, keyspace, effect stream, client
+//! registry, command table, statistics, and the handles used to reach each worker
+//! thread. It is created once, shared by reference, and never locked as a whole.
+
+use crate::client;
+use crate::commands::{self, table::Registry};
+use crate::effects::{EffectLog, NodeId};
+use crate::keyspace::{Keyspace, DEFAULT_SHARD_BITS};
+use crate::stats::ThreadStats;
+use kvik_config::Config;
+use parking_lot::{Mutex, RwLock};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The Redis version kvik reports to clients that check it.
+pub const REDIS_VERSION: &str = "7.0.15";
+
+/// A message for a worker thread, delivered through its mailbox and waker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Message {
+    /// Look for clients whose kill flag is set and close them.
+    KillFlagged,
+    /// Stop the event loop.
+    Shutdown,
+    /// Clients were unpaused: resume those waiting.
+    Unpaused,
+}
+
+/// How to reach a worker thread from another one.
+pub struct WorkerHandle {
+    pub mailbox: Mutex<Vec<Message>>,
+    pub waker: mio::Waker,
+}
+
+impl WorkerHandle {
+    pub fn send(&self, message: Message) {
+        self.mailbox.lock().push(message);
+        // A failed wake means the loop is gone; nothing more to do.
+        let _ = self.waker.wake();
+    }
+}
+
+/// Configuration values read on hot paths, kept as atomics so readers take no lock.
+pub struct HotConfig {
+    pub proto_max_bulk_len: AtomicU64,
+    pub client_query_buffer_limit: AtomicU64,
+    pub maxclients: AtomicUsize,
+    pub timeout_secs: AtomicU64,
+    pub hz: AtomicU64,
+    pub active_expire: AtomicBool,
+}
+
+impl HotConfig {
+    fn from_config(c: &Config) -> Self {
+        HotConfig {
+            proto_max_bulk_len: AtomicU64::new(c.proto_max_bulk_len),
+            client_query_buffer_limit: AtomicU64::new(c.client_query_buffer_limit),
+            maxclients: AtomicUsize::new(c.maxclients as usize),
+            timeout_secs: AtomicU64::new(c.timeout),
+            hz: AtomicU64::new(c.hz.clamp(1, 500) as u64),
+            active_expire: AtomicBool::new(true),
+        }
+    }
+
+    /// Re-read the values after CONFIG SET.
+    pub fn refresh(&self, c: &Config) {
+        let fresh = HotConfig::from_config(c);
+        self.proto_max_bulk_len
+            .store(fresh.proto_max_bulk_len.into_inner(), Ordering::Relaxed);
+        self.client_query_buffer_limit.store(
+            fresh.client_query_buffer_limit.into_inner(),
+            Ordering::Relaxed,
+        );
+        self.maxclients
+            .store(fresh.maxclients.into_inner(), Ordering::Relaxed);
+        self.timeout_secs
+            .store(fresh.timeout_secs.into_inner(), Ordering::Relaxed);
+        self.hz.store(fresh.hz.into_inner(), Ordering::Relaxed);
+    }
+}
+
+/// CLIENT PAUSE state.
+#[derive(Default)]
+pub struct Pause {
+    /// Unix ms until which clients are paused (0 = not paused).
+    pub until_ms: AtomicU64,
+    /// Only write commands are paused (CLIENT PAUSE ... WRITE).
+    pub writes_only: AtomicBool,
+}
+
+impl Pause {
+    /// Cheap check for the common case: nobody paused clients.
+    #[inline]
+    pub fn is_active(&self) -> bool {
+        self.until_ms.load(Ordering::Relaxed) != 0
+    }
+
+    /// Must a command with these flags wait now?
+    pub fn blocks(&self, now_ms: u64, is_write: bool) -> bool {
+        let until = self.until_ms.load(Ordering::Acquire);
+        until != 0 && now_ms < until && (is_write || !self.writes_only.load(Ordering::Acquire))
+    }
+}
+
+pub struct Server {
+    pub config: RwLock<Config>,
+    pub config_file: Option<PathBuf>,
+    pub hot: HotConfig,
+    pub keyspace: Keyspace,
+    pub effects: EffectLog,
+    pub clients: client::Registry,
+    pub commands: Registry,
+    /// One per worker thread, then one for everything else (background work).
+    pub thread_stats: Vec<Arc<ThreadStats>>,
+    errorstats: Mutex<BTreeMap<String, u64>>,
+    pub workers: OnceLock<Vec<WorkerHandle>>,
+    pub pause: Pause,
+    pub start_ms: u64,
+    /// The replication id / run id (40 hex characters).
+    pub run_id: String,
+    pub node_id: NodeId,
+    /// The TCP port actually bound (differs from the config when it says 0).
+    pub port: AtomicU64,
+    pub shutdown_requested: AtomicBool,
+    pub stat_reset_ms: AtomicU64,
+}
+
+impl Server {
+    pub fn new(config: Config, config_file: Option<PathBuf>) -> Self {
+        let commands = commands::registry();
+        let threads = config.server_threads.max(1);
+        let thread_stats = (0..=threads)
+            .map(|_| Arc::new(ThreadStats::new(commands.len())))
+            .collect();
+        let node_id: NodeId = rand::random();
+        let run_id = hex::encode(rand::random::<[u8; 20]>());
+        Server {
+            hot: HotConfig::from_config(&config),
+            keyspace: Keyspace::new(config.databases.max(1), DEFAULT_SHARD_BITS),
+            effects: EffectLog::new(node_id),
+            clients: client::Registry::default(),
+            commands,
+            thread_stats,
+            errorstats: Mutex::new(BTreeMap::new()),
+            workers: OnceLock::new(),
+            pause: Pause::default(),
+            start_ms: crate::hlc::unix_ms(),
+            run_id,
+            node_id,
+            port: AtomicU64::new(config.port as u64),
+            shutdown_requested: AtomicBool::new(false),
+            stat_reset_ms: AtomicU64::new(crate::hlc::unix_ms()),
+            config: RwLock::new(config),
+            config_file,
+        }
+    }
+
+    /// Count an error reply under its prefix (INFO errorstats).
+    pub fn count_error(&self, prefix: &str) {
+        *self
+            .errorstats
+            .lock()
+            .entry(prefix.to_string())
+            .or_insert(0) += 1;
+    }
+
+    pub fn errorstats(&self) -> BTreeMap<String, u64> {
+        self.errorstats.lock().clone()
+    }
+
+    pub fn reset_stats(&self) {
+        self.errorstats.lock().clear();
+        for s in &self.thread_stats {
+            s.reset();
+        }
+        self.stat_reset_ms
+            .store(crate::hlc::unix_ms(), Ordering::Relaxed);
+    }
+
+    /// Stats of the non-worker threads.
+    pub fn background_stats(&self) -> &ThreadStats {
+        self.thread_stats.last().expect("stats for background work")
+    }
+
+    pub fn worker_count(&self) -> usize {
+        self.thread_stats.len() - 1
+    }
+
+    /// Send a message to every worker thread.
+    pub fn broadcast(&self, message: Message) {
+        for w in self.workers.get().into_iter().flatten() {
+            w.send(message);
+        }
+    }
+
+    /// Ask every thread to stop; the main thread finishes the shutdown.
+    pub fn request_shutdown(&self) {
+        self.shutdown_requested.store(true, Ordering::Release);
+        self.broadcast(Message::Shutdown);
+    }
+}

@@ -1,0 +1,61 @@
+//! Values: what a key maps to, one enum over the data types and their encodings.
+//!
+//! Owns the in-memory representation of each type and the encoding names OBJECT
+//! ENCODING reports. Must not touch locking, expiry or replication: the keyspace
+//! decides where values live, commands decide what to do with them.
+
+mod bytes;
+pub mod string;
+
+pub use bytes::SmallBytes;
+
+/// The value held by a key. 24 bytes: small strings live inline, everything larger
+/// behind one pointer, so an entry stays small.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// A string: integer, inline, embedded or raw (see [`string`]).
+    Str(string::StrValue),
+}
+
+/// The type names TYPE reports.
+impl Value {
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Str(_) => "string",
+        }
+    }
+
+    /// The encoding name OBJECT ENCODING reports.
+    pub fn encoding_name(&self) -> &'static str {
+        match self {
+            Value::Str(s) => s.encoding_name(),
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&string::StrValue> {
+        match self {
+            Value::Str(s) => Some(s),
+        }
+    }
+
+    pub fn as_str_mut(&mut self) -> Option<&mut string::StrValue> {
+        match self {
+            Value::Str(s) => Some(s),
+        }
+    }
+
+    /// Approximate heap bytes owned by this value, for freeing decisions and MEMORY.
+    pub fn heap_size(&self) -> usize {
+        match self {
+            Value::Str(s) => s.heap_size(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn value_is_small() {
+        assert!(std::mem::size_of::<super::Value>() <= 24);
+    }
+}
