@@ -9,7 +9,12 @@
 pub mod args;
 pub mod table;
 
+pub mod client;
+pub mod config;
 pub mod connection;
+pub mod debug;
+pub mod info;
+pub mod introspection;
 pub mod keys;
 pub mod server;
 pub mod strings;
@@ -29,7 +34,12 @@ pub fn registry() -> Registry {
         strings::COMMANDS,
         keys::COMMANDS,
         connection::COMMANDS,
+        client::COMMANDS,
         server::COMMANDS,
+        info::COMMANDS,
+        config::COMMANDS,
+        introspection::COMMANDS,
+        debug::COMMANDS,
     ])
 }
 

@@ -1,0 +1,5 @@
+//! client commands.
+
+use super::table::Command;
+
+pub const COMMANDS: &[Command] = &[];

@@ -1,0 +1,5 @@
+//! config commands.
+
+use super::table::Command;
+
+pub const COMMANDS: &[Command] = &[];

@@ -1,0 +1,5 @@
+//! debug commands.
+
+use super::table::Command;
+
+pub const COMMANDS: &[Command] = &[];

@@ -1,0 +1,5 @@
+//! info commands.
+
+use super::table::Command;
+
+pub const COMMANDS: &[Command] = &[];

@@ -1,0 +1,5 @@
+//! introspection commands.
+
+use super::table::Command;
+
+pub const COMMANDS: &[Command] = &[];
