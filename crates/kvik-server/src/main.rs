@@ -1,8 +1,6 @@
 //! `kvik-server [config-file] [--directive value ...]`
 
-use kvik_server::server::Server;
-use kvik_server::{logging, net};
-use std::sync::Arc;
+use kvik_server::{logging, server};
 
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
@@ -24,26 +22,15 @@ fn main() {
         }
         i += 2;
     }
-    let affinity = config.server_thread_affinity;
-    let server = Arc::new(Server::new(config, None));
-    let listeners = match net::bind_all(&server) {
-        Ok(l) => l,
+    logging::notice("Server initialized");
+    let running = match server::launch(config, None) {
+        Ok(r) => r,
         Err(e) => {
             logging::warning(&e.to_string());
             std::process::exit(1);
         }
     };
-    logging::notice("Server initialized");
-    let threads = match net::start_workers(&server, &listeners, affinity) {
-        Ok(t) => t,
-        Err(e) => {
-            logging::warning(&format!("Failed to start worker threads: {e}"));
-            std::process::exit(1);
-        }
-    };
     logging::notice("Ready to accept connections");
-    for t in threads {
-        let _ = t.join();
-    }
+    running.join();
     logging::warning("Redis is now ready to exit, bye bye...");
 }

@@ -204,3 +204,34 @@ impl Server {
         self.broadcast(Message::Shutdown);
     }
 }
+
+/// A started server: its shared state and its worker threads.
+pub struct Running {
+    pub server: Arc<Server>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Running {
+    /// Wait for the worker threads to finish (after SHUTDOWN).
+    pub fn join(self) {
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
+
+    /// Stop the workers and wait for them.
+    pub fn shutdown(self) {
+        self.server.request_shutdown();
+        self.join();
+    }
+}
+
+/// Bind the configured addresses and start the worker threads. Used by the binary and
+/// by tests that run a server in-process (to watch its effect stream, for instance).
+pub fn launch(config: Config, config_file: Option<PathBuf>) -> std::io::Result<Running> {
+    let affinity = config.server_thread_affinity;
+    let server = Arc::new(Server::new(config, config_file));
+    let listeners = crate::net::bind_all(&server)?;
+    let threads = crate::net::start_workers(&server, &listeners, affinity)?;
+    Ok(Running { server, threads })
+}
