@@ -27,7 +27,7 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-/// The Markdown table of every parameter, between [`BEGIN`] and [`END`].
+/// The Markdown table of every parameter, between the BEGIN and END markers.
 pub fn reference_markdown() -> String {
     let mut out = String::new();
     out.push_str(BEGIN);

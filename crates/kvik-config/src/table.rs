@@ -570,7 +570,7 @@ params! {
     sanitize_dump_payload: String = Enum(&["no", "yes", "clients"]),
         "sanitize-dump-payload", 0, "no", "Deep-check RESTORE payloads: no, yes, or only for normal clients.";
     save: Vec<(u64, u64)> = Special(get_save, set_save, "seconds changes ..."),
-        "save", MULTI, "3600 1 300 100 60 10000", "Snapshot points: save after <seconds> if at least <changes> writes (empty = off).";
+        "save", MULTI, "3600 1 300 100 60 10000", "Snapshot points: pairs of seconds and changes; save when both are reached (empty = off).";
     server_cpulist: String = Str,
         "server_cpulist", IMM, "", "CPU list for the server threads.";
     server_thread_affinity: bool = Special(get_affinity, set_affinity, "yes/no (true/false)"),

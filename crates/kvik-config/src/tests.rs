@@ -560,6 +560,25 @@ fn debian_redis_conf_loads() {
     assert!(l.warnings.is_empty(), "{:?}", l.warnings);
     assert_eq!(l.config.bind, vec!["127.0.0.1", "-::1"]);
     assert_eq!(l.config.logfile, "/var/log/redis/redis-server.log");
+    // Rewriting it keeps it loadable and equal, also after a change.
+    let mut c = l.config.clone();
+    assert_eq!(
+        set(
+            &mut c,
+            &[
+                ("maxmemory", "2gb"),
+                ("appendonly", "yes"),
+                ("save", "60 5")
+            ]
+        )
+        .unwrap()
+        .len(),
+        3
+    );
+    let rewritten = c.rewrite_content(&text);
+    let back = load_text(&rewritten, &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back.config, c);
+    assert!(rewritten.contains("\nmaxmemory 2gb\n") && rewritten.contains("\nappendonly yes\n"));
 }
 
 // ------------------------------------------------------------------ CONFIG GET
