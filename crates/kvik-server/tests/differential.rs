@@ -601,21 +601,28 @@ fn run_script(script: &Script, sides: [Side; 2], show: bool) -> (Vec<Mismatch>, 
                 detail,
             });
         }
-        // A server that died makes every later step noise: stop here.
-        for s in servers.iter_mut() {
-            if !s.server.is_running() {
-                mismatches.push(Mismatch {
-                    script: script.name.clone(),
-                    line: step.line,
-                    text: step.text.clone(),
-                    detail: format!(
-                        "  {} exited; rest of the script skipped\n--- stderr ---\n{}",
-                        s.name,
-                        tail(&s.server.stderr(), 4000)
-                    ),
-                });
-                return (mismatches, log);
-            }
+        // A server that died or stopped answering makes every later step noise
+        // (and slow): stop the script here.
+        for (s, outcome) in servers.iter_mut().zip([&a, &b]) {
+            let why = if !s.server.is_running() {
+                "exited"
+            } else if matches!(outcome, Outcome::Failed(_)) {
+                "gave no reply"
+            } else {
+                continue;
+            };
+            mismatches.push(Mismatch {
+                script: script.name.clone(),
+                line: step.line,
+                text: step.text.clone(),
+                detail: format!(
+                    "  {} {why}; rest of the script skipped\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                    s.name,
+                    tail(&s.server.stdout(), 2000),
+                    tail(&s.server.stderr(), 4000)
+                ),
+            });
+            return (mismatches, log);
         }
     }
     (mismatches, log)
