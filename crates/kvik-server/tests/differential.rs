@@ -77,10 +77,7 @@ fn differential_against_redis() {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(script) = scripts.get(i) else { break };
-                let sides = [
-                    Side::new(subject_name, &subject),
-                    Side::new("redis", &redis_path),
-                ];
+                let sides = [(subject_name, &*subject), ("redis", &*redis_path)];
                 let (mismatches, log) = run_script(script, sides, show);
                 let verdict = if mismatches.is_empty() {
                     "ok".to_string()
@@ -411,17 +408,6 @@ fn closing_quote_ok(b: &[u8], i: usize) -> Result<(), String> {
 // ---------------------------------------------------------------------------
 // Running
 
-struct Side<'a> {
-    name: &'a str,
-    binary: &'a Path,
-}
-
-impl<'a> Side<'a> {
-    fn new(name: &'a str, binary: &'a Path) -> Side<'a> {
-        Side { name, binary }
-    }
-}
-
 /// What a server answered to one step.
 #[derive(PartialEq)]
 enum Outcome {
@@ -521,15 +507,16 @@ fn is_closed_error(e: &std::io::Error) -> bool {
     matches!(e.kind(), BrokenPipe | ConnectionReset | ConnectionAborted)
 }
 
-fn run_script(script: &Script, sides: [Side; 2], show: bool) -> (Vec<Mismatch>, String) {
+/// Runs one script on a fresh pair of servers, given as (name, binary).
+fn run_script(script: &Script, sides: [(&str, &Path); 2], show: bool) -> (Vec<Mismatch>, String) {
     let mut log = String::new();
     let mut mismatches = Vec::new();
     let args: Vec<&str> = script.server_args.iter().map(String::as_str).collect();
     let mut servers = Vec::new();
-    for side in &sides {
-        match TestServer::try_start_binary(side.binary, &args) {
+    for (name, binary) in sides {
+        match TestServer::try_start_binary(binary, &args) {
             Ok(server) => servers.push(Running {
-                name: side.name.to_string(),
+                name: name.to_string(),
                 server,
                 conns: HashMap::new(),
             }),
@@ -538,7 +525,7 @@ fn run_script(script: &Script, sides: [Side; 2], show: bool) -> (Vec<Mismatch>, 
                     script: script.name.clone(),
                     line: 0,
                     text: "(server start)".into(),
-                    detail: format!("  {} did not start: {e}", side.name),
+                    detail: format!("  {name} did not start: {e}"),
                 });
                 return (mismatches, log);
             }
@@ -601,21 +588,28 @@ fn run_script(script: &Script, sides: [Side; 2], show: bool) -> (Vec<Mismatch>, 
                 detail,
             });
         }
-        // A server that died makes every later step noise: stop here.
-        for s in servers.iter_mut() {
-            if !s.server.is_running() {
-                mismatches.push(Mismatch {
-                    script: script.name.clone(),
-                    line: step.line,
-                    text: step.text.clone(),
-                    detail: format!(
-                        "  {} exited; rest of the script skipped\n--- stderr ---\n{}",
-                        s.name,
-                        tail(&s.server.stderr(), 4000)
-                    ),
-                });
-                return (mismatches, log);
-            }
+        // A server that died or stopped answering makes every later step noise
+        // (and slow): stop the script here.
+        for (s, outcome) in servers.iter_mut().zip([&a, &b]) {
+            let why = if !s.server.is_running() {
+                "exited"
+            } else if matches!(outcome, Outcome::Failed(_)) {
+                "gave no reply"
+            } else {
+                continue;
+            };
+            mismatches.push(Mismatch {
+                script: script.name.clone(),
+                line: step.line,
+                text: step.text.clone(),
+                detail: format!(
+                    "  {} {why}; rest of the script skipped\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                    s.name,
+                    tail(&s.server.stdout(), 2000),
+                    tail(&s.server.stderr(), 4000)
+                ),
+            });
+            return (mismatches, log);
         }
     }
     (mismatches, log)
