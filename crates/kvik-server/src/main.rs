@@ -1,36 +1,163 @@
-//! `kvik-server [config-file] [--directive value ...]`
+//! `kvik-server [config-file] [--directive value ...]`: start the server the way
+//! redis-server starts — load the configuration, set up logging, daemonize if asked,
+//! write the pid file, bind, serve until SHUTDOWN or SIGTERM/SIGINT.
 
-use kvik_server::{logging, server};
+use kvik_server::server::{self, VERSION};
+use kvik_server::{log_notice, log_warning, logging};
+use std::sync::Arc;
 
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+/// Where a daemonized server writes its pid when no `pidfile` is configured.
+const DEFAULT_DAEMON_PIDFILE: &str = "/var/run/redis.pid";
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut config = kvik_config::Config::default();
-    let mut i = 0;
-    while i < args.len() {
-        let name = args[i].trim_start_matches("--");
-        let value = args.get(i + 1).cloned().unwrap_or_default();
-        match name {
-            "port" => config.port = value.parse().unwrap_or(6379),
-            "server-threads" | "io-threads" => config.server_threads = value.parse().unwrap_or(1),
-            "requirepass" => config.requirepass = Some(value),
-            "protected-mode" => config.protected_mode = value == "yes",
-            "enable-debug-command" => config.enable_debug_command = value,
-            _ => {}
-        }
-        i += 2;
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if matches!(argv.first().map(String::as_str), Some("-v" | "--version")) {
+        println!(
+            "kvik-server v={VERSION} (Redis {} compatible)",
+            server::REDIS_VERSION
+        );
+        return;
     }
-    logging::notice("Server initialized");
-    let running = match server::launch(config, None) {
-        Ok(r) => r,
+    let loaded = match kvik_config::load_from_argv(&argv) {
+        Ok(l) => l,
         Err(e) => {
-            logging::warning(&e.to_string());
+            eprintln!("{e}");
             std::process::exit(1);
         }
     };
-    logging::notice("Ready to accept connections");
+    let mut config = loaded.config;
+    if config.daemonize {
+        daemonize();
+        if config.pidfile.is_empty() {
+            config.pidfile = DEFAULT_DAEMON_PIDFILE.into();
+        }
+    }
+    let syslog = config
+        .syslog_enabled
+        .then(|| (config.syslog_ident.clone(), config.syslog_facility.clone()));
+    if let Err(e) = logging::init(
+        &config.loglevel,
+        &config.logfile,
+        syslog.as_ref().map(|(i, f)| (i.as_str(), f.as_str())),
+    ) {
+        eprintln!("Can't open the log file: {e}");
+        std::process::exit(1);
+    }
+    let pid = std::process::id();
+    log_notice!("oO0OoO0OoO0Oo kvik is starting oO0OoO0OoO0Oo");
+    log_notice!(
+        "kvik version={VERSION}, redis_version={}, bits={}, pid={pid}, just started",
+        server::REDIS_VERSION,
+        usize::BITS
+    );
+    match &loaded.config_file {
+        Some(_) => log_notice!("Configuration loaded"),
+        None => log_warning!(
+            "Warning: no config file specified, using the default config. In order to specify a config file use kvik-server /path/to/redis.conf"
+        ),
+    }
+    for w in &loaded.warnings {
+        log_warning!("{w}");
+    }
+    if let Err(e) = std::env::set_current_dir(&config.dir) {
+        log_warning!("Can't chdir to '{}': {e}", config.dir);
+        std::process::exit(1);
+    }
+    let pidfile = config.pidfile.clone();
+    if !pidfile.is_empty() {
+        if let Err(e) = std::fs::write(&pidfile, format!("{pid}\n")) {
+            log_warning!("Failed to write PID file: {e}");
+        }
+    }
+    let (port, threads, show_logo) = (config.port, config.server_threads, config.always_show_logo);
+    block_shutdown_signals();
+    let running = match server::launch(config, loaded.config_file) {
+        Ok(r) => r,
+        Err(e) => {
+            log_warning!("{e}");
+            std::process::exit(1);
+        }
+    };
+    logging::log_startup_banner(show_logo, VERSION, "standalone", port, pid, threads);
+    log_notice!("Server initialized");
+    log_notice!("Ready to accept connections");
+    watch_shutdown_signals(running.server.clone());
     running.join();
-    logging::warning("Redis is now ready to exit, bye bye...");
+    if !pidfile.is_empty() {
+        let _ = std::fs::remove_file(&pidfile);
+    }
+    log_warning!("kvik is now ready to exit, bye bye...");
+}
+
+/// Detach from the terminal: fork (the parent exits), start a new session, and point
+/// the standard streams at /dev/null, as redis-server does.
+fn daemonize() {
+    // SAFETY: called before any thread is started, so fork() copies a single-threaded
+    // process; the calls only use their own arguments.
+    unsafe {
+        match libc::fork() {
+            -1 => {
+                eprintln!("fork failed: {}", std::io::Error::last_os_error());
+                std::process::exit(1);
+            }
+            0 => {}
+            _ => libc::_exit(0),
+        }
+        libc::setsid();
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null != -1 {
+            libc::dup2(null, libc::STDIN_FILENO);
+            libc::dup2(null, libc::STDOUT_FILENO);
+            libc::dup2(null, libc::STDERR_FILENO);
+            if null > libc::STDERR_FILENO {
+                libc::close(null);
+            }
+        }
+    }
+}
+
+fn shutdown_signals() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data initialised by sigemptyset.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        set
+    }
+}
+
+/// Block SIGTERM and SIGINT in this thread before the workers start, so every thread
+/// inherits the mask and only the watcher thread receives them.
+fn block_shutdown_signals() {
+    let set = shutdown_signals();
+    // SAFETY: the set is valid; changing this thread's mask has no other effect.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// A thread that waits for SIGTERM/SIGINT and shuts the server down gracefully.
+fn watch_shutdown_signals(server: Arc<server::Server>) {
+    std::thread::Builder::new()
+        .name("kvik-signals".into())
+        .spawn(move || {
+            let set = shutdown_signals();
+            let mut signal = 0;
+            // SAFETY: the set is valid and the signals are blocked in every thread.
+            if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
+                return;
+            }
+            let name = if signal == libc::SIGINT {
+                "SIGINT"
+            } else {
+                "SIGTERM"
+            };
+            log_warning!("Received {name} scheduling shutdown...");
+            server.request_shutdown();
+        })
+        .expect("spawn the signal thread");
 }

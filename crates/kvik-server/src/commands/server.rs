@@ -92,7 +92,7 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             return Err(errors::SYNTAX.into());
         }
     }
-    crate::logging::warning("User requested shutdown...");
+    crate::log_warning!("User requested shutdown...");
     ctx.server.request_shutdown();
     ctx.client.close_after_reply = true;
     Ok(())

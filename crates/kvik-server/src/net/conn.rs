@@ -74,12 +74,11 @@ impl Conn {
                     if self.filled as u64
                         > server.hot.client_query_buffer_limit.load(Ordering::Relaxed)
                     {
-                        crate::logging::warning(&format!(
+                        crate::log_warning!(
                             "Closing client that reached max query buffer length: id={} addr={} (qbuf initial bytes: {:?})",
                             self.state.id(),
                             self.state.info.addr,
-                            String::from_utf8_lossy(&self.buf[..self.filled.min(64)])
-                        ));
+                            String::from_utf8_lossy(&self.buf[..self.filled.min(64)]));
                         return Next::Close;
                     }
                     self.run_commands(server, stats);
@@ -128,12 +127,12 @@ impl Conn {
                     break;
                 }
                 Err(e) => {
-                    crate::logging::verbose(&format!(
+                    crate::log_verbose!(
                         "Protocol error ({}) from client: id={} addr={}",
                         e.0,
                         self.state.id(),
                         self.state.info.addr
-                    ));
+                    );
                     commands::write_error(server, stats, &mut self.out, &e.to_string());
                     self.state.close_after_reply = true;
                     start = self.filled;

@@ -28,10 +28,7 @@ pub fn bind_all(server: &Server) -> io::Result<Vec<std::net::TcpListener>> {
         match listener::bind(addr.ip, port, 511) {
             Ok(l) => bound.push(l),
             Err(e) if addr.optional => {
-                crate::logging::verbose(&format!(
-                    "Skipping optional bind address {}: {e}",
-                    addr.ip
-                ));
+                crate::log_verbose!("Skipping optional bind address {}: {e}", addr.ip);
             }
             Err(e) => {
                 return Err(io::Error::new(

@@ -83,7 +83,7 @@ impl Worker {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
-                crate::logging::warning(&format!("Event loop poll failed: {e}"));
+                crate::log_warning!("Event loop poll failed: {e}");
                 return;
             }
             for event in events.iter() {
@@ -138,7 +138,7 @@ impl Worker {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    crate::logging::warning(&format!("Accepting client connection: {e}"));
+                    crate::log_warning!("Accepting client connection: {e}");
                     return;
                 }
             }
@@ -153,8 +153,8 @@ impl Worker {
         if !server.clients.try_reserve(max) {
             let _ = stream.write_all(b"-ERR max number of clients reached\r\n");
             self.stats.add(&self.stats.rejected_connections, 1);
-            crate::logging::verbose(
-                "Error registering fd event for the new client: max number of clients reached",
+            crate::log_verbose!(
+                "Error registering fd event for the new client: max number of clients reached"
             );
             return;
         }
@@ -202,9 +202,7 @@ impl Worker {
                 .registry()
                 .register(&mut conn.stream, Token(key), Interest::READABLE)
         {
-            crate::logging::warning(&format!(
-                "Error registering fd event for the new client: {e}"
-            ));
+            crate::log_warning!("Error registering fd event for the new client: {e}");
             server.clients.release_reservation();
             return;
         }
@@ -321,7 +319,7 @@ impl Worker {
             .map(|(k, _)| k)
             .collect();
         for key in idle {
-            crate::logging::verbose("Closing idle client");
+            crate::log_verbose!("Closing idle client");
             self.close(key);
         }
     }
