@@ -108,6 +108,9 @@ pub mod acl {
     ];
 }
 
+/// Argument indexes of a command's keys; most commands have few, kept off the heap.
+pub type KeyPositions = smallvec::SmallVec<[usize; 4]>;
+
 /// Where a command's keys are in its arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeySpec {
@@ -122,9 +125,9 @@ pub enum KeySpec {
 impl KeySpec {
     /// The argument indexes holding keys, or `None` when the arguments are malformed
     /// (a bad key count); the handler then reports the error.
-    pub fn key_positions(&self, args: &[&[u8]]) -> Option<Vec<usize>> {
+    pub fn key_positions(&self, args: &[&[u8]]) -> Option<KeyPositions> {
         match *self {
-            KeySpec::None => Some(Vec::new()),
+            KeySpec::None => Some(KeyPositions::new()),
             KeySpec::Range { first, last, step } => {
                 let argc = args.len() as i32;
                 let last = if last < 0 {
@@ -145,7 +148,7 @@ impl KeySpec {
                     .ok()?
                     .parse::<usize>()
                     .ok()?;
-                let positions: Vec<usize> = (0..count).map(|i| numkeys + 1 + i * step).collect();
+                let positions: KeyPositions = (0..count).map(|i| numkeys + 1 + i * step).collect();
                 if positions.last().is_some_and(|&p| p >= args.len()) {
                     return None;
                 }
@@ -282,7 +285,9 @@ impl Command {
 
 /// All commands, looked up by lowercase name. Built once at start-up.
 pub struct Registry {
-    by_name: HashMap<&'static str, usize>,
+    /// foldhash rather than SipHash: looked up once per command, and names are not
+    /// attacker-chosen keys of a growing table.
+    by_name: HashMap<&'static str, usize, foldhash::fast::RandomState>,
     commands: Vec<&'static Command>,
 }
 

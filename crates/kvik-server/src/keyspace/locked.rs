@@ -200,10 +200,10 @@ impl<'a> Locked<'a> {
         if self.expire_if_due(db, hash, key) {
             return None;
         }
-        let touch = self.touch;
+        let access = self.touch.then(|| access_clock(self.now_ms));
         let entry = self.shard_mut(db, hash).find_mut(hash, key)?;
-        if touch {
-            entry.access = access_clock();
+        if let Some(access) = access {
+            entry.access = access;
         }
         Some(entry)
     }
@@ -233,7 +233,7 @@ impl<'a> Locked<'a> {
         let previous_ts = self.shard_mut(db, hash).find(hash, key).map_or(0, |e| e.ts);
         let ts = self.stamp(previous_ts);
         self.dirty += 1;
-        let entry = Box::new(Entry::new(key, value, expire_at, ts));
+        let entry = Box::new(Entry::new(key, value, expire_at, ts, self.now_ms));
         self.shard_mut(db, hash).insert(hash, entry)
     }
 

@@ -35,13 +35,13 @@ pub struct Entry {
 }
 
 impl Entry {
-    pub fn new(key: &[u8], value: Value, expire_at: u64, ts: u64) -> Self {
+    pub fn new(key: &[u8], value: Value, expire_at: u64, ts: u64, now_ms: u64) -> Self {
         Entry {
             key: SmallBytes::new(key),
             value,
             expire_at,
             ts,
-            access: access_clock(),
+            access: access_clock(now_ms),
         }
     }
 
@@ -50,9 +50,9 @@ impl Entry {
     }
 }
 
-/// The LRU clock: seconds, wrapping at 24 bits like Redis's.
-pub fn access_clock() -> u32 {
-    ((crate::hlc::unix_ms() / 1000) & 0xFF_FFFF) as u32
+/// The LRU clock at `now_ms`: seconds, wrapping at 24 bits like Redis's.
+pub fn access_clock(now_ms: u64) -> u32 {
+    ((now_ms / 1000) & 0xFF_FFFF) as u32
 }
 
 static HASHER: LazyLock<foldhash::fast::FixedState> =

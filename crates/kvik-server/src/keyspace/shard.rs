@@ -183,6 +183,7 @@ mod tests {
             Value::Str(StrValue::from_bytes(b"v")),
             expire_at,
             1,
+            0,
         ))
     }
 
