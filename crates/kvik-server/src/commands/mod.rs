@@ -217,7 +217,15 @@ fn execute(
         propagated: false,
         extra_dirty: 0,
     };
-    let result = (cmd.handler)(&mut ctx, args);
+    // A bug in one handler must not take the worker thread and its clients down with
+    // it: the panic becomes an error reply (the shard locks unlock as the stack unwinds).
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        (cmd.handler)(&mut ctx, args)
+    }))
+    .unwrap_or_else(|_| {
+        crate::log_warning!("Internal error while running '{}'", cmd.name);
+        Err(format!("ERR internal error while running '{}'", cmd.name).into())
+    });
     let changes = ctx.keys.dirty() + ctx.extra_dirty;
     if changes > 0 && !ctx.propagated {
         let db = ctx.keys.db;
