@@ -133,7 +133,7 @@ impl Conn {
                         self.state.id(),
                         self.state.info.addr
                     );
-                    commands::write_error(server, stats, &mut self.out, &e.to_string());
+                    commands::write_error(server, stats, &mut self.out, &format!("ERR {e}"));
                     self.state.close_after_reply = true;
                     start = self.filled;
                 }
