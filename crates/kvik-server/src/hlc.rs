@@ -35,9 +35,10 @@ pub fn unix_us() -> u64 {
 
 /// A fresh timestamp from this thread's clock that is greater than `after` (the
 /// timestamp the key held before this write) and than any this thread issued before.
-pub fn next_after(after: u64) -> u64 {
+/// `now_ms` is the caller's reading of the wall clock (commands read it once).
+pub fn next_after(after: u64, now_ms: u64) -> u64 {
     LAST.with(|last| {
-        let physical = unix_ms() << LOGICAL_BITS;
+        let physical = now_ms << LOGICAL_BITS;
         let ts = physical.max(last.get() + 1).max(after + 1);
         last.set(ts);
         ts
@@ -60,13 +61,13 @@ mod tests {
 
     #[test]
     fn strictly_increasing_and_past_the_key() {
-        let a = next_after(0);
-        let b = next_after(0);
+        let a = next_after(0, unix_ms());
+        let b = next_after(0, unix_ms());
         assert!(b > a);
         let future = (unix_ms() + 10_000) << LOGICAL_BITS;
-        let c = next_after(future);
+        let c = next_after(future, unix_ms());
         assert!(c > future);
-        assert!(next_after(0) > c);
+        assert!(next_after(0, unix_ms()) > c);
         assert!(physical_ms(a) <= unix_ms());
     }
 }

@@ -126,7 +126,7 @@ impl<'a> Locked<'a> {
     /// The MVCC timestamp for the effects of the current command.
     pub fn effect_ts(&mut self) -> u64 {
         if self.last_ts == 0 {
-            self.last_ts = crate::hlc::next_after(0);
+            self.last_ts = crate::hlc::next_after(0, self.now_ms);
         }
         self.last_ts
     }
@@ -138,7 +138,7 @@ impl<'a> Locked<'a> {
     }
 
     fn stamp(&mut self, previous: u64) -> u64 {
-        let ts = crate::hlc::next_after(previous.max(self.last_ts));
+        let ts = crate::hlc::next_after(previous.max(self.last_ts), self.now_ms);
         self.last_ts = ts;
         ts
     }
@@ -184,7 +184,7 @@ impl<'a> Locked<'a> {
     /// Account for a key removed because its deadline passed.
     pub fn expired(&mut self, db: usize, entry: Box<Entry>) {
         self.env.stats.add(&self.env.stats.expired_keys, 1);
-        let ts = crate::hlc::next_after(entry.ts);
+        let ts = crate::hlc::next_after(entry.ts, self.now_ms);
         self.env
             .effects
             .append(db, ts, &[b"DEL", entry.key.as_slice()]);

@@ -350,7 +350,7 @@ impl Worker {
                 let stats = &*self.stats;
                 shard.expire_due(now, 256, |entry| {
                     stats.add(&stats.expired_keys, 1);
-                    let ts = crate::hlc::next_after(entry.ts);
+                    let ts = crate::hlc::next_after(entry.ts, now);
                     effects.append(db, ts, &[b"DEL", entry.key.as_slice()]);
                 });
                 if shard.next_deadline().is_some_and(|at| at <= now) {
