@@ -254,7 +254,7 @@ fn write_g17(out: &mut Vec<u8>, d: f64) {
     // `{:.16e}` rounds the exact binary value to 17 significant digits,
     // ties to even, just like the C library; it prints "d.dddde<exp>".
     let mut scientific = StackText::default();
-    write!(scientific, "{:.16e}", d.abs()).expect("24 bytes hold any double");
+    write!(scientific, "{:.16e}", d.abs()).expect("32 bytes hold any double");
     let (digits, exponent) = scientific.split_scientific();
     let digits = trim_trailing_zeros(&digits);
 
