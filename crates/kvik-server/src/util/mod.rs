@@ -1,5 +1,11 @@
-//! Small pure helpers with Redis-exact semantics: glob matching and number
-//! parsing/formatting. Nothing here knows about clients or the keyspace.
+//! Small pure helpers with Redis-exact semantics: glob matching, number
+//! parsing/formatting (including C `strtod` and `long double` behaviour).
+//! Nothing here knows about clients or the keyspace.
 
 pub mod glob;
+pub mod long_double;
 pub mod numbers;
+pub mod strtod;
+
+#[cfg(test)]
+mod redis_oracle;
