@@ -1,0 +1,671 @@
+//! The parameter table: the single source of truth for every directive kvik
+//! accepts. One `params!` entry declares the typed field of [`Config`], the
+//! directive name and its alias, flags, the default (as CONFIG GET prints it),
+//! the value type with its bounds, and one line of documentation. The macro
+//! generates the struct, and for each entry a getter/setter pair (plain `fn`
+//! pointers) that the loader, CONFIG GET/SET/REWRITE and the docs all use.
+
+use crate::parse::{fmt_bool, parse_bool, parse_i64, parse_memory, ERR_BOOL, ERR_INT, ERR_MEMORY};
+use crate::special::*;
+
+/// The parameter cannot be changed by CONFIG SET.
+pub const IMMUTABLE: u16 = 1 << 0;
+/// CONFIG SET refuses it unless `enable-protected-configs` allows it.
+pub const PROTECTED: u16 = 1 << 1;
+/// Holds a secret (passwords): never to be logged or shown in SLOWLOG/MONITOR.
+pub const SENSITIVE: u16 = 1 << 2;
+/// Not listed by CONFIG GET with a pattern; only an exact name shows it.
+pub const HIDDEN: u16 = 1 << 3;
+/// Takes several arguments (`save 3600 1 300 100`); a single non-empty
+/// argument is split on spaces.
+pub const MULTI_ARG: u16 = 1 << 4;
+/// A KeyDB extension (not in Redis 7.0).
+pub const KEYDB: u16 = 1 << 5;
+/// kvik honours this parameter today. Parameters without it are accepted,
+/// stored, shown and rewritten for compatibility, but have no effect yet.
+pub const LIVE: u16 = 1 << 6;
+/// The default depends on the machine (cwd, CPU count); `default` describes it.
+pub const DYNAMIC_DEFAULT: u16 = 1 << 7;
+
+/// The type of a parameter's value, with its bounds.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// `yes` / `no`.
+    Bool,
+    /// A decimal integer in `[min, max]`.
+    Int { min: i64, max: i64 },
+    /// An octal integer in `[min, max]` (e.g. `unixsocketperm 700`).
+    Octal { min: i64, max: i64 },
+    /// A byte count with optional unit (`k`, `kb`, `m`, `mb`, `g`, `gb`).
+    Memory { min: u64, max: u64 },
+    /// One of a fixed set of words, case-insensitive.
+    Enum(&'static [&'static str]),
+    /// A free string.
+    String,
+    /// Its own syntax, described in words.
+    Special(&'static str),
+}
+
+pub type Getter = fn(&Config) -> String;
+pub type Setter = fn(&mut Config, &[String]) -> Result<(), String>;
+
+/// One configuration parameter.
+pub struct Param {
+    /// Canonical name (what CONFIG REWRITE writes).
+    pub name: &'static str,
+    /// Other accepted name (Redis's `slave*` and `*-ziplist-*`, or `io-threads`).
+    pub alias: Option<&'static str>,
+    /// Bit set of the flag constants of this module.
+    pub flags: u16,
+    /// Value type and bounds.
+    pub kind: Kind,
+    /// Default, as CONFIG GET prints it (a description when DYNAMIC_DEFAULT).
+    pub default: &'static str,
+    /// One line of meaning.
+    pub doc: &'static str,
+    pub(crate) get: Getter,
+    pub(crate) set: Setter,
+}
+
+impl Param {
+    pub fn has(&self, flag: u16) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// The current value of this parameter in `cfg`, as CONFIG GET prints it.
+    pub fn value(&self, cfg: &Config) -> String {
+        (self.get)(cfg)
+    }
+}
+
+impl std::fmt::Debug for Param {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Param")
+            .field("name", &self.name)
+            .field("alias", &self.alias)
+            .finish()
+    }
+}
+
+/// Finds a parameter by name or alias, case-insensitively. The boolean tells
+/// whether `name` matched the alias.
+pub fn lookup(name: &str) -> Option<(&'static Param, bool)> {
+    PARAMS.iter().find_map(|p| {
+        if p.name.eq_ignore_ascii_case(name) {
+            Some((p, false))
+        } else if p.alias.is_some_and(|a| a.eq_ignore_ascii_case(name)) {
+            Some((p, true))
+        } else {
+            None
+        }
+    })
+}
+
+pub(crate) fn single(args: &[String]) -> Result<&str, String> {
+    match args {
+        [one] => Ok(one.as_str()),
+        _ => Err("wrong number of arguments".to_string()),
+    }
+}
+
+pub(crate) fn int_in(args: &[String], min: i64, max: i64) -> Result<i64, String> {
+    let v = parse_i64(single(args)?).ok_or(ERR_INT)?;
+    if v < min || v > max {
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
+    }
+    Ok(v)
+}
+
+pub(crate) fn octal_in(args: &[String], min: i64, max: i64) -> Result<i64, String> {
+    let s = single(args)?;
+    let v = if !s.is_empty() && s.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        i64::from_str_radix(s, 8).ok()
+    } else {
+        None
+    };
+    let v = v.ok_or("argument couldn't be parsed as an octal number")?;
+    if v < min || v > max {
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
+    }
+    Ok(v)
+}
+
+pub(crate) fn memory_in(args: &[String], min: u64, max: u64) -> Result<u64, String> {
+    let v = parse_memory(single(args)?).ok_or(ERR_MEMORY)?;
+    if v < min || v > max {
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
+    }
+    Ok(v)
+}
+
+pub(crate) fn enum_in(
+    args: &[String],
+    options: &'static [&'static str],
+) -> Result<&'static str, String> {
+    let s = single(args)?;
+    options
+        .iter()
+        .find(|o| o.eq_ignore_ascii_case(s))
+        .copied()
+        .ok_or_else(|| {
+            format!(
+                "argument(s) must be one of the following: {}",
+                options.join(", ")
+            )
+        })
+}
+
+pub(crate) fn bool_of(args: &[String]) -> Result<bool, String> {
+    parse_bool(single(args)?).ok_or_else(|| ERR_BOOL.to_string())
+}
+
+macro_rules! params {
+    ( $( $field:ident : $ty:ty = $kind:ident $( ( $($karg:expr),* ) )? ,
+         $name:literal $( | $alias:literal )? , $flags:expr , $default:literal , $doc:literal ; )* ) => {
+        /// Every configuration parameter, typed. Field names follow the
+        /// directive names with `-` replaced by `_`. See `docs/configuration.md`.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct Config {
+            $( #[doc = $doc] pub $field: $ty, )*
+            /// `rename-command` directives in order: (command, new name; empty = disabled).
+            pub rename_commands: Vec<(String, String)>,
+            /// `user` directives (ACL rules), each the arguments after `user`.
+            pub users: Vec<Vec<String>>,
+            /// `loadmodule` directives, each the arguments after `loadmodule`.
+            pub loadmodules: Vec<Vec<String>>,
+        }
+
+        impl Config {
+            /// All fields zero/empty: the base the table defaults are applied to.
+            pub(crate) fn blank() -> Config {
+                Config {
+                    $( $field: Default::default(), )*
+                    rename_commands: Vec::new(),
+                    users: Vec::new(),
+                    loadmodules: Vec::new(),
+                }
+            }
+        }
+
+        /// The table, in alphabetical order of canonical name.
+        pub static PARAMS: &[Param] = &[ $(
+            Param {
+                name: $name,
+                alias: params!(@alias $($alias)?),
+                flags: $flags,
+                kind: params!(@kind $kind $( ( $($karg),* ) )?),
+                default: $default,
+                doc: $doc,
+                get: params!(@get $field, $kind $( ( $($karg),* ) )?),
+                set: params!(@set $field, $ty, $kind $( ( $($karg),* ) )?),
+            },
+        )* ];
+    };
+
+    (@alias) => { None };
+    (@alias $a:literal) => { Some($a) };
+
+    (@kind Bool) => { Kind::Bool };
+    (@kind Int($min:expr, $max:expr)) => { Kind::Int { min: $min, max: $max } };
+    (@kind Octal($min:expr, $max:expr)) => { Kind::Octal { min: $min, max: $max } };
+    (@kind Mem($min:expr, $max:expr)) => { Kind::Memory { min: $min, max: $max } };
+    (@kind Enum($opts:expr)) => { Kind::Enum($opts) };
+    (@kind Str) => { Kind::String };
+    (@kind StrV($v:expr)) => { Kind::String };
+    (@kind OptStr) => { Kind::String };
+    (@kind Special($g:expr, $s:expr, $d:expr)) => { Kind::Special($d) };
+
+    (@get $f:ident, Bool) => { |c: &Config| fmt_bool(c.$f) };
+    (@get $f:ident, Int($min:expr, $max:expr)) => { |c: &Config| c.$f.to_string() };
+    (@get $f:ident, Octal($min:expr, $max:expr)) => { |c: &Config| format!("{:o}", c.$f) };
+    (@get $f:ident, Mem($min:expr, $max:expr)) => { |c: &Config| c.$f.to_string() };
+    (@get $f:ident, Enum($opts:expr)) => { |c: &Config| c.$f.clone() };
+    (@get $f:ident, Str) => { |c: &Config| c.$f.clone() };
+    (@get $f:ident, StrV($v:expr)) => { |c: &Config| c.$f.clone() };
+    (@get $f:ident, OptStr) => { |c: &Config| c.$f.clone().unwrap_or_default() };
+    (@get $f:ident, Special($g:expr, $s:expr, $d:expr)) => { $g };
+
+    (@set $f:ident, $ty:ty, Bool) => {
+        |c: &mut Config, a: &[String]| -> Result<(), String> { c.$f = bool_of(a)?; Ok(()) }
+    };
+    (@set $f:ident, $ty:ty, Int($min:expr, $max:expr)) => {
+        |c: &mut Config, a: &[String]| -> Result<(), String> {
+            c.$f = int_in(a, $min, $max)? as $ty;
+            Ok(())
+        }
+    };
+    (@set $f:ident, $ty:ty, Octal($min:expr, $max:expr)) => {
+        |c: &mut Config, a: &[String]| -> Result<(), String> {
+            c.$f = octal_in(a, $min, $max)? as $ty;
+            Ok(())
+        }
+    };
+    (@set $f:ident, $ty:ty, Mem($min:expr, $max:expr)) => {
+        |c: &mut Config, a: &[String]| -> Result<(), String> { c.$f = memory_in(a, $min, $max)?; Ok(()) }
+    };
+    (@set $f:ident, $ty:ty, Enum($opts:expr)) => {
+        |c: &mut Config, a: &[String]| -> Result<(), String> { c.$f = enum_in(a, $opts)?.to_string(); Ok(()) }
+    };
+    (@set $f:ident, $ty:ty, Str) => {
+        |c: &mut Config, a: &[String]| -> Result<(), String> { c.$f = single(a)?.to_string(); Ok(()) }
+    };
+    (@set $f:ident, $ty:ty, StrV($v:expr)) => {
+        |c: &mut Config, a: &[String]| -> Result<(), String> {
+            let s = single(a)?;
+            ($v)(s)?;
+            c.$f = s.to_string();
+            Ok(())
+        }
+    };
+    (@set $f:ident, $ty:ty, OptStr) => {
+        |c: &mut Config, a: &[String]| -> Result<(), String> {
+            let s = single(a)?;
+            c.$f = if s.is_empty() { None } else { Some(s.to_string()) };
+            Ok(())
+        }
+    };
+    (@set $f:ident, $ty:ty, Special($g:expr, $s:expr, $d:expr)) => { $s };
+}
+
+const LL: i64 = i64::MAX;
+const ULL: u64 = u64::MAX;
+const LLM: u64 = i64::MAX as u64;
+const INT: i64 = i32::MAX as i64;
+const INT_MIN: i64 = i32::MIN as i64;
+const UINT: i64 = u32::MAX as i64;
+const PORT: i64 = 65535;
+
+const IMM: u16 = IMMUTABLE;
+const PROT: u16 = PROTECTED;
+const SENS: u16 = SENSITIVE;
+const HID: u16 = HIDDEN;
+const MULTI: u16 = MULTI_ARG;
+const KDB: u16 = KEYDB;
+const DYN: u16 = DYNAMIC_DEFAULT;
+
+const YES_NO_LOCAL: &[&str] = &["no", "yes", "local"];
+
+params! {
+    acl_pubsub_default: String = Enum(&["allchannels", "resetchannels"]),
+        "acl-pubsub-default", 0, "resetchannels", "Default Pub/Sub channel permission of new ACL users.";
+    aclfile: String = Str,
+        "aclfile", IMM, "", "External ACL users file.";
+    acllog_max_len: u64 = Int(0, LL),
+        "acllog-max-len", 0, "128", "Maximum entries kept in the ACL LOG.";
+    active_client_balancing: bool = Bool,
+        "active-client-balancing", KDB, "yes", "Spread new connections evenly over the server threads.";
+    active_defrag_cycle_max: u32 = Int(1, 99),
+        "active-defrag-cycle-max", 0, "25", "Maximum CPU percent spent on active defragmentation.";
+    active_defrag_cycle_min: u32 = Int(1, 99),
+        "active-defrag-cycle-min", 0, "1", "Minimum CPU percent spent on active defragmentation.";
+    active_defrag_ignore_bytes: u64 = Mem(1, LLM),
+        "active-defrag-ignore-bytes", 0, "104857600", "Fragmentation waste below which defragmentation does not start.";
+    active_defrag_max_scan_fields: u64 = Int(1, LL),
+        "active-defrag-max-scan-fields", 0, "1000", "Collections larger than this are defragmented in a separate step.";
+    active_defrag_threshold_lower: u32 = Int(0, 1000),
+        "active-defrag-threshold-lower", 0, "10", "Fragmentation percent at which defragmentation starts.";
+    active_defrag_threshold_upper: u32 = Int(0, 1000),
+        "active-defrag-threshold-upper", 0, "100", "Fragmentation percent at which maximum effort is used.";
+    active_expire_effort: u32 = Int(1, 10),
+        "active-expire-effort", 0, "1", "Effort (1-10) of the active expiry cycle.";
+    active_replica: bool = Bool,
+        "active-replica", KDB, "no", "A replica accepts writes and sends them to its masters (active-active).";
+    activedefrag: bool = Bool,
+        "activedefrag", 0, "no", "Enable active memory defragmentation.";
+    activerehashing: bool = Bool,
+        "activerehashing", 0, "yes", "Rehash hash tables incrementally in the background.";
+    always_show_logo: bool = Bool,
+        "always-show-logo", IMM | LIVE, "no", "Print the ASCII logo at startup even when not logging to a terminal.";
+    aof_disable_auto_gc: bool = Bool,
+        "aof-disable-auto-gc", 0, "no", "Keep history AOF files after a rewrite instead of deleting them.";
+    aof_load_truncated: bool = Bool,
+        "aof-load-truncated", 0, "yes", "Load an AOF whose last command is truncated (dropping it) instead of refusing to start.";
+    aof_rewrite_cpulist: String = Str,
+        "aof_rewrite_cpulist", IMM, "", "CPU list for the AOF rewrite task.";
+    aof_rewrite_incremental_fsync: bool = Bool,
+        "aof-rewrite-incremental-fsync", 0, "yes", "fsync every 4 MB while rewriting the AOF.";
+    aof_timestamp_enabled: bool = Bool,
+        "aof-timestamp-enabled", 0, "no", "Write timestamp annotations into the AOF.";
+    aof_use_rdb_preamble: bool = Bool,
+        "aof-use-rdb-preamble", 0, "yes", "AOF rewrite writes the base file in RDB format.";
+    appenddirname: String = StrV(check_appenddirname),
+        "appenddirname", IMM, "appendonlydir", "Directory (inside dir) holding the multi-part AOF files.";
+    appendfilename: String = StrV(check_appendfilename),
+        "appendfilename", IMM, "appendonly.aof", "Base name of the AOF files.";
+    appendfsync: String = Enum(&["everysec", "always", "no"]),
+        "appendfsync", 0, "everysec", "When the AOF is fsynced: after every write, every second, or never.";
+    appendonly: bool = Bool,
+        "appendonly", 0, "no", "Enable the append-only file.";
+    auto_aof_rewrite_min_size: u64 = Mem(0, LLM),
+        "auto-aof-rewrite-min-size", 0, "67108864", "Minimum AOF size before an automatic rewrite.";
+    auto_aof_rewrite_percentage: u32 = Int(0, INT),
+        "auto-aof-rewrite-percentage", 0, "100", "AOF growth percent that triggers an automatic rewrite (0 = never).";
+    bgsave_cpulist: String = Str,
+        "bgsave_cpulist", IMM, "", "CPU list for the background save task.";
+    bind: Vec<String> = Special(get_bind, set_bind, "address list"),
+        "bind", MULTI | LIVE, "* -::*", "Addresses to listen on (`-` prefix: skip if unavailable; `*` all IPv4, `::*` all IPv6).";
+    bind_source_addr: String = Str,
+        "bind-source-addr", 0, "", "Source address for outgoing replication connections.";
+    bio_cpulist: String = Str,
+        "bio_cpulist", IMM, "", "CPU list for background I/O threads.";
+    busy_reply_threshold: u64 = Int(0, LL),
+        "busy-reply-threshold" | "lua-time-limit", 0, "5000", "Milliseconds a script or function may run before other clients get BUSY.";
+    client_output_buffer_limit: [ClientBufferLimit; 3] = Special(get_cobl, set_cobl, "class hard soft seconds ..."),
+        "client-output-buffer-limit", MULTI, "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+        "Output buffer limits per client class (normal, replica, pubsub): hard bytes, soft bytes, soft seconds.";
+    client_query_buffer_limit: u64 = Mem(1024 * 1024, LLM),
+        "client-query-buffer-limit", LIVE, "1073741824", "Maximum size of a client's query buffer.";
+    cluster_allow_pubsubshard_when_down: bool = Bool,
+        "cluster-allow-pubsubshard-when-down", 0, "yes", "Serve sharded Pub/Sub while the cluster is down.";
+    cluster_allow_reads_when_down: bool = Bool,
+        "cluster-allow-reads-when-down", 0, "no", "Serve reads while the cluster is down.";
+    cluster_allow_replica_migration: bool = Bool,
+        "cluster-allow-replica-migration", 0, "yes", "Replicas may migrate to orphaned masters.";
+    cluster_announce_bus_port: u16 = Int(0, PORT),
+        "cluster-announce-bus-port", 0, "0", "Cluster bus port announced to peers.";
+    cluster_announce_hostname: String = Str,
+        "cluster-announce-hostname", 0, "", "Hostname announced to cluster peers.";
+    cluster_announce_ip: String = Str,
+        "cluster-announce-ip", 0, "", "IP announced to cluster peers.";
+    cluster_announce_port: u16 = Int(0, PORT),
+        "cluster-announce-port", 0, "0", "Client port announced to cluster peers.";
+    cluster_announce_tls_port: u16 = Int(0, PORT),
+        "cluster-announce-tls-port", 0, "0", "TLS port announced to cluster peers.";
+    cluster_config_file: String = Str,
+        "cluster-config-file", IMM, "nodes.conf", "File where the cluster state is saved.";
+    cluster_enabled: bool = Bool,
+        "cluster-enabled", IMM, "no", "Run in cluster mode.";
+    cluster_link_sendbuf_limit: u64 = Mem(0, ULL),
+        "cluster-link-sendbuf-limit", 0, "0", "Send buffer limit of a cluster bus link (0 = none).";
+    cluster_migration_barrier: u32 = Int(0, INT),
+        "cluster-migration-barrier", 0, "1", "Replicas a master keeps before one may migrate.";
+    cluster_node_timeout: u64 = Int(0, LL),
+        "cluster-node-timeout", 0, "15000", "Milliseconds before a cluster node is considered failing.";
+    cluster_port: u16 = Int(0, PORT),
+        "cluster-port", IMM, "0", "Cluster bus port (0 = port + 10000).";
+    cluster_preferred_endpoint_type: String = Enum(&["ip", "hostname", "unknown-endpoint"]),
+        "cluster-preferred-endpoint-type", 0, "ip", "Endpoint type shown in redirections and CLUSTER SLOTS.";
+    cluster_replica_no_failover: bool = Bool,
+        "cluster-replica-no-failover" | "cluster-slave-no-failover", 0, "no", "This replica never fails over its master automatically.";
+    cluster_replica_validity_factor: u32 = Int(0, INT),
+        "cluster-replica-validity-factor" | "cluster-slave-validity-factor", 0, "10", "Maximum disconnection (in node timeouts) for a replica to fail over.";
+    cluster_require_full_coverage: bool = Bool,
+        "cluster-require-full-coverage", 0, "yes", "Stop serving when some hash slots are not covered.";
+    crash_log_enabled: bool = Bool,
+        "crash-log-enabled", 0, "yes", "Write a crash report to the log on a fatal error.";
+    crash_memcheck_enabled: bool = Bool,
+        "crash-memcheck-enabled", 0, "yes", "Run a memory check as part of the crash report.";
+    daemonize: bool = Bool,
+        "daemonize", IMM, "no", "Run as a daemon in the background.";
+    databases: usize = Int(1, INT),
+        "databases", IMM | LIVE, "16", "Number of logical databases.";
+    dbfilename: String = StrV(check_dbfilename),
+        "dbfilename", PROT, "dump.rdb", "Name of the RDB file.";
+    dir: String = Special(get_dir, set_dir, "existing directory"),
+        "dir", PROT | DYN, "current directory", "Working directory: RDB, AOF and other files go here (shown absolute).";
+    disable_thp: bool = Bool,
+        "disable-thp", IMM, "yes", "Disable transparent huge pages for the process.";
+    dynamic_hz: bool = Bool,
+        "dynamic-hz", 0, "yes", "Raise hz temporarily with many clients.";
+    enable_debug_command: String = Enum(YES_NO_LOCAL),
+        "enable-debug-command", IMM | LIVE, "no", "Allow DEBUG: no, yes, or local (only from loopback/unix socket).";
+    enable_module_command: String = Enum(YES_NO_LOCAL),
+        "enable-module-command", IMM, "no", "Allow MODULE: no, yes, or local.";
+    enable_protected_configs: String = Enum(YES_NO_LOCAL),
+        "enable-protected-configs", IMM, "no", "Allow CONFIG SET of protected parameters (dir, dbfilename): no, yes, or local.";
+    hash_max_listpack_entries: u64 = Int(0, LL),
+        "hash-max-listpack-entries" | "hash-max-ziplist-entries", 0, "512", "Hashes with at most this many fields use the compact encoding.";
+    hash_max_listpack_value: u64 = Mem(0, LLM),
+        "hash-max-listpack-value" | "hash-max-ziplist-value", 0, "64", "Hashes whose values are at most this long use the compact encoding.";
+    hll_sparse_max_bytes: u64 = Mem(0, LLM),
+        "hll-sparse-max-bytes", 0, "3000", "HyperLogLog sparse representation size limit.";
+    hz: u32 = Int(0, INT),
+        "hz", LIVE, "10", "Frequency of background tasks per second (kept within 1..500).";
+    ignore_warnings: String = Str,
+        "ignore-warnings", 0, "", "Startup warnings to silence.";
+    io_threads_do_reads: bool = Bool,
+        "io-threads-do-reads", IMM, "no", "Redis I/O threads also read; kvik's server threads always do.";
+    jemalloc_bg_thread: bool = Bool,
+        "jemalloc-bg-thread", 0, "yes", "Let jemalloc purge memory from a background thread.";
+    key_load_delay: i32 = Int(INT_MIN, INT),
+        "key-load-delay", HID, "0", "Testing: microseconds of delay per key loaded.";
+    latency_monitor_threshold: u64 = Int(0, LL),
+        "latency-monitor-threshold", 0, "0", "Milliseconds above which events are recorded by the latency monitor (0 = off).";
+    latency_tracking: bool = Bool,
+        "latency-tracking", 0, "yes", "Track per-command latency percentiles.";
+    latency_tracking_info_percentiles: Vec<f64> = Special(get_percentiles, set_percentiles, "list of percentiles"),
+        "latency-tracking-info-percentiles", MULTI, "50 99 99.9", "Percentiles reported in INFO latencystats.";
+    lazyfree_lazy_eviction: bool = Bool,
+        "lazyfree-lazy-eviction", 0, "no", "Free evicted values in the background.";
+    lazyfree_lazy_expire: bool = Bool,
+        "lazyfree-lazy-expire", 0, "no", "Free expired values in the background.";
+    lazyfree_lazy_server_del: bool = Bool,
+        "lazyfree-lazy-server-del", 0, "no", "Free values deleted implicitly (overwrite, RENAME) in the background.";
+    lazyfree_lazy_user_del: bool = Bool,
+        "lazyfree-lazy-user-del", 0, "no", "DEL behaves like UNLINK.";
+    lazyfree_lazy_user_flush: bool = Bool,
+        "lazyfree-lazy-user-flush", 0, "no", "FLUSHDB/FLUSHALL/SCRIPT FLUSH default to ASYNC.";
+    lfu_decay_time: u32 = Int(0, INT),
+        "lfu-decay-time", 0, "1", "Minutes after which an LFU counter is halved.";
+    lfu_log_factor: u32 = Int(0, INT),
+        "lfu-log-factor", 0, "10", "Logarithmic factor of the LFU counter.";
+    list_compress_depth: u32 = Int(0, INT),
+        "list-compress-depth", 0, "0", "List nodes left uncompressed at each end (0 = no compression).";
+    list_max_listpack_size: i32 = Int(INT_MIN, INT),
+        "list-max-listpack-size" | "list-max-ziplist-size", 0, "-2", "Size of a list node: entries (positive) or -1..-5 for 4..64 KB.";
+    loading_process_events_interval_bytes: u32 = Int(1024, INT),
+        "loading-process-events-interval-bytes", HID, "2097152", "Bytes loaded between serving events while loading.";
+    logfile: String = Str,
+        "logfile", IMM | LIVE, "", "Log file path; empty logs to standard output.";
+    loglevel: String = Enum(&["debug", "verbose", "notice", "warning"]),
+        "loglevel", LIVE, "notice", "Log verbosity: debug, verbose, notice or warning.";
+    lua_enable_deprecated_api: bool = Bool,
+        "lua-enable-deprecated-api", IMM | HID, "no", "Expose deprecated Lua globals to scripts.";
+    masterauth: Option<String> = OptStr,
+        "masterauth", SENS, "", "Password used to authenticate with the master.";
+    masteruser: Option<String> = OptStr,
+        "masteruser", 0, "", "User name used to authenticate with the master.";
+    maxclients: u64 = Int(1, UINT),
+        "maxclients", LIVE, "10000", "Maximum number of connected clients.";
+    maxmemory: u64 = Mem(0, ULL),
+        "maxmemory", 0, "0", "Memory limit for data (0 = none); beyond it maxmemory-policy applies.";
+    maxmemory_clients: MaxmemoryClients = Special(get_maxmemory_clients, set_maxmemory_clients, "memory or percent"),
+        "maxmemory-clients", 0, "0", "Total client memory limit, in bytes or as a percent of maxmemory (0 = none).";
+    maxmemory_eviction_tenacity: u32 = Int(0, 100),
+        "maxmemory-eviction-tenacity", 0, "10", "How hard eviction works per command (0-100).";
+    maxmemory_policy: String = Enum(&["volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"]),
+        "maxmemory-policy", 0, "noeviction", "What to evict when maxmemory is reached.";
+    maxmemory_samples: u32 = Int(1, INT),
+        "maxmemory-samples", 0, "5", "Keys sampled per eviction.";
+    min_clients_per_thread: u32 = Int(0, INT),
+        "min-clients-per-thread", KDB, "20", "Clients a thread takes before new connections go to other threads.";
+    min_replicas_max_lag: u32 = Int(0, INT),
+        "min-replicas-max-lag" | "min-slaves-max-lag", 0, "10", "Seconds of lag under which a replica counts for min-replicas-to-write.";
+    min_replicas_to_write: u32 = Int(0, INT),
+        "min-replicas-to-write" | "min-slaves-to-write", 0, "0", "Refuse writes with fewer good replicas than this (0 = off).";
+    multi_master: bool = Bool,
+        "multi-master", IMM | KDB, "no", "Allow several replicaof masters at once.";
+    multi_master_no_forward: bool = Bool,
+        "multi-master-no-forward", KDB, "no", "Do not forward writes received from one master to the others.";
+    no_appendfsync_on_rewrite: bool = Bool,
+        "no-appendfsync-on-rewrite", 0, "no", "Skip AOF fsync while a rewrite or save runs.";
+    notify_keyspace_events: u32 = Special(get_notify, set_notify, "event class letters"),
+        "notify-keyspace-events", 0, "", "Keyspace notification classes (letters of Ag$lshzxeKEtmdn).";
+    oom_score_adj: String = Special(get_oom_score_adj, set_oom_score_adj, "no|yes|relative|absolute"),
+        "oom-score-adj", 0, "no", "Adjust the process oom_score_adj: no, yes/relative, absolute.";
+    oom_score_adj_values: [i32; 3] = Special(get_oom_values, set_oom_values, "three integers"),
+        "oom-score-adj-values", MULTI, "0 200 800", "oom_score_adj for master, replica and background child.";
+    pidfile: String = Str,
+        "pidfile", IMM, "", "File the process id is written to.";
+    port: u16 = Int(0, PORT),
+        "port", LIVE, "6379", "TCP port to listen on (0 = none).";
+    proc_title_template: String = StrV(check_proc_title),
+        "proc-title-template", 0, "{title} {listen-addr} {server-mode}", "Template of the process title.";
+    propagation_error_behavior: String = Enum(&["ignore", "panic", "panic-on-replicas"]),
+        "propagation-error-behavior", 0, "ignore", "What a replica does when a replicated command fails.";
+    protected_mode: bool = Bool,
+        "protected-mode", LIVE, "yes", "Without password and explicit bind, accept only loopback clients.";
+    proto_max_bulk_len: u64 = Mem(1024 * 1024, LLM),
+        "proto-max-bulk-len", LIVE, "536870912", "Maximum size of one bulk string in a request.";
+    rdb_del_sync_files: bool = Bool,
+        "rdb-del-sync-files", 0, "no", "Delete RDB files used only for replication when persistence is off.";
+    rdb_key_save_delay: i32 = Int(INT_MIN, INT),
+        "rdb-key-save-delay", HID, "0", "Testing: microseconds of delay per key saved.";
+    rdb_save_incremental_fsync: bool = Bool,
+        "rdb-save-incremental-fsync", 0, "yes", "fsync every 4 MB while saving an RDB.";
+    rdbchecksum: bool = Bool,
+        "rdbchecksum", IMM, "yes", "Write and check the CRC64 of RDB files.";
+    rdbcompression: bool = Bool,
+        "rdbcompression", 0, "yes", "Compress strings in RDB files with LZF.";
+    repl_backlog_size: u64 = Mem(1, LLM),
+        "repl-backlog-size", 0, "1048576", "Size of the replication backlog (at least 16kb).";
+    repl_backlog_ttl: u64 = Int(0, LL),
+        "repl-backlog-ttl", 0, "3600", "Seconds without replicas after which the backlog is freed.";
+    repl_disable_tcp_nodelay: bool = Bool,
+        "repl-disable-tcp-nodelay", 0, "no", "Disable TCP_NODELAY on replica links.";
+    repl_diskless_load: String = Enum(&["disabled", "on-empty-db", "swapdb"]),
+        "repl-diskless-load", 0, "disabled", "How a replica loads a full sync: from disk, or straight from the socket.";
+    repl_diskless_sync: bool = Bool,
+        "repl-diskless-sync", 0, "yes", "Send full syncs straight to the replica socket.";
+    repl_diskless_sync_delay: u32 = Int(0, INT),
+        "repl-diskless-sync-delay", 0, "5", "Seconds to wait for more replicas before a diskless sync.";
+    repl_diskless_sync_max_replicas: u32 = Int(0, INT),
+        "repl-diskless-sync-max-replicas", 0, "0", "Start a diskless sync early when this many replicas wait (0 = off).";
+    repl_ping_replica_period: u32 = Int(1, INT),
+        "repl-ping-replica-period" | "repl-ping-slave-period", 0, "10", "Seconds between pings from master to replicas.";
+    repl_timeout: u32 = Int(1, INT),
+        "repl-timeout", 0, "60", "Replication timeout in seconds.";
+    replica_announce_ip: String = Str,
+        "replica-announce-ip" | "slave-announce-ip", 0, "", "IP a replica announces to its master.";
+    replica_announce_port: u16 = Int(0, PORT),
+        "replica-announce-port" | "slave-announce-port", 0, "0", "Port a replica announces to its master.";
+    replica_announced: bool = Bool,
+        "replica-announced", 0, "yes", "Whether Sentinel should list this replica.";
+    replica_ignore_disk_write_errors: bool = Bool,
+        "replica-ignore-disk-write-errors", 0, "no", "A replica keeps applying the stream when it cannot persist.";
+    replica_ignore_maxmemory: bool = Bool,
+        "replica-ignore-maxmemory" | "slave-ignore-maxmemory", 0, "yes", "A replica does not evict on its own.";
+    replica_lazy_flush: bool = Bool,
+        "replica-lazy-flush" | "slave-lazy-flush", 0, "no", "A replica flushes its old data in the background on full sync.";
+    replica_priority: u32 = Int(0, INT),
+        "replica-priority" | "slave-priority", 0, "100", "Sentinel promotion priority (lower first, 0 = never).";
+    replica_quorum: i32 = Int(-1, INT),
+        "replica-quorum", KDB, "-1", "Masters that must acknowledge before a multi-master replica serves (-1 = all).";
+    replica_read_only: bool = Bool,
+        "replica-read-only" | "slave-read-only", 0, "yes", "Replicas refuse writes from clients.";
+    replica_serve_stale_data: bool = Bool,
+        "replica-serve-stale-data" | "slave-serve-stale-data", 0, "yes", "A replica serves possibly stale data while out of sync.";
+    replica_weighting_factor: u32 = Int(1, INT),
+        "replica-weighting-factor", KDB, "2", "A replica connection counts this many times when balancing threads.";
+    replicaof: Vec<(String, u16)> = Special(get_replicaof, set_replicaof, "host port"),
+        "replicaof" | "slaveof", IMM | MULTI, "", "Replicate from this master (several lines with multi-master).";
+    requirepass: Option<String> = OptStr,
+        "requirepass", SENS | LIVE, "", "Password of the default user (empty = none).";
+    sanitize_dump_payload: String = Enum(&["no", "yes", "clients"]),
+        "sanitize-dump-payload", 0, "no", "Deep-check RESTORE payloads: no, yes, or only for normal clients.";
+    save: Vec<(u64, u64)> = Special(get_save, set_save, "seconds changes ..."),
+        "save", MULTI, "3600 1 300 100 60 10000", "Snapshot points: pairs of seconds and changes; save when both are reached (empty = off).";
+    server_cpulist: String = Str,
+        "server_cpulist", IMM, "", "CPU list for the server threads.";
+    server_thread_affinity: bool = Special(get_affinity, set_affinity, "yes/no (true/false)"),
+        "server-thread-affinity", IMM | KDB | LIVE, "no", "Pin server thread i to CPU i.";
+    server_threads: usize = Int(1, 128),
+        "server-threads" | "io-threads", IMM | KDB | LIVE | DYN, "number of CPUs, at most 16",
+        "Worker threads, each running its own event loop.";
+    set_max_intset_entries: u64 = Int(0, LL),
+        "set-max-intset-entries", 0, "512", "Integer sets up to this size use the compact encoding.";
+    set_proc_title: bool = Bool,
+        "set-proc-title", IMM, "yes", "Change the process title.";
+    shutdown_on_sigint: u8 = Special(get_shutdown_sigint, set_shutdown_sigint, "default|save|nosave|now|force ..."),
+        "shutdown-on-sigint", MULTI, "default", "SHUTDOWN flags used on SIGINT.";
+    shutdown_on_sigterm: u8 = Special(get_shutdown_sigterm, set_shutdown_sigterm, "default|save|nosave|now|force ..."),
+        "shutdown-on-sigterm", MULTI, "default", "SHUTDOWN flags used on SIGTERM.";
+    shutdown_timeout: u32 = Int(0, INT),
+        "shutdown-timeout", 0, "10", "Seconds to wait for replicas to catch up on shutdown.";
+    slowlog_log_slower_than: i64 = Int(-1, LL),
+        "slowlog-log-slower-than", 0, "10000", "Microseconds above which a command is logged in SLOWLOG (-1 = off).";
+    slowlog_max_len: u64 = Int(0, LL),
+        "slowlog-max-len", 0, "128", "Entries kept in SLOWLOG.";
+    socket_mark_id: u32 = Int(0, UINT),
+        "socket-mark-id", IMM, "0", "SO_MARK set on listening sockets.";
+    stop_writes_on_bgsave_error: bool = Bool,
+        "stop-writes-on-bgsave-error", 0, "yes", "Refuse writes after a failed background save.";
+    stream_node_max_bytes: u64 = Mem(0, LLM),
+        "stream-node-max-bytes", 0, "4096", "Maximum bytes of a stream node.";
+    stream_node_max_entries: u64 = Int(0, LL),
+        "stream-node-max-entries", 0, "100", "Maximum entries of a stream node.";
+    supervised: String = Enum(&["upstart", "systemd", "auto", "no"]),
+        "supervised", IMM, "no", "Supervision mode: notify upstart/systemd when ready.";
+    syslog_enabled: bool = Bool,
+        "syslog-enabled", IMM | LIVE, "no", "Also log to syslog.";
+    syslog_facility: String = Enum(&["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]),
+        "syslog-facility", IMM | LIVE, "local0", "Syslog facility.";
+    syslog_ident: String = Str,
+        "syslog-ident", IMM | LIVE, "redis", "Syslog identity.";
+    tcp_backlog: u32 = Int(0, INT),
+        "tcp-backlog", IMM, "511", "listen() backlog.";
+    tcp_keepalive: u64 = Int(0, INT),
+        "tcp-keepalive", LIVE, "300", "TCP keepalive interval in seconds (0 = off).";
+    timeout: u64 = Int(0, INT),
+        "timeout", LIVE, "0", "Close a client idle for this many seconds (0 = never).";
+    tls_auth_clients: String = Enum(&["no", "yes", "optional"]),
+        "tls-auth-clients", 0, "yes", "Require client certificates: no, yes, optional.";
+    tls_ca_cert_dir: String = Str,
+        "tls-ca-cert-dir", 0, "", "Directory of CA certificates.";
+    tls_ca_cert_file: String = Str,
+        "tls-ca-cert-file", 0, "", "CA certificate bundle.";
+    tls_cert_file: String = Str,
+        "tls-cert-file", 0, "", "Server certificate.";
+    tls_ciphers: String = Str,
+        "tls-ciphers", 0, "", "Allowed TLS 1.2 ciphers.";
+    tls_ciphersuites: String = Str,
+        "tls-ciphersuites", 0, "", "Allowed TLS 1.3 cipher suites.";
+    tls_client_cert_file: String = Str,
+        "tls-client-cert-file", 0, "", "Certificate used for outgoing connections.";
+    tls_client_key_file: String = Str,
+        "tls-client-key-file", 0, "", "Private key used for outgoing connections.";
+    tls_client_key_file_pass: String = Str,
+        "tls-client-key-file-pass", SENS, "", "Passphrase of tls-client-key-file.";
+    tls_cluster: bool = Bool,
+        "tls-cluster", 0, "no", "Use TLS on the cluster bus.";
+    tls_dh_params_file: String = Str,
+        "tls-dh-params-file", 0, "", "Diffie-Hellman parameters file.";
+    tls_key_file: String = Str,
+        "tls-key-file", 0, "", "Server private key.";
+    tls_key_file_pass: String = Str,
+        "tls-key-file-pass", SENS, "", "Passphrase of tls-key-file.";
+    tls_port: u16 = Int(0, PORT),
+        "tls-port", 0, "0", "TLS port to listen on (0 = none).";
+    tls_prefer_server_ciphers: bool = Bool,
+        "tls-prefer-server-ciphers", 0, "no", "Prefer the server's cipher order.";
+    tls_protocols: String = Str,
+        "tls-protocols", 0, "", "Allowed TLS versions.";
+    tls_replication: bool = Bool,
+        "tls-replication", 0, "no", "Use TLS for links to the master.";
+    tls_session_cache_size: u32 = Int(0, INT),
+        "tls-session-cache-size", 0, "20480", "TLS session cache entries.";
+    tls_session_cache_timeout: u32 = Int(0, INT),
+        "tls-session-cache-timeout", 0, "300", "TLS session cache timeout in seconds.";
+    tls_session_caching: bool = Bool,
+        "tls-session-caching", 0, "yes", "Enable TLS session caching.";
+    tracking_table_max_keys: u64 = Int(0, LL),
+        "tracking-table-max-keys", 0, "1000000", "Keys tracked for client-side caching (0 = no limit).";
+    unixsocket: String = Str,
+        "unixsocket", IMM, "", "Unix socket path to listen on.";
+    unixsocketperm: u32 = Octal(0, 0o777),
+        "unixsocketperm", IMM, "0", "Permissions of the unix socket (octal).";
+    use_exit_on_panic: bool = Bool,
+        "use-exit-on-panic", IMM | HID, "no", "Testing: exit instead of abort on panic.";
+    watchdog_period: u32 = Int(0, INT),
+        "watchdog-period", HID, "0", "Debugging: software watchdog period in milliseconds.";
+    zset_max_listpack_entries: u64 = Int(0, LL),
+        "zset-max-listpack-entries" | "zset-max-ziplist-entries", 0, "128", "Sorted sets with at most this many members use the compact encoding.";
+    zset_max_listpack_value: u64 = Mem(0, LLM),
+        "zset-max-listpack-value" | "zset-max-ziplist-value", 0, "64", "Sorted sets whose members are at most this long use the compact encoding.";
+}
