@@ -237,10 +237,10 @@ impl RateSampler {
             Some(&(at, base)) if now > at => rates_between(base, totals, now - at),
             _ => Rates::default(),
         };
-        if samples
+        let recent = samples
             .back()
-            .map_or(true, |&(at, _)| now.duration_since(at) >= Self::MIN_GAP)
-        {
+            .is_some_and(|&(at, _)| now.duration_since(at) < Self::MIN_GAP);
+        if !recent {
             samples.push_back((now, totals));
         }
         rates

@@ -86,11 +86,11 @@ fn get(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 /// CONFIG SET name value [name value ...].
 fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let rest = &args[2..];
-    if rest.len() % 2 != 0 {
+    let chunks = args[2..].chunks_exact(2);
+    if !chunks.remainder().is_empty() {
         return Err(errors::SYNTAX.into());
     }
-    let pairs: Vec<(&[u8], &[u8])> = rest.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+    let pairs: Vec<(&[u8], &[u8])> = chunks.map(|p| (p[0], p[1])).collect();
     let mut config = ctx.server.config.write();
     config.set_ex(&pairs, client_is_local(&ctx.client.info.addr))?;
     ctx.server.hot.refresh(&config);

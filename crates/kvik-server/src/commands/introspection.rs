@@ -149,7 +149,7 @@ impl Filter<'_> {
 fn category(name: &[u8]) -> Option<u32> {
     acl::NAMES
         .iter()
-        .find(|(_, n)| n[1..].as_bytes().eq_ignore_ascii_case(name))
+        .find(|(_, n)| n.as_bytes()[1..].eq_ignore_ascii_case(name))
         .map(|&(bit, _)| bit)
 }
 
@@ -224,7 +224,7 @@ fn write_key_flags(out: &mut ReplyWriter, cmd: &Command) {
 /// The key specs: where the search for keys begins (an argument index) and how keys
 /// are found from there (a range, or a count followed by the keys).
 fn write_key_specs(out: &mut ReplyWriter, cmd: &Command) {
-    let Some((begin, kind, spec)) = key_search(cmd.keys) else {
+    let Some(search) = KeySearch::of(cmd.keys) else {
         out.set(0);
         return;
     };
@@ -233,24 +233,43 @@ fn write_key_specs(out: &mut ReplyWriter, cmd: &Command) {
     out.bulk(b"flags");
     write_key_flags(out, cmd);
     out.bulk(b"begin_search");
-    write_search(out, "index", &[("index", begin)]);
+    write_search(out, "index", &[("index", search.begin)]);
     out.bulk(b"find_keys");
-    write_search(out, kind, &spec);
+    write_search(out, search.kind, &search.spec);
 }
 
-/// A key spec's start index, its find_keys type and that type's parameters.
-fn key_search(keys: KeySpec) -> Option<(i64, &'static str, [(&'static str, i64); 3])> {
-    match keys {
-        KeySpec::None => None,
-        KeySpec::Range { first, last, step } => {
-            // The last key counts from the first one, or from the end when negative.
-            let lastkey = if last < 0 { last } else { last - first };
-            let spec = [("lastkey", lastkey), ("keystep", step), ("limit", 0)];
-            Some((first as i64, "range", spec.map(|(k, v)| (k, v as i64))))
-        }
-        KeySpec::Numkeys { numkeys, step } => {
-            let spec = [("keynumidx", 0), ("firstkey", 1), ("keystep", step as i64)];
-            Some((numkeys as i64, "keynum", spec))
+/// A key spec as COMMAND INFO spells it out.
+struct KeySearch {
+    /// The argument index where the search begins.
+    begin: i64,
+    /// The find_keys type: `range` or `keynum`.
+    kind: &'static str,
+    /// That type's parameters.
+    spec: [(&'static str, i64); 3],
+}
+
+impl KeySearch {
+    fn of(keys: KeySpec) -> Option<KeySearch> {
+        match keys {
+            KeySpec::None => None,
+            KeySpec::Range { first, last, step } => {
+                // The last key counts from the first one, or from the end when negative.
+                let lastkey = if last < 0 { last } else { last - first };
+                Some(KeySearch {
+                    begin: first as i64,
+                    kind: "range",
+                    spec: [
+                        ("lastkey", lastkey as i64),
+                        ("keystep", step as i64),
+                        ("limit", 0),
+                    ],
+                })
+            }
+            KeySpec::Numkeys { numkeys, step } => Some(KeySearch {
+                begin: numkeys as i64,
+                kind: "keynum",
+                spec: [("keynumidx", 0), ("firstkey", 1), ("keystep", step as i64)],
+            }),
         }
     }
 }
