@@ -26,6 +26,7 @@ const SUBCOMMANDS: &[Command] = &[
     Command::new("config|set", -4, set)
         .flags(ADMIN_FLAGS)
         .acl(ADMIN_ACL)
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
         .doc(
             "server",
             "2.0.0",

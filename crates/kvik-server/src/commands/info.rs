@@ -22,6 +22,11 @@ use std::time::Instant;
 pub const COMMANDS: &[Command] = &[Command::new("info", -1, info)
     .flags(flags::LOADING | flags::STALE)
     .acl(acl::SLOW | acl::DANGEROUS)
+    .tips(&[
+        "nondeterministic_output",
+        "request_policy:all_shards",
+        "response_policy:special",
+    ])
     .doc(
         "server",
         "1.0.0",

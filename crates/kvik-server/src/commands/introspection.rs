@@ -4,14 +4,13 @@
 //! arities, flags, ACL categories, key positions and documentation. Clients rely on
 //! it (cluster clients find keys with COMMAND INFO and COMMAND GETKEYS), so the reply
 //! shapes are Redis 7.0's, including its RESP3 quirk of sending tips, key specs and
-//! subcommands as sets.
+//! an empty subcommand list as sets.
 //!
-//! The table knows where keys are but not how each key is used, so key-spec flags are
-//! derived from the command's flags: a write command's keys are `RW access update`
-//! (the widest reading: it may read, change or create them), a read command's keys
-//! are `RO access`.
+//! A command that does not declare how it uses its keys gets key-spec flags derived
+//! from its own flags: a write command's keys are `RW access update` (the widest
+//! reading: it may read, change or create them), a read command's keys `RO access`.
 
-use super::table::{acl, flags, Command, KeySpec, Registry};
+use super::table::{acl, flags, key_flags, Command, KeySpec, Registry};
 use super::{args, errors, CmdError, CmdResult, Ctx};
 use crate::util::glob::glob_match;
 use kvik_resp::ReplyWriter;
@@ -23,19 +22,19 @@ const SUBCOMMANDS: &[Command] = &[
         "O(1)",
         "Returns how many commands the server knows.",
     ),
-    sub("command|list", -2, list).doc(
+    sub("command|list", -2, list).tips(UNORDERED).doc(
         "server",
         "7.0.0",
         "O(N) where N is the total number of Redis commands",
         "Lists the names of commands, optionally filtered.",
     ),
-    sub("command|info", -2, info).doc(
+    sub("command|info", -2, info).tips(UNORDERED).doc(
         "server",
         "2.8.13",
         "O(N) where N is the number of commands to look up",
         "Describes the given commands, or all of them.",
     ),
-    sub("command|docs", -2, docs).doc(
+    sub("command|docs", -2, docs).tips(UNORDERED).doc(
         "server",
         "7.0.0",
         "O(N) where N is the number of commands to look up",
@@ -61,6 +60,9 @@ const SUBCOMMANDS: &[Command] = &[
     ),
 ];
 
+/// The replies list commands in no promised order.
+const UNORDERED: &[&str] = &["nondeterministic_output_order"];
+
 /// A COMMAND subcommand: they all share COMMAND's flags and categories.
 const fn sub(name: &'static str, arity: i32, handler: super::table::Handler) -> Command {
     Command::new(name, arity, handler)
@@ -69,6 +71,7 @@ const fn sub(name: &'static str, arity: i32, handler: super::table::Handler) -> 
 }
 
 pub const COMMANDS: &[Command] = &[sub("command", -1, all)
+    .tips(UNORDERED)
     .doc(
         "server",
         "2.8.13",
@@ -182,10 +185,17 @@ fn write_info(out: &mut ReplyWriter, cmd: &Command) {
     out.int(last);
     out.int(step);
     write_names(out, cmd.acl, acl::NAMES);
-    // No command declares tips yet.
-    out.set(0);
+    out.set(cmd.tips.len());
+    for tip in cmd.tips {
+        out.bulk(tip.as_bytes());
+    }
     write_key_specs(out, cmd);
-    out.set(cmd.subcommands.len());
+    // Redis 7.0 sends "no subcommands" as an empty set but the list as an array.
+    if cmd.subcommands.is_empty() {
+        out.set(0);
+        return;
+    }
+    out.array(cmd.subcommands.len());
     for sub in cmd.subcommands {
         write_info(out, sub);
     }
@@ -204,20 +214,14 @@ fn write_names(out: &mut ReplyWriter, bits: u32, names: &[(u32, &str)]) {
     }
 }
 
-/// How a command uses its keys (see the module comment).
-fn key_flags(cmd: &Command) -> &'static [&'static str] {
-    if cmd.has(flags::WRITE) {
-        &["RW", "access", "update"]
+/// How a command uses its keys: as declared, else derived (see the module comment).
+fn key_flags_of(cmd: &Command) -> u32 {
+    if cmd.key_flags != 0 {
+        cmd.key_flags
+    } else if cmd.has(flags::WRITE) {
+        key_flags::RW | key_flags::ACCESS | key_flags::UPDATE
     } else {
-        &["RO", "access"]
-    }
-}
-
-fn write_key_flags(out: &mut ReplyWriter, cmd: &Command) {
-    let key_flags = key_flags(cmd);
-    out.set(key_flags.len());
-    for flag in key_flags {
-        out.simple(flag);
+        key_flags::RO | key_flags::ACCESS
     }
 }
 
@@ -231,7 +235,7 @@ fn write_key_specs(out: &mut ReplyWriter, cmd: &Command) {
     out.set(1);
     out.map(3);
     out.bulk(b"flags");
-    write_key_flags(out, cmd);
+    write_names(out, key_flags_of(cmd), key_flags::NAMES);
     out.bulk(b"begin_search");
     write_search(out, "index", &[("index", search.begin)]);
     out.bulk(b"find_keys");
@@ -345,7 +349,7 @@ fn getkeysandflags(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     for i in positions {
         ctx.out.array(2);
         ctx.out.bulk(target[i]);
-        write_key_flags(ctx.out, cmd);
+        write_names(ctx.out, key_flags_of(cmd), key_flags::NAMES);
     }
     Ok(())
 }
