@@ -99,7 +99,7 @@ fn count(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 /// commands and subcommands, each container followed by its subcommands.
 fn list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let filter = match args {
-        [_, _] => Filter::None,
+        [_, _] => Filter::All,
         [_, _, by, kind, value] if args::is(by, "FILTERBY") => {
             if args::is(kind, "MODULE") {
                 Filter::Nothing
@@ -130,7 +130,7 @@ fn list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 /// COMMAND LIST's FILTERBY.
 enum Filter<'a> {
-    None,
+    All,
     /// Matches nothing: kvik has no modules, or the category does not exist.
     Nothing,
     Category(u32),
@@ -140,7 +140,7 @@ enum Filter<'a> {
 impl Filter<'_> {
     fn accepts(&self, cmd: &Command) -> bool {
         match *self {
-            Filter::None => true,
+            Filter::All => true,
             Filter::Nothing => false,
             Filter::Category(bit) => cmd.acl & bit != 0,
             Filter::Pattern(p) => glob_match(p, cmd.name.as_bytes(), true),
