@@ -25,6 +25,7 @@ use crate::server::Server;
 use crate::stats::ThreadStats;
 use kvik_resp::ReplyWriter;
 use std::borrow::Cow;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 use table::{Command, Lock, Registry};
 
@@ -229,11 +230,7 @@ fn execute(
     let per = &stats.per_command[id];
     stats.add(&per.calls, 1);
     stats.add(&per.usec, elapsed.as_micros() as u64);
-    if server
-        .hot
-        .latency_tracking
-        .load(std::sync::atomic::Ordering::Relaxed)
-    {
+    if server.hot.latency_tracking.load(Ordering::Relaxed) {
         per.record_latency(elapsed);
     }
     stats.add(&stats.commands, 1);
