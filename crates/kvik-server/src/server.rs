@@ -8,7 +8,7 @@ use crate::client;
 use crate::commands::{self, table::Registry};
 use crate::effects::{EffectLog, NodeId};
 use crate::keyspace::{Keyspace, DEFAULT_SHARD_BITS};
-use crate::stats::ThreadStats;
+use crate::stats::{RateSampler, ThreadStats};
 use kvik_config::Config;
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
@@ -53,6 +53,7 @@ pub struct HotConfig {
     pub timeout_secs: AtomicU64,
     pub hz: AtomicU64,
     pub active_expire: AtomicBool,
+    pub latency_tracking: AtomicBool,
 }
 
 impl HotConfig {
@@ -64,6 +65,7 @@ impl HotConfig {
             timeout_secs: AtomicU64::new(c.timeout),
             hz: AtomicU64::new(c.hz.clamp(1, 500) as u64),
             active_expire: AtomicBool::new(true),
+            latency_tracking: AtomicBool::new(c.latency_tracking),
         }
     }
 
@@ -81,6 +83,8 @@ impl HotConfig {
         self.timeout_secs
             .store(fresh.timeout_secs.into_inner(), Ordering::Relaxed);
         self.hz.store(fresh.hz.into_inner(), Ordering::Relaxed);
+        self.latency_tracking
+            .store(fresh.latency_tracking.into_inner(), Ordering::Relaxed);
     }
 }
 
@@ -128,6 +132,13 @@ pub struct Server {
     pub port: AtomicU64,
     pub shutdown_requested: AtomicBool,
     pub stat_reset_ms: AtomicU64,
+    /// Samples behind INFO's `instantaneous_*` rates.
+    pub rates: RateSampler,
+    /// The most memory seen allocated (INFO's `used_memory_peak`), raised whenever
+    /// the figure is read.
+    pub memory_peak: AtomicU64,
+    /// Memory allocated when the server was created, before any client or key.
+    pub memory_startup: u64,
 }
 
 impl Server {
@@ -139,6 +150,7 @@ impl Server {
             .collect();
         let node_id: NodeId = rand::random();
         let run_id = hex::encode(rand::random::<[u8; 20]>());
+        let memory_startup = crate::stats::allocator_stats().allocated;
         Server {
             hot: HotConfig::from_config(&config),
             keyspace: Keyspace::new(config.databases.max(1), DEFAULT_SHARD_BITS),
@@ -155,6 +167,9 @@ impl Server {
             port: AtomicU64::new(config.port as u64),
             shutdown_requested: AtomicBool::new(false),
             stat_reset_ms: AtomicU64::new(crate::hlc::unix_ms()),
+            rates: RateSampler::default(),
+            memory_peak: AtomicU64::new(memory_startup),
+            memory_startup,
             config: RwLock::new(config),
             config_file,
         }
@@ -178,6 +193,8 @@ impl Server {
         for s in &self.thread_stats {
             s.reset();
         }
+        self.rates.clear();
+        self.memory_peak.store(0, Ordering::Relaxed);
         self.stat_reset_ms
             .store(crate::hlc::unix_ms(), Ordering::Relaxed);
     }

@@ -1,5 +1,145 @@
-//! config commands.
+//! CONFIG GET / SET / RESETSTAT / REWRITE / HELP.
+//!
+//! The parameters themselves (names, types, validation, the text forms) belong to the
+//! kvik-config crate; this module is the command layer over it. CONFIG SET is
+//! all-or-nothing: the crate validates and assigns every pair on a copy, and the
+//! server's hot copies of the values that change take effect before the reply.
 
-use super::table::Command;
+use super::introspection::help_reply;
+use super::table::{acl, flags, Command};
+use super::{errors, CmdResult, Ctx};
+use std::net::SocketAddr;
 
-pub const COMMANDS: &[Command] = &[];
+const ADMIN_FLAGS: u32 = flags::ADMIN | flags::NOSCRIPT | flags::LOADING | flags::STALE;
+const ADMIN_ACL: u32 = acl::ADMIN | acl::SLOW | acl::DANGEROUS;
+
+const SUBCOMMANDS: &[Command] = &[
+    Command::new("config|get", -3, get)
+        .flags(ADMIN_FLAGS)
+        .acl(ADMIN_ACL)
+        .doc(
+            "server",
+            "2.0.0",
+            "O(N) when N is the number of configuration parameters provided",
+            "Returns the parameters matching the patterns, with their values.",
+        ),
+    Command::new("config|set", -4, set)
+        .flags(ADMIN_FLAGS)
+        .acl(ADMIN_ACL)
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+        .doc(
+            "server",
+            "2.0.0",
+            "O(N) when N is the number of configuration parameters provided",
+            "Changes parameters, all of them or none.",
+        ),
+    Command::new("config|resetstat", 2, resetstat)
+        .flags(ADMIN_FLAGS)
+        .acl(ADMIN_ACL)
+        .doc(
+            "server",
+            "2.0.0",
+            "O(1)",
+            "Zeroes the statistics INFO reports.",
+        ),
+    Command::new("config|rewrite", 2, rewrite)
+        .flags(ADMIN_FLAGS)
+        .acl(ADMIN_ACL)
+        .doc(
+            "server",
+            "2.8.0",
+            "O(1)",
+            "Writes the running configuration into the configuration file.",
+        ),
+    Command::new("config|help", 2, help)
+        .flags(flags::LOADING | flags::STALE)
+        .acl(acl::SLOW)
+        .doc(
+            "server",
+            "5.0.0",
+            "O(1)",
+            "Explains the CONFIG subcommands.",
+        ),
+];
+
+/// The container. Its arity requires a subcommand, so its own handler never runs
+/// with fewer arguments; HELP is the natural stand-in.
+pub const COMMANDS: &[Command] = &[Command::new("config", -2, help)
+    .acl(acl::SLOW)
+    .doc(
+        "server",
+        "2.0.0",
+        "Depends on subcommand.",
+        "Server configuration commands.",
+    )
+    .subcommands(SUBCOMMANDS)];
+
+/// CONFIG GET pattern [pattern ...]: a map of every matching parameter to its value.
+fn get(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let pairs = ctx.server.config.read().get_patterns(&args[2..]);
+    ctx.out.map(pairs.len());
+    for (name, value) in pairs {
+        ctx.out.bulk(name.as_bytes());
+        ctx.out.bulk(value.as_bytes());
+    }
+    Ok(())
+}
+
+/// CONFIG SET name value [name value ...].
+fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let chunks = args[2..].chunks_exact(2);
+    if !chunks.remainder().is_empty() {
+        return Err(errors::SYNTAX.into());
+    }
+    let pairs: Vec<(&[u8], &[u8])> = chunks.map(|p| (p[0], p[1])).collect();
+    let mut config = ctx.server.config.write();
+    config.set_ex(&pairs, client_is_local(&ctx.client.info.addr))?;
+    ctx.server.hot.refresh(&config);
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Loopback and unix-socket clients may change protected parameters when
+/// `enable-protected-configs` is `local`. A unix socket's address is not an IP one.
+fn client_is_local(addr: &str) -> bool {
+    addr.parse::<SocketAddr>()
+        .map_or(true, |a| a.ip().is_loopback())
+}
+
+fn resetstat(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.server.reset_stats();
+    ctx.out.ok();
+    Ok(())
+}
+
+fn rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let Some(path) = &ctx.server.config_file else {
+        return Err("ERR The server is running without a config file".into());
+    };
+    if let Err(e) = ctx.server.config.read().rewrite(path) {
+        let why = kvik_config::parse::os_error_text(&e);
+        crate::log_warning!("CONFIG REWRITE failed: {why}");
+        return Err(format!("ERR Rewriting config file: {why}").into());
+    }
+    crate::log_notice!("CONFIG REWRITE executed with success.");
+    ctx.out.ok();
+    Ok(())
+}
+
+fn help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    help_reply(
+        ctx.out,
+        "CONFIG",
+        &[
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
+        ],
+    );
+    Ok(())
+}

@@ -25,6 +25,7 @@ use crate::server::Server;
 use crate::stats::ThreadStats;
 use kvik_resp::ReplyWriter;
 use std::borrow::Cow;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 use table::{Command, Lock, Registry};
 
@@ -147,7 +148,8 @@ fn resolve(
         return Err((unknown_command(args).into(), None));
     };
     let mut cmd = registry.get(id);
-    if !cmd.subcommands.is_empty() && cmd.arity_ok(args.len()) {
+    // A container given only its name runs its own handler (plain COMMAND).
+    if !cmd.subcommands.is_empty() && args.len() > 1 && cmd.arity_ok(args.len()) {
         match registry.lookup_sub(cmd, args[1]) {
             Some(sub) => {
                 id = sub;
@@ -232,10 +234,13 @@ fn execute(
         ctx.keys.propagate(db, args);
     }
     drop(locked);
-    let elapsed = started.elapsed().as_micros() as u64;
+    let elapsed = started.elapsed();
     let per = &stats.per_command[id];
     stats.add(&per.calls, 1);
-    stats.add(&per.usec, elapsed);
+    stats.add(&per.usec, elapsed.as_micros() as u64);
+    if server.hot.latency_tracking.load(Ordering::Relaxed) {
+        per.record_latency(elapsed);
+    }
     stats.add(&stats.commands, 1);
     stats.add(&stats.dirty, changes);
     if let Err(e) = result {

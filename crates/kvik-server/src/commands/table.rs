@@ -111,6 +111,36 @@ pub mod acl {
 /// Argument indexes of a command's keys; most commands have few, kept off the heap.
 pub type KeyPositions = smallvec::SmallVec<[usize; 4]>;
 
+/// How a command uses its keys (COMMAND INFO's key-spec flags), with the names it
+/// reports, in its order.
+pub mod key_flags {
+    pub const RO: u32 = 1 << 0;
+    pub const RW: u32 = 1 << 1;
+    pub const OW: u32 = 1 << 2;
+    pub const RM: u32 = 1 << 3;
+    pub const ACCESS: u32 = 1 << 4;
+    pub const UPDATE: u32 = 1 << 5;
+    pub const INSERT: u32 = 1 << 6;
+    pub const DELETE: u32 = 1 << 7;
+    pub const NOT_KEY: u32 = 1 << 8;
+    pub const INCOMPLETE: u32 = 1 << 9;
+    pub const VARIABLE_FLAGS: u32 = 1 << 10;
+
+    pub const NAMES: &[(u32, &str)] = &[
+        (RO, "RO"),
+        (RW, "RW"),
+        (OW, "OW"),
+        (RM, "RM"),
+        (ACCESS, "access"),
+        (UPDATE, "update"),
+        (INSERT, "insert"),
+        (DELETE, "delete"),
+        (NOT_KEY, "not_key"),
+        (INCOMPLETE, "incomplete"),
+        (VARIABLE_FLAGS, "variable_flags"),
+    ];
+}
+
 /// Where a command's keys are in its arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeySpec {
@@ -189,6 +219,11 @@ pub struct Command {
     pub flags: u32,
     pub acl: u32,
     pub keys: KeySpec,
+    /// How the command uses its keys ([`key_flags`]); 0 when not declared, and COMMAND
+    /// INFO then derives them from the command's flags.
+    pub key_flags: u32,
+    /// Hints for clients and proxies (COMMAND INFO's tips), e.g. `nondeterministic_output`.
+    pub tips: &'static [&'static str],
     pub lock: Lock,
     pub handler: Handler,
     pub group: &'static str,
@@ -206,6 +241,8 @@ impl Command {
             flags: 0,
             acl: 0,
             keys: KeySpec::None,
+            key_flags: 0,
+            tips: &[],
             lock: Lock::Keys,
             handler,
             group: "generic",
@@ -236,6 +273,17 @@ impl Command {
     pub const fn numkeys(mut self, numkeys: usize, step: usize) -> Self {
         self.keys = KeySpec::Numkeys { numkeys, step };
         self.flags |= flags::MOVABLE_KEYS;
+        self
+    }
+
+    /// How the command uses its keys ([`key_flags`]).
+    pub const fn key_flags(mut self, bits: u32) -> Self {
+        self.key_flags = bits;
+        self
+    }
+
+    pub const fn tips(mut self, tips: &'static [&'static str]) -> Self {
+        self.tips = tips;
         self
     }
 
