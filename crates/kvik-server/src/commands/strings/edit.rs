@@ -4,7 +4,8 @@
 //! APPEND and SETRANGE change a string in place, which makes it `raw` (a growable
 //! buffer) whatever it was, as in Redis; a string they create from nothing is `raw`
 //! too, except that APPEND to a missing key stores its argument the way SET would.
-//! Neither may grow a string past proto-max-bulk-len. Both propagate as sent.
+//! Neither may grow a string past proto-max-bulk-len. Both propagate as sent when
+//! they change something, even if only the encoding (APPEND of nothing).
 
 use super::read_string;
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
@@ -13,8 +14,10 @@ use crate::types::Value;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 
-/// Reply when the memory for a longer string cannot be had.
-const OUT_OF_MEMORY: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+/// Reply when the memory for a longer string cannot be had. Redis aborts there; a
+/// server that must not crash on a client's request says so instead, in the error
+/// class clients know for memory.
+const OUT_OF_MEMORY: &str = "OOM not enough memory to grow the string";
 
 pub fn strlen(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let len = read_string(ctx.keys, args[1])?.map_or(0, StrValue::len);

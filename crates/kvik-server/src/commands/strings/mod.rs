@@ -17,7 +17,7 @@ mod lcs;
 mod options;
 mod set;
 
-pub use options::{deadline, ExpireUnit, Expiry};
+use options::Expiry;
 
 use super::table::{acl, flags, Command};
 use super::{errors, CmdError, Ctx};
@@ -31,7 +31,9 @@ const READ_SLOW: u32 = STR | acl::READ | acl::SLOW;
 const WRITE_FAST: u32 = STR | acl::WRITE | acl::FAST;
 const WRITE_SLOW: u32 = STR | acl::WRITE | acl::SLOW;
 
-/// Complexity of GETRANGE and SUBSTR, as COMMAND DOCS words it.
+// Complexities too long to sit in the table, as COMMAND DOCS words them.
+const APPEND_COMPLEXITY: &str = "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.";
+const SETRANGE_COMPLEXITY: &str = "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.";
 const RANGE_COMPLEXITY: &str = "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.";
 
 pub const COMMANDS: &[Command] = &[
@@ -49,102 +51,202 @@ pub const COMMANDS: &[Command] = &[
         .flags(flags::WRITE | flags::DENYOOM | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
-        .doc("string", "1.0.0", "O(1)", "Set the value of a key, only if the key does not exist"),
+        .doc(
+            "string",
+            "1.0.0",
+            "O(1)",
+            "Set the value of a key, only if the key does not exist",
+        ),
     Command::new("setex", 4, set::setex)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
         .keys(1, 1, 1)
-        .doc("string", "2.0.0", "O(1)", "Set the value and expiration of a key"),
+        .doc(
+            "string",
+            "2.0.0",
+            "O(1)",
+            "Set the value and expiration of a key",
+        ),
     Command::new("psetex", 4, set::psetex)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
         .keys(1, 1, 1)
-        .doc("string", "2.6.0", "O(1)", "Set the value and expiration in milliseconds of a key"),
+        .doc(
+            "string",
+            "2.6.0",
+            "O(1)",
+            "Set the value and expiration in milliseconds of a key",
+        ),
     Command::new("getset", 3, set::getset)
         .flags(flags::WRITE | flags::DENYOOM | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
-        .doc("string", "1.0.0", "O(1)", "Set the string value of a key and return its old value"),
+        .doc(
+            "string",
+            "1.0.0",
+            "O(1)",
+            "Set the string value of a key and return its old value",
+        ),
     Command::new("getdel", 2, get::getdel)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
-        .doc("string", "6.2.0", "O(1)", "Get the value of a key and delete the key"),
+        .doc(
+            "string",
+            "6.2.0",
+            "O(1)",
+            "Get the value of a key and delete the key",
+        ),
     Command::new("getex", -2, get::getex)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
-        .doc("string", "6.2.0", "O(1)", "Get the value of a key and optionally set its expiration"),
+        .doc(
+            "string",
+            "6.2.0",
+            "O(1)",
+            "Get the value of a key and optionally set its expiration",
+        ),
     Command::new("mget", -2, get::mget)
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, -1, 1)
-        .doc("string", "1.0.0", "O(N) where N is the number of keys to retrieve.", "Get the values of all the given keys"),
+        .doc(
+            "string",
+            "1.0.0",
+            "O(N) where N is the number of keys to retrieve.",
+            "Get the values of all the given keys",
+        ),
     Command::new("mset", -3, set::mset)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
         .keys(1, -1, 2)
-        .doc("string", "1.0.1", "O(N) where N is the number of keys to set.", "Set multiple keys to multiple values"),
+        .doc(
+            "string",
+            "1.0.1",
+            "O(N) where N is the number of keys to set.",
+            "Set multiple keys to multiple values",
+        ),
     Command::new("msetnx", -3, set::msetnx)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
         .keys(1, -1, 2)
-        .doc("string", "1.0.1", "O(N) where N is the number of keys to set.", "Set multiple keys to multiple values, only if none of the keys exist"),
+        .doc(
+            "string",
+            "1.0.1",
+            "O(N) where N is the number of keys to set.",
+            "Set multiple keys to multiple values, only if none of the keys exist",
+        ),
     Command::new("append", 3, edit::append)
         .flags(flags::WRITE | flags::DENYOOM | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
-        .doc("string", "2.0.0", "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.", "Append a value to a key"),
+        .doc(
+            "string",
+            "2.0.0",
+            APPEND_COMPLEXITY,
+            "Append a value to a key",
+        ),
     Command::new("strlen", 2, edit::strlen)
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, 1, 1)
-        .doc("string", "2.2.0", "O(1)", "Get the length of the value stored in a key"),
+        .doc(
+            "string",
+            "2.2.0",
+            "O(1)",
+            "Get the length of the value stored in a key",
+        ),
     Command::new("incr", 2, counters::incr)
         .flags(flags::WRITE | flags::DENYOOM | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
-        .doc("string", "1.0.0", "O(1)", "Increment the integer value of a key by one"),
+        .doc(
+            "string",
+            "1.0.0",
+            "O(1)",
+            "Increment the integer value of a key by one",
+        ),
     Command::new("decr", 2, counters::decr)
         .flags(flags::WRITE | flags::DENYOOM | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
-        .doc("string", "1.0.0", "O(1)", "Decrement the integer value of a key by one"),
+        .doc(
+            "string",
+            "1.0.0",
+            "O(1)",
+            "Decrement the integer value of a key by one",
+        ),
     Command::new("incrby", 3, counters::incrby)
         .flags(flags::WRITE | flags::DENYOOM | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
-        .doc("string", "1.0.0", "O(1)", "Increment the integer value of a key by the given amount"),
+        .doc(
+            "string",
+            "1.0.0",
+            "O(1)",
+            "Increment the integer value of a key by the given amount",
+        ),
     Command::new("decrby", 3, counters::decrby)
         .flags(flags::WRITE | flags::DENYOOM | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
-        .doc("string", "1.0.0", "O(1)", "Decrement the integer value of a key by the given number"),
+        .doc(
+            "string",
+            "1.0.0",
+            "O(1)",
+            "Decrement the integer value of a key by the given number",
+        ),
     Command::new("incrbyfloat", 3, counters::incrbyfloat)
         .flags(flags::WRITE | flags::DENYOOM | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
-        .doc("string", "2.6.0", "O(1)", "Increment the float value of a key by the given amount"),
+        .doc(
+            "string",
+            "2.6.0",
+            "O(1)",
+            "Increment the float value of a key by the given amount",
+        ),
     Command::new("getrange", 4, edit::getrange)
         .flags(flags::READONLY)
         .acl(READ_SLOW)
         .keys(1, 1, 1)
-        .doc("string", "2.4.0", RANGE_COMPLEXITY, "Get a substring of the string stored at a key"),
+        .doc(
+            "string",
+            "2.4.0",
+            RANGE_COMPLEXITY,
+            "Get a substring of the string stored at a key",
+        ),
     Command::new("substr", 4, edit::getrange)
         .flags(flags::READONLY)
         .acl(READ_SLOW)
         .keys(1, 1, 1)
-        .doc("string", "1.0.0", RANGE_COMPLEXITY, "Get a substring of the string stored at a key"),
+        .doc(
+            "string",
+            "1.0.0",
+            RANGE_COMPLEXITY,
+            "Get a substring of the string stored at a key",
+        ),
     Command::new("setrange", 4, edit::setrange)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
         .keys(1, 1, 1)
-        .doc("string", "2.2.0", "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.", "Overwrite part of a string at key starting at the specified offset"),
+        .doc(
+            "string",
+            "2.2.0",
+            SETRANGE_COMPLEXITY,
+            "Overwrite part of a string at key starting at the specified offset",
+        ),
     Command::new("lcs", -3, lcs::lcs)
         .flags(flags::READONLY)
         .acl(READ_SLOW)
         .keys(1, 2, 1)
-        .doc("string", "7.0.0", "O(N*M) where N and M are the lengths of s1 and s2, respectively", "Find longest common substring"),
+        .doc(
+            "string",
+            "7.0.0",
+            "O(N*M) where N and M are the lengths of s1 and s2, respectively",
+            "Find longest common substring",
+        ),
 ];
 
 /// The string value of a live key: `Ok(None)` if absent, WRONGTYPE if not a string.
