@@ -30,8 +30,13 @@ fn set_generic(
     if o.get {
         reply_value(ctx, key)?;
     }
-    let exists = ctx.keys.exists(key);
-    if (o.nx && exists) || (o.xx && !exists) {
+    // Only NX and XX need to know whether the key exists: a plain SET skips the lookup.
+    let refused = match (o.nx, o.xx) {
+        (true, _) => ctx.keys.exists(key),
+        (_, true) => !ctx.keys.exists(key),
+        _ => false,
+    };
+    if refused {
         return Ok(false);
     }
     let expiry = match expire_at {
