@@ -31,12 +31,10 @@ impl PartialEq for StrValue {
 impl StrValue {
     /// The value SET stores: integer-encoded when it can be, else by length.
     pub fn from_bytes(bytes: &[u8]) -> Self {
-        if bytes.len() <= 20 {
-            if let Some(n) = parse_i64(bytes) {
-                return StrValue::Int(n);
-            }
+        match canonical_i64(bytes) {
+            Some(n) => StrValue::Int(n),
+            None => Self::from_bytes_unencoded(bytes),
         }
-        Self::from_bytes_unencoded(bytes)
     }
 
     /// A string stored as given, without trying the integer encoding (what Redis does
@@ -139,6 +137,15 @@ impl StrValue {
     }
 }
 
+/// The integer `bytes` spell, if they are exactly its decimal form: only then can the
+/// `int` encoding give the same bytes back (`"01"` or `"+1"` must stay strings).
+fn canonical_i64(bytes: &[u8]) -> Option<i64> {
+    if bytes.len() > 20 {
+        return None;
+    }
+    parse_i64(bytes).filter(|n| itoa::Buffer::new().format(*n).as_bytes() == bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,6 +158,9 @@ mod tests {
             "int"
         );
         assert_eq!(StrValue::from_bytes(b"012").encoding_name(), "embstr");
+        assert_eq!(StrValue::from_bytes(b"+1").encoding_name(), "embstr");
+        assert_eq!(StrValue::from_bytes(b"-0").encoding_name(), "embstr");
+        assert_eq!(StrValue::from_bytes(b"+1").to_vec(), b"+1");
         assert_eq!(StrValue::from_bytes(&[b'a'; 44]).encoding_name(), "embstr");
         assert_eq!(StrValue::from_bytes(&[b'a'; 45]).encoding_name(), "raw");
         let mut v = StrValue::from_bytes(b"ab");

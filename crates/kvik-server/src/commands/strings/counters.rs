@@ -1,0 +1,80 @@
+//! Counters: INCR, DECR, INCRBY, DECRBY and INCRBYFLOAT. A missing key counts as 0;
+//! the key keeps its deadline.
+//!
+//! Integer results are stored int-encoded. INCRBYFLOAT computes in long double
+//! precision (see [`incr_by_float`]), stores the text it replies with (never
+//! int-encoded, as in Redis), and propagates as `SET key <result> KEEPTTL`, so that
+//! replicas hold the same bytes whatever their floating point does.
+
+use super::{store, Expiry};
+use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
+use crate::types::string::StrValue;
+use crate::util::numbers::{incr_by_float, IncrFloatError};
+
+pub fn incr(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    incr_by(ctx, args[1], 1)
+}
+
+pub fn decr(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    incr_by(ctx, args[1], -1)
+}
+
+pub fn incrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    incr_by(ctx, args[1], args::int(args[2])?)
+}
+
+pub fn decrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let delta = args::int(args[2])?
+        .checked_neg()
+        .ok_or(CmdError::from("ERR decrement would overflow"))?;
+    incr_by(ctx, args[1], delta)
+}
+
+/// Add `delta` to the integer at `key`.
+fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
+    let current = match ctx.keys.get(key) {
+        None => 0,
+        Some(entry) => entry
+            .value
+            .as_str()
+            .ok_or(CmdError::from(errors::WRONGTYPE))?
+            .as_i64()
+            .ok_or(CmdError::from(errors::NOT_INTEGER))?,
+    };
+    let new = current
+        .checked_add(delta)
+        .ok_or(CmdError::from(errors::OVERFLOW))?;
+    store(ctx.keys, key, StrValue::Int(new), Expiry::Keep);
+    ctx.out.int(new);
+    Ok(())
+}
+
+pub fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (key, increment) = (args[1], args[2]);
+    let mut digits = itoa::Buffer::new();
+    let sum = match ctx.keys.get(key) {
+        None => incr_by_float(b"0", increment),
+        Some(entry) => {
+            let current = entry
+                .value
+                .as_str()
+                .ok_or(CmdError::from(errors::WRONGTYPE))?;
+            incr_by_float(current.bytes(&mut digits), increment)
+        }
+    }
+    .map_err(|e| match e {
+        IncrFloatError::NotAFloat => CmdError::from(errors::NOT_FLOAT),
+        IncrFloatError::NanOrInfinity => {
+            CmdError::from("ERR increment would produce NaN or Infinity")
+        }
+    })?;
+    store(
+        ctx.keys,
+        key,
+        StrValue::from_bytes_unencoded(&sum),
+        Expiry::Keep,
+    );
+    ctx.out.bulk(&sum);
+    ctx.propagate(&[b"SET", key, &sum, b"KEEPTTL"]);
+    Ok(())
+}
