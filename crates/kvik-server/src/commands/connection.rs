@@ -85,8 +85,7 @@ pub const COMMANDS: &[Command] = &[
             "O(N) where N is the number of passwords defined for the user",
             "Authenticates the connection.",
         ),
-]
-.as_slice();
+];
 
 fn ping(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     match args.len() {

@@ -177,12 +177,12 @@ impl<'a> Locked<'a> {
             _ => return false,
         }
         let entry = shard.remove(hash, key).expect("entry found above");
-        self.expired(db, entry);
+        self.expired(db, &entry);
         true
     }
 
     /// Account for a key removed because its deadline passed.
-    pub fn expired(&mut self, db: usize, entry: Box<Entry>) {
+    pub fn expired(&mut self, db: usize, entry: &Entry) {
         self.env.stats.add(&self.env.stats.expired_keys, 1);
         let ts = crate::hlc::next_after(entry.ts, self.now_ms);
         self.env

@@ -55,11 +55,11 @@ impl ShardData {
         if entry.expire_at != 0 {
             index_add(&mut self.expires, entry.expire_at, hash);
         }
-        let hasher = |e: &Box<Entry>| super::hash_key(e.key.as_slice());
-        match self
-            .table
-            .entry(hash, |e| e.key.as_slice() == entry.key.as_slice(), hasher)
-        {
+        match self.table.entry(
+            hash,
+            |e| e.key.as_slice() == entry.key.as_slice(),
+            |e| super::hash_key(e.key.as_slice()),
+        ) {
             hashbrown::hash_table::Entry::Occupied(mut slot) => {
                 let old = std::mem::replace(slot.get_mut(), entry);
                 if old.expire_at != 0 {
@@ -119,9 +119,9 @@ impl ShardData {
                 break;
             }
             // Every key with this hash and deadline is due; remove them all.
-            let due =
-                |e: &Box<Entry>| e.expire_at == at && super::hash_key(e.key.as_slice()) == hash;
-            while let Ok(slot) = self.table.find_entry(hash, due) {
+            while let Ok(slot) = self.table.find_entry(hash, |e| {
+                e.expire_at == at && super::hash_key(e.key.as_slice()) == hash
+            }) {
                 let (entry, _) = slot.remove();
                 index_remove(&mut self.expires, at, hash);
                 on_expired(entry);
