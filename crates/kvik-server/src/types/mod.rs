@@ -5,7 +5,11 @@
 //! decides where values live, commands decide what to do with them.
 
 mod bytes;
+pub mod hash;
+pub mod list;
+pub mod set;
 pub mod string;
+pub mod zset;
 
 pub use bytes::SmallBytes;
 
@@ -15,6 +19,10 @@ pub use bytes::SmallBytes;
 pub enum Value {
     /// A string: integer, inline, embedded or raw (see [`string`]).
     Str(string::StrValue),
+    List(Box<list::List>),
+    Hash(Box<hash::Hash>),
+    Set(Box<set::Set>),
+    ZSet(Box<zset::ZSet>),
 }
 
 /// The type names TYPE reports.
@@ -22,6 +30,10 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
+            Value::List(_) => "list",
+            Value::Hash(_) => "hash",
+            Value::Set(_) => "set",
+            Value::ZSet(_) => "zset",
         }
     }
 
@@ -29,18 +41,24 @@ impl Value {
     pub fn encoding_name(&self) -> &'static str {
         match self {
             Value::Str(s) => s.encoding_name(),
+            Value::List(l) => l.encoding_name(),
+            Value::Hash(h) => h.encoding_name(),
+            Value::Set(s) => s.encoding_name(),
+            Value::ZSet(z) => z.encoding_name(),
         }
     }
 
     pub fn as_str(&self) -> Option<&string::StrValue> {
         match self {
             Value::Str(s) => Some(s),
+            _ => None,
         }
     }
 
     pub fn as_str_mut(&mut self) -> Option<&mut string::StrValue> {
         match self {
             Value::Str(s) => Some(s),
+            _ => None,
         }
     }
 
@@ -48,6 +66,10 @@ impl Value {
     pub fn heap_size(&self) -> usize {
         match self {
             Value::Str(s) => s.heap_size(),
+            Value::List(l) => l.heap_size(),
+            Value::Hash(h) => h.heap_size(),
+            Value::Set(s) => s.heap_size(),
+            Value::ZSet(z) => z.heap_size(),
         }
     }
 }
