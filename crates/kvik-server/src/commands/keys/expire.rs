@@ -7,6 +7,7 @@
 //! the key on the spot and propagates `DEL key`.
 
 use super::super::{args, CmdError, CmdResult, Ctx};
+use super::count_read;
 
 /// The four setters differ only in how their time argument reads.
 #[derive(Clone, Copy)]
@@ -199,7 +200,9 @@ pub(super) fn pexpiretime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// access clock stays as it was.
 fn report_deadline(ctx: &mut Ctx, key: &[u8], report: Report, in_ms: bool) -> CmdResult {
     let now = ctx.keys.now_ms;
-    let reply = match ctx.keys.peek(key).map(|e| e.expire_at) {
+    let deadline = ctx.keys.peek(key).map(|e| e.expire_at);
+    count_read(ctx.stats, deadline.is_some());
+    let reply = match deadline {
         None => -2,
         Some(0) => -1,
         Some(at) => {

@@ -118,12 +118,11 @@ impl<'a> ScanFilter<'a> {
         Ok(filter)
     }
 
-    /// An unknown type name matches nothing (Redis 7.0 does not reject it).
-    fn accepts(&self, entry: &Entry) -> bool {
-        pattern_accepts(self.pattern, entry.key.as_slice())
-            && self
-                .type_name
-                .is_none_or(|t| t.eq_ignore_ascii_case(entry.value.type_name().as_bytes()))
+    /// Does the entry's type pass the TYPE filter? An unknown type name matches
+    /// nothing (Redis 7.0 does not reject it).
+    fn type_accepts(&self, entry: &Entry) -> bool {
+        self.type_name
+            .is_none_or(|t| t.eq_ignore_ascii_case(entry.value.type_name().as_bytes()))
     }
 }
 
@@ -145,18 +144,26 @@ pub(super) fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let shards = env.keyspace.shards_per_db();
     // A cursor this server never handed out ends the scan.
     let mut next = usize::try_from(cursor).unwrap_or(usize::MAX);
-    let mut examined = 0;
+    let (mut examined, mut type_lookups) = (0, 0);
     let mut found = KeyList::new(ctx.out.protocol);
     while next < shards && examined < filter.count {
         let mut locked = Locked::shards(env, db, now, &[next]);
         locked.expire_shard(db, next);
         let shard = locked.shard_at(db, next);
         examined += shard.len();
-        for entry in shard.iter().filter(|e| filter.accepts(e)) {
-            found.push(entry.key.as_slice());
+        for entry in shard.iter() {
+            if !pattern_accepts(filter.pattern, entry.key.as_slice()) {
+                continue;
+            }
+            type_lookups += usize::from(filter.type_name.is_some());
+            if filter.type_accepts(entry) {
+                found.push(entry.key.as_slice());
+            }
         }
         next += 1;
     }
+    // Redis looks each key up to learn its type, and counts that as a read.
+    env.stats.add(&env.stats.keyspace_hits, type_lookups as u64);
     let next_cursor = if next < shards { next } else { 0 };
     ctx.out.array(2);
     ctx.out.bulk_int(next_cursor as i64);

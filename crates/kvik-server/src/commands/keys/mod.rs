@@ -19,6 +19,7 @@ mod swapdb;
 use super::table::{acl, flags, Command, Lock};
 use super::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
+use crate::stats::ThreadStats;
 
 const KS: u32 = acl::KEYSPACE;
 const WRITE_FAST: u32 = KS | acl::WRITE | acl::FAST;
@@ -150,29 +151,46 @@ fn del(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn exists(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let n = args[1..].iter().filter(|k| ctx.keys.exists(k)).count();
-    ctx.out.int(n as i64);
+    let mut n = 0;
+    for key in &args[1..] {
+        let found = ctx.keys.exists(key);
+        count_read(ctx.stats, found);
+        n += i64::from(found);
+    }
+    ctx.out.int(n);
     Ok(())
 }
 
 /// Counts the keys that exist, refreshing their access clock (a read that returns
 /// nothing).
 fn touch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let n = args[1..]
-        .iter()
-        .filter(|k| ctx.keys.get(k).is_some())
-        .count();
-    ctx.out.int(n as i64);
+    let mut n = 0;
+    for key in &args[1..] {
+        let found = ctx.keys.get(key).is_some();
+        count_read(ctx.stats, found);
+        n += i64::from(found);
+    }
+    ctx.out.int(n);
     Ok(())
 }
 
 fn type_(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let name = ctx
-        .keys
-        .get(args[1])
-        .map_or("none", |e| e.value.type_name());
-    ctx.out.simple(name);
+    let name = ctx.keys.peek(args[1]).map(|e| e.value.type_name());
+    count_read(ctx.stats, name.is_some());
+    ctx.out.simple(name.unwrap_or("none"));
     Ok(())
+}
+
+/// Count a read lookup of a key in INFO's keyspace_hits or keyspace_misses. Redis
+/// counts the lookups of reading commands, even those that leave the access clock
+/// alone, and not those of writing commands.
+fn count_read(stats: &ThreadStats, found: bool) {
+    let counter = if found {
+        &stats.keyspace_hits
+    } else {
+        &stats.keyspace_misses
+    };
+    stats.add(counter, 1);
 }
 
 /// A target database argument (MOVE, COPY ... DB): an `int`-sized integer, then a

@@ -5,6 +5,7 @@
 
 use super::super::table::{acl, flags, Command};
 use super::super::{CmdResult, Ctx};
+use super::count_read;
 use crate::keyspace::Entry;
 use crate::server::Server;
 use crate::types::string::StrValue;
@@ -117,7 +118,9 @@ fn inspect(
     key: &[u8],
     report: impl FnOnce(&Entry) -> Result<i64, &'static str>,
 ) -> CmdResult {
-    match ctx.keys.peek(key).map(report) {
+    let outcome = ctx.keys.peek(key).map(report);
+    count_read(ctx.stats, outcome.is_some());
+    match outcome {
         None => ctx.out.null(),
         Some(Ok(n)) => ctx.out.int(n),
         Some(Err(e)) => return Err(e.into()),
@@ -126,8 +129,10 @@ fn inspect(
 }
 
 fn encoding(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    match ctx.keys.peek(args[2]) {
-        Some(entry) => ctx.out.bulk(entry.value.encoding_name().as_bytes()),
+    let name = ctx.keys.peek(args[2]).map(|e| e.value.encoding_name());
+    count_read(ctx.stats, name.is_some());
+    match name {
+        Some(name) => ctx.out.bulk(name.as_bytes()),
         None => ctx.out.null(),
     }
     Ok(())

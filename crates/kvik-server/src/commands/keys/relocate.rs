@@ -5,7 +5,7 @@
 //! their outcome depends only on the data, which a replica holds too.
 
 use super::super::{args, errors, CmdError, CmdResult, Ctx};
-use super::{db_arg, under_own_locks};
+use super::{count_read, db_arg, under_own_locks};
 use crate::keyspace::Locked;
 use crate::types::SmallBytes;
 
@@ -89,7 +89,9 @@ pub(super) fn copy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let locked = lock_pair(ctx, (src, from), (dst, to));
     let copied = under_own_locks(ctx, args, locked, |keys| {
-        let Some(expire_at) = keys.get_in(src, from).map(|e| e.expire_at) else {
+        let source = keys.get_in(src, from).map(|e| e.expire_at);
+        count_read(keys.env().stats, source.is_some());
+        let Some(expire_at) = source else {
             return false;
         };
         if keys.get_in(dst, to).is_some() && !replace {
