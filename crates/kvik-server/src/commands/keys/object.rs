@@ -13,8 +13,8 @@ use crate::types::Value;
 
 const READ_SLOW: u32 = acl::KEYSPACE | acl::READ | acl::SLOW;
 
-/// The container: `call` always dispatches to a subcommand (or rejects the name), so
-/// its own handler, the help, is never reached by a well-formed call.
+/// The container. Its arity (at least a subcommand) makes `call` dispatch every call
+/// to a subcommand or reject it, so its own handler, the help, is never reached.
 pub(super) const COMMAND: Command = Command::new("object", -2, help)
     .acl(acl::SLOW)
     .doc(
