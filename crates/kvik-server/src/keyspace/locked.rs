@@ -105,6 +105,14 @@ impl<'a> Locked<'a> {
         Self::with_ids(env, db, now_ms, ids)
     }
 
+    /// Lock the given shards (by index) of database `db`: commands that walk a
+    /// database a few shards at a time (SCAN) instead of freezing all of it.
+    pub fn shards(env: KeyEnv<'a>, db: usize, now_ms: u64, shards: &[usize]) -> Self {
+        let ks = env.keyspace;
+        let ids = shards.iter().map(|&s| ks.global_id(db, s)).collect();
+        Self::with_ids(env, db, now_ms, ids)
+    }
+
     pub fn env(&self) -> KeyEnv<'a> {
         self.env
     }
@@ -208,6 +216,31 @@ impl<'a> Locked<'a> {
         Some(entry)
     }
 
+    /// The live entry of `key` in the selected database, read without refreshing its
+    /// access clock (TTL, OBJECT, TYPE filters: looking is not using).
+    pub fn peek(&mut self, key: &[u8]) -> Option<&Entry> {
+        let hash = hash_key(key);
+        let db = self.db;
+        if self.expire_if_due(db, hash, key) {
+            return None;
+        }
+        self.shard_mut(db, hash).find(hash, key)
+    }
+
+    /// Delete every key of a held shard whose deadline has passed, appending their DEL
+    /// effects. Returns how many went.
+    pub fn expire_shard(&mut self, db: usize, shard: usize) -> usize {
+        let now = self.now_ms;
+        let mut due = Vec::new();
+        self.shard_at(db, shard)
+            .expire_due(now, usize::MAX, |entry| due.push(entry));
+        let removed = due.len();
+        for entry in due {
+            self.expired(db, entry);
+        }
+        removed
+    }
+
     /// Does `key` exist (and is it live)?
     pub fn exists(&mut self, key: &[u8]) -> bool {
         let hash = hash_key(key);
@@ -251,6 +284,22 @@ impl<'a> Locked<'a> {
         self.dirty += 1;
         self.stamp(removed.ts);
         Some(removed)
+    }
+
+    /// The second half of a move (RENAME, MOVE): store an entry taken out with
+    /// [`Locked::remove_in`] under its (possibly changed) key in database `db`, keeping
+    /// its value, deadline and access clock, and replacing whatever was there. Stamps
+    /// it, but counts no change of its own: the removal already counted the move.
+    /// Returns the replaced entry if it was live.
+    pub fn insert_moved_in(&mut self, db: usize, mut entry: Box<Entry>) -> Option<Box<Entry>> {
+        let hash = hash_key(entry.key.as_slice());
+        self.expire_if_due(db, hash, entry.key.as_slice());
+        let previous_ts = self
+            .shard_mut(db, hash)
+            .find(hash, entry.key.as_slice())
+            .map_or(0, |e| e.ts);
+        entry.ts = self.stamp(previous_ts.max(entry.ts));
+        self.shard_mut(db, hash).insert(hash, entry)
     }
 
     /// Give a live key a deadline (0 = persist). Returns false if the key is absent.

@@ -1,0 +1,229 @@
+//! Key deadlines: EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT set them; TTL, PTTL,
+//! EXPIRETIME and PEXPIRETIME read them; PERSIST drops them.
+//!
+//! Setting a deadline propagates as `PEXPIREAT key <absolute ms> [conditions]`, so a
+//! replica, or an AOF replayed later, expires the key at the same instant whatever
+//! its own clock says when the effect arrives. A deadline already in the past deletes
+//! the key on the spot and propagates `DEL key`.
+
+use super::super::{args, CmdError, CmdResult, Ctx};
+use super::count_read;
+
+/// The four setters differ only in how their time argument reads.
+#[derive(Clone, Copy)]
+struct TimeArg {
+    /// The command's name, for its error text.
+    name: &'static str,
+    /// Milliseconds per unit of the argument.
+    unit_ms: i64,
+    /// Relative to now (EXPIRE, PEXPIRE) or a Unix time (EXPIREAT, PEXPIREAT).
+    relative: bool,
+}
+
+pub(super) fn expire(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    set_deadline(
+        ctx,
+        args,
+        TimeArg {
+            name: "expire",
+            unit_ms: 1000,
+            relative: true,
+        },
+    )
+}
+
+pub(super) fn pexpire(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    set_deadline(
+        ctx,
+        args,
+        TimeArg {
+            name: "pexpire",
+            unit_ms: 1,
+            relative: true,
+        },
+    )
+}
+
+pub(super) fn expireat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    set_deadline(
+        ctx,
+        args,
+        TimeArg {
+            name: "expireat",
+            unit_ms: 1000,
+            relative: false,
+        },
+    )
+}
+
+pub(super) fn pexpireat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    set_deadline(
+        ctx,
+        args,
+        TimeArg {
+            name: "pexpireat",
+            unit_ms: 1,
+            relative: false,
+        },
+    )
+}
+
+/// The NX / XX / GT / LT conditions of the setters.
+#[derive(Default)]
+struct Conditions {
+    nx: bool,
+    xx: bool,
+    gt: bool,
+    lt: bool,
+}
+
+impl Conditions {
+    fn parse(options: &[&[u8]]) -> Result<Self, CmdError> {
+        let mut c = Conditions::default();
+        for &opt in options {
+            let flag = if args::is(opt, "NX") {
+                &mut c.nx
+            } else if args::is(opt, "XX") {
+                &mut c.xx
+            } else if args::is(opt, "GT") {
+                &mut c.gt
+            } else if args::is(opt, "LT") {
+                &mut c.lt
+            } else {
+                let opt = String::from_utf8_lossy(opt);
+                return Err(format!("ERR Unsupported option {opt}").into());
+            };
+            *flag = true;
+        }
+        if c.nx && (c.xx || c.gt || c.lt) {
+            return Err(
+                "ERR NX and XX, GT or LT options at the same time are not compatible".into(),
+            );
+        }
+        if c.gt && c.lt {
+            return Err("ERR GT and LT options at the same time are not compatible".into());
+        }
+        Ok(c)
+    }
+
+    /// May a key whose deadline is `current` (0: none) get the deadline `when`?
+    /// No deadline counts as an infinitely distant one for GT and LT.
+    fn allow(&self, current: u64, when: i64) -> bool {
+        let has_ttl = current != 0;
+        let current = current as i64;
+        !(self.nx && has_ttl
+            || self.xx && !has_ttl
+            || self.gt && (!has_ttl || when <= current)
+            || self.lt && has_ttl && when >= current)
+    }
+}
+
+/// The absolute deadline in ms an argument names, with Redis's overflow checks.
+/// Negative and past deadlines are valid: they delete the key.
+fn absolute_ms(arg: &[u8], time: TimeArg, now_ms: u64) -> Result<i64, CmdError> {
+    let n = args::int(arg)?;
+    let invalid = || {
+        CmdError::from(format!(
+            "ERR invalid expire time in '{}' command",
+            time.name
+        ))
+    };
+    let ms = n.checked_mul(time.unit_ms).ok_or_else(invalid)?;
+    let base = if time.relative { now_ms as i64 } else { 0 };
+    if ms > i64::MAX - base {
+        return Err(invalid());
+    }
+    Ok(ms + base)
+}
+
+fn set_deadline(ctx: &mut Ctx, args: &[&[u8]], time: TimeArg) -> CmdResult {
+    let key = args[1];
+    let conditions = Conditions::parse(&args[3..])?;
+    let now = ctx.keys.now_ms;
+    let when = absolute_ms(args[2], time, now)?;
+    let current = match ctx.keys.get(key) {
+        Some(entry) => entry.expire_at,
+        None => {
+            ctx.out.int(0);
+            return Ok(());
+        }
+    };
+    if !conditions.allow(current, when) {
+        ctx.out.int(0);
+        return Ok(());
+    }
+    if when <= now as i64 {
+        ctx.keys.remove(key);
+        ctx.propagate(&[b"DEL", key]);
+    } else {
+        ctx.keys.set_expire(key, when as u64);
+        // PEXPIREAT already says what it did; the others are rewritten to it, their
+        // conditions kept.
+        if time.relative || time.unit_ms != 1 {
+            let when = when.to_string();
+            let mut effect: Vec<&[u8]> = vec![b"PEXPIREAT", key, when.as_bytes()];
+            effect.extend_from_slice(&args[3..]);
+            ctx.propagate(&effect);
+        }
+    }
+    ctx.out.int(1);
+    Ok(())
+}
+
+/// How a reader reports a deadline.
+#[derive(Clone, Copy)]
+enum Report {
+    /// Time left (TTL, PTTL).
+    Remaining,
+    /// The Unix time itself (EXPIRETIME, PEXPIRETIME).
+    Absolute,
+}
+
+pub(super) fn ttl(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    report_deadline(ctx, args[1], Report::Remaining, false)
+}
+
+pub(super) fn pttl(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    report_deadline(ctx, args[1], Report::Remaining, true)
+}
+
+pub(super) fn expiretime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    report_deadline(ctx, args[1], Report::Absolute, false)
+}
+
+pub(super) fn pexpiretime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    report_deadline(ctx, args[1], Report::Absolute, true)
+}
+
+/// -2 for a missing key, -1 for a key without deadline, else the deadline in ms or
+/// in seconds rounded to the nearest. Reading a deadline is not an access: the key's
+/// access clock stays as it was.
+fn report_deadline(ctx: &mut Ctx, key: &[u8], report: Report, in_ms: bool) -> CmdResult {
+    let now = ctx.keys.now_ms;
+    let deadline = ctx.keys.peek(key).map(|e| e.expire_at);
+    count_read(ctx.stats, deadline.is_some());
+    let reply = match deadline {
+        None => -2,
+        Some(0) => -1,
+        Some(at) => {
+            let ms = match report {
+                Report::Remaining => at.saturating_sub(now),
+                Report::Absolute => at,
+            };
+            let value = if in_ms { ms } else { (ms + 500) / 1000 };
+            value as i64
+        }
+    };
+    ctx.out.int(reply);
+    Ok(())
+}
+
+pub(super) fn persist(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[1];
+    let had_deadline = ctx.keys.get(key).is_some_and(|e| e.expire_at != 0);
+    if had_deadline {
+        ctx.keys.set_expire(key, 0);
+    }
+    ctx.out.int(had_deadline.into());
+    Ok(())
+}

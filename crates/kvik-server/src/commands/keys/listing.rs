@@ -1,0 +1,249 @@
+//! Whole-database reads: KEYS, SCAN and RANDOMKEY.
+//!
+//! KEYS and RANDOMKEY hold every shard of the database for their (short, or known to
+//! be slow) run. SCAN instead locks one shard at a time, so a full iteration never
+//! freezes the database; see [`scan`] for what its cursor guarantees.
+
+use super::super::{args, errors, CmdError, CmdResult, Ctx};
+use crate::keyspace::{Entry, Locked};
+use crate::util::glob::glob_match;
+use kvik_resp::{Protocol, ReplyWriter};
+
+/// Keys gathered for a reply whose length is known only at the end: encoded as they
+/// come, counted, then written behind the array header.
+struct KeyList {
+    count: usize,
+    encoded: ReplyWriter,
+}
+
+impl KeyList {
+    fn new(protocol: Protocol) -> Self {
+        KeyList {
+            count: 0,
+            encoded: ReplyWriter::new(protocol),
+        }
+    }
+
+    fn push(&mut self, key: &[u8]) {
+        self.count += 1;
+        self.encoded.bulk(key);
+    }
+
+    fn write(&self, out: &mut ReplyWriter) {
+        out.array(self.count);
+        out.raw(&self.encoded.buf);
+    }
+}
+
+/// A MATCH pattern; `*` alone matches everything without running the matcher.
+fn pattern_accepts(pattern: Option<&[u8]>, key: &[u8]) -> bool {
+    pattern.is_none_or(|p| p == b"*" || glob_match(p, key, false))
+}
+
+/// Every live key of the selected database matching the pattern. Keys whose time is
+/// up are left out but not deleted here (a read of many keys stays a read).
+pub(super) fn keys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let pattern = args[1];
+    let db = ctx.client.db;
+    let now = ctx.keys.now_ms;
+    let mut found = KeyList::new(ctx.out.protocol);
+    for shard in 0..ctx.server.keyspace.shards_per_db() {
+        for entry in ctx.keys.shard_at(db, shard).iter() {
+            if !entry.is_expired(now) && pattern_accepts(Some(pattern), entry.key.as_slice()) {
+                found.push(entry.key.as_slice());
+            }
+        }
+    }
+    found.write(ctx.out);
+    Ok(())
+}
+
+/// SCAN's cursor as Redis reads it (C's `strtoul` plus a check): an optional sign then
+/// decimal digits, a leading `-` negating modulo 2^64; nothing before or after, no
+/// overflow. The empty string reads as 0.
+fn parse_cursor(arg: &[u8]) -> Result<u64, CmdError> {
+    let invalid = || CmdError::from("ERR invalid cursor");
+    if arg.is_empty() {
+        return Ok(0);
+    }
+    let (negative, digits) = match arg[0] {
+        b'-' => (true, &arg[1..]),
+        b'+' => (false, &arg[1..]),
+        _ => (false, arg),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(invalid());
+    }
+    let n = digits
+        .iter()
+        .try_fold(0u64, |n, d| {
+            n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+        })
+        .ok_or_else(invalid)?;
+    Ok(if negative { n.wrapping_neg() } else { n })
+}
+
+/// SCAN's options.
+struct ScanFilter<'a> {
+    /// Keys to examine before returning (at least; whole shards are visited).
+    count: usize,
+    pattern: Option<&'a [u8]>,
+    type_name: Option<&'a [u8]>,
+}
+
+impl<'a> ScanFilter<'a> {
+    fn parse(options: &[&'a [u8]]) -> Result<Self, CmdError> {
+        let mut filter = ScanFilter {
+            count: 10,
+            pattern: None,
+            type_name: None,
+        };
+        let mut rest = options;
+        while let [option, tail @ ..] = rest {
+            let value = tail.first().copied();
+            match value {
+                Some(v) if args::is(option, "COUNT") => {
+                    let n = args::int(v)?;
+                    if n < 1 {
+                        return Err(errors::SYNTAX.into());
+                    }
+                    filter.count = usize::try_from(n).unwrap_or(usize::MAX);
+                }
+                Some(v) if args::is(option, "MATCH") => filter.pattern = Some(v),
+                Some(v) if args::is(option, "TYPE") => filter.type_name = Some(v),
+                _ => return Err(errors::SYNTAX.into()),
+            }
+            rest = &tail[1..];
+        }
+        Ok(filter)
+    }
+
+    /// Does the entry's type pass the TYPE filter? An unknown type name matches
+    /// nothing (Redis 7.0 does not reject it).
+    fn type_accepts(&self, entry: &Entry) -> bool {
+        self.type_name
+            .is_none_or(|t| t.eq_ignore_ascii_case(entry.value.type_name().as_bytes()))
+    }
+}
+
+/// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].
+///
+/// The cursor is the index of the next shard to visit: 0 starts a scan, and a reply
+/// cursor of 0 ends it. A call visits whole shards in index order, each with only
+/// that shard locked, until it has examined COUNT keys, and returns every matching
+/// key of every shard it visited. Shards' hash tables may grow or shrink between
+/// calls, but a key never changes shard and a shard is visited once per scan, so a
+/// key present for the whole scan is returned exactly once, and a key added or
+/// removed during it at most once. Keys whose time is up in a visited shard are
+/// deleted on the way, as the active expiry cycle would.
+pub(super) fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let cursor = parse_cursor(args[1])?;
+    let filter = ScanFilter::parse(&args[2..])?;
+    let env = ctx.key_env();
+    let (db, now) = (ctx.client.db, ctx.keys.now_ms);
+    let shards = env.keyspace.shards_per_db();
+    // A cursor this server never handed out ends the scan.
+    let mut next = usize::try_from(cursor).unwrap_or(usize::MAX);
+    let (mut examined, mut type_lookups) = (0, 0);
+    let mut found = KeyList::new(ctx.out.protocol);
+    while next < shards && examined < filter.count {
+        let mut locked = Locked::shards(env, db, now, &[next]);
+        locked.expire_shard(db, next);
+        let shard = locked.shard_at(db, next);
+        examined += shard.len();
+        for entry in shard.iter() {
+            if !pattern_accepts(filter.pattern, entry.key.as_slice()) {
+                continue;
+            }
+            type_lookups += usize::from(filter.type_name.is_some());
+            if filter.type_accepts(entry) {
+                found.push(entry.key.as_slice());
+            }
+        }
+        next += 1;
+    }
+    // Redis looks each key up to learn its type, and counts that as a read.
+    env.stats.add(&env.stats.keyspace_hits, type_lookups as u64);
+    let next_cursor = if next < shards { next } else { 0 };
+    ctx.out.array(2);
+    ctx.out.bulk_int(next_cursor as i64);
+    found.write(ctx.out);
+    Ok(())
+}
+
+/// A live key picked uniformly at random, or null when the database is empty.
+/// When the pick has expired, its shard's expired keys are deleted and another is
+/// picked: each round removes at least one key, so this ends even when every key of
+/// the database has expired.
+pub(super) fn randomkey(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let db = ctx.client.db;
+    let now = ctx.keys.now_ms;
+    let shards = ctx.server.keyspace.shards_per_db();
+    loop {
+        let sizes: Vec<usize> = (0..shards)
+            .map(|s| ctx.keys.shard_at(db, s).len())
+            .collect();
+        let total: usize = sizes.iter().sum();
+        if total == 0 {
+            ctx.out.null();
+            return Ok(());
+        }
+        let (shard, index) = locate(&sizes, rand::random::<usize>() % total);
+        let entry = ctx
+            .keys
+            .shard_at(db, shard)
+            .nth(index)
+            .expect("index within the shard's size");
+        if !entry.is_expired(now) {
+            ctx.out.bulk(entry.key.as_slice());
+            return Ok(());
+        }
+        ctx.keys.expire_shard(db, shard);
+    }
+}
+
+/// The shard and position within it of the `n`-th key, counting shard by shard.
+fn locate(sizes: &[usize], mut n: usize) -> (usize, usize) {
+    for (shard, &size) in sizes.iter().enumerate() {
+        if n < size {
+            return (shard, n);
+        }
+        n -= size;
+    }
+    unreachable!("n is below the sum of the sizes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursor_reads_like_strtoul() {
+        assert_eq!(parse_cursor(b"0"), Ok(0));
+        assert_eq!(parse_cursor(b""), Ok(0));
+        assert_eq!(parse_cursor(b"+7"), Ok(7));
+        assert_eq!(parse_cursor(b"-0"), Ok(0));
+        assert_eq!(parse_cursor(b"-1"), Ok(u64::MAX));
+        assert_eq!(parse_cursor(b"18446744073709551615"), Ok(u64::MAX));
+        for bad in [
+            &b"18446744073709551616"[..],
+            b" 5",
+            b"5 ",
+            b"1.5",
+            b"abc",
+            b"-",
+            b"+",
+        ] {
+            assert!(parse_cursor(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn locate_walks_the_shards() {
+        let sizes = [0, 2, 0, 3];
+        assert_eq!(locate(&sizes, 0), (1, 0));
+        assert_eq!(locate(&sizes, 1), (1, 1));
+        assert_eq!(locate(&sizes, 2), (3, 0));
+        assert_eq!(locate(&sizes, 4), (3, 2));
+    }
+}

@@ -1,0 +1,224 @@
+//! Generic key commands: the ones that work on any key whatever its type.
+//!
+//! This module holds the family's command table, the few commands that only ask
+//! whether keys exist (DEL, UNLINK, EXISTS, TOUCH, TYPE), and the helpers the others
+//! share. The rest live by theme:
+//!
+//! - [`expire`]: deadlines (EXPIRE family, TTL family, PERSIST);
+//! - [`listing`]: whole-database reads (KEYS, SCAN, RANDOMKEY);
+//! - [`relocate`]: keys that change name or database (RENAME, MOVE, COPY);
+//! - [`object`]: OBJECT introspection;
+//! - [`swapdb`]: SWAPDB, which exchanges whole databases.
+
+mod expire;
+mod listing;
+mod object;
+mod relocate;
+mod swapdb;
+
+use super::table::{acl, flags, Command, Lock};
+use super::{args, errors, CmdError, CmdResult, Ctx};
+use crate::keyspace::Locked;
+use crate::stats::ThreadStats;
+
+const KS: u32 = acl::KEYSPACE;
+const WRITE_FAST: u32 = KS | acl::WRITE | acl::FAST;
+const READ_FAST: u32 = KS | acl::READ | acl::FAST;
+
+pub const COMMANDS: &[Command] = &[
+    Command::new("del", -2, del)
+        .flags(flags::WRITE)
+        .acl(KS | acl::WRITE | acl::SLOW)
+        .keys(1, -1, 1)
+        .doc("generic", "1.0.0", "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).", "Delete a key"),
+    Command::new("unlink", -2, del)
+        .flags(flags::WRITE | flags::FAST)
+        .acl(WRITE_FAST)
+        .keys(1, -1, 1)
+        .doc("generic", "4.0.0", "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking."),
+    Command::new("exists", -2, exists)
+        .flags(flags::READONLY | flags::FAST)
+        .acl(READ_FAST)
+        .keys(1, -1, 1)
+        .doc("generic", "1.0.0", "O(N) where N is the number of keys to check.", "Determine if a key exists"),
+    Command::new("touch", -2, touch)
+        .flags(flags::READONLY | flags::FAST)
+        .acl(READ_FAST)
+        .keys(1, -1, 1)
+        .doc("generic", "3.2.1", "O(N) where N is the number of keys that will be touched.", "Alters the last access time of a key(s). Returns the number of existing keys specified."),
+    Command::new("type", 2, type_)
+        .flags(flags::READONLY | flags::FAST)
+        .acl(READ_FAST)
+        .keys(1, 1, 1)
+        .doc("generic", "1.0.0", "O(1)", "Determine the type stored at key"),
+    Command::new("keys", 2, listing::keys)
+        .flags(flags::READONLY)
+        .acl(KS | acl::READ | acl::SLOW | acl::DANGEROUS)
+        .lock(Lock::Db)
+        .doc("generic", "1.0.0", "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.", "Find all keys matching the given pattern"),
+    Command::new("scan", -2, listing::scan)
+        .flags(flags::READONLY)
+        .acl(KS | acl::READ | acl::SLOW)
+        .lock(Lock::Handler)
+        .doc("generic", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.", "Incrementally iterate the keys space"),
+    Command::new("randomkey", 1, listing::randomkey)
+        .flags(flags::READONLY)
+        .acl(KS | acl::READ | acl::SLOW)
+        .lock(Lock::Db)
+        .doc("generic", "1.0.0", "O(1)", "Return a random key from the keyspace"),
+    Command::new("rename", 3, relocate::rename)
+        .flags(flags::WRITE)
+        .acl(KS | acl::WRITE | acl::SLOW)
+        .keys(1, 2, 1)
+        .doc("generic", "1.0.0", "O(1)", "Rename a key"),
+    Command::new("renamenx", 3, relocate::renamenx)
+        .flags(flags::WRITE | flags::FAST)
+        .acl(WRITE_FAST)
+        .keys(1, 2, 1)
+        .doc("generic", "1.0.0", "O(1)", "Rename a key, only if the new key does not exist"),
+    Command::new("move", 3, relocate::move_)
+        .flags(flags::WRITE | flags::FAST)
+        .acl(WRITE_FAST)
+        .keys(1, 1, 1)
+        .lock(Lock::Handler)
+        .doc("generic", "1.0.0", "O(1)", "Move a key to another database"),
+    Command::new("copy", -3, relocate::copy)
+        .flags(flags::WRITE | flags::DENYOOM)
+        .acl(KS | acl::WRITE | acl::SLOW)
+        .keys(1, 2, 1)
+        .lock(Lock::Handler)
+        .doc("generic", "6.2.0", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.", "Copy a key"),
+    Command::new("expire", -3, expire::expire)
+        .flags(flags::WRITE | flags::FAST)
+        .acl(WRITE_FAST)
+        .keys(1, 1, 1)
+        .doc("generic", "1.0.0", "O(1)", "Set a key's time to live in seconds"),
+    Command::new("pexpire", -3, expire::pexpire)
+        .flags(flags::WRITE | flags::FAST)
+        .acl(WRITE_FAST)
+        .keys(1, 1, 1)
+        .doc("generic", "2.6.0", "O(1)", "Set a key's time to live in milliseconds"),
+    Command::new("expireat", -3, expire::expireat)
+        .flags(flags::WRITE | flags::FAST)
+        .acl(WRITE_FAST)
+        .keys(1, 1, 1)
+        .doc("generic", "1.2.0", "O(1)", "Set the expiration for a key as a UNIX timestamp"),
+    Command::new("pexpireat", -3, expire::pexpireat)
+        .flags(flags::WRITE | flags::FAST)
+        .acl(WRITE_FAST)
+        .keys(1, 1, 1)
+        .doc("generic", "2.6.0", "O(1)", "Set the expiration for a key as a UNIX timestamp specified in milliseconds"),
+    Command::new("ttl", 2, expire::ttl)
+        .flags(flags::READONLY | flags::FAST)
+        .acl(READ_FAST)
+        .keys(1, 1, 1)
+        .doc("generic", "1.0.0", "O(1)", "Get the time to live for a key in seconds"),
+    Command::new("pttl", 2, expire::pttl)
+        .flags(flags::READONLY | flags::FAST)
+        .acl(READ_FAST)
+        .keys(1, 1, 1)
+        .doc("generic", "2.6.0", "O(1)", "Get the time to live for a key in milliseconds"),
+    Command::new("expiretime", 2, expire::expiretime)
+        .flags(flags::READONLY | flags::FAST)
+        .acl(READ_FAST)
+        .keys(1, 1, 1)
+        .doc("generic", "7.0.0", "O(1)", "Get the expiration Unix timestamp for a key"),
+    Command::new("pexpiretime", 2, expire::pexpiretime)
+        .flags(flags::READONLY | flags::FAST)
+        .acl(READ_FAST)
+        .keys(1, 1, 1)
+        .doc("generic", "7.0.0", "O(1)", "Get the expiration Unix timestamp for a key in milliseconds"),
+    Command::new("persist", 2, expire::persist)
+        .flags(flags::WRITE | flags::FAST)
+        .acl(WRITE_FAST)
+        .keys(1, 1, 1)
+        .doc("generic", "2.2.0", "O(1)", "Remove the expiration from a key"),
+    object::COMMAND,
+    Command::new("swapdb", 3, swapdb::swapdb)
+        .flags(flags::WRITE | flags::FAST)
+        .acl(WRITE_FAST | acl::DANGEROUS)
+        .lock(Lock::Handler)
+        .doc("server", "4.0.0", "O(N) where N is the count of clients watching or blocking on keys from both databases.", "Swaps two Redis databases"),
+];
+
+fn del(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let removed = args[1..]
+        .iter()
+        .filter(|k| ctx.keys.remove(k).is_some())
+        .count();
+    ctx.out.int(removed as i64);
+    Ok(())
+}
+
+fn exists(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut n = 0;
+    for key in &args[1..] {
+        let found = ctx.keys.exists(key);
+        count_read(ctx.stats, found);
+        n += i64::from(found);
+    }
+    ctx.out.int(n);
+    Ok(())
+}
+
+/// Counts the keys that exist, refreshing their access clock (a read that returns
+/// nothing).
+fn touch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut n = 0;
+    for key in &args[1..] {
+        let found = ctx.keys.get(key).is_some();
+        count_read(ctx.stats, found);
+        n += i64::from(found);
+    }
+    ctx.out.int(n);
+    Ok(())
+}
+
+fn type_(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let name = ctx.keys.peek(args[1]).map(|e| e.value.type_name());
+    count_read(ctx.stats, name.is_some());
+    ctx.out.simple(name.unwrap_or("none"));
+    Ok(())
+}
+
+/// Count a read lookup of a key in INFO's keyspace_hits or keyspace_misses. Redis
+/// counts the lookups of reading commands, even those that leave the access clock
+/// alone, and not those of writing commands.
+fn count_read(stats: &ThreadStats, found: bool) {
+    let counter = if found {
+        &stats.keyspace_hits
+    } else {
+        &stats.keyspace_misses
+    };
+    stats.add(counter, 1);
+}
+
+/// A target database argument (MOVE, COPY ... DB): an `int`-sized integer, then a
+/// valid index.
+fn db_arg(arg: &[u8], databases: usize) -> Result<usize, CmdError> {
+    let n = args::int_in(arg, i32::MIN.into(), i32::MAX.into(), errors::NOT_INTEGER)?;
+    usize::try_from(n)
+        .ok()
+        .filter(|&db| db < databases)
+        .ok_or_else(|| errors::DB_OUT_OF_RANGE.into())
+}
+
+/// For commands that take their own locks ([`Lock::Handler`]) because which shards
+/// they need depends on their arguments (a target database): run `work` on `locked`
+/// and, if it changed anything, append the command's argv as its effect before the
+/// shards are released.
+fn under_own_locks<T>(
+    ctx: &mut Ctx,
+    args: &[&[u8]],
+    mut locked: Locked,
+    work: impl FnOnce(&mut Locked) -> T,
+) -> T {
+    locked.touch = ctx.keys.touch;
+    let outcome = work(&mut locked);
+    if locked.dirty() > 0 {
+        locked.propagate(ctx.client.db, args);
+        ctx.propagated = true;
+        ctx.extra_dirty += locked.dirty();
+    }
+    outcome
+}
