@@ -236,7 +236,7 @@ impl<'a> Locked<'a> {
             .expire_due(now, usize::MAX, |entry| due.push(entry));
         let removed = due.len();
         for entry in due {
-            self.expired(db, entry);
+            self.expired(db, &entry);
         }
         removed
     }

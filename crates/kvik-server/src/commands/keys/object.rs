@@ -148,11 +148,11 @@ fn refcount(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// Seconds since the last access, on the 24-bit seconds clock (wrapping as Redis's).
 fn idletime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let lfu = lfu_policy_selected(ctx.server);
+    let now = crate::keyspace::access_clock(ctx.keys.now_ms);
     inspect(ctx, args[2], |entry| {
         if lfu {
             return Err(IS_LFU);
         }
-        let now = crate::keyspace::access_clock();
         let idle = if now >= entry.access {
             now - entry.access
         } else {
@@ -176,9 +176,6 @@ fn freq(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 /// Is an LFU `maxmemory-policy` (`allkeys-lfu`, `volatile-lfu`) selected?
-fn lfu_policy_selected(_server: &Server) -> bool {
-    // The configuration does not carry maxmemory-policy yet (the policy is always
-    // noeviction); once it does this reads
-    // `server.config.read().maxmemory_policy.ends_with("-lfu")`.
-    false
+fn lfu_policy_selected(server: &Server) -> bool {
+    server.config.read().maxmemory_policy.ends_with("-lfu")
 }
