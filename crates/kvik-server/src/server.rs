@@ -13,7 +13,7 @@ use kvik_config::Config;
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -54,6 +54,62 @@ pub struct HotConfig {
     pub hz: AtomicU64,
     pub active_expire: AtomicBool,
     pub latency_tracking: AtomicBool,
+    /// Thresholds for the compact encodings of collections, one atomic each so
+    /// readers on every thread write nothing shared.
+    encoding: [AtomicI64; 7],
+}
+
+/// When a collection leaves its compact encoding (Redis's `*-max-listpack-*`,
+/// `set-max-intset-entries`). Copied out by collection commands; changed by CONFIG SET.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EncodingLimits {
+    /// `list-max-listpack-size`: entries per node if positive, else -1..-5 for
+    /// 4/8/16/32/64 KB nodes.
+    pub list_max_listpack_size: i64,
+    pub list_compress_depth: u64,
+    pub hash_max_listpack_entries: u64,
+    pub hash_max_listpack_value: u64,
+    pub set_max_intset_entries: u64,
+    pub zset_max_listpack_entries: u64,
+    pub zset_max_listpack_value: u64,
+}
+
+impl EncodingLimits {
+    fn to_array(self) -> [i64; 7] {
+        [
+            self.list_max_listpack_size,
+            self.list_compress_depth as i64,
+            self.hash_max_listpack_entries as i64,
+            self.hash_max_listpack_value as i64,
+            self.set_max_intset_entries as i64,
+            self.zset_max_listpack_entries as i64,
+            self.zset_max_listpack_value as i64,
+        ]
+    }
+
+    fn from_array(a: [i64; 7]) -> Self {
+        EncodingLimits {
+            list_max_listpack_size: a[0],
+            list_compress_depth: a[1] as u64,
+            hash_max_listpack_entries: a[2] as u64,
+            hash_max_listpack_value: a[3] as u64,
+            set_max_intset_entries: a[4] as u64,
+            zset_max_listpack_entries: a[5] as u64,
+            zset_max_listpack_value: a[6] as u64,
+        }
+    }
+
+    pub fn from_config(c: &Config) -> Self {
+        EncodingLimits {
+            list_max_listpack_size: c.list_max_listpack_size as i64,
+            list_compress_depth: c.list_compress_depth as u64,
+            hash_max_listpack_entries: c.hash_max_listpack_entries,
+            hash_max_listpack_value: c.hash_max_listpack_value,
+            set_max_intset_entries: c.set_max_intset_entries,
+            zset_max_listpack_entries: c.zset_max_listpack_entries,
+            zset_max_listpack_value: c.zset_max_listpack_value,
+        }
+    }
 }
 
 impl HotConfig {
@@ -66,7 +122,15 @@ impl HotConfig {
             hz: AtomicU64::new(c.hz.clamp(1, 500) as u64),
             active_expire: AtomicBool::new(true),
             latency_tracking: AtomicBool::new(c.latency_tracking),
+            encoding: EncodingLimits::from_config(c)
+                .to_array()
+                .map(AtomicI64::new),
         }
+    }
+
+    /// The current collection encoding thresholds.
+    pub fn encoding(&self) -> EncodingLimits {
+        EncodingLimits::from_array(self.encoding.each_ref().map(|a| a.load(Ordering::Relaxed)))
     }
 
     /// Re-read the values after CONFIG SET.
@@ -85,6 +149,9 @@ impl HotConfig {
         self.hz.store(fresh.hz.into_inner(), Ordering::Relaxed);
         self.latency_tracking
             .store(fresh.latency_tracking.into_inner(), Ordering::Relaxed);
+        for (mine, new) in self.encoding.iter().zip(fresh.encoding) {
+            mine.store(new.into_inner(), Ordering::Relaxed);
+        }
     }
 }
 

@@ -13,11 +13,15 @@ pub mod client;
 pub mod config;
 pub mod connection;
 pub mod debug;
+pub mod hashes;
 pub mod info;
 pub mod introspection;
 pub mod keys;
+pub mod lists;
 pub mod server;
+pub mod sets;
 pub mod strings;
+pub mod zsets;
 
 use crate::client::{ClientState, ReplyMode};
 use crate::keyspace::{KeyEnv, Locked};
@@ -34,6 +38,10 @@ pub fn registry() -> Registry {
     Registry::new(&[
         strings::COMMANDS,
         keys::COMMANDS,
+        lists::COMMANDS,
+        hashes::COMMANDS,
+        sets::COMMANDS,
+        zsets::COMMANDS,
         connection::COMMANDS,
         client::COMMANDS,
         server::COMMANDS,

@@ -1,0 +1,5 @@
+//! hashes commands.
+
+use super::table::Command;
+
+pub const COMMANDS: &[Command] = &[];

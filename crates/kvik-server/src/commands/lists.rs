@@ -1,0 +1,5 @@
+//! lists commands.
+
+use super::table::Command;
+
+pub const COMMANDS: &[Command] = &[];

@@ -1,0 +1,5 @@
+//! sets commands.
+
+use super::table::Command;
+
+pub const COMMANDS: &[Command] = &[];

@@ -1,0 +1,5 @@
+//! zsets commands.
+
+use super::table::Command;
+
+pub const COMMANDS: &[Command] = &[];
