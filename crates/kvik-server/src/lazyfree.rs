@@ -33,3 +33,14 @@ pub fn drop_later<T: Send + 'static>(value: T) {
         drop(e.0);
     }
 }
+
+/// Values owning more than this many heap bytes are freed in the background.
+pub const BACKGROUND_FREE_BYTES: usize = 64 * 1024;
+
+/// Free a removed entry: inline when small, on the background thread when big, so
+/// deleting a collection of millions of elements costs its thread almost nothing.
+pub fn free_entry(entry: Box<crate::keyspace::Entry>) {
+    if entry.value.heap_size() > BACKGROUND_FREE_BYTES {
+        drop_later(entry);
+    }
+}

@@ -141,12 +141,18 @@ pub const COMMANDS: &[Command] = &[
         .doc("server", "4.0.0", "O(N) where N is the count of clients watching or blocking on keys from both databases.", "Swaps two Redis databases"),
 ];
 
+/// DEL and UNLINK: the keys leave the keyspace at once either way; a big value is
+/// freed on the background thread (DEL included: nothing a client can observe
+/// depends on when the memory returns, and a stalled thread is observable).
 fn del(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let removed = args[1..]
-        .iter()
-        .filter(|k| ctx.keys.remove(k).is_some())
-        .count();
-    ctx.out.int(removed as i64);
+    let mut removed = 0;
+    for key in &args[1..] {
+        if let Some(entry) = ctx.keys.remove(key) {
+            crate::lazyfree::free_entry(entry);
+            removed += 1;
+        }
+    }
+    ctx.out.int(removed);
     Ok(())
 }
 
