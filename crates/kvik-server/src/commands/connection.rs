@@ -194,7 +194,7 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
     }
     if let Some(name) = name {
-        super::server::validate_client_name(name)?;
+        super::client::validate_client_name(name)?;
         ctx.client.set_name(Some(name.to_vec()));
     }
     if let Some(p) = protocol {
