@@ -59,14 +59,18 @@ impl InProcess {
         (conn, id)
     }
 
-    /// A connection owned by a worker thread other than `worker` (connections are
-    /// spread over the threads by the kernel, so a few tries find one).
+    /// A connection owned by a worker thread other than `worker`. Whichever thread
+    /// wakes first accepts a connection, so a few tries find one; the misses stay
+    /// open meanwhile and pauses between tries let every thread go idle again.
     pub fn client_off_worker(&self, worker: usize) -> (RawConn, u64) {
-        for _ in 0..64 {
+        let mut misses = Vec::new();
+        for _ in 0..200 {
             let (conn, id) = self.client();
             if self.worker_of(id) != worker {
                 return (conn, id);
             }
+            misses.push(conn);
+            std::thread::sleep(std::time::Duration::from_millis(5));
         }
         panic!("every connection landed on worker {worker}");
     }
