@@ -452,7 +452,9 @@ mod tests {
         assert_eq!(len(b"100000"), 5);
         assert_eq!(len(b"10000000000"), 12);
         assert_eq!(len(b"value:0"), 8);
-        assert_eq!(len(b"007"), 4);
+        let unencoded = |s: &[u8]| string_serialized_len(&StrValue::from_bytes_unencoded(s));
+        assert_eq!(unencoded(b"007"), 4);
+        assert_eq!(unencoded(b"-12"), 2);
         assert_eq!(len(&[b'a'; 64]), 66);
     }
 }
