@@ -5,7 +5,7 @@
 //! threads: they are read through their published [`ClientInfo`] snapshots and killed
 //! by flagging them and messaging their worker, which closes them.
 
-use super::table::{acl, flags, Command, Lock};
+use super::table::{acl, flags, Command};
 use super::{args, errors, CmdError, CmdResult, Ctx};
 use crate::client::{ClientInfo, ClientSnapshot, ClientType, ReplyMode};
 use crate::server::Message;
@@ -27,7 +27,6 @@ const fn sub(
     Command::new(name, arity, handler)
         .flags(SUB_FLAGS)
         .acl(CONN_ACL)
-        .lock(Lock::Handler)
         .doc("connection", since, "O(1)", summary)
 }
 
@@ -42,7 +41,6 @@ const fn admin_sub(
     Command::new(name, arity, handler)
         .flags(ADMIN_FLAGS)
         .acl(ADMIN_ACL)
-        .lock(Lock::Handler)
         .doc("connection", since, complexity, summary)
 }
 
@@ -153,7 +151,6 @@ const SUBCOMMANDS: &[Command] = &[
     Command::new("client|help", 2, help)
         .flags(flags::LOADING | flags::STALE)
         .acl(CONN_ACL)
-        .lock(Lock::Handler)
         .doc(
             "connection",
             "5.0.0",
@@ -163,7 +160,6 @@ const SUBCOMMANDS: &[Command] = &[
 ];
 
 pub const COMMANDS: &[Command] = &[Command::new("client", -2, container)
-    .lock(Lock::Handler)
     .doc(
         "connection",
         "2.4.0",

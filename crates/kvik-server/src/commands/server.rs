@@ -27,22 +27,18 @@ pub const COMMANDS: &[Command] = &[
     Command::new("time", 1, time)
         .flags(flags::LOADING | flags::STALE | flags::FAST)
         .acl(acl::FAST)
-        .lock(Lock::Handler)
         .doc("server", "2.6.0", "O(1)", "Returns the server time."),
     Command::new("lastsave", 1, lastsave)
         .flags(flags::LOADING | flags::STALE | flags::FAST)
         .acl(acl::ADMIN | acl::FAST | acl::DANGEROUS)
-        .lock(Lock::Handler)
         .doc("server", "1.0.0", "O(1)", "Returns the Unix timestamp of the last successful save to disk."),
     Command::new("wait", 3, wait)
         .flags(flags::NOSCRIPT)
         .acl(acl::SLOW | acl::CONNECTION)
-        .lock(Lock::Handler)
         .doc("generic", "3.0.0", "O(1)", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."),
     Command::new("shutdown", -1, shutdown)
         .flags(flags::ADMIN | flags::NOSCRIPT | flags::LOADING | flags::STALE | flags::NO_MULTI | flags::ALLOW_BUSY)
         .acl(acl::ADMIN | acl::SLOW | acl::DANGEROUS)
-        .lock(Lock::Handler)
         .doc("server", "1.0.0", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", "Synchronously saves the database(s) to disk and shuts down the Redis server."),
 ];
 
