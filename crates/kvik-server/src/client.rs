@@ -68,6 +68,8 @@ pub struct ClientSnapshot {
     pub argv_mem: usize,
     /// Reply bytes not yet written to the socket (`obl`).
     pub output_buffer: usize,
+    /// The socket is full and the rest of the replies waits for it (`events=rw`).
+    pub write_pending: bool,
     /// Capacity of the reply buffer (`rbs`).
     pub reply_buffer_size: usize,
     /// Largest reply batch the buffer held since the last write (`rbp`).
@@ -147,7 +149,7 @@ impl ClientInfo {
     /// tracking) show the values of a client that uses none of them.
     pub fn describe(&self, snap: &ClientSnapshot, now_ms: u64, out: &mut String) {
         let name = snap.name.as_deref().unwrap_or_default();
-        let events = if snap.output_buffer > 0 { "rw" } else { "r" };
+        let events = if snap.write_pending { "rw" } else { "r" };
         let _ = writeln!(
             out,
             "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} \
@@ -250,7 +252,8 @@ impl ClientState {
 
     /// What CLIENT LIST shows for this client while it runs a command: the published
     /// snapshot is as old as the last batch of replies, so the fields the command
-    /// itself changes come from the live state and its reply buffer.
+    /// itself changes come from the live state and its reply buffer (replies of the
+    /// batch so far count in `obl`, but are not waiting for the socket yet).
     pub fn live_snapshot(
         &self,
         now_ms: u64,

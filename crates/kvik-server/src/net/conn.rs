@@ -200,6 +200,7 @@ impl Conn {
         snap.query_buffer = self.filled;
         snap.query_buffer_free = self.buf.len() - self.filled;
         snap.output_buffer = self.out.buf.len() - self.written;
+        snap.write_pending = snap.output_buffer > 0;
         snap.reply_buffer_size = self.out.buf.capacity();
         snap.reply_buffer_peak = batch;
         snap.resp = if self.out.is_resp3() { 3 } else { 2 };
