@@ -120,6 +120,7 @@ fn reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     c.reply_mode = ReplyMode::On;
     c.no_evict = false;
     c.no_touch = false;
+    c.set_name(None);
     c.authenticated = ctx.server.config.read().requirepass.is_none();
     ctx.out.protocol = Protocol::Resp2;
     ctx.out.simple("RESET");
