@@ -4,11 +4,13 @@
 //! A connection's state ([`ClientState`]) belongs to the worker thread that accepted
 //! it and is touched by nobody else. What other threads may need (CLIENT LIST, CLIENT
 //! KILL, INFO clients) is a [`ClientInfo`] in the [`Registry`]: fixed facts, a kill flag,
-//! and a snapshot of the changing fields that the owning thread refreshes after each
-//! batch of commands.
+//! and a snapshot of the changing fields that the owning thread refreshes each time it
+//! writes replies. The line CLIENT LIST prints for a client is built here too, so every
+//! command that describes clients says the same thing.
 
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -23,6 +25,33 @@ pub enum ReplyMode {
     Skipping,
 }
 
+/// The classes CLIENT LIST TYPE and CLIENT KILL TYPE select.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientType {
+    Normal,
+    Replica,
+    Pubsub,
+    Master,
+}
+
+impl ClientType {
+    /// The class named by a client (any case); `slave` is the old name of `replica`.
+    pub fn parse(name: &[u8]) -> Option<ClientType> {
+        let is = |s: &str| name.eq_ignore_ascii_case(s.as_bytes());
+        if is("normal") {
+            Some(ClientType::Normal)
+        } else if is("replica") || is("slave") {
+            Some(ClientType::Replica)
+        } else if is("pubsub") {
+            Some(ClientType::Pubsub)
+        } else if is("master") {
+            Some(ClientType::Master)
+        } else {
+            None
+        }
+    }
+}
+
 /// The changing facts about a client that CLIENT LIST shows.
 #[derive(Debug, Clone, Default)]
 pub struct ClientSnapshot {
@@ -30,15 +59,59 @@ pub struct ClientSnapshot {
     pub db: usize,
     pub last_interaction_ms: u64,
     pub last_command: &'static str,
+    /// Bytes in the read buffer that are not yet consumed (`qbuf`).
     pub query_buffer: usize,
+    /// Room left in the read buffer (`qbuf-free`).
     pub query_buffer_free: usize,
+    /// Bytes of the arguments of the command being run (`argv-mem`); only the client
+    /// running a command has any.
+    pub argv_mem: usize,
+    /// Reply bytes not yet written to the socket (`obl`).
     pub output_buffer: usize,
+    /// The socket is full and the rest of the replies waits for it (`events=rw`).
+    pub write_pending: bool,
+    /// Capacity of the reply buffer (`rbs`).
+    pub reply_buffer_size: usize,
+    /// Largest reply batch the buffer held since the last write (`rbp`).
+    pub reply_buffer_peak: usize,
     pub resp: u8,
     pub lib_name: Option<Vec<u8>>,
     pub lib_ver: Option<Vec<u8>>,
     pub no_evict: bool,
     pub no_touch: bool,
     pub user: String,
+}
+
+impl ClientSnapshot {
+    /// Every client is a normal one until replication and pub/sub classify theirs.
+    pub fn client_type(&self) -> ClientType {
+        ClientType::Normal
+    }
+
+    /// CLIENT LIST's `flags=` letters, `N` when none applies.
+    fn flags(&self) -> String {
+        let mut flags = String::new();
+        if self.no_evict {
+            flags.push('e');
+        }
+        if self.no_touch {
+            flags.push('T');
+        }
+        if flags.is_empty() {
+            flags.push('N');
+        }
+        flags
+    }
+
+    /// A rough count of the memory this client holds: its buffers plus its state.
+    fn total_memory(&self) -> usize {
+        self.query_buffer
+            + self.query_buffer_free
+            + self.argv_mem
+            + self.reply_buffer_size
+            + std::mem::size_of::<ClientState>()
+            + std::mem::size_of::<ClientInfo>()
+    }
 }
 
 /// The shared face of a client.
@@ -53,6 +126,68 @@ pub struct ClientInfo {
     /// Set by CLIENT KILL; the owner closes the connection when it sees it.
     pub killed: AtomicBool,
     pub snapshot: Mutex<ClientSnapshot>,
+}
+
+impl ClientInfo {
+    /// Seconds since the connection was accepted (`age=`).
+    pub fn age_secs(&self, now_ms: u64) -> u64 {
+        now_ms.saturating_sub(self.created_ms) / 1000
+    }
+
+    /// Flag the client for closing. Returns false if someone flagged it first, so
+    /// two concurrent kills count it once.
+    pub fn mark_killed(&self) -> bool {
+        !self.killed.swap(true, Ordering::AcqRel)
+    }
+
+    pub fn is_killed(&self) -> bool {
+        self.killed.load(Ordering::Acquire)
+    }
+
+    /// Append this client's CLIENT LIST line (with its newline) to `out`, as Redis 7.0
+    /// words it. Fields kvik has no counterpart for yet (subscriptions, MULTI,
+    /// tracking) show the values of a client that uses none of them.
+    pub fn describe(&self, snap: &ClientSnapshot, now_ms: u64, out: &mut String) {
+        let name = snap.name.as_deref().unwrap_or_default();
+        let events = if snap.write_pending { "rw" } else { "r" };
+        let _ = writeln!(
+            out,
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} \
+             sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem={} multi-mem=0 \
+             rbs={} rbp={} obl={} oll=0 omem=0 tot-mem={} events={} cmd={} user={} \
+             redir=-1 resp={}",
+            self.id,
+            self.addr,
+            self.laddr,
+            self.fd,
+            String::from_utf8_lossy(name),
+            self.age_secs(now_ms),
+            now_ms.saturating_sub(snap.last_interaction_ms) / 1000,
+            snap.flags(),
+            snap.db,
+            snap.query_buffer,
+            snap.query_buffer_free,
+            snap.argv_mem,
+            snap.reply_buffer_size,
+            snap.reply_buffer_peak,
+            snap.output_buffer,
+            snap.total_memory(),
+            events,
+            snap.last_command,
+            snap.user,
+            snap.resp,
+        );
+    }
+}
+
+/// The read buffer around the command being run, as the connection reports it before
+/// each command (CLIENT LIST and CLIENT INFO show it for the caller).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct QueryBufferUsage {
+    /// Bytes from the start of the current command to the end of the data read.
+    pub used: usize,
+    /// Room left after the data read.
+    pub free: usize,
 }
 
 /// Everything a command may read or change about the client that sent it.
@@ -71,6 +206,7 @@ pub struct ClientState {
     pub close_after_reply: bool,
     /// The command being run, for CLIENT LIST's `cmd=`.
     pub last_command: &'static str,
+    pub query_buffer: QueryBufferUsage,
 }
 
 impl ClientState {
@@ -88,6 +224,7 @@ impl ClientState {
             lib_ver: None,
             close_after_reply: false,
             last_command: "NULL",
+            query_buffer: QueryBufferUsage::default(),
         }
     }
 
@@ -99,6 +236,47 @@ impl ClientState {
     pub fn set_name(&mut self, name: Option<Vec<u8>>) {
         self.info.snapshot.lock().name = name.clone();
         self.name = name;
+    }
+
+    /// CLIENT SETINFO LIB-NAME: shows in CLIENT LIST at once.
+    pub fn set_lib_name(&mut self, lib_name: Option<Vec<u8>>) {
+        self.info.snapshot.lock().lib_name = lib_name.clone();
+        self.lib_name = lib_name;
+    }
+
+    /// CLIENT SETINFO LIB-VER: shows in CLIENT LIST at once.
+    pub fn set_lib_ver(&mut self, lib_ver: Option<Vec<u8>>) {
+        self.info.snapshot.lock().lib_ver = lib_ver.clone();
+        self.lib_ver = lib_ver;
+    }
+
+    /// What CLIENT LIST shows for this client while it runs a command: the published
+    /// snapshot is as old as the last batch of replies, so the fields the command
+    /// itself changes come from the live state and its reply buffer (replies of the
+    /// batch so far count in `obl`, but are not waiting for the socket yet).
+    pub fn live_snapshot(
+        &self,
+        now_ms: u64,
+        reply: &kvik_resp::ReplyWriter,
+        argv_mem: usize,
+    ) -> ClientSnapshot {
+        let published = self.info.snapshot.lock().clone();
+        ClientSnapshot {
+            name: self.name.clone(),
+            db: self.db,
+            last_interaction_ms: now_ms,
+            last_command: self.last_command,
+            query_buffer: self.query_buffer.used,
+            query_buffer_free: self.query_buffer.free,
+            argv_mem,
+            output_buffer: reply.buf.len(),
+            reply_buffer_size: reply.buf.capacity(),
+            resp: if reply.is_resp3() { 3 } else { 2 },
+            no_evict: self.no_evict,
+            no_touch: self.no_touch,
+            user: self.user.clone(),
+            ..published
+        }
     }
 }
 

@@ -171,10 +171,34 @@ impl Pause {
         self.until_ms.load(Ordering::Relaxed) != 0
     }
 
-    /// Must a command with these flags wait now?
+    /// Must a command with these flags wait now? A pause found over is cleared, so
+    /// later commands skip the check.
     pub fn blocks(&self, now_ms: u64, is_write: bool) -> bool {
         let until = self.until_ms.load(Ordering::Acquire);
-        until != 0 && now_ms < until && (is_write || !self.writes_only.load(Ordering::Acquire))
+        if until != 0 && now_ms >= until {
+            let _ = self
+                .until_ms
+                .compare_exchange(until, 0, Ordering::AcqRel, Ordering::Relaxed);
+            return false;
+        }
+        until != 0 && (is_write || !self.writes_only.load(Ordering::Acquire))
+    }
+
+    /// Pause clients until `until_ms`. A pause already in force keeps its later end
+    /// and its stricter mode (pausing everything beats pausing writes).
+    pub fn start(&self, until_ms: u64, writes_only: bool) {
+        let now = crate::hlc::unix_ms();
+        let in_force = self.until_ms.load(Ordering::Acquire) > now;
+        if !writes_only || !in_force {
+            self.writes_only.store(writes_only, Ordering::Release);
+        }
+        self.until_ms.fetch_max(until_ms, Ordering::AcqRel);
+    }
+
+    /// CLIENT UNPAUSE. The caller wakes the waiting clients.
+    pub fn end(&self) {
+        self.until_ms.store(0, Ordering::Release);
+        self.writes_only.store(false, Ordering::Release);
     }
 }
 

@@ -1,5 +1,612 @@
-//! client commands.
+//! CLIENT: the container command for inspecting and steering connections (ID, NAME,
+//! LIST, INFO, KILL, PAUSE, REPLY, ...).
+//!
+//! The calling client's own state is changed directly. Other clients live on other
+//! threads: they are read through their published [`ClientInfo`] snapshots and killed
+//! by flagging them and messaging their worker, which closes them.
 
-use super::table::Command;
+use super::table::{acl, flags, Command};
+use super::{args, errors, CmdError, CmdResult, Ctx};
+use crate::client::{ClientInfo, ClientSnapshot, ClientType, ReplyMode};
+use crate::server::Message;
 
-pub const COMMANDS: &[Command] = &[];
+/// Flags every CLIENT subcommand has.
+const SUB_FLAGS: u32 = flags::NOSCRIPT | flags::LOADING | flags::STALE;
+/// Flags and ACL categories of the subcommands that act on other clients.
+const ADMIN_FLAGS: u32 = SUB_FLAGS | flags::ADMIN;
+const ADMIN_ACL: u32 = acl::ADMIN | acl::SLOW | acl::DANGEROUS | acl::CONNECTION;
+const CONN_ACL: u32 = acl::SLOW | acl::CONNECTION;
+
+const fn sub(
+    name: &'static str,
+    arity: i32,
+    handler: super::table::Handler,
+    since: &'static str,
+    summary: &'static str,
+) -> Command {
+    Command::new(name, arity, handler)
+        .flags(SUB_FLAGS)
+        .acl(CONN_ACL)
+        .doc("connection", since, "O(1)", summary)
+}
+
+const fn admin_sub(
+    name: &'static str,
+    arity: i32,
+    handler: super::table::Handler,
+    since: &'static str,
+    complexity: &'static str,
+    summary: &'static str,
+) -> Command {
+    Command::new(name, arity, handler)
+        .flags(ADMIN_FLAGS)
+        .acl(ADMIN_ACL)
+        .doc("connection", since, complexity, summary)
+}
+
+const SUBCOMMANDS: &[Command] = &[
+    sub(
+        "client|id",
+        2,
+        id,
+        "5.0.0",
+        "Returns the unique client ID of the connection.",
+    ),
+    sub(
+        "client|getname",
+        2,
+        getname,
+        "2.6.9",
+        "Returns the name of the connection.",
+    ),
+    sub(
+        "client|setname",
+        3,
+        setname,
+        "2.6.9",
+        "Sets the connection name.",
+    ),
+    sub(
+        "client|setinfo",
+        4,
+        setinfo,
+        "7.2.0",
+        "Sets information specific to the client or connection.",
+    ),
+    admin_sub(
+        "client|list",
+        -2,
+        list,
+        "2.4.0",
+        "O(N) where N is the number of client connections",
+        "Lists open connections.",
+    ),
+    sub(
+        "client|info",
+        2,
+        info,
+        "6.2.0",
+        "Returns information about the connection.",
+    ),
+    admin_sub(
+        "client|kill",
+        -3,
+        kill,
+        "2.4.0",
+        "O(N) where N is the number of client connections",
+        "Terminates open connections.",
+    ),
+    admin_sub(
+        "client|pause",
+        -3,
+        pause,
+        "3.0.0",
+        "O(1)",
+        "Suspends commands processing.",
+    ),
+    admin_sub(
+        "client|unpause",
+        2,
+        unpause,
+        "6.2.0",
+        "O(N) Where N is the number of paused clients",
+        "Resumes processing commands from paused clients.",
+    ),
+    sub(
+        "client|reply",
+        3,
+        reply,
+        "3.2.0",
+        "Instructs the server whether to reply to commands.",
+    ),
+    admin_sub(
+        "client|no-evict",
+        3,
+        no_evict,
+        "7.0.0",
+        "O(1)",
+        "Sets the client eviction mode of the connection.",
+    ),
+    sub(
+        "client|no-touch",
+        3,
+        no_touch,
+        "7.2.0",
+        "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
+    ),
+    sub(
+        "client|getredir",
+        2,
+        getredir,
+        "6.0.0",
+        "Returns the client ID to which the connection's tracking notifications are redirected.",
+    ),
+    sub(
+        "client|trackinginfo",
+        2,
+        trackinginfo,
+        "6.2.0",
+        "Returns information about server-assisted client-side caching for the connection.",
+    ),
+    Command::new("client|help", 2, help)
+        .flags(flags::LOADING | flags::STALE)
+        .acl(CONN_ACL)
+        .doc(
+            "connection",
+            "5.0.0",
+            "O(1)",
+            "Returns helpful text about the different subcommands.",
+        ),
+];
+
+pub const COMMANDS: &[Command] = &[Command::new("client", -2, container)
+    .doc(
+        "connection",
+        "2.4.0",
+        "Depends on subcommand.",
+        "A container for client connection commands.",
+    )
+    .subcommands(SUBCOMMANDS)];
+
+/// Never runs: `call` always dispatches CLIENT to one of its subcommands.
+fn container(_ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    Ok(())
+}
+
+/// Client names and library attributes must print as one word: only the characters
+/// from `!` to `~`.
+fn is_printable_word(value: &[u8]) -> bool {
+    value.iter().all(|c| (b'!'..=b'~').contains(c))
+}
+
+/// CLIENT SETNAME's rule (HELLO SETNAME shares it).
+pub fn validate_client_name(name: &[u8]) -> Result<(), CmdError> {
+    if !is_printable_word(name) {
+        return Err(
+            "ERR Client names cannot contain spaces, newlines or special characters.".into(),
+        );
+    }
+    Ok(())
+}
+
+/// An empty value clears an attribute.
+fn non_empty(value: &[u8]) -> Option<Vec<u8>> {
+    (!value.is_empty()).then(|| value.to_vec())
+}
+
+fn id(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.out.int(ctx.client.id() as i64);
+    Ok(())
+}
+
+fn getname(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    match &ctx.client.name {
+        Some(name) => ctx.out.bulk(name),
+        None => ctx.out.null(),
+    }
+    Ok(())
+}
+
+fn setname(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    validate_client_name(args[2])?;
+    ctx.client.set_name(non_empty(args[2]));
+    ctx.out.ok();
+    Ok(())
+}
+
+fn setinfo(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (attribute, value) = (args[2], args[3]);
+    let attribute_text = String::from_utf8_lossy(attribute);
+    let is_name = args::is(attribute, "LIB-NAME");
+    if !is_name && !args::is(attribute, "LIB-VER") {
+        return Err(format!("ERR Unrecognized option '{attribute_text}'").into());
+    }
+    if !is_printable_word(value) {
+        return Err(format!(
+            "ERR {attribute_text} cannot contain spaces, newlines or special characters."
+        )
+        .into());
+    }
+    if is_name {
+        ctx.client.set_lib_name(non_empty(value));
+    } else {
+        ctx.client.set_lib_ver(non_empty(value));
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// The calling client as CLIENT LIST describes it, with its live state.
+fn own_snapshot(ctx: &Ctx, args: &[&[u8]], now_ms: u64) -> ClientSnapshot {
+    let argv_mem = args.iter().map(|a| a.len()).sum();
+    ctx.client.live_snapshot(now_ms, ctx.out, argv_mem)
+}
+
+/// Append the CLIENT LIST line of `client` (the caller's from its live state).
+fn describe(ctx: &Ctx, args: &[&[u8]], client: &ClientInfo, now_ms: u64, out: &mut String) {
+    if client.id == ctx.client.id() {
+        client.describe(&own_snapshot(ctx, args, now_ms), now_ms, out);
+    } else {
+        let snap = client.snapshot.lock().clone();
+        client.describe(&snap, now_ms, out);
+    }
+}
+
+/// Which clients CLIENT LIST shows.
+enum ListFilter {
+    All,
+    Type(ClientType),
+    Ids(Vec<u64>),
+}
+
+fn parse_list_filter(args: &[&[u8]]) -> Result<ListFilter, CmdError> {
+    match args.len() {
+        2 => Ok(ListFilter::All),
+        4 if args::is(args[2], "TYPE") => Ok(ListFilter::Type(parse_type(args[3])?)),
+        n if n > 3 && args::is(args[2], "ID") => args[3..]
+            .iter()
+            .map(|a| {
+                args::int(a)
+                    .map(|id| id as u64)
+                    .map_err(|_| CmdError::from("ERR Invalid client ID"))
+            })
+            .collect::<Result<_, _>>()
+            .map(ListFilter::Ids),
+        _ => Err(errors::SYNTAX.into()),
+    }
+}
+
+fn parse_type(name: &[u8]) -> Result<ClientType, CmdError> {
+    ClientType::parse(name).ok_or_else(|| {
+        format!(
+            "ERR Unknown client type '{}'",
+            String::from_utf8_lossy(name)
+        )
+        .into()
+    })
+}
+
+fn list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let filter = parse_list_filter(args)?;
+    let now = crate::hlc::unix_ms();
+    let registry = &ctx.server.clients;
+    // A killed client is gone as far as commands can tell, even before its thread
+    // has closed the socket.
+    let clients: Vec<_> = match &filter {
+        ListFilter::Ids(ids) => ids.iter().filter_map(|&id| registry.get(id)).collect(),
+        _ => registry.all(),
+    };
+    let mut text = String::new();
+    for client in clients.iter().filter(|c| !c.is_killed()) {
+        if let ListFilter::Type(wanted) = filter {
+            if client.snapshot.lock().client_type() != wanted {
+                continue;
+            }
+        }
+        describe(ctx, args, client, now, &mut text);
+    }
+    ctx.out.verbatim(b"txt", text.as_bytes());
+    Ok(())
+}
+
+fn info(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut text = String::new();
+    let me = ctx.client.info.clone();
+    describe(ctx, args, &me, crate::hlc::unix_ms(), &mut text);
+    ctx.out.verbatim(b"txt", text.as_bytes());
+    Ok(())
+}
+
+/// The conditions of CLIENT KILL; a client must meet all of them.
+#[derive(Default)]
+struct KillFilter<'a> {
+    addr: Option<&'a [u8]>,
+    laddr: Option<&'a [u8]>,
+    client_type: Option<ClientType>,
+    id: Option<u64>,
+    user: Option<&'a [u8]>,
+    /// Only clients connected for longer than this many seconds.
+    max_age: Option<u64>,
+    skip_me: bool,
+}
+
+impl KillFilter<'_> {
+    fn matches(&self, client: &ClientInfo, caller: u64, now_ms: u64) -> bool {
+        if self.skip_me && client.id == caller {
+            return false;
+        }
+        if self.id.is_some_and(|id| id != client.id)
+            || self.addr.is_some_and(|a| a != client.addr.as_bytes())
+            || self.laddr.is_some_and(|a| a != client.laddr.as_bytes())
+            || self
+                .max_age
+                .is_some_and(|age| client.age_secs(now_ms) <= age)
+        {
+            return false;
+        }
+        if self.client_type.is_none() && self.user.is_none() {
+            return true;
+        }
+        let snap = client.snapshot.lock();
+        self.client_type.is_none_or(|t| t == snap.client_type())
+            && self.user.is_none_or(|u| u == snap.user.as_bytes())
+    }
+}
+
+/// `CLIENT KILL addr:port` (may kill the caller) or `CLIENT KILL option value ...`.
+fn parse_kill_filter<'a>(args: &[&'a [u8]]) -> Result<KillFilter<'a>, CmdError> {
+    if args.len() == 3 {
+        return Ok(KillFilter {
+            addr: Some(args[2]),
+            ..Default::default()
+        });
+    }
+    let mut filter = KillFilter {
+        skip_me: true,
+        ..Default::default()
+    };
+    for pair in args[2..].chunks(2) {
+        let [option, value] = pair else {
+            return Err(errors::SYNTAX.into());
+        };
+        if args::is(option, "ID") {
+            filter.id = Some(positive(value, "ERR client-id should be greater than 0")?);
+        } else if args::is(option, "TYPE") {
+            filter.client_type = Some(parse_type(value)?);
+        } else if args::is(option, "ADDR") {
+            filter.addr = Some(value);
+        } else if args::is(option, "LADDR") {
+            filter.laddr = Some(value);
+        } else if args::is(option, "USER") {
+            // `default` is the only user until ACLs arrive.
+            if *value != b"default" {
+                let name = String::from_utf8_lossy(value);
+                return Err(format!("ERR No such user '{name}'").into());
+            }
+            filter.user = Some(value);
+        } else if args::is(option, "SKIPME") {
+            filter.skip_me = yes_no(value)?;
+        } else if args::is(option, "MAXAGE") {
+            let age = args::int(value)?;
+            if age <= 0 {
+                return Err("ERR maxage should be greater than 0".into());
+            }
+            filter.max_age = Some(age as u64);
+        } else {
+            return Err(errors::SYNTAX.into());
+        }
+    }
+    Ok(filter)
+}
+
+/// A positive integer, or `err` for anything else (Redis words both cases alike).
+fn positive(arg: &[u8], err: &'static str) -> Result<u64, CmdError> {
+    match args::int(arg) {
+        Ok(n) if n > 0 => Ok(n as u64),
+        _ => Err(err.into()),
+    }
+}
+
+fn yes_no(arg: &[u8]) -> Result<bool, CmdError> {
+    if args::is(arg, "YES") {
+        Ok(true)
+    } else if args::is(arg, "NO") {
+        Ok(false)
+    } else {
+        Err(errors::SYNTAX.into())
+    }
+}
+
+fn kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let filter = parse_kill_filter(args)?;
+    let caller = ctx.client.id();
+    let now = crate::hlc::unix_ms();
+    let mut killed = 0;
+    let mut threads_to_wake = vec![false; ctx.server.worker_count()];
+    for client in ctx.server.clients.all() {
+        if !filter.matches(&client, caller, now) {
+            continue;
+        }
+        if client.id == caller {
+            // The reply goes out first, then the connection closes.
+            ctx.client.close_after_reply = true;
+            killed += 1;
+        } else if client.mark_killed() {
+            threads_to_wake[client.worker] = true;
+            killed += 1;
+        }
+    }
+    if let Some(workers) = ctx.server.workers.get() {
+        for (worker, _) in workers.iter().zip(threads_to_wake).filter(|(_, w)| *w) {
+            worker.send(Message::KillFlagged);
+        }
+    }
+    match (args.len(), killed) {
+        (3, 0) => return Err("ERR No such client".into()),
+        (3, _) => ctx.out.ok(),
+        _ => ctx.out.int(killed),
+    }
+    Ok(())
+}
+
+fn pause(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() > 4 {
+        return Err(subcommand_syntax_error(args));
+    }
+    let until = super::server::timeout_deadline_ms(args[2])?;
+    let writes_only = match args.get(3) {
+        None => false,
+        Some(mode) if args::is(mode, "WRITE") => true,
+        Some(mode) if args::is(mode, "ALL") => false,
+        Some(_) => return Err("ERR CLIENT PAUSE mode must be WRITE or ALL".into()),
+    };
+    ctx.server.pause.start(until, writes_only);
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Redis's reply to a subcommand it does not know, or knows but not with these
+/// arguments (CLIENT PAUSE with too many, any DEBUG subcommand).
+pub fn subcommand_syntax_error(args: &[&[u8]]) -> CmdError {
+    let sub = &args[1][..args[1].len().min(128)];
+    format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
+        String::from_utf8_lossy(sub),
+        String::from_utf8_lossy(args[0]).to_uppercase()
+    )
+    .into()
+}
+
+fn unpause(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.server.pause.end();
+    ctx.server.broadcast(Message::Unpaused);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn reply(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mode = args[2];
+    if args::is(mode, "ON") {
+        ctx.client.reply_mode = ReplyMode::On;
+        ctx.out.ok();
+    } else if args::is(mode, "OFF") {
+        ctx.client.reply_mode = ReplyMode::Off;
+    } else if args::is(mode, "SKIP") {
+        if ctx.client.reply_mode != ReplyMode::Off {
+            ctx.client.reply_mode = ReplyMode::SkipNext;
+        }
+    } else {
+        return Err(errors::SYNTAX.into());
+    }
+    Ok(())
+}
+
+fn on_off(arg: &[u8]) -> Result<bool, CmdError> {
+    if args::is(arg, "ON") {
+        Ok(true)
+    } else if args::is(arg, "OFF") {
+        Ok(false)
+    } else {
+        Err(errors::SYNTAX.into())
+    }
+}
+
+fn no_evict(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    ctx.client.no_evict = on_off(args[2])?;
+    ctx.out.ok();
+    Ok(())
+}
+
+fn no_touch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    ctx.client.no_touch = on_off(args[2])?;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Tracking is never on, so there is no redirection.
+fn getredir(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.out.int(-1);
+    Ok(())
+}
+
+/// Tracking is never on: the reply of a client that did not enable it.
+fn trackinginfo(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let out = &mut *ctx.out;
+    out.map(3);
+    out.bulk(b"flags");
+    out.set(1);
+    out.bulk(b"off");
+    out.bulk(b"redirect");
+    out.int(-1);
+    out.bulk(b"prefixes");
+    out.array(0);
+    Ok(())
+}
+
+/// CLIENT HELP: Redis's text for the subcommands kvik implements.
+const HELP: &[&str] = &[
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "    * ID <client-id>",
+    "      Kill connections by client id.",
+    "    * MAXAGE <maxage>",
+    "      Kill connections older than the specified age.",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "SETINFO <option> <value>",
+    "    Set client meta attr. Options are:",
+    "    * LIB-NAME: the client lib name.",
+    "    * LIB-VER: the client lib version.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    reply_help(ctx, HELP);
+    Ok(())
+}
+
+/// A HELP reply: one status line per element.
+pub fn reply_help(ctx: &mut Ctx, lines: &[&str]) {
+    ctx.out.array(lines.len());
+    for line in lines {
+        ctx.out.simple(line);
+    }
+}

@@ -119,6 +119,7 @@ fn reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     c.reply_mode = ReplyMode::On;
     c.no_evict = false;
     c.no_touch = false;
+    c.set_name(None);
     c.authenticated = ctx.server.config.read().requirepass.is_none();
     ctx.out.protocol = Protocol::Resp2;
     ctx.out.simple("RESET");
@@ -193,7 +194,7 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
     }
     if let Some(name) = name {
-        super::server::validate_client_name(name)?;
+        super::client::validate_client_name(name)?;
         ctx.client.set_name(Some(name.to_vec()));
     }
     if let Some(p) = protocol {

@@ -1,5 +1,451 @@
-//! debug commands.
+//! DEBUG: introspection and test hooks (SLEEP, OBJECT, POPULATE, DIGEST, PROTOCOL ...).
+//!
+//! Like Redis 7, DEBUG is refused unless `enable-debug-command` allows it: `yes` for
+//! every connection, `local` for loopback ones only. DEBUG is one command whose first
+//! argument picks the action, as in Redis (it is not a container command: a wrong
+//! subcommand or argument count gets Redis's combined error). Each action takes the
+//! shard locks it needs itself, so SLEEP holds none while it blocks its thread.
 
-use super::table::Command;
+mod digest;
 
-pub const COMMANDS: &[Command] = &[];
+use super::client::{reply_help, subcommand_syntax_error};
+use super::table::{acl, flags, Command, Handler, Lock};
+use super::{errors, CmdError, CmdResult, Ctx};
+use crate::keyspace::{hash_key, Entry, Locked};
+use crate::types::string::StrValue;
+use crate::types::Value;
+use crate::util::numbers::parse_i64;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+pub const COMMANDS: &[Command] = &[Command::new("debug", -2, debug)
+    .flags(flags::ADMIN | flags::NOSCRIPT | flags::LOADING | flags::STALE | flags::PROTECTED)
+    .acl(acl::ADMIN | acl::SLOW | acl::DANGEROUS)
+    .lock(Lock::Handler)
+    .doc(
+        "server",
+        "1.0.0",
+        "Depends on subcommand.",
+        "A container for debugging commands.",
+    )];
+
+/// One DEBUG action and the argument counts (command name included) it accepts.
+struct Action {
+    name: &'static str,
+    min_args: usize,
+    max_args: usize,
+    run: Handler,
+}
+
+const ACTIONS: &[Action] = &[
+    Action {
+        name: "help",
+        min_args: 2,
+        max_args: 2,
+        run: help,
+    },
+    Action {
+        name: "digest",
+        min_args: 2,
+        max_args: 2,
+        run: digest_all,
+    },
+    Action {
+        name: "digest-value",
+        min_args: 2,
+        max_args: usize::MAX,
+        run: digest_value,
+    },
+    Action {
+        name: "object",
+        min_args: 3,
+        max_args: 3,
+        run: object,
+    },
+    Action {
+        name: "populate",
+        min_args: 3,
+        max_args: 5,
+        run: populate,
+    },
+    Action {
+        name: "protocol",
+        min_args: 3,
+        max_args: 3,
+        run: protocol,
+    },
+    Action {
+        name: "set-active-expire",
+        min_args: 3,
+        max_args: 3,
+        run: set_active_expire,
+    },
+    Action {
+        name: "sleep",
+        min_args: 3,
+        max_args: 3,
+        run: sleep,
+    },
+];
+
+const NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+
+fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    check_allowed(ctx)?;
+    let action = ACTIONS
+        .iter()
+        .find(|a| {
+            args[1].eq_ignore_ascii_case(a.name.as_bytes())
+                && (a.min_args..=a.max_args).contains(&args.len())
+        })
+        .ok_or_else(|| subcommand_syntax_error(args))?;
+    (action.run)(ctx, args)
+}
+
+/// `enable-debug-command`: `yes` allows everyone, `local` loopback clients only.
+fn check_allowed(ctx: &Ctx) -> CmdResult {
+    let allowed = {
+        let config = ctx.server.config.read();
+        let setting = config.enable_debug_command.as_str();
+        if setting.eq_ignore_ascii_case("yes") {
+            true
+        } else if setting.eq_ignore_ascii_case("local") {
+            is_loopback(&ctx.client.info.addr)
+        } else {
+            false
+        }
+    };
+    if allowed {
+        Ok(())
+    } else {
+        Err(NOT_ALLOWED.into())
+    }
+}
+
+fn is_loopback(addr: &str) -> bool {
+    addr.parse::<std::net::SocketAddr>()
+        .is_ok_and(|a| a.ip().is_loopback())
+}
+
+const HELP: &[&str] = &[
+    "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DIGEST",
+    "    Output a hex signature representing the current DB content.",
+    "DIGEST-VALUE <key> [<key> ...]",
+    "    Output a hex signature of the values of all the specified keys.",
+    "OBJECT <key>",
+    "    Show low level info about `key` and associated value.",
+    "POPULATE <count> [<prefix>] [<size>]",
+    "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+    "    it is used instead of the 'key' prefix. These are not propagated to",
+    "    replicas. Cluster slots are not respected so keys not belonging to the",
+    "    current node can be created in cluster mode.",
+    "PROTOCOL <type>",
+    "    Reply with a test value of the specified type. <type> can be: string,",
+    "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+    "    true, false.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Setting it to 0 disables expiring keys in background when they are not",
+    "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+    "    default.",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds>. Decimals allowed.",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    reply_help(ctx, HELP);
+    Ok(())
+}
+
+/// The entry stored under `key`, as it is: DEBUG looks at logically expired keys
+/// too, without deleting them, as Redis does.
+fn stored<'l>(locked: &'l mut Locked, db: usize, key: &[u8]) -> Option<&'l Entry> {
+    let hash = hash_key(key);
+    let shard = locked.keyspace().shard_of(hash);
+    locked.shard_at(db, shard).find(hash, key)
+}
+
+/// DEBUG DIGEST: one status line, 40 hex digits (all zeros for an empty dataset).
+/// Every database is locked for a point-in-time answer.
+fn digest_all(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let ks = &ctx.server.keyspace;
+    let all: Vec<usize> = (0..ks.databases()).collect();
+    let mut locked = Locked::databases(ctx.key_env(), ctx.client.db, ctx.keys.now_ms, &all);
+    let fingerprint = digest::dataset(&mut locked);
+    drop(locked);
+    ctx.out.simple(&hex::encode(fingerprint));
+    Ok(())
+}
+
+/// DEBUG DIGEST-VALUE key ...: the fingerprint of each key's value (zeros if absent).
+fn digest_value(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let keys = &args[2..];
+    let db = ctx.client.db;
+    let mut locked = Locked::keys(ctx.key_env(), db, ctx.keys.now_ms, keys);
+    ctx.out.array(keys.len());
+    for key in keys {
+        let fingerprint = stored(&mut locked, db, key).map_or([0; 20], digest::value);
+        ctx.out.simple(&hex::encode(fingerprint));
+    }
+    Ok(())
+}
+
+/// Integers Redis keeps as shared objects (when no maxmemory policy forbids it):
+/// their refcount reads as "never freed".
+const SHARED_INTEGERS: std::ops::Range<i64> = 0..10_000;
+const SHARED_REFCOUNT: i64 = i32::MAX as i64;
+
+/// DEBUG OBJECT key: Redis's one-line description of a value.
+fn object(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[2];
+    let db = ctx.client.db;
+    let mut locked = Locked::keys(ctx.key_env(), db, ctx.keys.now_ms, &[key]);
+    let entry = stored(&mut locked, db, key).ok_or(CmdError::from(errors::NO_SUCH_KEY))?;
+    let refcount = match &entry.value {
+        Value::Str(StrValue::Int(n)) if SHARED_INTEGERS.contains(n) => SHARED_REFCOUNT,
+        _ => 1,
+    };
+    let line = format!(
+        "Value at:{:p} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
+        entry as *const Entry,
+        refcount,
+        entry.value.encoding_name(),
+        serialized_len(&entry.value),
+        entry.access,
+        crate::keyspace::idle_seconds(entry.access, crate::hlc::unix_ms()),
+    );
+    drop(locked);
+    ctx.out.simple(&line);
+    Ok(())
+}
+
+/// Bytes the value takes in an RDB file, without LZF compression (which Redis
+/// applies to strings longer than 20 bytes when it shrinks them).
+fn serialized_len(value: &Value) -> usize {
+    match value {
+        Value::Str(s) => string_serialized_len(s),
+        // Approximate until the RDB encoder of collections exists.
+        Value::List(_) | Value::Hash(_) | Value::Set(_) | Value::ZSet(_) => value.heap_size(),
+    }
+}
+
+fn string_serialized_len(s: &StrValue) -> usize {
+    let mut scratch = itoa::Buffer::new();
+    let bytes = s.bytes(&mut scratch);
+    if bytes.len() <= 11 {
+        if let Some(len) = canonical_int(bytes).and_then(int_encoding_len) {
+            return len;
+        }
+    }
+    rdb_length_len(bytes.len()) + bytes.len()
+}
+
+/// The integer `bytes` spell, if they are its canonical decimal form.
+fn canonical_int(bytes: &[u8]) -> Option<i64> {
+    let n = parse_i64(bytes)?;
+    (itoa::Buffer::new().format(n).as_bytes() == bytes).then_some(n)
+}
+
+/// RDB's integer string encodings: a type byte plus 1, 2 or 4 bytes.
+fn int_encoding_len(n: i64) -> Option<usize> {
+    if i8::try_from(n).is_ok() {
+        Some(2)
+    } else if i16::try_from(n).is_ok() {
+        Some(3)
+    } else if i32::try_from(n).is_ok() {
+        Some(5)
+    } else {
+        None
+    }
+}
+
+/// Bytes of an RDB length prefix.
+fn rdb_length_len(len: usize) -> usize {
+    match len {
+        0..=63 => 1,
+        64..=16383 => 2,
+        _ if len <= u32::MAX as usize => 5,
+        _ => 9,
+    }
+}
+
+/// A count DEBUG POPULATE accepts: any integer from 0 up.
+fn non_negative(arg: &[u8]) -> Result<u64, CmdError> {
+    match parse_i64(arg) {
+        Some(n) if n >= 0 => Ok(n as u64),
+        _ => Err("ERR value is out of range, must be positive".into()),
+    }
+}
+
+/// Redis builds POPULATE's key names in a 128-byte C buffer: the prefix ends at a
+/// NUL byte and the name at 127 bytes.
+const POPULATE_NAME_MAX: usize = 127;
+
+/// DEBUG POPULATE count [prefix] [size]: keys `prefix:0` .. with values `value:N`,
+/// zero-padded or cut to `size` when given; existing keys are left alone. Each key
+/// locks only its own shard, so a large run never holds the keyspace.
+fn populate(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let count = non_negative(args[2])?;
+    let size = match args.get(4) {
+        Some(arg) => non_negative(arg)? as usize,
+        None => 0,
+    };
+    let prefix = args.get(3).copied().unwrap_or(b"key");
+    let prefix = prefix.split(|&b| b == 0).next().unwrap_or_default();
+    let db = ctx.client.db;
+    let env = ctx.key_env();
+    let mut key = Vec::new();
+    for n in 0..count {
+        key.clear();
+        key.extend_from_slice(prefix);
+        key.push(b':');
+        key.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+        key.truncate(POPULATE_NAME_MAX);
+        let mut locked = Locked::keys(env, db, crate::hlc::unix_ms(), &[&key[..]]);
+        if locked.exists(&key) {
+            continue;
+        }
+        let mut value = format!("value:{n}").into_bytes();
+        if size > 0 {
+            value.resize(size, 0);
+        }
+        locked.set(&key, Value::Str(StrValue::from_bytes_unencoded(&value)), 0);
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// DEBUG PROTOCOL type: one reply of the given RESP type, for client tests.
+fn protocol(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let kind = String::from_utf8_lossy(args[2]).to_ascii_lowercase();
+    let out = &mut *ctx.out;
+    let resp3 = out.is_resp3();
+    match kind.as_str() {
+        "string" => out.bulk(b"Hello World"),
+        "integer" => out.int(12345),
+        "double" => out.double_text(b"3.141"),
+        "bignum" if resp3 => out.raw(b"(1234567999999999999999999999999999999\r\n"),
+        "bignum" => out.bulk(b"1234567999999999999999999999999999999"),
+        "null" => out.null(),
+        "array" | "set" => {
+            if kind == "set" {
+                out.set(3);
+            } else {
+                out.array(3);
+            }
+            for n in 0..3 {
+                out.int(n);
+            }
+        }
+        "map" => {
+            out.map(3);
+            for n in 0..3 {
+                out.int(n);
+                out.boolean(n == 1);
+            }
+        }
+        "attrib" => {
+            if resp3 {
+                out.raw(b"|1\r\n");
+                out.bulk(b"key-popularity");
+                out.array(2);
+                out.bulk(b"key:123");
+                out.int(90);
+            }
+            out.bulk(b"Some real reply following the attribute");
+        }
+        "push" if !resp3 => return Err("ERR RESP2 is not supported by this command".into()),
+        "push" => {
+            out.push(2);
+            out.bulk(b"server-cpu-usage");
+            out.int(42);
+            out.bulk(b"Some real reply following the push reply");
+        }
+        "true" => out.boolean(true),
+        "false" => out.boolean(false),
+        "verbatim" => out.verbatim(b"txt", b"This is a verbatim\nstring"),
+        _ => return Err("ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false".into()),
+    }
+    Ok(())
+}
+
+/// DEBUG SET-ACTIVE-EXPIRE n: any number but 0 turns the active expiry cycle on.
+/// Redis reads `n` with `atoi`, so text that is not a number means 0.
+fn set_active_expire(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let on = leading_digits(args[2]).iter().any(|&d| d != b'0');
+    ctx.server.hot.active_expire.store(on, Ordering::Relaxed);
+    ctx.out.ok();
+    Ok(())
+}
+
+/// The digits `atoi` would read: after blanks and an optional sign.
+fn leading_digits(arg: &[u8]) -> &[u8] {
+    let start = arg
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(arg.len());
+    let mut rest = &arg[start..];
+    if let [b'+' | b'-', tail @ ..] = rest {
+        rest = tail;
+    }
+    let end = rest
+        .iter()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// DEBUG SLEEP seconds: block this worker thread (and only it) like Redis blocks its
+/// one thread. The seconds are read as `strtod` reads them: the longest number at
+/// the start, 0 when there is none; negative or absurd values do not sleep.
+fn sleep(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let seconds = leading_float(args[2]);
+    if let Ok(pause) = Duration::try_from_secs_f64(seconds) {
+        std::thread::sleep(pause);
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// The longest prefix of `arg` (after blanks) that reads as a number, else 0.
+fn leading_float(arg: &[u8]) -> f64 {
+    // A number longer than this is not a duration anyone means.
+    const LONGEST: usize = 64;
+    let text = String::from_utf8_lossy(&arg[..arg.len().min(LONGEST)]);
+    let text = text.trim_start();
+    (1..=text.len())
+        .rev()
+        .filter(|&end| text.is_char_boundary(end))
+        .find_map(|end| text[..end].parse::<f64>().ok())
+        .unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_numbers_like_libc() {
+        assert_eq!(leading_float(b"0.25s"), 0.25);
+        assert_eq!(leading_float(b"  2"), 2.0);
+        assert_eq!(leading_float(b"abc"), 0.0);
+        assert_eq!(leading_digits(b" -12x"), b"12");
+        assert_eq!(leading_digits(b"abc"), b"");
+    }
+
+    #[test]
+    fn serialized_lengths_follow_rdb() {
+        let len = |s: &[u8]| string_serialized_len(&StrValue::from_bytes(s));
+        assert_eq!(len(b"123"), 2);
+        assert_eq!(len(b"1000"), 3);
+        assert_eq!(len(b"100000"), 5);
+        assert_eq!(len(b"10000000000"), 12);
+        assert_eq!(len(b"value:0"), 8);
+        let unencoded = |s: &[u8]| string_serialized_len(&StrValue::from_bytes_unencoded(s));
+        assert_eq!(unencoded(b"007"), 4);
+        assert_eq!(unencoded(b"-12"), 2);
+        assert_eq!(len(&[b'a'; 64]), 66);
+    }
+}

@@ -1,4 +1,4 @@
-//! Server commands: DBSIZE FLUSHDB FLUSHALL SHUTDOWN.
+//! Server commands: DBSIZE FLUSHDB FLUSHALL SWAPDB TIME LASTSAVE WAIT SHUTDOWN.
 
 use super::table::{acl, flags, Command, Lock};
 use super::{args, errors, CmdError, CmdResult, Ctx};
@@ -18,21 +18,34 @@ pub const COMMANDS: &[Command] = &[
         .acl(acl::KEYSPACE | acl::WRITE | acl::SLOW | acl::DANGEROUS)
         .lock(Lock::AllDbs)
         .doc("server", "1.0.0", "O(N) where N is the total number of keys in all databases", "Removes all keys from all databases."),
+    Command::new("time", 1, time)
+        .flags(flags::LOADING | flags::STALE | flags::FAST)
+        .acl(acl::FAST)
+        .doc("server", "2.6.0", "O(1)", "Returns the server time."),
+    Command::new("lastsave", 1, lastsave)
+        .flags(flags::LOADING | flags::STALE | flags::FAST)
+        .acl(acl::ADMIN | acl::FAST | acl::DANGEROUS)
+        .doc("server", "1.0.0", "O(1)", "Returns the Unix timestamp of the last successful save to disk."),
+    Command::new("wait", 3, wait)
+        .flags(flags::NOSCRIPT)
+        .acl(acl::SLOW | acl::CONNECTION)
+        .doc("generic", "3.0.0", "O(1)", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."),
     Command::new("shutdown", -1, shutdown)
         .flags(flags::ADMIN | flags::NOSCRIPT | flags::LOADING | flags::STALE | flags::NO_MULTI | flags::ALLOW_BUSY)
         .acl(acl::ADMIN | acl::SLOW | acl::DANGEROUS)
         .doc("server", "1.0.0", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", "Synchronously saves the database(s) to disk and shuts down the Redis server."),
-]
-.as_slice();
+];
 
-/// CLIENT SETNAME's rule: no spaces, newlines or other special characters.
-pub fn validate_client_name(name: &[u8]) -> Result<(), CmdError> {
-    if name.iter().any(|&c| !(b'!'..=b'~').contains(&c)) {
-        return Err(
-            "ERR Client names cannot contain spaces, newlines or special characters.".into(),
-        );
+/// A timeout in milliseconds from now (CLIENT PAUSE, WAIT), as an absolute Unix time
+/// in ms; 0 stays 0, which means "no timeout".
+pub fn timeout_deadline_ms(arg: &[u8]) -> Result<u64, CmdError> {
+    let ms = args::int(arg)
+        .map_err(|_| CmdError::from("ERR timeout is not an integer or out of range"))?;
+    match ms {
+        0 => Ok(0),
+        ms if ms < 0 => Err("ERR timeout is negative".into()),
+        ms => Ok(crate::hlc::unix_ms().saturating_add(ms as u64)),
     }
-    Ok(())
 }
 
 fn dbsize(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
@@ -63,6 +76,8 @@ fn flush_db(ctx: &mut Ctx, db: usize) -> u64 {
     removed
 }
 
+/// FLUSHDB and FLUSHALL are propagated even when there was nothing to remove, so a
+/// replica that holds keys its master lost is emptied too.
 fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     parse_flush_mode(args)?;
     let db = ctx.client.db;
@@ -83,14 +98,51 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+fn time(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let us = crate::hlc::unix_us();
+    ctx.out.array(2);
+    ctx.out.bulk_int((us / 1_000_000) as i64);
+    ctx.out.bulk_int((us % 1_000_000) as i64);
+    Ok(())
+}
+
+/// Nothing has been saved yet: like Redis, the last save is the server's start.
+fn lastsave(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.out.int((ctx.server.start_ms / 1000) as i64);
+    Ok(())
+}
+
+/// WAIT numreplicas timeout. Without replicas no write can be acknowledged: the
+/// answer is 0, given at once rather than after the timeout.
+fn wait(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    args::int(args[1])?;
+    timeout_deadline_ms(args[2])?;
+    ctx.out.int(0);
+    Ok(())
+}
+
 fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (mut save, mut nosave, mut abort, mut other) = (false, false, false, false);
     for a in &args[1..] {
-        let known = ["NOSAVE", "SAVE", "NOW", "FORCE", "ABORT"]
-            .iter()
-            .any(|o| args::is(a, o));
-        if !known {
+        if args::is(a, "SAVE") {
+            save = true;
+        } else if args::is(a, "NOSAVE") {
+            nosave = true;
+        } else if args::is(a, "ABORT") {
+            abort = true;
+        } else if args::is(a, "NOW") || args::is(a, "FORCE") {
+            other = true;
+        } else {
             return Err(errors::SYNTAX.into());
         }
+    }
+    if (abort && (save || nosave || other)) || (save && nosave) {
+        return Err(errors::SYNTAX.into());
+    }
+    // kvik stops at once (it does not wait for replicas), so a shutdown is never
+    // in progress when a client could ask to abort it.
+    if abort {
+        return Err("ERR No shutdown in progress.".into());
     }
     crate::log_warning!("User requested shutdown...");
     ctx.server.request_shutdown();

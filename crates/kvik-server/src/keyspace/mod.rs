@@ -50,6 +50,18 @@ impl Entry {
     }
 }
 
+/// Seconds between the access clock reading `access` and `now_ms`, across the
+/// clock's 24-bit wrap (OBJECT IDLETIME, DEBUG OBJECT).
+pub fn idle_seconds(access: u32, now_ms: u64) -> u64 {
+    const CLOCK_MAX: u64 = (1 << 24) - 1;
+    let (now, then) = (access_clock(now_ms) as u64, access as u64);
+    if now >= then {
+        now - then
+    } else {
+        now + CLOCK_MAX - then
+    }
+}
+
 /// The LRU clock at `now_ms`: seconds, wrapping at 24 bits like Redis's.
 pub fn access_clock(now_ms: u64) -> u32 {
     ((now_ms / 1000) & 0xFF_FFFF) as u32

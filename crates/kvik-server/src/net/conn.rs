@@ -4,7 +4,7 @@
 //! complete command as bytes arrive; every reply of the batch goes into one buffer that
 //! leaves in a single write, so a pipeline of N commands costs one read and one write.
 
-use crate::client::ClientState;
+use crate::client::{ClientState, QueryBufferUsage};
 use crate::commands;
 use crate::server::Server;
 use crate::stats::ThreadStats;
@@ -118,6 +118,10 @@ impl Conn {
                         self.parser = RequestParser::new();
                         break;
                     }
+                    self.state.query_buffer = QueryBufferUsage {
+                        used: self.filled - start,
+                        free: self.buf.len() - self.filled,
+                    };
                     commands::call(server, stats, &mut self.state, &mut self.out, &args);
                     start += consumed;
                 }
@@ -148,12 +152,18 @@ impl Conn {
         if self.filled == 0 && self.buf.len() > 4 * READ_CHUNK {
             self.buf = vec![0; READ_CHUNK];
         }
-        self.publish_snapshot();
     }
 
     /// Write pending replies. Returns whether the connection stays open and still
     /// has bytes to write.
     pub fn flush(&mut self, stats: &ThreadStats) -> Next {
+        let batch = self.out.buf.len() - self.written;
+        let next = self.write_pending(stats);
+        self.publish_snapshot(batch);
+        next
+    }
+
+    fn write_pending(&mut self, stats: &ThreadStats) -> Next {
         while self.written < self.out.buf.len() {
             match self.stream.write(&self.out.buf[self.written..]) {
                 Ok(0) => return Next::Close,
@@ -179,8 +189,9 @@ impl Conn {
         Next::Keep { wants_write: false }
     }
 
-    /// Refresh what CLIENT LIST shows about this client.
-    fn publish_snapshot(&self) {
+    /// Refresh what CLIENT LIST shows about this client, after a write of `batch`
+    /// reply bytes.
+    fn publish_snapshot(&self, batch: usize) {
         let mut snap = self.state.info.snapshot.lock();
         snap.db = self.state.db;
         snap.last_interaction_ms = crate::hlc::unix_ms();
@@ -188,6 +199,9 @@ impl Conn {
         snap.query_buffer = self.filled;
         snap.query_buffer_free = self.buf.len() - self.filled;
         snap.output_buffer = self.out.buf.len() - self.written;
+        snap.write_pending = snap.output_buffer > 0;
+        snap.reply_buffer_size = self.out.buf.capacity();
+        snap.reply_buffer_peak = batch;
         snap.resp = if self.out.is_resp3() { 3 } else { 2 };
         snap.no_evict = self.state.no_evict;
         snap.no_touch = self.state.no_touch;

@@ -148,17 +148,12 @@ fn refcount(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// Seconds since the last access, on the 24-bit seconds clock (wrapping as Redis's).
 fn idletime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let lfu = lfu_policy_selected(ctx.server);
-    let now = crate::keyspace::access_clock(ctx.keys.now_ms);
+    let now_ms = ctx.keys.now_ms;
     inspect(ctx, args[2], |entry| {
         if lfu {
             return Err(IS_LFU);
         }
-        let idle = if now >= entry.access {
-            now - entry.access
-        } else {
-            now + (0xFF_FFFF - entry.access)
-        };
-        Ok(idle.into())
+        Ok(crate::keyspace::idle_seconds(entry.access, now_ms) as i64)
     })
 }
 

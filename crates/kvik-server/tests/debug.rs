@@ -1,0 +1,198 @@
+//! DEBUG: the enable-debug-command gate, POPULATE, DIGEST and DIGEST-VALUE equal to a
+//! real redis-server's for the same data, and SLEEP blocking only its own thread.
+
+mod in_process;
+mod support;
+
+use in_process::InProcess;
+use std::time::{Duration, Instant};
+use support::{RawConn, RealRedis, TestServer};
+
+const NOT_ALLOWED: &[u8] = b"-ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.\r\n";
+
+#[test]
+fn debug_is_refused_unless_enabled() {
+    let server = TestServer::start(&[]);
+    let mut conn = server.raw();
+    assert_eq!(conn.cmd(&["DEBUG", "DIGEST"]), NOT_ALLOWED);
+    assert_eq!(
+        conn.cmd(&["DEBUG"]),
+        b"-ERR wrong number of arguments for 'debug' command\r\n"
+    );
+    for setting in ["yes", "local"] {
+        let server = TestServer::start(&["--enable-debug-command", setting]);
+        let mut conn = server.raw();
+        assert_eq!(
+            conn.cmd(&["DEBUG", "DIGEST"]),
+            b"+0000000000000000000000000000000000000000\r\n",
+            "enable-debug-command {setting} from loopback"
+        );
+    }
+}
+
+/// A status reply's text.
+fn status(reply: &[u8]) -> String {
+    let text = String::from_utf8(reply.to_vec()).expect("utf8");
+    assert!(text.starts_with('+'), "not a status reply: {text:?}");
+    text[1..].trim_end().to_string()
+}
+
+#[test]
+fn populate_creates_missing_keys_only() {
+    let server = TestServer::start(&["--enable-debug-command", "yes", "--server-threads", "2"]);
+    let mut conn = server.raw();
+    assert_eq!(conn.cmd(&["SET", "key:7", "mine"]), b"+OK\r\n");
+    assert_eq!(conn.cmd(&["DEBUG", "POPULATE", "10000"]), b"+OK\r\n");
+    assert_eq!(conn.cmd(&["DBSIZE"]), b":10000\r\n");
+    assert_eq!(conn.cmd(&["GET", "key:7"]), b"$4\r\nmine\r\n");
+    assert_eq!(conn.cmd(&["GET", "key:9999"]), b"$10\r\nvalue:9999\r\n");
+    assert_eq!(
+        conn.cmd(&["DEBUG", "POPULATE", "2", "pad", "10"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(conn.cmd(&["GET", "pad:1"]), b"$10\r\nvalue:1\0\0\0\r\n");
+    let object = status(&conn.cmd(&["DEBUG", "OBJECT", "key:1"]));
+    assert!(
+        object.starts_with("Value at:0x")
+            && object.contains(" refcount:1 encoding:embstr serializedlength:8 lru:")
+            && object.ends_with(" lru_seconds_idle:0"),
+        "{object}"
+    );
+}
+
+/// Datasets built by the same commands on both servers.
+const DATASETS: &[&[&[&str]]] = &[
+    &[],
+    &[&["SET", "a", "1"]],
+    &[
+        &["SET", "int", "12345"],
+        &["SET", "neg", "-7"],
+        &["SET", "big", "123456789012345678"],
+        &["SET", "emb", "hello world"],
+        &[
+            "SET",
+            "raw",
+            "a string longer than forty-four bytes, so it is raw",
+        ],
+        &["SET", "empty", ""],
+        &["SET", "bin", "\0\x01\u{7f}"],
+        &["SET", "ttl", "v", "EX", "1000"],
+    ],
+    &[
+        &["SET", "same", "x"],
+        &["SELECT", "1"],
+        &["SET", "same", "x"],
+        &["SELECT", "15"],
+        &["SET", "other", "y", "PX", "500000"],
+        &["SELECT", "0"],
+    ],
+    &[
+        &["DEBUG", "POPULATE", "2000"],
+        &["DEBUG", "POPULATE", "300", "padded", "100"],
+        &["DEL", "key:5", "key:77"],
+        &["SELECT", "2"],
+        &["DEBUG", "POPULATE", "50", "two"],
+        &["SELECT", "0"],
+    ],
+];
+
+fn run(conn: &mut RawConn, commands: &[&[&str]]) {
+    for command in commands {
+        let reply = conn.cmd(command);
+        assert_ne!(reply.first(), Some(&b'-'), "{command:?}: {reply:?}");
+    }
+}
+
+#[test]
+fn digests_equal_real_redis_for_the_same_data() {
+    let Some(_) = support::redis_server_or_skip() else {
+        return;
+    };
+    for dataset in DATASETS {
+        let redis = RealRedis::start(&["--enable-debug-command", "yes"]);
+        let kvik = TestServer::start(&["--enable-debug-command", "yes", "--server-threads", "2"]);
+        let (mut r, mut k) = (redis.raw(), kvik.raw());
+        run(&mut r, dataset);
+        run(&mut k, dataset);
+        let expected = status(&r.cmd(&["DEBUG", "DIGEST"]));
+        assert_eq!(
+            status(&k.cmd(&["DEBUG", "DIGEST"])),
+            expected,
+            "{dataset:?}"
+        );
+        assert_eq!(expected.len(), 40);
+        let keys = [
+            "a", "int", "big", "raw", "ttl", "same", "key:1", "padded:3", "none",
+        ];
+        let digest_values = |conn: &mut RawConn| {
+            let mut command = vec!["DEBUG", "DIGEST-VALUE"];
+            command.extend(keys);
+            conn.cmd(&command)
+        };
+        assert_eq!(digest_values(&mut k), digest_values(&mut r), "{dataset:?}");
+    }
+}
+
+#[test]
+fn digest_ignores_order_and_sees_every_change() {
+    let server = TestServer::start(&["--enable-debug-command", "yes"]);
+    let mut conn = server.raw();
+    let digest = |conn: &mut RawConn| status(&conn.cmd(&["DEBUG", "DIGEST"]));
+    run(&mut conn, &[&["SET", "a", "1"], &["SET", "b", "2"]]);
+    let forward = digest(&mut conn);
+    run(
+        &mut conn,
+        &[&["FLUSHALL"], &["SET", "b", "2"], &["SET", "a", "1"]],
+    );
+    assert_eq!(digest(&mut conn), forward, "insertion order does not count");
+    run(&mut conn, &[&["SET", "a", "2"]]);
+    assert_ne!(digest(&mut conn), forward, "a changed value changes it");
+    run(&mut conn, &[&["SET", "a", "1", "EX", "100"]]);
+    assert_ne!(digest(&mut conn), forward, "an expiry changes it");
+    run(&mut conn, &[&["SET", "a", "1"], &["SWAPDB", "0", "1"]]);
+    assert_ne!(digest(&mut conn), forward, "the database counts");
+}
+
+#[test]
+fn sleep_blocks_only_its_own_thread() {
+    let server = InProcess::start(|c| {
+        c.server_threads = 2;
+        c.enable_debug_command = "yes".into();
+    });
+    let (mut sleeper, sleeper_id) = server.client();
+    let (mut other, _) = server.client_off_worker(server.worker_of(sleeper_id));
+
+    let started = Instant::now();
+    sleeper.send_cmd(&["DEBUG", "SLEEP", "1.5"]);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(other.cmd(&["PING"]), b"+PONG\r\n");
+    assert!(
+        started.elapsed() < Duration::from_millis(1000),
+        "the other thread was blocked too"
+    );
+    assert_eq!(sleeper.read_reply(), b"+OK\r\n");
+    assert!(started.elapsed() >= Duration::from_millis(1500));
+}
+
+#[test]
+fn set_active_expire_stops_the_background_cycle() {
+    let server = InProcess::start(|c| {
+        c.server_threads = 2;
+        c.enable_debug_command = "yes".into();
+    });
+    let (mut conn, _) = server.client();
+    assert_eq!(conn.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), b"+OK\r\n");
+    assert_eq!(conn.cmd(&["SET", "k", "v", "PX", "50"]), b"+OK\r\n");
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(
+        conn.cmd(&["DBSIZE"]),
+        b":1\r\n",
+        "nobody touched it: still there"
+    );
+    assert_eq!(conn.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]), b"+OK\r\n");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while conn.cmd(&["DBSIZE"]) != b":0\r\n" {
+        assert!(Instant::now() < deadline, "the cycle never removed the key");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,95 @@
+//! A kvik server started inside the test process, for tests that need to look at
+//! its shared state (which worker thread owns a client) or start it with settings
+//! the binary's flags do not reach yet (maxclients). Shut down when dropped.
+
+#![allow(dead_code)]
+
+use kvik_server::server::{launch, Running, Server};
+use std::sync::Arc;
+
+use crate::support::{free_port, RawConn};
+
+pub struct InProcess {
+    running: Option<Running>,
+    port: u16,
+}
+
+impl InProcess {
+    /// Start on a free loopback port; `configure` adjusts the defaults.
+    pub fn start(configure: impl FnOnce(&mut kvik_config::Config)) -> InProcess {
+        let port = free_port();
+        let mut config = kvik_config::Config {
+            port,
+            bind: vec!["127.0.0.1".into()],
+            ..Default::default()
+        };
+        configure(&mut config);
+        let running = launch(config, None).expect("start kvik in-process");
+        InProcess {
+            running: Some(running),
+            port,
+        }
+    }
+
+    pub fn server(&self) -> &Arc<Server> {
+        &self.running.as_ref().expect("running").server
+    }
+
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    pub fn raw(&self) -> RawConn {
+        RawConn::connect(&self.addr())
+    }
+
+    /// The worker thread that owns the client with this id.
+    pub fn worker_of(&self, id: u64) -> usize {
+        self.server()
+            .clients
+            .get(id)
+            .expect("client registered")
+            .worker
+    }
+
+    /// A connection with its client id.
+    pub fn client(&self) -> (RawConn, u64) {
+        let mut conn = self.raw();
+        let id = client_id(&mut conn);
+        (conn, id)
+    }
+
+    /// A connection owned by a worker thread other than `worker`. Whichever thread
+    /// wakes first accepts a connection, so a few tries find one; the misses stay
+    /// open meanwhile and pauses between tries let every thread go idle again.
+    pub fn client_off_worker(&self, worker: usize) -> (RawConn, u64) {
+        let mut misses = Vec::new();
+        for _ in 0..200 {
+            let (conn, id) = self.client();
+            if self.worker_of(id) != worker {
+                return (conn, id);
+            }
+            misses.push(conn);
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        panic!("every connection landed on worker {worker}");
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        if let Some(running) = self.running.take() {
+            running.shutdown();
+        }
+    }
+}
+
+/// CLIENT ID of a raw connection.
+pub fn client_id(conn: &mut RawConn) -> u64 {
+    let reply = conn.cmd(&["CLIENT", "ID"]);
+    let text = String::from_utf8(reply).expect("utf8");
+    text.trim_start_matches(':')
+        .trim_end()
+        .parse()
+        .unwrap_or_else(|_| panic!("CLIENT ID replied {text:?}"))
+}
