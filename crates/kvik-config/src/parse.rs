@@ -3,127 +3,14 @@
 //! quoting a string back, and the number / memory-size / boolean parsers with
 //! the exact error texts Redis replies with.
 
-/// Splits one configuration line into its arguments.
-///
-/// Rules (those of `redis.conf`):
-/// - arguments are separated by spaces, tabs, `\r` or `\n`;
-/// - `"..."` supports the escapes `\n \r \t \b \a \\ \"` and `\xHH`; any other
-///   escaped character stands for itself;
-/// - `'...'` is literal except for `\'`;
-/// - a closing quote must be followed by a separator or the end of the line;
-/// - a quote inside an unquoted word opens a quoted part of that same word.
+/// Splits one configuration line into its arguments, by the rules Redis uses for
+/// both `redis.conf` lines and inline commands (see [`kvik_resp::split_args`]).
 ///
 /// Returns `None` on unbalanced quotes (the caller reports "Unbalanced quotes
 /// in configuration line").
 pub fn split_args(line: &str) -> Option<Vec<String>> {
-    let b = line.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    loop {
-        while i < b.len() && is_c_space(b[i]) {
-            i += 1;
-        }
-        if i >= b.len() {
-            return Some(out);
-        }
-        let mut cur: Vec<u8> = Vec::new();
-        // 0: unquoted, 1: inside "...", 2: inside '...'
-        let mut mode = 0u8;
-        loop {
-            match mode {
-                1 => {
-                    if i >= b.len() {
-                        return None;
-                    }
-                    let c = b[i];
-                    if c == b'\\'
-                        && i + 3 < b.len()
-                        && b[i + 1] == b'x'
-                        && is_hex(b[i + 2])
-                        && is_hex(b[i + 3])
-                    {
-                        cur.push(hex_val(b[i + 2]) * 16 + hex_val(b[i + 3]));
-                        i += 4;
-                        continue;
-                    }
-                    if c == b'\\' && i + 1 < b.len() {
-                        let e = match b[i + 1] {
-                            b'n' => b'\n',
-                            b'r' => b'\r',
-                            b't' => b'\t',
-                            b'b' => 8,
-                            b'a' => 7,
-                            other => other,
-                        };
-                        cur.push(e);
-                        i += 2;
-                        continue;
-                    }
-                    if c == b'"' {
-                        if i + 1 < b.len() && !is_c_space(b[i + 1]) {
-                            return None;
-                        }
-                        i += 1;
-                        break;
-                    }
-                    cur.push(c);
-                    i += 1;
-                }
-                2 => {
-                    if i >= b.len() {
-                        return None;
-                    }
-                    let c = b[i];
-                    if c == b'\\' && i + 1 < b.len() && b[i + 1] == b'\'' {
-                        cur.push(b'\'');
-                        i += 2;
-                        continue;
-                    }
-                    if c == b'\'' {
-                        if i + 1 < b.len() && !is_c_space(b[i + 1]) {
-                            return None;
-                        }
-                        i += 1;
-                        break;
-                    }
-                    cur.push(c);
-                    i += 1;
-                }
-                _ => {
-                    if i >= b.len() {
-                        break;
-                    }
-                    match b[i] {
-                        b' ' | b'\n' | b'\r' | b'\t' | 0 => {
-                            i += 1;
-                            break;
-                        }
-                        b'"' => mode = 1,
-                        b'\'' => mode = 2,
-                        c => cur.push(c),
-                    }
-                    i += 1;
-                }
-            }
-        }
-        out.push(bytes_to_string(cur));
-    }
-}
-
-fn is_c_space(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
-}
-
-fn is_hex(c: u8) -> bool {
-    c.is_ascii_hexdigit()
-}
-
-fn hex_val(c: u8) -> u8 {
-    match c {
-        b'0'..=b'9' => c - b'0',
-        b'a'..=b'f' => c - b'a' + 10,
-        _ => c - b'A' + 10,
-    }
+    let args = kvik_resp::split_args(line.as_bytes())?;
+    Some(args.into_iter().map(bytes_to_string).collect())
 }
 
 /// Bytes to a String. Configuration values are text; any byte sequence that is

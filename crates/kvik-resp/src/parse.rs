@@ -293,85 +293,102 @@ fn parse_header_number(digits: &[u8]) -> Option<i64> {
     Some(if negative { -n } else { n })
 }
 
-/// Split an inline line into arguments the way redis-cli and Redis's inline parser do:
-/// whitespace separates; `"..."` understands `\n \r \t \b \a \\ \" \xHH`; `'...'`
-/// understands only `\'`. A closing quote must be followed by a space or the end.
+/// Split a line into arguments the way Redis does for inline commands and for
+/// `redis.conf` lines (both use the same rules):
+/// - arguments are separated by white space (C's `isspace`);
+/// - `"..."` understands `\n \r \t \b \a \xHH` and `\` before any other character
+///   stands for that character;
+/// - `'...'` is literal except for `\'`;
+/// - a closing quote must be followed by white space or the end of the line;
+/// - a quote inside an unquoted word opens a quoted part of that same word.
+///
 /// Returns `None` for unbalanced quotes.
 pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
     let mut args = Vec::new();
     let mut i = 0;
     loop {
-        while i < line.len() && line[i].is_ascii_whitespace() {
+        while i < line.len() && is_c_space(line[i]) {
             i += 1;
         }
         if i >= line.len() {
             return Some(args);
         }
         let mut current = Vec::new();
-        let mut in_double = false;
-        let mut in_single = false;
+        let mut quote = None;
         loop {
-            if in_double {
-                let c = *line.get(i)?;
-                if c == b'\\' && line.get(i + 1) == Some(&b'x') {
-                    if let (Some(h), Some(l)) = (
-                        line.get(i + 2).and_then(|c| hex_value(*c)),
-                        line.get(i + 3).and_then(|c| hex_value(*c)),
-                    ) {
-                        current.push(h * 16 + l);
+            match quote {
+                Some(b'"') => {
+                    let c = *line.get(i)?;
+                    let hex = (c == b'\\' && line.get(i + 1) == Some(&b'x'))
+                        .then(|| {
+                            Some(hex_value(*line.get(i + 2)?)? * 16 + hex_value(*line.get(i + 3)?)?)
+                        })
+                        .flatten();
+                    if let Some(byte) = hex {
+                        current.push(byte);
                         i += 4;
-                        continue;
+                    } else if c == b'\\' && i + 1 < line.len() {
+                        current.push(match line[i + 1] {
+                            b'n' => b'\n',
+                            b'r' => b'\r',
+                            b't' => b'\t',
+                            b'b' => 0x08,
+                            b'a' => 0x07,
+                            other => other,
+                        });
+                        i += 2;
+                    } else if c == b'"' {
+                        closing_quote_ends_word(line, i)?;
+                        i += 1;
+                        break;
+                    } else {
+                        current.push(c);
+                        i += 1;
                     }
                 }
-                if c == b'\\' && i + 1 < line.len() {
-                    let escaped = match line[i + 1] {
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
-                        b'b' => 0x08,
-                        b'a' => 0x07,
-                        other => other,
-                    };
-                    current.push(escaped);
-                    i += 2;
-                } else if c == b'"' {
-                    if i + 1 < line.len() && !line[i + 1].is_ascii_whitespace() {
-                        return None;
+                Some(_) => {
+                    let c = *line.get(i)?;
+                    if c == b'\\' && line.get(i + 1) == Some(&b'\'') {
+                        current.push(b'\'');
+                        i += 2;
+                    } else if c == b'\'' {
+                        closing_quote_ends_word(line, i)?;
+                        i += 1;
+                        break;
+                    } else {
+                        current.push(c);
+                        i += 1;
+                    }
+                }
+                None => {
+                    match line.get(i) {
+                        None => break,
+                        Some(b' ' | b'\n' | b'\r' | b'\t' | 0) => {
+                            i += 1;
+                            break;
+                        }
+                        Some(&q @ (b'"' | b'\'')) => quote = Some(q),
+                        Some(&c) => current.push(c),
                     }
                     i += 1;
-                    break;
-                } else {
-                    current.push(c);
-                    i += 1;
                 }
-            } else if in_single {
-                let c = *line.get(i)?;
-                if c == b'\\' && line.get(i + 1) == Some(&b'\'') {
-                    current.push(b'\'');
-                    i += 2;
-                } else if c == b'\'' {
-                    if i + 1 < line.len() && !line[i + 1].is_ascii_whitespace() {
-                        return None;
-                    }
-                    i += 1;
-                    break;
-                } else {
-                    current.push(c);
-                    i += 1;
-                }
-            } else {
-                match line.get(i) {
-                    None => break,
-                    Some(c) if c.is_ascii_whitespace() => break,
-                    Some(b'"') => in_double = true,
-                    Some(b'\'') => in_single = true,
-                    Some(&c) => current.push(c),
-                }
-                i += 1;
             }
         }
         args.push(current);
     }
+}
+
+/// A closing quote must end its word.
+fn closing_quote_ends_word(line: &[u8], at: usize) -> Option<()> {
+    match line.get(at + 1) {
+        Some(&next) if !is_c_space(next) => None,
+        _ => Some(()),
+    }
+}
+
+/// C's `isspace` in the "C" locale.
+fn is_c_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
 
 fn hex_value(c: u8) -> Option<u8> {

@@ -8,6 +8,15 @@ use kvik_resp::Protocol;
 
 const CONN: u32 = acl::CONNECTION;
 
+/// Commands a client must be able to send at any time: before authenticating,
+/// while the server loads or runs a long script.
+const HANDSHAKE: u32 = flags::ALLOW_BUSY
+    | flags::NOSCRIPT
+    | flags::LOADING
+    | flags::STALE
+    | flags::FAST
+    | flags::NO_AUTH;
+
 pub const COMMANDS: &[Command] = &[
     Command::new("ping", -1, ping)
         .flags(flags::FAST)
@@ -32,36 +41,15 @@ pub const COMMANDS: &[Command] = &[
             "Changes the selected database.",
         ),
     Command::new("quit", -1, quit)
-        .flags(
-            flags::ALLOW_BUSY
-                | flags::NOSCRIPT
-                | flags::LOADING
-                | flags::STALE
-                | flags::FAST
-                | flags::NO_AUTH,
-        )
+        .flags(HANDSHAKE)
         .acl(CONN | acl::FAST)
         .doc("connection", "1.0.0", "O(1)", "Closes the connection."),
     Command::new("reset", 1, reset)
-        .flags(
-            flags::NOSCRIPT
-                | flags::LOADING
-                | flags::STALE
-                | flags::FAST
-                | flags::NO_AUTH
-                | flags::ALLOW_BUSY,
-        )
+        .flags(HANDSHAKE)
         .acl(CONN | acl::FAST)
         .doc("connection", "6.2.0", "O(1)", "Resets the connection."),
     Command::new("hello", -1, hello)
-        .flags(
-            flags::NOSCRIPT
-                | flags::LOADING
-                | flags::STALE
-                | flags::FAST
-                | flags::NO_AUTH
-                | flags::ALLOW_BUSY,
-        )
+        .flags(HANDSHAKE)
         .acl(CONN | acl::FAST)
         .doc(
             "connection",
@@ -70,14 +58,7 @@ pub const COMMANDS: &[Command] = &[
             "Handshakes with the Redis server.",
         ),
     Command::new("auth", -2, auth)
-        .flags(
-            flags::NOSCRIPT
-                | flags::LOADING
-                | flags::STALE
-                | flags::FAST
-                | flags::NO_AUTH
-                | flags::ALLOW_BUSY,
-        )
+        .flags(HANDSHAKE)
         .acl(CONN | acl::FAST)
         .doc(
             "connection",
