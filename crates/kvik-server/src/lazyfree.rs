@@ -39,7 +39,7 @@ pub const BACKGROUND_FREE_BYTES: usize = 64 * 1024;
 
 /// Free a removed entry: inline when small, on the background thread when big, so
 /// deleting a collection of millions of elements costs its thread almost nothing.
-pub fn free_entry(entry: Box<crate::keyspace::Entry>) {
+pub fn free_entry(entry: crate::keyspace::EntryBox) {
     if entry.value.heap_size() > BACKGROUND_FREE_BYTES {
         drop_later(entry);
     }

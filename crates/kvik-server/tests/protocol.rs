@@ -3,8 +3,6 @@
 
 mod support;
 
-use std::io::Read;
-use std::net::TcpStream;
 use std::time::Duration;
 use support::{encode_command, TestServer};
 
@@ -156,21 +154,6 @@ fn the_query_buffer_limit_disconnects_the_client() {
     let _ = c.try_send(&vec![b'x'; 2 * 1024 * 1024]);
     assert!(c.closed_within(Duration::from_secs(5)));
     assert_eq!(server.raw().cmd(&["PING"]), b"+PONG\r\n");
-}
-
-#[test]
-fn maxclients_rejects_with_redis_error() {
-    let server = TestServer::start(&["--maxclients", "2"]);
-    let _a = server.raw();
-    let mut b = server.raw();
-    assert_eq!(b.cmd(&["PING"]), b"+PONG\r\n");
-    let mut third = TcpStream::connect(server.addr()).unwrap();
-    third
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
-    let mut reply = String::new();
-    third.read_to_string(&mut reply).unwrap();
-    assert_eq!(reply, "-ERR max number of clients reached\r\n");
 }
 
 #[test]

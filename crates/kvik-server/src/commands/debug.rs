@@ -209,7 +209,7 @@ fn object(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     };
     let line = format!(
         "Value at:{:p} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
-        entry as *const Entry,
+        (entry as *const Entry).cast::<u8>(),
         refcount,
         entry.value.encoding_name(),
         serialized_len(&entry.value),

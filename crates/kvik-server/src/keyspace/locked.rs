@@ -9,7 +9,7 @@
 //! deleted when touched (and a DEL effect appended), a read refreshes the access clock,
 //! a write stamps the key with a fresh MVCC timestamp and counts as a change.
 
-use super::{access_clock, hash_key, Entry, Keyspace, ShardData};
+use super::{access_clock, hash_key, Entry, EntryBox, EntryData, Keyspace, ShardData};
 use crate::effects::EffectLog;
 use crate::stats::ThreadStats;
 use crate::types::Value;
@@ -193,9 +193,7 @@ impl<'a> Locked<'a> {
     pub fn expired(&mut self, db: usize, entry: &Entry) {
         self.env.stats.add(&self.env.stats.expired_keys, 1);
         let ts = crate::hlc::next_after(entry.ts, self.now_ms);
-        self.env
-            .effects
-            .append(db, ts, &[b"DEL", entry.key.as_slice()]);
+        self.env.effects.append(db, ts, &[b"DEL", entry.key()]);
     }
 
     /// The live entry of `key` in the selected database.
@@ -250,7 +248,7 @@ impl<'a> Locked<'a> {
 
     /// Store `value` under `key` with the given deadline (0 = none), replacing what was
     /// there. Returns the replaced entry if it was live.
-    pub fn set(&mut self, key: &[u8], value: Value, expire_at: u64) -> Option<Box<Entry>> {
+    pub fn set(&mut self, key: &[u8], value: Value, expire_at: u64) -> Option<EntryBox> {
         self.set_in(self.db, key, value, expire_at)
     }
 
@@ -260,22 +258,27 @@ impl<'a> Locked<'a> {
         key: &[u8],
         value: Value,
         expire_at: u64,
-    ) -> Option<Box<Entry>> {
+    ) -> Option<EntryBox> {
         let hash = hash_key(key);
         self.expire_if_due(db, hash, key);
         let previous_ts = self.shard_mut(db, hash).find(hash, key).map_or(0, |e| e.ts);
         let ts = self.stamp(previous_ts);
         self.dirty += 1;
-        let entry = Box::new(Entry::new(key, value, expire_at, ts, self.now_ms));
+        let data = EntryData {
+            value,
+            expire_at,
+            ts,
+        };
+        let entry = EntryBox::new(key, data, access_clock(self.now_ms));
         self.shard_mut(db, hash).insert(hash, entry)
     }
 
     /// Remove `key`; returns the entry if it was live.
-    pub fn remove(&mut self, key: &[u8]) -> Option<Box<Entry>> {
+    pub fn remove(&mut self, key: &[u8]) -> Option<EntryBox> {
         self.remove_in(self.db, key)
     }
 
-    pub fn remove_in(&mut self, db: usize, key: &[u8]) -> Option<Box<Entry>> {
+    pub fn remove_in(&mut self, db: usize, key: &[u8]) -> Option<EntryBox> {
         let hash = hash_key(key);
         if self.expire_if_due(db, hash, key) {
             return None;
@@ -291,12 +294,12 @@ impl<'a> Locked<'a> {
     /// its value, deadline and access clock, and replacing whatever was there. Stamps
     /// it, but counts no change of its own: the removal already counted the move.
     /// Returns the replaced entry if it was live.
-    pub fn insert_moved_in(&mut self, db: usize, mut entry: Box<Entry>) -> Option<Box<Entry>> {
-        let hash = hash_key(entry.key.as_slice());
-        self.expire_if_due(db, hash, entry.key.as_slice());
+    pub fn insert_moved_in(&mut self, db: usize, mut entry: EntryBox) -> Option<EntryBox> {
+        let hash = hash_key(entry.key());
+        self.expire_if_due(db, hash, entry.key());
         let previous_ts = self
             .shard_mut(db, hash)
-            .find(hash, entry.key.as_slice())
+            .find(hash, entry.key())
             .map_or(0, |e| e.ts);
         entry.ts = self.stamp(previous_ts.max(entry.ts));
         self.shard_mut(db, hash).insert(hash, entry)

@@ -10,45 +10,17 @@
 //! Owns: entries, their expiry, the access clock, MVCC stamps, lazy expiry on access and
 //! the active expiry cycle. Must not touch: clients, replies, command parsing.
 
+mod entry;
 mod locked;
 mod shard;
 
+pub use entry::{Entry, EntryBox, EntryData};
 pub use locked::{KeyEnv, Locked};
 pub use shard::ShardData;
 
-use crate::types::{SmallBytes, Value};
 use parking_lot::Mutex;
 use std::hash::BuildHasher;
 use std::sync::LazyLock;
-
-/// One key and what belongs to it.
-#[derive(Debug)]
-pub struct Entry {
-    pub key: SmallBytes,
-    pub value: Value,
-    /// Absolute deadline in Unix milliseconds; 0 when the key does not expire.
-    pub expire_at: u64,
-    /// MVCC timestamp of the last write (see [`crate::hlc`]).
-    pub ts: u64,
-    /// Access clock in seconds (LRU), for OBJECT IDLETIME and eviction.
-    pub access: u32,
-}
-
-impl Entry {
-    pub fn new(key: &[u8], value: Value, expire_at: u64, ts: u64, now_ms: u64) -> Self {
-        Entry {
-            key: SmallBytes::new(key),
-            value,
-            expire_at,
-            ts,
-            access: access_clock(now_ms),
-        }
-    }
-
-    pub fn is_expired(&self, now_ms: u64) -> bool {
-        self.expire_at != 0 && self.expire_at <= now_ms
-    }
-}
 
 /// Seconds between the access clock reading `access` and `now_ms`, across the
 /// clock's 24-bit wrap (OBJECT IDLETIME, DEBUG OBJECT).

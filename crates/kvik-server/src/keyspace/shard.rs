@@ -13,13 +13,13 @@
 //! Invariant kept by every method here: an entry has `expire_at != 0` exactly when its
 //! (expire_at, hash) pair is counted in `expires`.
 
-use super::Entry;
+use super::{Entry, EntryBox};
 use hashbrown::HashTable;
 use std::collections::BTreeMap;
 
 #[derive(Default)]
 pub struct ShardData {
-    table: HashTable<Box<Entry>>,
+    table: HashTable<EntryBox>,
     /// (deadline ms, key hash) -> number of keys with that pair (hashes may collide).
     expires: BTreeMap<(u64, u64), u32>,
 }
@@ -39,26 +39,24 @@ impl ShardData {
     }
 
     pub fn find(&self, hash: u64, key: &[u8]) -> Option<&Entry> {
-        self.table
-            .find(hash, |e| e.key.as_slice() == key)
-            .map(|b| &**b)
+        self.table.find(hash, |e| e.key() == key).map(|b| &**b)
     }
 
     pub fn find_mut(&mut self, hash: u64, key: &[u8]) -> Option<&mut Entry> {
         self.table
-            .find_mut(hash, |e| e.key.as_slice() == key)
+            .find_mut(hash, |e| e.key() == key)
             .map(|b| &mut **b)
     }
 
     /// Insert or replace; returns the entry that was replaced.
-    pub fn insert(&mut self, hash: u64, entry: Box<Entry>) -> Option<Box<Entry>> {
+    pub fn insert(&mut self, hash: u64, entry: EntryBox) -> Option<EntryBox> {
         if entry.expire_at != 0 {
             index_add(&mut self.expires, entry.expire_at, hash);
         }
         match self.table.entry(
             hash,
-            |e| e.key.as_slice() == entry.key.as_slice(),
-            |e| super::hash_key(e.key.as_slice()),
+            |e| e.key() == entry.key(),
+            |e| super::hash_key(e.key()),
         ) {
             hashbrown::hash_table::Entry::Occupied(mut slot) => {
                 let old = std::mem::replace(slot.get_mut(), entry);
@@ -74,11 +72,8 @@ impl ShardData {
         }
     }
 
-    pub fn remove(&mut self, hash: u64, key: &[u8]) -> Option<Box<Entry>> {
-        let slot = self
-            .table
-            .find_entry(hash, |e| e.key.as_slice() == key)
-            .ok()?;
+    pub fn remove(&mut self, hash: u64, key: &[u8]) -> Option<EntryBox> {
+        let slot = self.table.find_entry(hash, |e| e.key() == key).ok()?;
         let (old, _) = slot.remove();
         if old.expire_at != 0 {
             index_remove(&mut self.expires, old.expire_at, hash);
@@ -88,7 +83,7 @@ impl ShardData {
 
     /// Change a key's deadline (0 = persist). Returns false if the key is absent.
     pub fn set_expire(&mut self, hash: u64, key: &[u8], at: u64) -> bool {
-        let Some(entry) = self.table.find_mut(hash, |e| e.key.as_slice() == key) else {
+        let Some(entry) = self.table.find_mut(hash, |e| e.key() == key) else {
             return false;
         };
         let before = entry.expire_at;
@@ -108,7 +103,7 @@ impl ShardData {
         &mut self,
         now: u64,
         limit: usize,
-        mut on_expired: impl FnMut(Box<Entry>),
+        mut on_expired: impl FnMut(EntryBox),
     ) -> usize {
         let mut removed = 0;
         while removed < limit {
@@ -120,7 +115,7 @@ impl ShardData {
             }
             // Every key with this hash and deadline is due; remove them all.
             while let Ok(slot) = self.table.find_entry(hash, |e| {
-                e.expire_at == at && super::hash_key(e.key.as_slice()) == hash
+                e.expire_at == at && super::hash_key(e.key()) == hash
             }) {
                 let (entry, _) = slot.remove();
                 index_remove(&mut self.expires, at, hash);
@@ -143,7 +138,7 @@ impl ShardData {
     }
 
     /// Drop every entry, returning them so a caller can free a large set elsewhere.
-    pub fn take_all(&mut self) -> HashTable<Box<Entry>> {
+    pub fn take_all(&mut self) -> HashTable<EntryBox> {
         self.expires.clear();
         std::mem::take(&mut self.table)
     }
@@ -175,16 +170,16 @@ fn index_remove(index: &mut BTreeMap<(u64, u64), u32>, at: u64, hash: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keyspace::EntryData;
     use crate::types::{string::StrValue, Value};
 
-    fn entry(key: &[u8], expire_at: u64) -> Box<Entry> {
-        Box::new(Entry::new(
-            key,
-            Value::Str(StrValue::from_bytes(b"v")),
+    fn entry(key: &[u8], expire_at: u64) -> EntryBox {
+        let data = EntryData {
+            value: Value::Str(StrValue::from_bytes(b"v")),
             expire_at,
-            1,
-            0,
-        ))
+            ts: 1,
+        };
+        EntryBox::new(key, data, 0)
     }
 
     #[test]

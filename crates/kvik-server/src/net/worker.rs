@@ -351,7 +351,7 @@ impl Worker {
                 shard.expire_due(now, 256, |entry| {
                     stats.add(&stats.expired_keys, 1);
                     let ts = crate::hlc::next_after(entry.ts, now);
-                    effects.append(db, ts, &[b"DEL", entry.key.as_slice()]);
+                    effects.append(db, ts, &[b"DEL", entry.key()]);
                 });
                 if shard.next_deadline().is_some_and(|at| at <= now) {
                     // More due here: come back to this shard first next time.

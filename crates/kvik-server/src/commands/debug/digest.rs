@@ -89,7 +89,7 @@ pub fn dataset(locked: &mut Locked) -> Fingerprint {
         for s in 0..shards {
             for entry in locked.shard_at(db, s).iter() {
                 let mut part = [0; 20];
-                mix_in(&mut part, entry.key.as_slice());
+                mix_in(&mut part, entry.key());
                 fold_entry(&mut part, entry);
                 xor_in(&mut total, &part);
             }

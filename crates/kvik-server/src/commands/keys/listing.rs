@@ -49,8 +49,8 @@ pub(super) fn keys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut found = KeyList::new(ctx.out.protocol);
     for shard in 0..ctx.server.keyspace.shards_per_db() {
         for entry in ctx.keys.shard_at(db, shard).iter() {
-            if !entry.is_expired(now) && pattern_accepts(Some(pattern), entry.key.as_slice()) {
-                found.push(entry.key.as_slice());
+            if !entry.is_expired(now) && pattern_accepts(Some(pattern), entry.key()) {
+                found.push(entry.key());
             }
         }
     }
@@ -152,12 +152,12 @@ pub(super) fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let shard = locked.shard_at(db, next);
         examined += shard.len();
         for entry in shard.iter() {
-            if !pattern_accepts(filter.pattern, entry.key.as_slice()) {
+            if !pattern_accepts(filter.pattern, entry.key()) {
                 continue;
             }
             type_lookups += usize::from(filter.type_name.is_some());
             if filter.type_accepts(entry) {
-                found.push(entry.key.as_slice());
+                found.push(entry.key());
             }
         }
         next += 1;
@@ -195,7 +195,7 @@ pub(super) fn randomkey(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
             .nth(index)
             .expect("index within the shard's size");
         if !entry.is_expired(now) {
-            ctx.out.bulk(entry.key.as_slice());
+            ctx.out.bulk(entry.key());
             return Ok(());
         }
         ctx.keys.expire_shard(db, shard);

@@ -7,7 +7,6 @@
 use super::super::{args, errors, CmdError, CmdResult, Ctx};
 use super::{count_read, db_arg, under_own_locks};
 use crate::keyspace::Locked;
-use crate::types::SmallBytes;
 
 const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 
@@ -37,8 +36,11 @@ fn rename_key(ctx: &mut Ctx, from: &[u8], to: &[u8], only_new: bool) -> Result<b
     if only_new && ctx.keys.get(to).is_some() {
         return Ok(false);
     }
-    let mut entry = ctx.keys.remove(from).expect("live: looked up above");
-    entry.key = SmallBytes::new(to);
+    let entry = ctx
+        .keys
+        .remove(from)
+        .expect("live: looked up above")
+        .renamed(to);
     let db = ctx.keys.db;
     ctx.keys.insert_moved_in(db, entry);
     Ok(true)
