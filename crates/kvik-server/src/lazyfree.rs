@@ -44,3 +44,10 @@ pub fn free_entry(entry: crate::keyspace::EntryBox) {
         drop_later(entry);
     }
 }
+
+/// Free a replaced value the same way.
+pub fn free_value(value: crate::types::Value) {
+    if value.heap_size() > BACKGROUND_FREE_BYTES {
+        drop_later(value);
+    }
+}

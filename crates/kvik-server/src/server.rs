@@ -210,7 +210,7 @@ pub struct Server {
     pub effects: EffectLog,
     pub clients: client::Registry,
     pub commands: Registry,
-    /// One per worker thread, then one for everything else (background work).
+    /// One per worker thread (each written only by its own thread).
     pub thread_stats: Vec<Arc<ThreadStats>>,
     errorstats: Mutex<BTreeMap<String, u64>>,
     pub workers: OnceLock<Vec<WorkerHandle>>,
@@ -236,7 +236,7 @@ impl Server {
     pub fn new(config: Config, config_file: Option<PathBuf>) -> Self {
         let commands = commands::registry();
         let threads = config.server_threads.max(1);
-        let thread_stats = (0..=threads)
+        let thread_stats = (0..threads)
             .map(|_| Arc::new(ThreadStats::new(commands.len())))
             .collect();
         let node_id: NodeId = rand::random();
@@ -290,13 +290,8 @@ impl Server {
             .store(crate::hlc::unix_ms(), Ordering::Relaxed);
     }
 
-    /// Stats of the non-worker threads.
-    pub fn background_stats(&self) -> &ThreadStats {
-        self.thread_stats.last().expect("stats for background work")
-    }
-
     pub fn worker_count(&self) -> usize {
-        self.thread_stats.len() - 1
+        self.thread_stats.len()
     }
 
     /// Send a message to every worker thread.

@@ -61,9 +61,16 @@ impl ThreadStats {
         }
     }
 
+    /// Count `n` more. Only the thread that owns these stats writes them (a worker
+    /// its own), so a plain load and store is enough: no locked instruction on the
+    /// per-command path. Readers (INFO) may see a slightly stale value; a concurrent
+    /// RESETSTAT may lose to an increment, as it may in Redis between two commands.
     #[inline]
     pub fn add(&self, counter: &AtomicU64, n: u64) {
-        counter.fetch_add(n, Ordering::Relaxed);
+        counter.store(
+            counter.load(Ordering::Relaxed).wrapping_add(n),
+            Ordering::Relaxed,
+        );
     }
 
     /// Zero every counter (CONFIG RESETSTAT).

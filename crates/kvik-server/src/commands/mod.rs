@@ -120,13 +120,14 @@ pub fn call(
     client: &mut ClientState,
     out: &mut ReplyWriter,
     args: &[&[u8]],
+    now_ms: u64,
 ) {
     let reply_start = out.buf.len();
     if client.reply_mode == ReplyMode::SkipNext {
         client.reply_mode = ReplyMode::Skipping;
     }
     match resolve(server, client, args) {
-        Ok(id) => execute(server, stats, client, out, args, id),
+        Ok(id) => execute(server, stats, client, out, args, id, now_ms),
         Err(e) => {
             if let Some(id) = e.1 {
                 stats.add(&stats.per_command[id].rejected_calls, 1);
@@ -190,6 +191,7 @@ fn execute(
     out: &mut ReplyWriter,
     args: &[&[u8]],
     id: usize,
+    now: u64,
 ) {
     let cmd: &'static Command = server.commands.get(id);
     client.last_command = cmd.name;
@@ -198,7 +200,6 @@ fn execute(
         effects: &server.effects,
         stats,
     };
-    let now = crate::hlc::unix_ms();
     let db = client.db;
     let mut locked = match cmd.lock {
         Lock::Keys => match cmd.keys.key_positions(args) {

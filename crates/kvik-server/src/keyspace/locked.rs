@@ -247,30 +247,31 @@ impl<'a> Locked<'a> {
     }
 
     /// Store `value` under `key` with the given deadline (0 = none), replacing what was
-    /// there. Returns the replaced entry if it was live.
-    pub fn set(&mut self, key: &[u8], value: Value, expire_at: u64) -> Option<EntryBox> {
+    /// there (a big replaced value is freed in the background).
+    pub fn set(&mut self, key: &[u8], value: Value, expire_at: u64) {
         self.set_in(self.db, key, value, expire_at)
     }
 
-    pub fn set_in(
-        &mut self,
-        db: usize,
-        key: &[u8],
-        value: Value,
-        expire_at: u64,
-    ) -> Option<EntryBox> {
+    pub fn set_in(&mut self, db: usize, key: &[u8], value: Value, expire_at: u64) {
         let hash = hash_key(key);
         self.expire_if_due(db, hash, key);
-        let previous_ts = self.shard_mut(db, hash).find(hash, key).map_or(0, |e| e.ts);
-        let ts = self.stamp(previous_ts);
         self.dirty += 1;
-        let data = EntryData {
-            value,
-            expire_at,
-            ts,
-        };
-        let entry = EntryBox::new(key, data, access_clock(self.now_ms));
-        self.shard_mut(db, hash).insert(hash, entry)
+        let (now, last) = (self.now_ms, self.last_ts);
+        let mut issued = 0;
+        let replaced =
+            self.shard_mut(db, hash)
+                .upsert(hash, key, access_clock(now), |previous_ts| {
+                    issued = crate::hlc::next_after(previous_ts.max(last), now);
+                    EntryData {
+                        value,
+                        expire_at,
+                        ts: issued,
+                    }
+                });
+        self.last_ts = issued;
+        if let Some(old) = replaced {
+            crate::lazyfree::free_value(old);
+        }
     }
 
     /// Remove `key`; returns the entry if it was live.

@@ -13,7 +13,8 @@
 //! Invariant kept by every method here: an entry has `expire_at != 0` exactly when its
 //! (expire_at, hash) pair is counted in `expires`.
 
-use super::{Entry, EntryBox};
+use super::{Entry, EntryBox, EntryData};
+use crate::types::Value;
 use hashbrown::HashTable;
 use std::collections::BTreeMap;
 
@@ -67,6 +68,46 @@ impl ShardData {
             }
             hashbrown::hash_table::Entry::Vacant(slot) => {
                 slot.insert(entry);
+                None
+            }
+        }
+    }
+
+    /// Store data under `key` in one probe: an existing entry is updated in place (no
+    /// allocation), a missing one is created. `data` receives the MVCC timestamp the
+    /// key held (0 if new). Returns the value that was replaced.
+    pub fn upsert(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        access: u32,
+        data: impl FnOnce(u64) -> EntryData,
+    ) -> Option<Value> {
+        match self
+            .table
+            .entry(hash, |e| e.key() == key, |e| super::hash_key(e.key()))
+        {
+            hashbrown::hash_table::Entry::Occupied(mut slot) => {
+                let entry = slot.get_mut();
+                let new = data(entry.ts);
+                if entry.expire_at != new.expire_at {
+                    if entry.expire_at != 0 {
+                        index_remove(&mut self.expires, entry.expire_at, hash);
+                    }
+                    if new.expire_at != 0 {
+                        index_add(&mut self.expires, new.expire_at, hash);
+                    }
+                }
+                entry.access = access;
+                let old: &mut EntryData = entry;
+                Some(std::mem::replace(old, new).value)
+            }
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                let new = data(0);
+                if new.expire_at != 0 {
+                    index_add(&mut self.expires, new.expire_at, hash);
+                }
+                slot.insert(EntryBox::new(key, new, access));
                 None
             }
         }
@@ -170,8 +211,7 @@ fn index_remove(index: &mut BTreeMap<(u64, u64), u32>, at: u64, hash: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keyspace::EntryData;
-    use crate::types::{string::StrValue, Value};
+    use crate::types::string::StrValue;
 
     fn entry(key: &[u8], expire_at: u64) -> EntryBox {
         let data = EntryData {

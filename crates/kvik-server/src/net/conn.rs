@@ -96,21 +96,23 @@ impl Conn {
 
     /// Run every complete command in the read buffer.
     pub fn run_commands(&mut self, server: &Server, stats: &ThreadStats) {
-        let limits = Limits {
-            max_bulk_len: server.hot.proto_max_bulk_len.load(Ordering::Relaxed) as i64,
-            authenticated: self.state.authenticated,
-        };
+        let max_bulk_len = server.hot.proto_max_bulk_len.load(Ordering::Relaxed) as i64;
+        // One clock reading for the batch: commands read in one pass run "at once".
+        let now_ms = crate::hlc::unix_ms();
         let mut start = 0;
         let mut grow_to = 0;
         while start < self.filled && !self.state.close_after_reply && !self.paused {
             let data = &self.buf[start..self.filled];
+            // Re-read per command: an AUTH earlier in the batch lifts the limits.
+            let limits = Limits {
+                max_bulk_len,
+                authenticated: self.state.authenticated,
+            };
             match self.parser.parse(data, limits) {
                 Ok(Parsed::Command { consumed }) => {
                     let args: SmallVec<[&[u8]; 8]> = self.parser.args(data).collect();
                     let held = server.pause.is_active()
-                        && server
-                            .pause
-                            .blocks(crate::hlc::unix_ms(), is_write(server, &args));
+                        && server.pause.blocks(now_ms, is_write(server, &args));
                     if held {
                         // Run it again from scratch once clients are unpaused.
                         drop(args);
@@ -122,7 +124,7 @@ impl Conn {
                         used: self.filled - start,
                         free: self.buf.len() - self.filled,
                     };
-                    commands::call(server, stats, &mut self.state, &mut self.out, &args);
+                    commands::call(server, stats, &mut self.state, &mut self.out, &args, now_ms);
                     start += consumed;
                 }
                 Ok(Parsed::Skip { consumed }) => start += consumed,
