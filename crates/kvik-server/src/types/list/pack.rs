@@ -3,8 +3,9 @@
 //!
 //! Each entry is `header [payload] backlen`:
 //! - the header's first byte (the tag) says what the entry holds: an integer from 0 to
-//!   127 in the tag itself, an integer in the 1 to 8 bytes that follow, or a string whose
-//!   length follows (or, up to 63 bytes, sits in the tag);
+//!   127 in the tag itself, one up to 3711 in the tag and one more byte, any other in
+//!   the 1 to 8 bytes that follow, or a string whose length follows (or, up to 63
+//!   bytes, sits in the tag);
 //! - `backlen` is the size of header and payload, 7 bits a byte, written to be read from
 //!   its last byte backwards. It lets a reader step from the end of an entry to its
 //!   start, so a pack can be walked from either end, which pops from the tail and
@@ -33,6 +34,12 @@ const STR13_MAX: usize = 0x1FFF;
 const STR32: u8 = 0xE0;
 /// A string whose length follows in 8 bytes, little-endian.
 const STR64: u8 = 0xE1;
+/// 0xE2..=0xEF: the integers 128..=3711 in two bytes: the tag's offset from 0xE2 is
+/// the high part of `n - 128`, the next byte the low 8 bits (small counters and ids
+/// are common list elements).
+const UINT12: u8 = 0xE2;
+const UINT12_MIN: i64 = 128;
+const UINT12_MAX: i64 = UINT12_MIN + 14 * 256 - 1;
 /// 0xF0..=0xF4: a two's complement integer of 1, 2, 3, 4 or 8 bytes, little-endian.
 const INT: u8 = 0xF0;
 const INT_WIDTHS: [usize; 5] = [1, 2, 3, 4, 8];
@@ -94,6 +101,12 @@ impl Header {
         };
         match element {
             Element::Int(n @ 0..=0x7F) => h.bytes[0] = n as u8,
+            Element::Int(n @ UINT12_MIN..=UINT12_MAX) => {
+                let offset = n - UINT12_MIN;
+                h.bytes[0] = UINT12 + (offset >> 8) as u8;
+                h.bytes[1] = offset as u8;
+                h.len = 2;
+            }
             Element::Int(n) => {
                 let (i, &width) = INT_WIDTHS
                     .iter()
@@ -205,6 +218,10 @@ fn decode(bytes: &[u8], start: usize) -> (Element<'_>, usize) {
         ),
         STR32 => string(read_uint(&bytes[start + 1..start + 5]) as usize, 5),
         STR64 => string(read_uint(&bytes[start + 1..start + 9]) as usize, 9),
+        UINT12..=0xEF => {
+            let offset = (i64::from(tag - UINT12) << 8) | i64::from(bytes[start + 1]);
+            (Element::Int(UINT12_MIN + offset), 2)
+        }
         INT..=0xF4 => {
             let width = INT_WIDTHS[usize::from(tag - INT)];
             let raw = read_uint(&bytes[start + 1..start + 1 + width]);
@@ -489,6 +506,9 @@ mod tests {
             b"0",
             b"127",
             b"128",
+            b"383",
+            b"3711",
+            b"3712",
             b"-1",
             b"-128",
             b"-129",
@@ -525,7 +545,9 @@ mod tests {
         assert_eq!(Element::of(b"12"), Element::Int(12));
         assert_eq!(Element::of(b"012"), Element::Bytes(b"012"));
         assert_eq!(entry_len(Element::of(b"5")), 2);
-        assert_eq!(entry_len(Element::of(b"1000")), 4);
+        assert_eq!(entry_len(Element::of(b"1000")), 3);
+        assert_eq!(entry_len(Element::of(b"3711")), 3);
+        assert_eq!(entry_len(Element::of(b"3712")), 4);
         assert_eq!(entry_len(Element::of(b"abc")), 5);
     }
 
