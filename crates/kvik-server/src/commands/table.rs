@@ -178,6 +178,11 @@ impl KeySpec {
                     .ok()?
                     .parse::<usize>()
                     .ok()?;
+                // Each key takes an argument: a larger count cannot fit (and must not
+                // be allocated for).
+                if count >= args.len() {
+                    return None;
+                }
                 let positions: KeyPositions = (0..count).map(|i| numkeys + 1 + i * step).collect();
                 if positions.last().is_some_and(|&p| p >= args.len()) {
                     return None;

@@ -1,5 +1,0 @@
-//! lists commands.
-
-use super::table::Command;
-
-pub const COMMANDS: &[Command] = &[];
