@@ -14,6 +14,7 @@
 //! in its index, then XORs in every key's part.
 
 use crate::keyspace::{Entry, Locked};
+use crate::types::list::List;
 use crate::types::string::StrValue;
 use crate::types::Value;
 use sha1::{Digest as _, Sha1};
@@ -49,14 +50,23 @@ fn type_code(value: &Value) -> u32 {
 fn mix_value(acc: &mut Fingerprint, value: &Value) {
     match value {
         Value::Str(s) => mix_string(acc, s),
-        // The collection types land with their own digest parts.
-        Value::List(_) | Value::Hash(_) | Value::Set(_) | Value::ZSet(_) => {}
+        Value::List(list) => mix_list(acc, list),
+        // The remaining collection types land with their own digest parts.
+        Value::Hash(_) | Value::Set(_) | Value::ZSet(_) => {}
     }
 }
 
 /// A string counts by its bytes, whatever its encoding (an integer by its digits).
 fn mix_string(acc: &mut Fingerprint, s: &StrValue) {
     mix_in(acc, s.bytes(&mut itoa::Buffer::new()));
+}
+
+/// A list counts by its elements in order.
+fn mix_list(acc: &mut Fingerprint, list: &List) {
+    let mut scratch = itoa::Buffer::new();
+    for element in list.iter() {
+        mix_in(acc, element.bytes(&mut scratch));
+    }
 }
 
 /// Fold an entry's type, value and expiry marker into `acc`.
