@@ -218,7 +218,12 @@ impl Set {
     /// the next call, 0 when the scan is complete. An intset is visited whole in one
     /// call, as Redis does; a hashtable about `count` members at a time, with the
     /// guarantee described at [`MemberTable::scan`].
-    pub fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(MemberRef)) -> u64 {
+    pub fn scan<'s>(
+        &'s self,
+        cursor: u64,
+        count: usize,
+        mut visit: impl FnMut(MemberRef<'s>),
+    ) -> u64 {
         match &self.repr {
             Repr::Ints(s) => {
                 s.iter().for_each(|v| visit(MemberRef::Int(v)));

@@ -67,7 +67,9 @@ impl MemberTable {
     pub fn contains(&self, member: &[u8]) -> bool {
         let members = &self.members;
         self.index
-            .find(hash_of(member), |&at| members[at as usize].as_slice() == member)
+            .find(hash_of(member), |&at| {
+                members[at as usize].as_slice() == member
+            })
             .is_some()
     }
 
@@ -93,9 +95,9 @@ impl MemberTable {
     /// Remove `member`; false if it was not there.
     pub fn remove(&mut self, member: &[u8]) -> bool {
         let members = &self.members;
-        let found = self
-            .index
-            .find_entry(hash_of(member), |&at| members[at as usize].as_slice() == member);
+        let found = self.index.find_entry(hash_of(member), |&at| {
+            members[at as usize].as_slice() == member
+        });
         match found {
             Ok(slot) => {
                 let at = slot.remove().0 as usize;
@@ -158,7 +160,7 @@ impl MemberTable {
     /// the set grew or shrank to between calls. A member moved that way after being
     /// returned may be returned again, as Redis also allows. A cursor past the end
     /// (the set shrank, or it came from elsewhere) is read as the end.
-    pub fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(&[u8])) -> u64 {
+    pub fn scan<'s>(&'s self, cursor: u64, count: usize, mut visit: impl FnMut(&'s [u8])) -> u64 {
         let len = self.members.len();
         let end = match usize::try_from(cursor) {
             Ok(0) | Err(_) => len,

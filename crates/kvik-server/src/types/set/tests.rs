@@ -140,7 +140,11 @@ fn encoding_follows_the_intset_rules() {
 
     let mut none = Set::default();
     none.insert(b"1", 0);
-    assert_eq!(none.encoding_name(), "hashtable", "a limit of 0 allows no intset");
+    assert_eq!(
+        none.encoding_name(),
+        "hashtable",
+        "a limit of 0 allows no intset"
+    );
 }
 
 #[test]
