@@ -12,9 +12,10 @@
 //! Removal moves the last member into the freed position (and repoints its index
 //! slot), so the array stays dense; both halves shrink once mostly empty.
 //!
-//! Growth doubles the array and the index like any Rust collection: the step from
-//! n to 2n members rehashes the index at once (about 20 ms per million members), not
-//! incrementally as Redis's dict does.
+//! The array grows by about a quarter at a time, to sizes that fill the allocator's
+//! size classes (see [`capacity_for`]). The index is a hashbrown table and doubles: the
+//! step from n to 2n members rehashes it at once (some milliseconds per million
+//! members), not incrementally as Redis's dict does.
 
 use crate::types::SmallBytes;
 use hashbrown::hash_table::{Entry, HashTable};
@@ -31,6 +32,19 @@ fn hash_of(member: &[u8]) -> u64 {
 
 /// Below this many slots a table is not worth shrinking.
 const MIN_SHRINK_CAPACITY: usize = 64;
+
+/// The capacity to grow the member array to when it must hold `needed` members: the
+/// most that fits the allocator's size class for that many. jemalloc has four size
+/// classes per doubling (between 2^k and 2^(k+1) bytes they are 2^(k-2) apart), so
+/// at most a fifth of the array is spare and no bytes are lost to rounding, where
+/// doubling could leave half of it empty and then round up. Growth stays geometric,
+/// so pushing is still amortised O(1).
+fn capacity_for(needed: usize) -> usize {
+    const SLOT: usize = std::mem::size_of::<SmallBytes>();
+    let bytes = needed * SLOT;
+    let spacing = (bytes.next_power_of_two() / 8).max(64);
+    bytes.div_ceil(spacing) * spacing / SLOT
+}
 
 #[derive(Clone, Default)]
 pub struct MemberTable {
@@ -86,6 +100,10 @@ impl MemberTable {
             Entry::Occupied(_) => false,
             Entry::Vacant(slot) => {
                 slot.insert(position);
+                if self.members.len() == self.members.capacity() {
+                    let room = capacity_for(self.members.len() + 1) - self.members.len();
+                    self.members.reserve_exact(room);
+                }
                 self.members.push(SmallBytes::new(member));
                 true
             }
@@ -210,6 +228,20 @@ mod tests {
         assert!(!t.contains(b"m99"));
         for i in 1..99 {
             assert!(t.contains(format!("m{i}").as_bytes()), "m{i}");
+        }
+    }
+
+    #[test]
+    fn the_array_grows_to_whole_size_classes() {
+        assert_eq!(capacity_for(1), 2, "64 bytes");
+        assert_eq!(capacity_for(1_000_000), 1 << 20, "24 MiB");
+        assert_eq!(capacity_for(600_000), 14 * 1024 * 1024 / 24, "14 MiB");
+        // Past the smallest sizes (where the minimum spacing makes bigger steps).
+        let mut grown = 1000;
+        while grown < 10_000_000 {
+            let next = capacity_for(grown + 1);
+            assert!(next * 4 <= grown * 5 + 8, "{grown} -> {next}: at most a quarter more");
+            grown = next;
         }
     }
 
