@@ -52,7 +52,7 @@ fn sources<'k>(
 
 /// The sets to intersect, smallest first, or `None` when one is missing (the
 /// intersection is then empty).
-fn smallest_first<'s>(sets: Vec<Option<&'s Set>>) -> Option<Vec<&'s Set>> {
+fn smallest_first(sets: Vec<Option<&Set>>) -> Option<Vec<&Set>> {
     let mut sets: Vec<&Set> = sets.into_iter().collect::<Option<_>>()?;
     sets.sort_by_key(|s| s.len());
     Some(sets)

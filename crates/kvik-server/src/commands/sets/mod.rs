@@ -5,7 +5,7 @@
 //!   SMISMEMBER, SCARD, SMEMBERS, SMOVE);
 //! - [`random`]: random members (SPOP, SRANDMEMBER);
 //! - [`algebra`]: intersections, unions and differences, and their STORE forms;
-//! - [`scan`]: SSCAN.
+//! - [`scan`]: iterating a set with SSCAN.
 //!
 //! Every reply, error text, encoding and propagated effect follows Redis 7.0. A
 //! command that empties a set deletes its key. Reading commands count keyspace hits

@@ -240,7 +240,10 @@ mod tests {
         let mut grown = 1000;
         while grown < 10_000_000 {
             let next = capacity_for(grown + 1);
-            assert!(next * 4 <= grown * 5 + 8, "{grown} -> {next}: at most a quarter more");
+            assert!(
+                next * 4 <= grown * 5 + 8,
+                "{grown} -> {next}: at most a quarter more"
+            );
             grown = next;
         }
     }
