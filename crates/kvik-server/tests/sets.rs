@@ -293,6 +293,21 @@ fn commands_on_many_keys_lock_them_all() {
 }
 
 #[test]
+fn an_absurd_key_count_is_refused_at_once() {
+    let (running, port) = start();
+    let mut c = connect(port);
+    for numkeys in ["99999999999", "9223372036854775807"] {
+        let err = redis::cmd("SINTERCARD")
+            .arg(numkeys)
+            .arg("a")
+            .query::<i64>(&mut c)
+            .unwrap_err();
+        assert!(err.to_string().contains("Number of keys"), "{err}");
+    }
+    running.shutdown();
+}
+
+#[test]
 fn concurrent_smoves_never_lose_or_duplicate_a_member() {
     let (running, port) = start();
     let mut c = connect(port);
