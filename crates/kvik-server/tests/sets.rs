@@ -370,7 +370,8 @@ fn reads_count_keyspace_hits_and_misses_and_writes_do_not() {
     assert_eq!(delta(&mut c, "SINTER a missing a"), (2, 1));
     assert_eq!(delta(&mut c, "SSCAN a 0"), (1, 0));
     assert_eq!(delta(&mut c, "SADD a 2"), (0, 0));
-    assert_eq!(delta(&mut c, "SINTERSTORE d a missing"), (0, 0));
+    assert_eq!(delta(&mut c, "SINTERSTORE d a missing"), (1, 1));
+    assert_eq!(delta(&mut c, "SMOVE a b 1"), (0, 0));
     assert_eq!(delta(&mut c, "SPOP missing"), (0, 0));
     running.shutdown();
 }

@@ -16,7 +16,7 @@
 //! union or difference in the order of the set built from them. Either is ascending
 //! when that set is an intset, and unspecified otherwise, as in Redis.
 
-use super::{discard, max_intset, read_set, reply_set, write_set};
+use super::{discard, max_intset, read_set, reply_set};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
 use crate::types::set::{MemberRef, Set};
@@ -25,18 +25,14 @@ use std::cmp::Reverse;
 use std::ptr;
 
 /// Look every source up, in order, and return them all at once (`None` for a missing
-/// key). `reading` counts keyspace hits and misses (not for the STORE forms).
+/// key). Each lookup counts a keyspace hit or miss, the STORE forms' too (Redis reads
+/// their sources as reads).
 fn sources<'k>(
     keys: &'k mut Locked<'_>,
     names: &[&[u8]],
-    reading: bool,
 ) -> Result<Vec<Option<&'k Set>>, CmdError> {
     for name in names {
-        if reading {
-            read_set(keys, name)?;
-        } else {
-            write_set(keys, name)?;
-        }
+        read_set(keys, name)?;
     }
     let keys: &'k Locked<'_> = keys;
     Ok(names
@@ -127,7 +123,7 @@ fn store(ctx: &mut Ctx, destination: &[u8], result: Set) {
 }
 
 pub fn sinter(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let sets = sources(ctx.keys, &args[1..], true)?;
+    let sets = sources(ctx.keys, &args[1..])?;
     let members: Vec<MemberRef> =
         smallest_first(sets).map_or_else(Vec::new, |sets| common(&sets).collect());
     reply_set(ctx.out, members.len(), members);
@@ -136,7 +132,7 @@ pub fn sinter(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 pub fn sinterstore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let max = max_intset(ctx);
-    let sets = sources(ctx.keys, &args[2..], false)?;
+    let sets = sources(ctx.keys, &args[2..])?;
     let result =
         smallest_first(sets).map_or_else(Set::default, |sets| Set::collect(common(&sets), max));
     store(ctx, args[1], result);
@@ -169,7 +165,7 @@ pub fn sintercard(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             .ok_or_else(|| CmdError::from("ERR LIMIT can't be negative"))?;
         options = rest;
     }
-    let sets = sources(ctx.keys, names, true)?;
+    let sets = sources(ctx.keys, names)?;
     let count = smallest_first(sets).map_or(0, |sets| {
         let common = common(&sets);
         match limit {
@@ -183,28 +179,28 @@ pub fn sintercard(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 pub fn sunion(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let max = max_intset(ctx);
-    let result = union(&sources(ctx.keys, &args[1..], true)?, max);
+    let result = union(&sources(ctx.keys, &args[1..])?, max);
     reply_set(ctx.out, result.len(), result.iter());
     Ok(())
 }
 
 pub fn sunionstore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let max = max_intset(ctx);
-    let result = union(&sources(ctx.keys, &args[2..], false)?, max);
+    let result = union(&sources(ctx.keys, &args[2..])?, max);
     store(ctx, args[1], result);
     Ok(())
 }
 
 pub fn sdiff(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let max = max_intset(ctx);
-    let result = difference(&sources(ctx.keys, &args[1..], true)?, max);
+    let result = difference(&sources(ctx.keys, &args[1..])?, max);
     reply_set(ctx.out, result.len(), result.iter());
     Ok(())
 }
 
 pub fn sdiffstore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let max = max_intset(ctx);
-    let result = difference(&sources(ctx.keys, &args[2..], false)?, max);
+    let result = difference(&sources(ctx.keys, &args[2..])?, max);
     store(ctx, args[1], result);
     Ok(())
 }

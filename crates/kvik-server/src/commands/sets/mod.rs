@@ -8,9 +8,9 @@
 //! - [`scan`]: iterating a set with SSCAN.
 //!
 //! Every reply, error text, encoding and propagated effect follows Redis 7.0. A
-//! command that empties a set deletes its key. Reading commands count keyspace hits
-//! and misses for each key they look up; writing ones do not (Redis's write lookups
-//! do not either).
+//! command that empties a set deletes its key. Keyspace hits and misses count each
+//! key read the way Redis reads it: the sources of SINTERSTORE and the like count,
+//! the keys SADD, SREM, SPOP and SMOVE modify do not.
 
 mod algebra;
 mod members;
