@@ -4,9 +4,9 @@
 //! random position: every member is equally likely, with no probing.
 //!
 //! Effects, as Redis 7.0 propagates them: SPOP never as itself but as `SREM key
-//! member`, one effect per member popped (the replication layer wraps several in
-//! MULTI/EXEC, as Redis does); a count that takes the whole set propagates as
-//! `DEL key`. SRANDMEMBER is a read.
+//! member`, one effect per member popped (Redis sends several inside MULTI/EXEC;
+//! that wrapping belongs to whatever consumes the effect stream); a count that takes
+//! the whole set propagates as `DEL key`. SRANDMEMBER is a read.
 
 use super::{discard, max_intset, read_set, reply_member, reply_set, write_set};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
