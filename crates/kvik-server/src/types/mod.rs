@@ -4,11 +4,14 @@
 //! ENCODING reports. Must not touch locking, expiry or replication: the keyspace
 //! decides where values live, commands decide what to do with them.
 
+mod bytes;
 pub mod hash;
 pub mod list;
 pub mod set;
 pub mod string;
 pub mod zset;
+
+pub use bytes::SmallBytes;
 
 /// The value held by a key. 24 bytes: small strings live inline, everything larger
 /// behind one pointer, so an entry stays small.

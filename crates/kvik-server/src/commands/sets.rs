@@ -1,5 +1,0 @@
-//! sets commands.
-
-use super::table::Command;
-
-pub const COMMANDS: &[Command] = &[];
