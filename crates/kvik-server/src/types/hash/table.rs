@@ -1,0 +1,169 @@
+//! [`Table`]: the hashtable encoding of a large hash.
+//!
+//! The pairs live in a vector, each a [`PackedPair`] (one thin pointer to one
+//! allocation), and a hashbrown table of 4-byte positions into that vector finds a
+//! field by its hash. Against Redis's dict (a bucket pointer, a 24-byte entry and two
+//! strings per field) this spends about 8 bytes of vector slot, 5 bytes per index
+//! slot and a single allocation per field.
+//!
+//! The vector also gives every field a position, which is what HSCAN's cursor and
+//! HRANDFIELD use:
+//! - A field is removed by moving the last pair into its place (`swap_remove`), and a
+//!   new field goes at the end. Pairs therefore only ever move *down*, from the last
+//!   position to a lower one, and positions never change otherwise (growing or
+//!   shrinking the vector or the index keeps them).
+//! - [`Table::scan`] walks positions from the top down, and its cursor is the
+//!   position below which nothing has been visited yet. A pair that sits below the
+//!   cursor stays below it (it can only move down), so a field present for the whole
+//!   scan is returned at least once, whatever is inserted or removed in between. A
+//!   field may come back twice (when the last pair, already visited, moves into a hole
+//!   below the cursor), which SCAN's contract allows.
+//! - A random field is a random position: exactly uniform, O(1).
+
+use super::pair::PackedPair;
+use hashbrown::hash_table::Entry;
+use hashbrown::HashTable;
+use std::hash::BuildHasher;
+use std::sync::LazyLock;
+
+/// One seed for every hash's fields, drawn at start-up, so that field hashes cannot be
+/// predicted from outside.
+static FIELD_HASHER: LazyLock<foldhash::fast::FixedState> =
+    LazyLock::new(|| foldhash::fast::FixedState::with_seed(rand::random()));
+
+fn field_hash(field: &[u8]) -> u64 {
+    FIELD_HASHER.hash_one(field)
+}
+
+/// Below this many slots, a sparse vector is not worth shrinking.
+const MIN_SHRINK_CAPACITY: usize = 64;
+
+#[derive(Clone, Default)]
+pub struct Table {
+    /// The pairs; see the module documentation for how they move.
+    pairs: Vec<PackedPair>,
+    /// Positions in `pairs`, keyed by the hash of the field there.
+    index: HashTable<u32>,
+    /// Bytes allocated by the pairs themselves.
+    pair_bytes: usize,
+}
+
+impl Table {
+    pub fn with_capacity(n: usize) -> Table {
+        Table {
+            pairs: Vec::with_capacity(n),
+            index: HashTable::with_capacity(n),
+            pair_bytes: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    pub fn heap_size(&self) -> usize {
+        let slot = std::mem::size_of::<PackedPair>();
+        // hashbrown spends one control byte per bucket besides the slot.
+        let bucket = std::mem::size_of::<u32>() + 1;
+        self.pairs.capacity() * slot + self.index.capacity() * 8 / 7 * bucket + self.pair_bytes
+    }
+
+    pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
+        let at = self.position(field)?;
+        Some(self.pairs[at].value())
+    }
+
+    fn position(&self, field: &[u8]) -> Option<usize> {
+        let pairs = &self.pairs;
+        self.index
+            .find(field_hash(field), |&at| pairs[at as usize].field() == field)
+            .map(|&at| at as usize)
+    }
+
+    /// The pair at a position below [`Table::len`].
+    pub fn pair_at(&self, at: usize) -> (&[u8], &[u8]) {
+        self.pairs[at].get()
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&[u8], &[u8])> + '_ {
+        self.pairs.iter().map(PackedPair::get)
+    }
+
+    /// Set `field` to `value`; returns whether the field is new.
+    pub fn insert(&mut self, field: &[u8], value: &[u8]) -> bool {
+        let pairs = &self.pairs;
+        let slot = self.index.entry(
+            field_hash(field),
+            |&at| pairs[at as usize].field() == field,
+            |&at| field_hash(pairs[at as usize].field()),
+        );
+        let new = PackedPair::new(field, value);
+        self.pair_bytes += new.alloc_size();
+        match slot {
+            Entry::Occupied(slot) => {
+                let old = std::mem::replace(&mut self.pairs[*slot.get() as usize], new);
+                self.pair_bytes -= old.alloc_size();
+                false
+            }
+            Entry::Vacant(slot) => {
+                let at = u32::try_from(self.pairs.len()).expect("a hash holds under 2^32 fields");
+                slot.insert(at);
+                self.pairs.push(new);
+                true
+            }
+        }
+    }
+
+    /// Remove `field`; returns whether it was there. The last pair takes its place.
+    pub fn remove(&mut self, field: &[u8]) -> bool {
+        let pairs = &self.pairs;
+        let Ok(slot) = self
+            .index
+            .find_entry(field_hash(field), |&at| pairs[at as usize].field() == field)
+        else {
+            return false;
+        };
+        let at = slot.remove().0 as usize;
+        let last = self.pairs.len() - 1;
+        if at != last {
+            let moved = field_hash(self.pairs[last].field());
+            *self
+                .index
+                .find_mut(moved, |&p| p as usize == last)
+                .expect("every position is indexed") = at as u32;
+        }
+        let removed = self.pairs.swap_remove(at);
+        self.pair_bytes -= removed.alloc_size();
+        self.shrink_when_sparse();
+        true
+    }
+
+    /// Give memory back once most of it is unused, keeping room to grow again.
+    fn shrink_when_sparse(&mut self) {
+        let (len, capacity) = (self.pairs.len(), self.pairs.capacity());
+        if capacity < MIN_SHRINK_CAPACITY || len * 8 > capacity {
+            return;
+        }
+        self.pairs.shrink_to(len * 2);
+        let pairs = &self.pairs;
+        self.index
+            .shrink_to(len * 2, |&at| field_hash(pairs[at as usize].field()));
+    }
+
+    /// Visit up to `count` pairs below `cursor` (0: start from the top), from the top
+    /// down; returns the cursor to continue from, 0 when every position has been
+    /// visited. See the module documentation for why nothing is missed.
+    pub fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(&[u8], &[u8])) -> u64 {
+        let len = self.pairs.len();
+        let top = match cursor {
+            0 => len,
+            c => usize::try_from(c).map_or(len, |c| c.min(len)),
+        };
+        let bottom = top.saturating_sub(count);
+        for pair in self.pairs[bottom..top].iter().rev() {
+            let (field, value) = pair.get();
+            visit(field, value);
+        }
+        bottom as u64
+    }
+}
