@@ -145,7 +145,12 @@ impl Hash {
     /// next step (0: done). A listpack is visited whole in one step, as Redis does; a
     /// hashtable `count` pairs at a time, never missing a field that is present from
     /// the first step to the last (see [`table`]'s documentation).
-    pub fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(&[u8], &[u8])) -> u64 {
+    pub fn scan<'a>(
+        &'a self,
+        cursor: u64,
+        count: usize,
+        mut visit: impl FnMut(&'a [u8], &'a [u8]),
+    ) -> u64 {
         match self {
             Hash::Listpack(l) => {
                 l.iter().for_each(|(f, v)| visit(f, v));

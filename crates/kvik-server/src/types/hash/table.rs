@@ -153,7 +153,12 @@ impl Table {
     /// Visit up to `count` pairs below `cursor` (0: start from the top), from the top
     /// down; returns the cursor to continue from, 0 when every position has been
     /// visited. See the module documentation for why nothing is missed.
-    pub fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(&[u8], &[u8])) -> u64 {
+    pub fn scan<'a>(
+        &'a self,
+        cursor: u64,
+        count: usize,
+        mut visit: impl FnMut(&'a [u8], &'a [u8]),
+    ) -> u64 {
         let len = self.pairs.len();
         let top = match cursor {
             0 => len,
