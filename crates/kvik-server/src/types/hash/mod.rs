@@ -11,6 +11,7 @@
 //! order until the first removal (Redis's dict order is unspecified; clients cannot
 //! rely on either).
 
+mod index;
 mod listpack;
 mod pair;
 mod table;

@@ -1,10 +1,10 @@
 //! [`Table`]: the hashtable encoding of a large hash.
 //!
 //! The pairs live in a vector, each a [`PackedPair`] (one thin pointer to one
-//! allocation), and a hashbrown table of 4-byte positions into that vector finds a
-//! field by its hash. Against Redis's dict (a bucket pointer, a 24-byte entry and two
-//! strings per field) this spends about 8 bytes of vector slot, 5 bytes per index
-//! slot and a single allocation per field.
+//! allocation), and an [`Index`] of positions into that vector finds a field by its
+//! hash. Against Redis's dict (a bucket pointer, a 24-byte entry and two strings per
+//! field) this spends 8 bytes of vector slot, 9 bytes per index bucket and a single
+//! allocation per field.
 //!
 //! The vector also gives every field a position, which is what HSCAN's cursor and
 //! HRANDFIELD use:
@@ -20,9 +20,8 @@
 //!   below the cursor), which SCAN's contract allows.
 //! - A random field is a random position: exactly uniform, O(1).
 
+use super::index::Index;
 use super::pair::PackedPair;
-use hashbrown::hash_table::Entry;
-use hashbrown::HashTable;
 use std::hash::BuildHasher;
 use std::sync::LazyLock;
 
@@ -31,19 +30,20 @@ use std::sync::LazyLock;
 static FIELD_HASHER: LazyLock<foldhash::fast::FixedState> =
     LazyLock::new(|| foldhash::fast::FixedState::with_seed(rand::random()));
 
-fn field_hash(field: &[u8]) -> u64 {
-    FIELD_HASHER.hash_one(field)
+/// The 32 bits of a field's hash the index keeps.
+fn field_hash(field: &[u8]) -> u32 {
+    (FIELD_HASHER.hash_one(field) >> 32) as u32
 }
 
-/// Below this many slots, a sparse vector is not worth shrinking.
+/// Below this many slots, a sparse vector of pairs is not worth shrinking.
 const MIN_SHRINK_CAPACITY: usize = 64;
 
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Table {
     /// The pairs; see the module documentation for how they move.
     pairs: Vec<PackedPair>,
     /// Positions in `pairs`, keyed by the hash of the field there.
-    index: HashTable<u32>,
+    index: Index,
     /// Bytes allocated by the pairs themselves.
     pair_bytes: usize,
 }
@@ -52,7 +52,7 @@ impl Table {
     pub fn with_capacity(n: usize) -> Table {
         Table {
             pairs: Vec::with_capacity(n),
-            index: HashTable::with_capacity(n),
+            index: Index::with_capacity(n),
             pair_bytes: 0,
         }
     }
@@ -62,10 +62,9 @@ impl Table {
     }
 
     pub fn heap_size(&self) -> usize {
-        let slot = std::mem::size_of::<PackedPair>();
-        // hashbrown spends one control byte per bucket besides the slot.
-        let bucket = std::mem::size_of::<u32>() + 1;
-        self.pairs.capacity() * slot + self.index.capacity() * 8 / 7 * bucket + self.pair_bytes
+        self.pairs.capacity() * std::mem::size_of::<PackedPair>()
+            + self.index.heap_size()
+            + self.pair_bytes
     }
 
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
@@ -76,8 +75,8 @@ impl Table {
     fn position(&self, field: &[u8]) -> Option<usize> {
         let pairs = &self.pairs;
         self.index
-            .find(field_hash(field), |&at| pairs[at as usize].field() == field)
-            .map(|&at| at as usize)
+            .find(field_hash(field), |at| pairs[at as usize].field() == field)
+            .map(|at| at as usize)
     }
 
     /// The pair at a position below [`Table::len`].
@@ -91,63 +90,46 @@ impl Table {
 
     /// Set `field` to `value`; returns whether the field is new.
     pub fn insert(&mut self, field: &[u8], value: &[u8]) -> bool {
-        let pairs = &self.pairs;
-        let slot = self.index.entry(
-            field_hash(field),
-            |&at| pairs[at as usize].field() == field,
-            |&at| field_hash(pairs[at as usize].field()),
-        );
         let new = PackedPair::new(field, value);
         self.pair_bytes += new.alloc_size();
-        match slot {
-            Entry::Occupied(slot) => {
-                let old = std::mem::replace(&mut self.pairs[*slot.get() as usize], new);
-                self.pair_bytes -= old.alloc_size();
-                false
-            }
-            Entry::Vacant(slot) => {
-                let at = u32::try_from(self.pairs.len()).expect("a hash holds under 2^32 fields");
-                slot.insert(at);
-                self.pairs.push(new);
-                true
-            }
+        let hash = field_hash(field);
+        let pairs = &self.pairs;
+        if let Some(at) = self
+            .index
+            .find(hash, |at| pairs[at as usize].field() == field)
+        {
+            let old = std::mem::replace(&mut self.pairs[at as usize], new);
+            self.pair_bytes -= old.alloc_size();
+            return false;
         }
+        let at = u32::try_from(self.pairs.len()).expect("a hash holds under 2^32 fields");
+        self.index.insert(hash, at);
+        self.pairs.push(new);
+        true
     }
 
     /// Remove `field`; returns whether it was there. The last pair takes its place.
     pub fn remove(&mut self, field: &[u8]) -> bool {
         let pairs = &self.pairs;
-        let Ok(slot) = self
+        let Some(at) = self
             .index
-            .find_entry(field_hash(field), |&at| pairs[at as usize].field() == field)
+            .remove(field_hash(field), |at| pairs[at as usize].field() == field)
         else {
             return false;
         };
-        let at = slot.remove().0 as usize;
-        let last = self.pairs.len() - 1;
+        let last = (self.pairs.len() - 1) as u32;
         if at != last {
-            let moved = field_hash(self.pairs[last].field());
-            *self
-                .index
-                .find_mut(moved, |&p| p as usize == last)
-                .expect("every position is indexed") = at as u32;
+            let moved = field_hash(self.pairs[last as usize].field());
+            self.index.move_position(moved, last, at);
         }
-        let removed = self.pairs.swap_remove(at);
+        let removed = self.pairs.swap_remove(at as usize);
         self.pair_bytes -= removed.alloc_size();
-        self.shrink_when_sparse();
-        true
-    }
-
-    /// Give memory back once most of it is unused, keeping room to grow again.
-    fn shrink_when_sparse(&mut self) {
-        let (len, capacity) = (self.pairs.len(), self.pairs.capacity());
-        if capacity < MIN_SHRINK_CAPACITY || len * 8 > capacity {
-            return;
+        if self.pairs.capacity() >= MIN_SHRINK_CAPACITY
+            && self.pairs.len() * 8 <= self.pairs.capacity()
+        {
+            self.pairs.shrink_to(self.pairs.len() * 2);
         }
-        self.pairs.shrink_to(len * 2);
-        let pairs = &self.pairs;
-        self.index
-            .shrink_to(len * 2, |&at| field_hash(pairs[at as usize].field()));
+        true
     }
 
     /// Visit up to `count` pairs below `cursor` (0: start from the top), from the top
