@@ -41,40 +41,44 @@ impl Default for Limits {
 /// Redis never lets a listpack grow past 1 GB, whatever the limits say.
 const LISTPACK_MAX_BYTES: usize = 1 << 30;
 
+/// A hash in one of its two encodings.
 #[derive(Clone)]
-pub enum Hash {
+pub struct Hash(Encoding);
+
+#[derive(Clone)]
+enum Encoding {
     Listpack(Listpack),
     Table(Box<Table>),
 }
 
 impl Default for Hash {
     fn default() -> Self {
-        Hash::Listpack(Listpack::default())
+        Hash(Encoding::Listpack(Listpack::default()))
     }
 }
 
 impl Hash {
     /// The encoding name OBJECT ENCODING reports.
     pub fn encoding_name(&self) -> &'static str {
-        match self {
-            Hash::Listpack(_) => "listpack",
-            Hash::Table(_) => "hashtable",
+        match &self.0 {
+            Encoding::Listpack(_) => "listpack",
+            Encoding::Table(_) => "hashtable",
         }
     }
 
     /// Approximate heap bytes owned.
     pub fn heap_size(&self) -> usize {
-        match self {
-            Hash::Listpack(l) => l.heap_size(),
-            Hash::Table(t) => std::mem::size_of::<Table>() + t.heap_size(),
+        match &self.0 {
+            Encoding::Listpack(l) => l.heap_size(),
+            Encoding::Table(t) => std::mem::size_of::<Table>() + t.heap_size(),
         }
     }
 
     /// Number of fields.
     pub fn len(&self) -> usize {
-        match self {
-            Hash::Listpack(l) => l.len(),
-            Hash::Table(t) => t.len(),
+        match &self.0 {
+            Encoding::Listpack(l) => l.len(),
+            Encoding::Table(t) => t.len(),
         }
     }
 
@@ -83,9 +87,9 @@ impl Hash {
     }
 
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
-        match self {
-            Hash::Listpack(l) => l.get(field),
-            Hash::Table(t) => t.get(field),
+        match &self.0 {
+            Encoding::Listpack(l) => l.get(field),
+            Encoding::Table(t) => t.get(field),
         }
     }
 
@@ -96,9 +100,9 @@ impl Hash {
     /// Every field and its value: insertion order for a listpack, unspecified for a
     /// hashtable.
     pub fn iter(&self) -> Iter<'_> {
-        match self {
-            Hash::Listpack(l) => Iter::Listpack(l.iter()),
-            Hash::Table(t) => Iter::Table(Box::new(t.iter())),
+        match &self.0 {
+            Encoding::Listpack(l) => Iter(Pairs::Listpack(l.iter())),
+            Encoding::Table(t) => Iter(Pairs::Table(t.iter())),
         }
     }
 
@@ -106,39 +110,39 @@ impl Hash {
     /// hashtable first when the field or the value is too long for a listpack, and
     /// after, when the listpack has too many fields.
     pub fn insert(&mut self, field: &[u8], value: &[u8], limits: Limits) -> bool {
-        if let Hash::Listpack(l) = self {
+        if let Encoding::Listpack(l) = &self.0 {
             let too_long = field.len().max(value.len()) > limits.max_listpack_value;
             if too_long || l.byte_len() + field.len() + value.len() > LISTPACK_MAX_BYTES {
                 self.convert_to_table();
             }
         }
-        match self {
-            Hash::Listpack(l) => {
+        match &mut self.0 {
+            Encoding::Listpack(l) => {
                 let new = l.insert(field, value);
                 if l.len() > limits.max_listpack_entries {
                     self.convert_to_table();
                 }
                 new
             }
-            Hash::Table(t) => t.insert(field, value),
+            Encoding::Table(t) => t.insert(field, value),
         }
     }
 
     /// Remove `field`; returns whether it was there.
     pub fn remove(&mut self, field: &[u8]) -> bool {
-        match self {
-            Hash::Listpack(l) => l.remove(field),
-            Hash::Table(t) => t.remove(field),
+        match &mut self.0 {
+            Encoding::Listpack(l) => l.remove(field),
+            Encoding::Table(t) => t.remove(field),
         }
     }
 
     fn convert_to_table(&mut self) {
-        if let Hash::Listpack(l) = self {
+        if let Encoding::Listpack(l) = &self.0 {
             let mut table = Table::with_capacity(l.len());
             for (field, value) in l.iter() {
                 table.insert(field, value);
             }
-            *self = Hash::Table(Box::new(table));
+            self.0 = Encoding::Table(Box::new(table));
         }
     }
 
@@ -152,36 +156,38 @@ impl Hash {
         count: usize,
         mut visit: impl FnMut(&'a [u8], &'a [u8]),
     ) -> u64 {
-        match self {
-            Hash::Listpack(l) => {
+        match &self.0 {
+            Encoding::Listpack(l) => {
                 l.iter().for_each(|(f, v)| visit(f, v));
                 0
             }
-            Hash::Table(t) => t.scan(cursor, count, visit),
+            Encoding::Table(t) => t.scan(cursor, count, visit),
         }
     }
 
     /// The pairs by position, for picking at random: O(1) per pick (a listpack is
     /// indexed once, in O(N)).
     pub fn positions(&self) -> Positions<'_> {
-        match self {
-            Hash::Listpack(l) => Positions::Listed(l.iter().collect()),
-            Hash::Table(t) => Positions::Table(t),
+        match &self.0 {
+            Encoding::Listpack(l) => Positions(Indexed::Listed(l.iter().collect())),
+            Encoding::Table(t) => Positions(Indexed::Table(t)),
         }
     }
 }
 
-/// The pairs of a hash, by position.
-pub enum Positions<'a> {
+/// The pairs of a hash, by position (see [`Hash::positions`]).
+pub struct Positions<'a>(Indexed<'a>);
+
+enum Indexed<'a> {
     Listed(Vec<(&'a [u8], &'a [u8])>),
     Table(&'a Table),
 }
 
 impl<'a> Positions<'a> {
     pub fn len(&self) -> usize {
-        match self {
-            Positions::Listed(pairs) => pairs.len(),
-            Positions::Table(t) => t.len(),
+        match &self.0 {
+            Indexed::Listed(pairs) => pairs.len(),
+            Indexed::Table(t) => t.len(),
         }
     }
 
@@ -191,33 +197,35 @@ impl<'a> Positions<'a> {
 
     /// The pair at `at`, below [`Positions::len`].
     pub fn get(&self, at: usize) -> (&'a [u8], &'a [u8]) {
-        match self {
-            Positions::Listed(pairs) => pairs[at],
-            Positions::Table(t) => t.pair_at(at),
+        match &self.0 {
+            Indexed::Listed(pairs) => pairs[at],
+            Indexed::Table(t) => t.pair_at(at),
         }
     }
 }
 
 /// The pairs of a hash (see [`Hash::iter`]).
-pub enum Iter<'a> {
+pub struct Iter<'a>(Pairs<'a>);
+
+enum Pairs<'a> {
     Listpack(listpack::Iter<'a>),
-    Table(Box<dyn ExactSizeIterator<Item = (&'a [u8], &'a [u8])> + 'a>),
+    Table(table::Iter<'a>),
 }
 
 impl<'a> Iterator for Iter<'a> {
     type Item = (&'a [u8], &'a [u8]);
 
     fn next(&mut self) -> Option<Self::Item> {
-        match self {
-            Iter::Listpack(i) => i.next(),
-            Iter::Table(i) => i.next(),
+        match &mut self.0 {
+            Pairs::Listpack(i) => i.next(),
+            Pairs::Table(i) => i.next(),
         }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        match self {
-            Iter::Listpack(i) => i.size_hint(),
-            Iter::Table(i) => i.size_hint(),
+        match &self.0 {
+            Pairs::Listpack(i) => i.size_hint(),
+            Pairs::Table(i) => i.size_hint(),
         }
     }
 }

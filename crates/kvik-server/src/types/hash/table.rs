@@ -84,8 +84,8 @@ impl Table {
         self.pairs[at].get()
     }
 
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&[u8], &[u8])> + '_ {
-        self.pairs.iter().map(PackedPair::get)
+    pub fn iter(&self) -> Iter<'_> {
+        Iter(self.pairs.iter())
     }
 
     /// Set `field` to `value`; returns whether the field is new.
@@ -154,3 +154,20 @@ impl Table {
         bottom as u64
     }
 }
+
+/// The pairs of a table, by position.
+pub struct Iter<'a>(std::slice::Iter<'a, PackedPair>);
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a [u8], &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(PackedPair::get)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
