@@ -1,5 +1,0 @@
-//! hashes commands.
-
-use super::table::Command;
-
-pub const COMMANDS: &[Command] = &[];

@@ -1,0 +1,293 @@
+//! Hash commands: the table of the family and what its handlers share.
+//!
+//! The handlers live in one module per kind of work:
+//! - [`read`]: lookups and whole-hash reads (HGET, HMGET, HGETALL, HKEYS, HVALS,
+//!   HLEN, HSTRLEN, HEXISTS);
+//! - [`write`]: setting and deleting fields (HSET, HMSET, HSETNX, HDEL);
+//! - [`counters`]: HINCRBY and HINCRBYFLOAT;
+//! - [`random`]: random fields (HRANDFIELD);
+//! - [`scan`]: iterating with a cursor (HSCAN).
+//!
+//! Every reply, error text, encoding and propagated effect follows Redis 7.0. Reading
+//! commands count keyspace hits and misses; writing ones do not (Redis's
+//! `lookupKeyWrite`). A write that leaves a hash empty deletes the key, and a
+//! command that changes nothing propagates nothing.
+
+mod counters;
+mod random;
+mod read;
+pub(crate) mod scan;
+mod write;
+
+use super::table::{acl, flags, key_flags, Command};
+use super::{errors, CmdError, Ctx};
+use crate::keyspace::Locked;
+use crate::types::hash::{Hash, Limits};
+use crate::types::Value;
+
+const HASH: u32 = acl::HASH;
+const READ_FAST: u32 = HASH | acl::READ | acl::FAST;
+const READ_SLOW: u32 = HASH | acl::READ | acl::SLOW;
+const WRITE_FAST: u32 = HASH | acl::WRITE | acl::FAST;
+
+const UNORDERED: &[&str] = &["nondeterministic_output_order"];
+const RANDOM: &[&str] = &["nondeterministic_output"];
+
+const HSET_COMPLEXITY: &str = "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.";
+const HSCAN_COMPLEXITY: &str = "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..";
+const WHOLE_HASH: &str = "O(N) where N is the size of the hash.";
+
+/// A command of the family: one key, at argument 1.
+const fn hash_command(
+    name: &'static str,
+    arity: i32,
+    handler: super::table::Handler,
+    since: &'static str,
+    complexity: &'static str,
+    summary: &'static str,
+) -> Command {
+    Command::new(name, arity, handler)
+        .keys(1, 1, 1)
+        .doc("hash", since, complexity, summary)
+}
+
+const WRITES: u32 = flags::WRITE | flags::DENYOOM | flags::FAST;
+const READS: u32 = flags::READONLY | flags::FAST;
+
+pub const COMMANDS: &[Command] = &[
+    hash_command(
+        "hset",
+        -4,
+        write::hset,
+        "2.0.0",
+        HSET_COMPLEXITY,
+        "Set the string value of a hash field",
+    )
+    .flags(WRITES)
+    .acl(WRITE_FAST)
+    .key_flags(key_flags::RW | key_flags::UPDATE),
+    hash_command(
+        "hsetnx",
+        4,
+        write::hsetnx,
+        "2.0.0",
+        "O(1)",
+        "Set the value of a hash field, only if the field does not exist",
+    )
+    .flags(WRITES)
+    .acl(WRITE_FAST)
+    .key_flags(key_flags::RW | key_flags::INSERT),
+    hash_command(
+        "hmset",
+        -4,
+        write::hmset,
+        "2.0.0",
+        "O(N) where N is the number of fields being set.",
+        "Set multiple hash fields to multiple values",
+    )
+    .flags(WRITES)
+    .acl(WRITE_FAST)
+    .key_flags(key_flags::RW | key_flags::UPDATE),
+    hash_command(
+        "hget",
+        3,
+        read::hget,
+        "2.0.0",
+        "O(1)",
+        "Get the value of a hash field",
+    )
+    .flags(READS)
+    .acl(READ_FAST),
+    hash_command(
+        "hmget",
+        -3,
+        read::hmget,
+        "2.0.0",
+        "O(N) where N is the number of fields being requested.",
+        "Get the values of all the given hash fields",
+    )
+    .flags(READS)
+    .acl(READ_FAST),
+    hash_command(
+        "hgetall",
+        2,
+        read::hgetall,
+        "2.0.0",
+        WHOLE_HASH,
+        "Get all the fields and values in a hash",
+    )
+    .flags(flags::READONLY)
+    .acl(READ_SLOW)
+    .tips(UNORDERED),
+    hash_command(
+        "hdel",
+        -3,
+        write::hdel,
+        "2.0.0",
+        "O(N) where N is the number of fields to be removed.",
+        "Delete one or more hash fields",
+    )
+    .flags(flags::WRITE | flags::FAST)
+    .acl(WRITE_FAST)
+    .key_flags(key_flags::RW | key_flags::DELETE),
+    hash_command(
+        "hexists",
+        3,
+        read::hexists,
+        "2.0.0",
+        "O(1)",
+        "Determine if a hash field exists",
+    )
+    .flags(READS)
+    .acl(READ_FAST)
+    .key_flags(key_flags::RO),
+    hash_command(
+        "hlen",
+        2,
+        read::hlen,
+        "2.0.0",
+        "O(1)",
+        "Get the number of fields in a hash",
+    )
+    .flags(READS)
+    .acl(READ_FAST)
+    .key_flags(key_flags::RO),
+    hash_command(
+        "hkeys",
+        2,
+        read::hkeys,
+        "2.0.0",
+        WHOLE_HASH,
+        "Get all the fields in a hash",
+    )
+    .flags(flags::READONLY)
+    .acl(READ_SLOW)
+    .tips(UNORDERED),
+    hash_command(
+        "hvals",
+        2,
+        read::hvals,
+        "2.0.0",
+        WHOLE_HASH,
+        "Get all the values in a hash",
+    )
+    .flags(flags::READONLY)
+    .acl(READ_SLOW)
+    .tips(UNORDERED),
+    hash_command(
+        "hstrlen",
+        3,
+        read::hstrlen,
+        "3.2.0",
+        "O(1)",
+        "Get the length of the value of a hash field",
+    )
+    .flags(READS)
+    .acl(READ_FAST)
+    .key_flags(key_flags::RO),
+    hash_command(
+        "hincrby",
+        4,
+        counters::hincrby,
+        "2.0.0",
+        "O(1)",
+        "Increment the integer value of a hash field by the given number",
+    )
+    .flags(WRITES)
+    .acl(WRITE_FAST),
+    hash_command(
+        "hincrbyfloat",
+        4,
+        counters::hincrbyfloat,
+        "2.6.0",
+        "O(1)",
+        "Increment the float value of a hash field by the given amount",
+    )
+    .flags(WRITES)
+    .acl(WRITE_FAST),
+    hash_command(
+        "hrandfield",
+        -2,
+        random::hrandfield,
+        "6.2.0",
+        "O(N) where N is the number of fields returned",
+        "Get one or multiple random fields from a hash",
+    )
+    .flags(flags::READONLY)
+    .acl(READ_SLOW)
+    .tips(RANDOM),
+    hash_command(
+        "hscan",
+        -3,
+        scan::hscan,
+        "2.8.0",
+        HSCAN_COMPLEXITY,
+        "Incrementally iterate hash fields and associated values",
+    )
+    .flags(flags::READONLY)
+    .acl(READ_SLOW)
+    .tips(RANDOM),
+];
+
+/// The hash at a live key, for a reading command: `Ok(None)` if absent, WRONGTYPE if
+/// not a hash. Counts a keyspace hit or miss, as Redis does for reading lookups.
+pub fn read_hash<'k>(keys: &'k mut Locked<'_>, key: &[u8]) -> Result<Option<&'k Hash>, CmdError> {
+    let stats = keys.env().stats;
+    match keys.get(key) {
+        None => {
+            stats.add(&stats.keyspace_misses, 1);
+            Ok(None)
+        }
+        Some(entry) => {
+            stats.add(&stats.keyspace_hits, 1);
+            match &entry.value {
+                Value::Hash(hash) => Ok(Some(hash)),
+                _ => Err(errors::WRONGTYPE.into()),
+            }
+        }
+    }
+}
+
+/// Apply `change` to the hash at `key` (a new, empty one if the key is missing) and
+/// account for what it did. `change` returns its result and the number of changes it
+/// made, which is what Redis adds to its dirty counter; with none, nothing is stamped
+/// or propagated. A hash left empty is deleted, and a new one left empty never stored,
+/// so that an error inside `change` leaves no trace.
+fn write_hash<R>(
+    keys: &mut Locked<'_>,
+    key: &[u8],
+    change: impl FnOnce(&mut Hash) -> Result<(R, u64), CmdError>,
+) -> Result<R, CmdError> {
+    let Some(entry) = keys.get(key) else {
+        let mut hash = Hash::default();
+        let (result, changes) = change(&mut hash)?;
+        if !hash.is_empty() {
+            keys.set(key, Value::Hash(Box::new(hash)), 0);
+            keys.add_dirty(changes.saturating_sub(1));
+        }
+        return Ok(result);
+    };
+    let Value::Hash(hash) = &mut entry.value else {
+        return Err(errors::WRONGTYPE.into());
+    };
+    let (result, changes) = change(hash)?;
+    if changes > 0 {
+        if hash.is_empty() {
+            keys.remove(key);
+        } else {
+            keys.modified(key);
+        }
+        keys.add_dirty(changes - 1);
+    }
+    Ok(result)
+}
+
+/// The encoding thresholds in force (CONFIG SET may change them at any time).
+fn limits(ctx: &Ctx) -> Limits {
+    let encoding = ctx.server.hot.encoding();
+    Limits {
+        max_listpack_entries: usize::try_from(encoding.hash_max_listpack_entries)
+            .unwrap_or(usize::MAX),
+        max_listpack_value: usize::try_from(encoding.hash_max_listpack_value).unwrap_or(usize::MAX),
+    }
+}

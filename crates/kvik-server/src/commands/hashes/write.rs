@@ -1,0 +1,60 @@
+//! Setting and deleting fields: HSET, HMSET, HSETNX, HDEL. All propagate verbatim,
+//! and only when they changed something (HSET always does, even when it rewrites a
+//! value with itself, as in Redis).
+
+use super::{limits, write_hash};
+use crate::commands::{CmdError, CmdResult, Ctx};
+
+/// HSET key field value [field value ...]: replies with the number of new fields.
+pub fn hset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let added = set_pairs(ctx, args, "hset")?;
+    ctx.out.int(added as i64);
+    Ok(())
+}
+
+/// HMSET: HSET's older twin, replying OK.
+pub fn hmset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    set_pairs(ctx, args, "hmset")?;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Set every field/value pair of `args[2..]`; returns how many fields are new.
+fn set_pairs(ctx: &mut Ctx, args: &[&[u8]], name: &str) -> Result<usize, CmdError> {
+    if !args.len().is_multiple_of(2) {
+        return Err(format!("ERR wrong number of arguments for '{name}' command").into());
+    }
+    let limits = limits(ctx);
+    let pairs = args[2..].chunks_exact(2);
+    let changes = pairs.len() as u64;
+    write_hash(ctx.keys, args[1], |hash| {
+        let added = pairs.filter(|p| hash.insert(p[0], p[1], limits)).count();
+        Ok((added, changes))
+    })
+}
+
+/// HSETNX key field value: sets the field only if it is not there; 1 if it did.
+pub fn hsetnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (field, value) = (args[2], args[3]);
+    let limits = limits(ctx);
+    let added = write_hash(ctx.keys, args[1], |hash| {
+        if hash.contains(field) {
+            return Ok((false, 0));
+        }
+        hash.insert(field, value, limits);
+        Ok((true, 1))
+    })?;
+    ctx.out.int(i64::from(added));
+    Ok(())
+}
+
+/// HDEL key field [field ...]: replies with the number of fields removed; deletes
+/// the key with its last field. A missing key is an empty hash: nothing to remove.
+pub fn hdel(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let removed = write_hash(ctx.keys, args[1], |hash| {
+        let removed = args[2..].iter().filter(|f| hash.remove(f)).count();
+        Ok((removed, removed as u64))
+    })?;
+    ctx.out.int(removed as i64);
+    Ok(())
+}
