@@ -14,7 +14,9 @@
 //! in its index, then XORs in every key's part.
 
 use crate::keyspace::{Entry, Locked};
+use crate::types::hash::Hash;
 use crate::types::list::List;
+use crate::types::set::Set;
 use crate::types::string::StrValue;
 use crate::types::Value;
 use sha1::{Digest as _, Sha1};
@@ -51,8 +53,10 @@ fn mix_value(acc: &mut Fingerprint, value: &Value) {
     match value {
         Value::Str(s) => mix_string(acc, s),
         Value::List(list) => mix_list(acc, list),
-        // The remaining collection types land with their own digest parts.
-        Value::Hash(_) | Value::Set(_) | Value::ZSet(_) => {}
+        Value::Set(set) => xor_set(acc, set),
+        Value::Hash(hash) => xor_hash(acc, hash),
+        // Sorted sets land with their own digest part.
+        Value::ZSet(_) => {}
     }
 }
 
@@ -66,6 +70,24 @@ fn mix_list(acc: &mut Fingerprint, list: &List) {
     let mut scratch = itoa::Buffer::new();
     for element in list.iter() {
         mix_in(acc, element.bytes(&mut scratch));
+    }
+}
+
+/// A set counts by its members in any order.
+fn xor_set(acc: &mut Fingerprint, set: &Set) {
+    let mut digits = itoa::Buffer::new();
+    for member in set.iter() {
+        xor_in(acc, member.bytes(&mut digits));
+    }
+}
+
+/// A hash counts by its (field, value) pairs in any order, each pair in order.
+fn xor_hash(acc: &mut Fingerprint, hash: &Hash) {
+    for (field, value) in hash.iter() {
+        let mut pair = [0; 20];
+        mix_in(&mut pair, field);
+        mix_in(&mut pair, value);
+        xor_in(acc, &pair);
     }
 }
 
