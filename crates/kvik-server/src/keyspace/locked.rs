@@ -371,6 +371,18 @@ impl<'a> Locked<'a> {
     }
 }
 
+impl Drop for Locked<'_> {
+    /// A command that wrote may have given keys deadlines (or moved them, SWAPDB):
+    /// refresh the hints the active expiry cycle reads before the locks go.
+    fn drop(&mut self) {
+        if self.dirty > 0 {
+            for (id, shard) in &self.guards {
+                self.env.keyspace.note_deadline(*id, shard.next_deadline());
+            }
+        }
+    }
+}
+
 impl ShardData {
     fn volatile_len_is_zero(&self) -> bool {
         self.next_deadline().is_none()

@@ -20,6 +20,7 @@ pub use shard::ShardData;
 
 use parking_lot::Mutex;
 use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::LazyLock;
 
 /// Seconds between the access clock reading `access` and `now_ms`, across the
@@ -58,6 +59,11 @@ pub struct Db {
 pub struct Keyspace {
     dbs: Box<[Db]>,
     shard_bits: u32,
+    /// Per shard (by global id), the earliest deadline it held when last written, or
+    /// `u64::MAX`: lets the active expiry cycle skip shards with nothing due without
+    /// locking them. Never later than the truth, except for the instant between a
+    /// write and the end of its command, which holds the lock anyway.
+    deadline_hints: Box<[AtomicU64]>,
 }
 
 /// Shards per database. Many small shards keep lock contention low with many threads
@@ -73,7 +79,24 @@ impl Keyspace {
                     .collect(),
             })
             .collect();
-        Keyspace { dbs, shard_bits }
+        let hints = (0..databases << shard_bits)
+            .map(|_| AtomicU64::new(u64::MAX))
+            .collect();
+        Keyspace {
+            dbs,
+            shard_bits,
+            deadline_hints: hints,
+        }
+    }
+
+    /// Record the earliest deadline of a shard after a write to it.
+    pub fn note_deadline(&self, global_id: usize, next: Option<u64>) {
+        self.deadline_hints[global_id].store(next.unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    /// The earliest deadline a shard may hold (see `deadline_hints`).
+    pub fn deadline_hint(&self, global_id: usize) -> u64 {
+        self.deadline_hints[global_id].load(Ordering::Relaxed)
     }
 
     pub fn databases(&self) -> usize {

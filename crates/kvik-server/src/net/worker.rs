@@ -76,7 +76,9 @@ impl Worker {
                 next_cron = now + period;
             }
             let mut timeout = next_cron.saturating_duration_since(Instant::now());
-            if self.conns.iter().any(|(_, c)| c.paused) {
+            // While clients are paused, wake often to resume them soon after the pause
+            // ends (the per-connection check stays off the path when nobody paused).
+            if self.server.pause.is_active() {
                 timeout = timeout.min(Duration::from_millis(10));
             }
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
@@ -327,38 +329,51 @@ impl Worker {
     /// Delete due keys in this thread's share of the shards (shard `i` belongs to
     /// worker `i % workers`), resuming where the last cycle stopped.
     fn active_expire(&mut self, budget: Duration) {
+        /// Shards visited between two looks at the clock.
+        const CLOCK_EVERY: usize = 64;
         let started = Instant::now();
         let server = &*self.server;
         let ks = &server.keyspace;
         let workers = server.worker_count();
-        let mine: Vec<usize> = (self.index..ks.shards_per_db()).step_by(workers).collect();
+        // This worker's shards of one database: index, index + workers, ...
+        let per_db = ks
+            .shards_per_db()
+            .saturating_sub(self.index)
+            .div_ceil(workers);
         let dbs = ks.databases();
-        let total = dbs * mine.len();
         let (mut db, mut pos) = self.expire_cursor;
-        for _ in 0..total {
-            if started.elapsed() >= budget {
-                break;
+        let mut now = crate::hlc::unix_ms();
+        for visited in 0..dbs * per_db {
+            if visited % CLOCK_EVERY == CLOCK_EVERY - 1 {
+                if started.elapsed() >= budget {
+                    break;
+                }
+                now = crate::hlc::unix_ms();
             }
-            if pos >= mine.len() {
+            if pos >= per_db {
                 pos = 0;
                 db = (db + 1) % dbs;
             }
-            let now = crate::hlc::unix_ms();
-            let mut shard = ks.shard(db, mine[pos]).lock();
-            if shard.next_deadline().is_some_and(|at| at <= now) {
-                let effects = &server.effects;
-                let stats = &*self.stats;
-                shard.expire_due(now, 256, |entry| {
-                    stats.add(&stats.expired_keys, 1);
-                    let ts = crate::hlc::next_after(entry.ts, now);
-                    effects.append(db, ts, &[b"DEL", entry.key()]);
-                });
-                if shard.next_deadline().is_some_and(|at| at <= now) {
-                    // More due here: come back to this shard first next time.
-                    continue;
-                }
+            let shard_index = self.index + pos * workers;
+            let id = ks.global_id(db, shard_index);
+            if ks.deadline_hint(id) > now {
+                pos += 1;
+                continue;
             }
-            pos += 1;
+            let mut shard = ks.shard(db, shard_index).lock();
+            let effects = &server.effects;
+            let stats = &*self.stats;
+            shard.expire_due(now, 256, |entry| {
+                stats.add(&stats.expired_keys, 1);
+                let ts = crate::hlc::next_after(entry.ts, now);
+                effects.append(db, ts, &[b"DEL", entry.key()]);
+            });
+            let next = shard.next_deadline();
+            ks.note_deadline(id, next);
+            if next.is_none_or(|at| at > now) {
+                pos += 1;
+            }
+            // Otherwise more is due here: stay on this shard.
         }
         self.expire_cursor = (db, pos);
         self.stats.add(
