@@ -268,11 +268,11 @@ pub fn may_block(client: &ClientState) -> bool {
     !client.deny_blocking
 }
 
-/// What the keyspace write just made may have made ready.
+/// Where a command that changed the keyspace may have made keys ready.
 pub enum Written<'k> {
-    /// These keys of this database.
+    /// At these keys of this database (the keys its key spec names).
     Keys(usize, &'k [&'k [u8]]),
-    /// Anything (a command that writes keys its key spec does not name: MOVE, COPY DB,
+    /// Anywhere: commands whose writes their key spec does not name (MOVE, COPY,
     /// SWAPDB, FLUSHALL).
     Anything,
 }

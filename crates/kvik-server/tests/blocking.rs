@@ -260,6 +260,40 @@ fn blmpop_served_takes_up_to_its_count() {
 }
 
 #[test]
+fn keys_arriving_by_move_or_swapdb_wake_their_waiters() {
+    let server = TestServer::start(THREADS);
+    let mut other = server.raw();
+    let mut waiter = server.raw();
+    waiter.send_cmd(&["BLPOP", "moved", "0"]);
+    wait_blocked(&mut other, 1);
+    other.cmd(&["SELECT", "1"]);
+    other.cmd(&["RPUSH", "moved", "m"]);
+    assert_eq!(other.cmd(&["MOVE", "moved", "0"]), b":1\r\n");
+    assert_eq!(waiter.read_reply(), key_and_element("moved", "m"));
+
+    waiter.send_cmd(&["BLPOP", "swapped", "0"]);
+    wait_blocked(&mut other, 1);
+    other.cmd(&["RPUSH", "swapped", "s"]);
+    assert_eq!(other.cmd(&["SWAPDB", "0", "1"]), b"+OK\r\n");
+    assert_eq!(waiter.read_reply(), key_and_element("swapped", "s"));
+}
+
+#[test]
+fn a_skipped_reply_stays_skipped_when_the_wait_ends() {
+    let server = TestServer::start(THREADS);
+    let mut other = server.raw();
+    let mut waiter = server.raw();
+    let mut batch = support::encode_command(&["CLIENT", "REPLY", "SKIP"]);
+    batch.extend(support::encode_command(&["BLPOP", "quiet", "0"]));
+    batch.extend(support::encode_command(&["PING"]));
+    waiter.send(&batch);
+    wait_blocked(&mut other, 1);
+    other.cmd(&["RPUSH", "quiet", "a"]);
+    assert_eq!(waiter.read_reply(), b"+PONG\r\n");
+    assert_eq!(other.cmd(&["EXISTS", "quiet"]), b":0\r\n");
+}
+
+#[test]
 fn a_client_that_disconnects_while_blocked_leaves_no_waiter_behind() {
     let server = TestServer::start(THREADS);
     let mut other = server.raw();
