@@ -148,8 +148,8 @@ impl Registry {
     }
 
     fn add(&self, waiter: &Arc<Waiter>) {
-        // Count first: a writer that sees the waiter in a queue must not find the
-        // registry idle.
+        // The caller holds the keys' shard locks (see the module doc): a writer that
+        // locks one of them next finds the count raised and the waiter queued.
         self.blocked.fetch_add(1, Ordering::AcqRel);
         if waiter.has_timeout {
             self.with_timeout.fetch_add(1, Ordering::Relaxed);

@@ -418,6 +418,20 @@ fn info_and_client_list_show_blocked_clients() {
 
 #[test]
 fn every_pushed_element_reaches_exactly_one_consumer() {
+    consume_everything_once("0");
+}
+
+/// Timeouts racing with wake-ups: a wait ends once, by one of them, and an element is
+/// taken only for a client that gets it.
+#[test]
+fn short_timeouts_racing_with_pushes_lose_no_element() {
+    consume_everything_once("0.002");
+}
+
+/// Producers on several connections push numbered elements while consumers wait on
+/// them with `timeout` (retrying on a null reply); every element must reach exactly one
+/// consumer.
+fn consume_everything_once(timeout: &'static str) {
     let server = TestServer::start(THREADS);
     const CONSUMERS: usize = 8;
     const PER_PRODUCER: usize = 200;
@@ -431,7 +445,10 @@ fn every_pushed_element_reaches_exactly_one_consumer() {
                 let mut c = RawConn::connect(&addr);
                 let mut got = Vec::new();
                 loop {
-                    let reply = text(&c.cmd(&["BLPOP", "work", "stop", "0"]));
+                    let reply = text(&c.cmd(&["BLPOP", "work", "stop", timeout]));
+                    if reply == "*-1\r\n" {
+                        continue;
+                    }
                     // *2\r\n$4\r\nwork\r\n$N\r\nELEMENT\r\n
                     let parts: Vec<&str> = reply.split("\r\n").collect();
                     if parts[2] == "stop" {
