@@ -42,10 +42,10 @@ const LINDEX_COMPLEXITY: &str = "O(N) where N is the number of elements to trave
 const LSET_COMPLEXITY: &str = "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).";
 const LRANGE_COMPLEXITY: &str = "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.";
 const LINSERT_COMPLEXITY: &str = "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).";
+const LPOS_COMPLEXITY: &str = "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.";
 const BPOP_COMPLEXITY: &str = "O(N) where N is the number of provided keys.";
 const BMOVE_SUMMARY: &str =
     "Pop an element from a list, push it to another list and return it; or block until one is available";
-const LPOS_COMPLEXITY: &str = "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.";
 
 /// A command that adds elements: `write denyoom fast`, key `RW insert`.
 const fn pusher(name: &'static str, handler: super::table::Handler) -> Command {
