@@ -79,6 +79,8 @@ pub struct ClientSnapshot {
     pub lib_ver: Option<Vec<u8>>,
     pub no_evict: bool,
     pub no_touch: bool,
+    /// Waiting in a blocking command (`flags=b`).
+    pub blocked: bool,
     pub user: String,
 }
 
@@ -91,6 +93,9 @@ impl ClientSnapshot {
     /// CLIENT LIST's `flags=` letters, `N` when none applies.
     fn flags(&self) -> String {
         let mut flags = String::new();
+        if self.blocked {
+            flags.push('b');
+        }
         if self.no_evict {
             flags.push('e');
         }
@@ -117,8 +122,10 @@ impl ClientSnapshot {
 /// The shared face of a client.
 pub struct ClientInfo {
     pub id: u64,
-    /// Index of the worker thread that owns the connection.
+    /// Index of the worker thread that owns the connection, and the connection's
+    /// token in that worker's poller (how messages for it find it).
     pub worker: usize,
+    pub token: usize,
     pub addr: String,
     pub laddr: String,
     pub fd: i32,
@@ -207,6 +214,12 @@ pub struct ClientState {
     /// The command being run, for CLIENT LIST's `cmd=`.
     pub last_command: &'static str,
     pub query_buffer: QueryBufferUsage,
+    /// The blocking command this client waits in (BLPOP ...): while set, the
+    /// connection runs none of its later commands.
+    pub blocked: Option<crate::blocking::Blocked>,
+    /// Blocking commands must not wait now: set while a transaction or a script runs
+    /// its commands, where they answer at once as if their timeout had passed.
+    pub deny_blocking: bool,
 }
 
 impl ClientState {
@@ -225,6 +238,8 @@ impl ClientState {
             close_after_reply: false,
             last_command: "NULL",
             query_buffer: QueryBufferUsage::default(),
+            blocked: None,
+            deny_blocking: false,
         }
     }
 

@@ -4,12 +4,14 @@
 //! - [`net`]: sockets and the worker threads' event loops;
 //! - [`commands`]: the command table, the dispatcher and the command families;
 //! - [`keyspace`]: databases, shards, entries, expiry, and the locks commands take;
+//! - [`blocking`]: clients waiting in blocking commands, woken across threads;
 //! - [`types`]: the values keys hold;
 //! - [`effects`] and [`hlc`]: the ordered stream of deterministic writes and the clock
 //!   that stamps them, which persistence and replication consume;
 //! - [`server`], [`client`], [`stats`], [`logging`], [`lazyfree`], [`util`]: the shared
 //!   state and the supporting pieces.
 
+pub mod blocking;
 pub mod client;
 pub mod commands;
 pub mod effects;

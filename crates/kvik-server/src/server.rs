@@ -1,9 +1,11 @@
 //! The server: state shared by every thread, and its start-up.
 //!
 //! [`Server`] ties the pieces together: configuration, keyspace, effect stream, client
-//! registry, command table, statistics, and the handles used to reach each worker
-//! thread. It is created once, shared by reference, and never locked as a whole.
+//! registry, blocked clients, command table, statistics, and the handles used to reach
+//! each worker thread. It is created once, shared by reference, and never locked as a
+//! whole.
 
+use crate::blocking;
 use crate::client;
 use crate::commands::{self, table::Registry};
 use crate::effects::{EffectLog, NodeId};
@@ -21,7 +23,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const REDIS_VERSION: &str = "7.0.15";
 
 /// A message for a worker thread, delivered through its mailbox and waker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Message {
     /// Look for clients whose kill flag is set and close them.
     KillFlagged,
@@ -29,6 +31,15 @@ pub enum Message {
     Shutdown,
     /// Clients were unpaused: resume those waiting.
     Unpaused,
+    /// The wait of a blocked client was ended by another thread (served, CLIENT
+    /// UNBLOCK): write `reply` to the connection at `token`, if it is still client
+    /// `client`'s, and resume its commands. `failed` says the reply is an error.
+    Unblocked {
+        token: usize,
+        client: u64,
+        reply: Vec<u8>,
+        failed: bool,
+    },
 }
 
 /// How to reach a worker thread from another one.
@@ -209,6 +220,8 @@ pub struct Server {
     pub keyspace: Keyspace,
     pub effects: EffectLog,
     pub clients: client::Registry,
+    /// Clients waiting in blocking commands, by key.
+    pub blocking: blocking::Registry,
     pub commands: Registry,
     /// One per worker thread (each written only by its own thread).
     pub thread_stats: Vec<Arc<ThreadStats>>,
@@ -247,6 +260,7 @@ impl Server {
             keyspace: Keyspace::new(config.databases.max(1), DEFAULT_SHARD_BITS),
             effects: EffectLog::new(node_id),
             clients: client::Registry::default(),
+            blocking: blocking::Registry::default(),
             commands,
             thread_stats,
             errorstats: Mutex::new(BTreeMap::new()),
@@ -297,7 +311,7 @@ impl Server {
     /// Send a message to every worker thread.
     pub fn broadcast(&self, message: Message) {
         for w in self.workers.get().into_iter().flatten() {
-            w.send(message);
+            w.send(message.clone());
         }
     }
 

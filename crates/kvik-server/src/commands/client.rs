@@ -1,9 +1,10 @@
 //! CLIENT: the container command for inspecting and steering connections (ID, NAME,
-//! LIST, INFO, KILL, PAUSE, REPLY, ...).
+//! LIST, INFO, KILL, PAUSE, REPLY, UNBLOCK ...).
 //!
 //! The calling client's own state is changed directly. Other clients live on other
-//! threads: they are read through their published [`ClientInfo`] snapshots and killed
-//! by flagging them and messaging their worker, which closes them.
+//! threads: they are read through their published [`ClientInfo`] snapshots, killed
+//! by flagging them and messaging their worker, which closes them, and unblocked by
+//! ending their wait and sending the reply to their worker.
 
 use super::table::{acl, flags, Command};
 use super::{args, errors, CmdError, CmdResult, Ctx};
@@ -111,6 +112,14 @@ const SUBCOMMANDS: &[Command] = &[
         "6.2.0",
         "O(N) Where N is the number of paused clients",
         "Resumes processing commands from paused clients.",
+    ),
+    admin_sub(
+        "client|unblock",
+        -3,
+        unblock,
+        "5.0.0",
+        "O(log N) where N is the number of client connections",
+        "Unblock a client blocked in a blocking command from a different connection",
     ),
     sub(
         "client|reply",
@@ -484,6 +493,42 @@ fn unpause(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// `CLIENT UNBLOCK id [TIMEOUT|ERROR]`: end another client's wait in a blocking
+/// command, as if it timed out (the default) or with an error. 1 if it was waiting.
+fn unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() > 4 {
+        return Err(subcommand_syntax_error(args));
+    }
+    let with_error = match args.get(3) {
+        None => false,
+        Some(reason) if args::is(reason, "TIMEOUT") => false,
+        Some(reason) if args::is(reason, "ERROR") => true,
+        Some(_) => return Err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR".into()),
+    };
+    let id = args::int(args[2])?;
+    let registry = &ctx.server.blocking;
+    let waiter = u64::try_from(id).ok().and_then(|id| registry.of_client(id));
+    let Some(waiter) = waiter.filter(|w| registry.end_wait(w)) else {
+        ctx.out.int(0);
+        return Ok(());
+    };
+    let reply = if with_error {
+        let mut out = kvik_resp::ReplyWriter {
+            buf: Vec::new(),
+            protocol: waiter.protocol,
+        };
+        super::write_error(ctx.server, ctx.stats, &mut out, UNBLOCKED);
+        out.buf
+    } else {
+        crate::blocking::timeout_reply(waiter.protocol)
+    };
+    crate::blocking::deliver(ctx.server, &waiter, reply, with_error);
+    ctx.out.int(1);
+    Ok(())
+}
+
+const UNBLOCKED: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+
 fn reply(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mode = args[2];
     if args::is(mode, "ON") {
@@ -588,6 +633,8 @@ const HELP: &[&str] = &[
     "    Set client meta attr. Options are:",
     "    * LIB-NAME: the client lib name.",
     "    * LIB-VER: the client lib version.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
     "TRACKINGINFO",
     "    Report tracking status for the current connection.",
     "NO-EVICT (ON|OFF)",

@@ -227,9 +227,12 @@ fn clients_section(server: &Server, r: &mut Report) {
     r.field("maxclients", server.hot.maxclients.load(Ordering::Relaxed));
     r.field("client_recent_max_input_buffer", buffers.max_input);
     r.field("client_recent_max_output_buffer", buffers.max_output);
-    r.field("blocked_clients", 0);
+    r.field("blocked_clients", server.blocking.blocked_clients());
     r.field("tracking_clients", 0);
-    r.field("clients_in_timeout_table", 0);
+    r.field(
+        "clients_in_timeout_table",
+        server.blocking.clients_with_timeout(),
+    );
 }
 
 /// The clients' buffer sizes, from the snapshots their threads keep current.

@@ -3,8 +3,10 @@
 //! [`call`] is the one door every command goes through. It owns the checks that apply
 //! to all commands (known name, arity, authentication), takes the shard locks the
 //! table says the command needs, runs the handler, and appends the command's effects
-//! to the effect stream before the locks are released. Handlers only do their own
-//! work: parse their arguments, read and write keys through [`Locked`], write replies.
+//! to the effect stream before the locks are released; then it serves the clients
+//! blocked on the keys the command wrote ([`crate::blocking`]). Handlers only do their
+//! own work: parse their arguments, read and write keys through [`Locked`], write
+//! replies.
 
 pub mod args;
 pub mod table;
@@ -23,6 +25,7 @@ pub mod sets;
 pub mod strings;
 pub mod zsets;
 
+use crate::blocking::{self, Written};
 use crate::client::{ClientState, ReplyMode};
 use crate::keyspace::{KeyEnv, Locked};
 use crate::server::Server;
@@ -30,7 +33,7 @@ use crate::stats::ThreadStats;
 use kvik_resp::ReplyWriter;
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use table::{Command, Lock, Registry};
 
 /// Every command family, in the order COMMAND lists them.
@@ -135,6 +138,10 @@ pub fn call(
             write_error(server, stats, out, &e.0 .0);
         }
     }
+    if let Some(blocked) = client.blocked.as_mut() {
+        // The reply comes when the wait ends; whether it is wanted is decided now.
+        blocked.silent = matches!(client.reply_mode, ReplyMode::Off | ReplyMode::Skipping);
+    }
     match client.reply_mode {
         ReplyMode::Off => out.buf.truncate(reply_start),
         ReplyMode::Skipping => {
@@ -201,11 +208,11 @@ fn execute(
         stats,
     };
     let db = client.db;
+    let mut keys: smallvec::SmallVec<[&[u8]; 4]> = smallvec::SmallVec::new();
     let mut locked = match cmd.lock {
         Lock::Keys => match cmd.keys.key_positions(args) {
             Some(positions) => {
-                let keys: smallvec::SmallVec<[&[u8]; 4]> =
-                    positions.iter().map(|&i| args[i]).collect();
+                keys.extend(positions.iter().map(|&i| args[i]));
                 Locked::keys(env, db, now, &keys)
             }
             None => Locked::none(env, db, now),
@@ -244,6 +251,34 @@ fn execute(
     }
     drop(locked);
     let elapsed = started.elapsed();
+    stats.add(&stats.dirty, changes);
+    if changes > 0 {
+        let written = match cmd.lock {
+            Lock::Keys => Written::Keys(db, &keys),
+            _ => Written::Anything,
+        };
+        blocking::after_write(server, stats, written);
+    }
+    if let Some(blocked) = client.blocked.as_mut() {
+        // The call is counted when the wait ends.
+        blocked.command = id;
+        blocked.ran_for = elapsed;
+        return;
+    }
+    count_call(server, stats, id, elapsed, result.is_err());
+    if let Err(e) = result {
+        write_error(server, stats, out, &e.0);
+    }
+}
+
+/// Count a finished call of command `id` (INFO commandstats, latency, totals).
+pub fn count_call(
+    server: &Server,
+    stats: &ThreadStats,
+    id: usize,
+    elapsed: Duration,
+    failed: bool,
+) {
     let per = &stats.per_command[id];
     stats.add(&per.calls, 1);
     stats.add(&per.usec, elapsed.as_micros() as u64);
@@ -251,10 +286,8 @@ fn execute(
         per.record_latency(elapsed);
     }
     stats.add(&stats.commands, 1);
-    stats.add(&stats.dirty, changes);
-    if let Err(e) = result {
+    if failed {
         stats.add(&per.failed_calls, 1);
-        write_error(server, stats, out, &e.0);
     }
 }
 

@@ -3,6 +3,9 @@
 //! Reading drains the socket (the poller is edge-triggered), parsing and running each
 //! complete command as bytes arrive; every reply of the batch goes into one buffer that
 //! leaves in a single write, so a pipeline of N commands costs one read and one write.
+//!
+//! A client waiting in a blocking command keeps being read (so a disconnect is seen
+//! at once) but runs nothing more until the wait ends.
 
 use crate::client::{ClientState, QueryBufferUsage};
 use crate::commands;
@@ -101,7 +104,11 @@ impl Conn {
         let now_ms = crate::hlc::unix_ms();
         let mut start = 0;
         let mut grow_to = 0;
-        while start < self.filled && !self.state.close_after_reply && !self.paused {
+        while start < self.filled
+            && !self.state.close_after_reply
+            && !self.paused
+            && self.state.blocked.is_none()
+        {
             let data = &self.buf[start..self.filled];
             // Re-read per command: an AUTH earlier in the batch lifts the limits.
             let limits = Limits {
@@ -156,6 +163,19 @@ impl Conn {
         }
     }
 
+    /// The wait of the blocking command this client is in has ended with `reply`:
+    /// queue the reply (unless the client turned replies off before it blocked) and
+    /// count the call. The caller then runs the commands that waited behind it.
+    pub fn unblock(&mut self, server: &Server, stats: &ThreadStats, reply: &[u8], failed: bool) {
+        let Some(blocked) = self.state.blocked.take() else {
+            return;
+        };
+        if !blocked.silent {
+            self.out.raw(reply);
+        }
+        commands::count_call(server, stats, blocked.command, blocked.ran_for, failed);
+    }
+
     /// Write pending replies. Returns whether the connection stays open and still
     /// has bytes to write.
     pub fn flush(&mut self, stats: &ThreadStats) -> Next {
@@ -207,6 +227,7 @@ impl Conn {
         snap.resp = if self.out.is_resp3() { 3 } else { 2 };
         snap.no_evict = self.state.no_evict;
         snap.no_touch = self.state.no_touch;
+        snap.blocked = self.state.blocked.is_some();
     }
 
     /// Milliseconds since this client last sent a command.

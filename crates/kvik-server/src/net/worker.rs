@@ -3,7 +3,11 @@
 //! client timeouts).
 //!
 //! A connection never moves between threads. Other threads reach this one only
-//! through its mailbox and waker (CLIENT KILL, CLIENT UNPAUSE, shutdown).
+//! through its mailbox and waker (CLIENT KILL, CLIENT UNPAUSE, a blocked client's
+//! wake-up, shutdown).
+//!
+//! The loop also times out this thread's blocked clients: their deadlines sit in an
+//! ordered set, and the poller never sleeps past the earliest one.
 
 use super::conn::{Conn, Next};
 use crate::client::{ClientInfo, ClientSnapshot, ClientState};
@@ -12,6 +16,7 @@ use crate::stats::ThreadStats;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
+use std::collections::BTreeSet;
 use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
@@ -34,6 +39,8 @@ pub struct Worker {
     stats: Arc<ThreadStats>,
     /// Where the active expiry cycle resumes: (db, shard position).
     expire_cursor: (usize, usize),
+    /// Deadlines of this thread's blocked clients: (unix ms, connection token).
+    block_timers: BTreeSet<(u64, usize)>,
 }
 
 fn listener_token(i: usize) -> Token {
@@ -60,6 +67,7 @@ impl Worker {
             conns: Slab::new(),
             stats,
             expire_cursor: (0, 0),
+            block_timers: BTreeSet::new(),
         })
     }
 
@@ -81,6 +89,10 @@ impl Worker {
             if self.server.pause.is_active() {
                 timeout = timeout.min(Duration::from_millis(10));
             }
+            if let Some(&(at, _)) = self.block_timers.first() {
+                let left = at.saturating_sub(crate::hlc::unix_ms());
+                timeout = timeout.min(Duration::from_millis(left));
+            }
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
@@ -101,6 +113,7 @@ impl Worker {
                     Token(key) => self.on_conn_event(key, event.is_readable(), event.is_writable()),
                 }
             }
+            self.time_out_blocked();
             if self.server.shutdown_requested.load(Ordering::Acquire) {
                 return;
             }
@@ -115,6 +128,12 @@ impl Worker {
         );
         for m in messages {
             match m {
+                Message::Unblocked {
+                    token,
+                    client,
+                    reply,
+                    failed,
+                } => self.wake(token, client, &reply, failed),
                 Message::Shutdown => return true,
                 Message::KillFlagged => {
                     let doomed: Vec<usize> = self
@@ -182,6 +201,8 @@ impl Worker {
         let info = Arc::new(ClientInfo {
             id,
             worker: self.index,
+            // The slot the connection is inserted into below.
+            token: self.conns.vacant_key(),
             addr: addr.to_string(),
             laddr,
             fd: stream.as_raw_fd(),
@@ -236,6 +257,12 @@ impl Worker {
         let Some(conn) = self.conns.get_mut(key) else {
             return;
         };
+        if let Some(blocked) = conn.state.blocked.as_mut() {
+            if let (Some(at), false) = (blocked.deadline, blocked.timer_armed) {
+                self.block_timers.insert((at, key));
+                blocked.timer_armed = true;
+            }
+        }
         let killed = conn.state.info.killed.load(Ordering::Acquire);
         match next {
             Next::Close => self.close(key),
@@ -268,7 +295,68 @@ impl Worker {
         }
         let mut conn = self.conns.remove(key);
         let _ = self.poll.registry().deregister(&mut conn.stream);
+        if let Some(blocked) = conn.state.blocked.take() {
+            // Served meanwhile or not, nobody may serve it any more.
+            self.server.blocking.end_wait(&blocked.waiter);
+            if let Some(at) = blocked.deadline {
+                self.block_timers.remove(&(at, key));
+            }
+        }
         self.server.clients.remove(conn.state.id());
+    }
+
+    /// Another thread ended the wait of the client at `token` with `reply`.
+    fn wake(&mut self, token: usize, client: u64, reply: &[u8], failed: bool) {
+        let Some(conn) = self.conns.get_mut(token) else {
+            return;
+        };
+        // A message for a client that has gone meanwhile (its slot reused) is dropped.
+        if conn.state.id() != client {
+            return;
+        }
+        if let Some(at) = conn.state.blocked.as_ref().and_then(|b| b.deadline) {
+            self.block_timers.remove(&(at, token));
+        }
+        self.finish_wait(token, reply, failed);
+    }
+
+    /// Give a blocked client its reply, then run the commands that waited behind the
+    /// blocking one and write everything.
+    fn finish_wait(&mut self, token: usize, reply: &[u8], failed: bool) {
+        let server = &*self.server;
+        let stats = &*self.stats;
+        let conn = &mut self.conns[token];
+        conn.unblock(server, stats, reply, failed);
+        conn.run_commands(server, stats);
+        let next = conn.flush(stats);
+        self.settle(token, next);
+    }
+
+    /// Answer the blocked clients whose deadline has passed with the timeout reply.
+    fn time_out_blocked(&mut self) {
+        let now = crate::hlc::unix_ms();
+        while let Some(&(at, token)) = self.block_timers.first() {
+            if at > now {
+                return;
+            }
+            self.block_timers.pop_first();
+            let Some(conn) = self.conns.get(token) else {
+                continue;
+            };
+            let Some(blocked) = conn
+                .state
+                .blocked
+                .as_ref()
+                .filter(|b| b.deadline == Some(at))
+            else {
+                continue;
+            };
+            // Losing the claim means it is being served: its reply is on the way.
+            if self.server.blocking.end_wait(&blocked.waiter) {
+                let reply = crate::blocking::timeout_reply(conn.out.protocol);
+                self.finish_wait(token, &reply, false);
+            }
+        }
     }
 
     /// Run the commands of clients that were waiting for CLIENT UNPAUSE.
@@ -317,7 +405,7 @@ impl Worker {
         let idle: Vec<usize> = self
             .conns
             .iter()
-            .filter(|(_, c)| c.idle_ms(now) > timeout * 1000)
+            .filter(|(_, c)| c.state.blocked.is_none() && c.idle_ms(now) > timeout * 1000)
             .map(|(k, _)| k)
             .collect();
         for key in idle {

@@ -3,24 +3,27 @@
 //! The handlers live by kind of work:
 //! - [`push`]: adding at the ends (LPUSH, RPUSH, LPUSHX, RPUSHX);
 //! - [`pop`]: taking from the ends (LPOP, RPOP, LMPOP) and moving between lists
-//!   (LMOVE, RPOPLPUSH), with the pieces the blocking commands will reuse;
+//!   (LMOVE, RPOPLPUSH), with the pieces the blocking commands reuse;
 //! - [`read`]: LLEN, LINDEX, LRANGE, LPOS;
-//! - [`edit`]: changes inside a list (LSET, LTRIM, LREM, LINSERT).
+//! - [`edit`]: changes inside a list (LSET, LTRIM, LREM, LINSERT);
+//! - [`blocking`]: BLPOP, BRPOP, BLMPOP, BLMOVE, BRPOPLPUSH, which wait for a list.
 //!
 //! Replies, error texts, the order of checks and the effects follow Redis 7.0. A list
 //! is never left empty: the command that takes its last element deletes the key.
 
+mod blocking;
 mod edit;
 mod pop;
 mod push;
 mod read;
 
-pub use pop::{first_list, move_element, pop_and_reply};
+pub use pop::{first_list, move_element, pop_and_reply, pop_with_key, MultiPop};
 pub use push::push_items;
 
 use super::table::{acl, flags, key_flags as kf, Command};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
+use crate::server::Server;
 use crate::types::list::{End, List, NodeLimit};
 use crate::types::Value;
 use crate::util::numbers::parse_i64;
@@ -29,6 +32,9 @@ const LIST: u32 = acl::LIST;
 const WRITE_FAST: u32 = LIST | acl::WRITE | acl::FAST;
 const WRITE_SLOW: u32 = LIST | acl::WRITE | acl::SLOW;
 const READ_SLOW: u32 = LIST | acl::READ | acl::SLOW;
+const BLOCKING_ACL: u32 = WRITE_SLOW | acl::BLOCKING;
+/// BLPOP, BRPOP, BLMOVE and BRPOPLPUSH may not run in scripts (BLMPOP, newer, may).
+const BLOCKING_FLAGS: u32 = flags::WRITE | flags::NOSCRIPT | flags::BLOCKING;
 
 const PUSH_COMPLEXITY: &str = "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.";
 const POP_COMPLEXITY: &str = "O(N) where N is the number of elements returned";
@@ -37,6 +43,9 @@ const LSET_COMPLEXITY: &str = "O(N) where N is the length of the list. Setting e
 const LRANGE_COMPLEXITY: &str = "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.";
 const LINSERT_COMPLEXITY: &str = "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).";
 const LPOS_COMPLEXITY: &str = "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.";
+const BPOP_COMPLEXITY: &str = "O(N) where N is the number of provided keys.";
+const BMOVE_SUMMARY: &str =
+    "Pop an element from a list, push it to another list and return it; or block until one is available";
 
 /// A command that adds elements: `write denyoom fast`, key `RW insert`.
 const fn pusher(name: &'static str, handler: super::table::Handler) -> Command {
@@ -126,6 +135,51 @@ pub const COMMANDS: &[Command] = &[
             "O(1)",
             "Remove the last element in a list, prepend it to another list and return it",
         ),
+    Command::new("blpop", -3, blocking::blpop)
+        .flags(BLOCKING_FLAGS)
+        .acl(BLOCKING_ACL)
+        .keys(1, -2, 1)
+        .key_flags(kf::RW | kf::ACCESS | kf::DELETE)
+        .doc(
+            "list",
+            "2.0.0",
+            BPOP_COMPLEXITY,
+            "Remove and get the first element in a list, or block until one is available",
+        ),
+    Command::new("brpop", -3, blocking::brpop)
+        .flags(BLOCKING_FLAGS)
+        .acl(BLOCKING_ACL)
+        .keys(1, -2, 1)
+        .key_flags(kf::RW | kf::ACCESS | kf::DELETE)
+        .doc(
+            "list",
+            "2.0.0",
+            BPOP_COMPLEXITY,
+            "Remove and get the last element in a list, or block until one is available",
+        ),
+    Command::new("blmpop", -5, blocking::blmpop)
+        .flags(flags::WRITE | flags::BLOCKING)
+        .acl(BLOCKING_ACL)
+        .numkeys(2, 1)
+        .key_flags(kf::RW | kf::ACCESS | kf::DELETE)
+        .doc(
+            "list",
+            "7.0.0",
+            "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+            "Pop elements from a list, or block until one is available",
+        ),
+    Command::new("blmove", 6, blocking::blmove)
+        .flags(BLOCKING_FLAGS | flags::DENYOOM)
+        .acl(BLOCKING_ACL)
+        .keys(1, 2, 1)
+        .key_flags(kf::RW | kf::ACCESS | kf::DELETE)
+        .doc("list", "6.2.0", "O(1)", BMOVE_SUMMARY),
+    Command::new("brpoplpush", 4, blocking::brpoplpush)
+        .flags(BLOCKING_FLAGS | flags::DENYOOM)
+        .acl(BLOCKING_ACL)
+        .keys(1, 2, 1)
+        .key_flags(kf::RW | kf::ACCESS | kf::DELETE)
+        .doc("list", "2.2.0", "O(1)", BMOVE_SUMMARY),
     Command::new("llen", 2, read::llen)
         .flags(flags::READONLY | flags::FAST)
         .acl(LIST | acl::READ | acl::FAST)
@@ -260,7 +314,11 @@ fn commit(keys: &mut Locked<'_>, key: &[u8], changes: usize, emptied: bool) {
 
 /// The node limit `list-max-listpack-size` currently sets.
 fn node_limit(ctx: &Ctx) -> NodeLimit {
-    NodeLimit::from_config(ctx.server.hot.encoding().list_max_listpack_size)
+    node_limit_of(ctx.server)
+}
+
+fn node_limit_of(server: &Server) -> NodeLimit {
+    NodeLimit::from_config(server.hot.encoding().list_max_listpack_size)
 }
 
 /// LEFT or RIGHT, in any case; anything else is a syntax error.

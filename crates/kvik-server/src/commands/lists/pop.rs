@@ -6,9 +6,9 @@
 //! popped from, with `n` the number of elements actually taken; nothing when nothing
 //! was taken.
 //!
-//! The public pieces ([`first_list`], [`pop_and_reply`], [`move_element`]) are what
-//! the blocking commands (BLPOP, BLMPOP, BLMOVE ...) serve a client with once a list
-//! has elements.
+//! The public pieces ([`first_list`], [`pop_with_key`], [`MultiPop`],
+//! [`move_element`]) are what the blocking commands (BLPOP, BLMPOP, BLMOVE ...) serve
+//! a client with once a list has elements.
 
 use super::{commit, int_at_least, list_mut, node_limit, parse_end, push_items};
 use crate::commands::{errors, CmdError, CmdResult, Ctx};
@@ -52,24 +52,37 @@ fn pop_command(ctx: &mut Ctx, args: &[&[u8]], end: End) -> CmdResult {
 /// `LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]`: from the first key that
 /// holds a list, `[key, [elements]]`; the null array when none does.
 pub fn lmpop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let numkeys = int_at_least(args[1], 1, NUMKEYS)? as usize;
-    let keys_end = 2 + numkeys;
-    let (Some(&side), Some(options)) = (args.get(keys_end), args.get(keys_end + 1..)) else {
-        return Err(errors::SYNTAX.into());
-    };
-    let end = parse_end(side)?;
-    let count = mpop_count(options)?;
-    let Some(key) = first_list(ctx.keys, &args[2..keys_end])? else {
+    let request = MultiPop::parse(&args[1..])?;
+    let Some(key) = first_list(ctx.keys, request.keys)? else {
         ctx.out.null_array();
         return Ok(());
     };
-    ctx.out.array(2);
-    ctx.out.bulk(key);
-    let popped = pop_and_reply(ctx.keys, ctx.out, key, end, Some(count))?.unwrap_or(0);
-    let command: &[u8] = if end == End::Head { b"LPOP" } else { b"RPOP" };
-    let mut digits = itoa::Buffer::new();
-    ctx.propagate(&[command, key, digits.format(popped).as_bytes()]);
+    pop_with_key(ctx.keys, ctx.out, key, request.end, Some(request.count))?;
+    ctx.propagated = true;
     Ok(())
+}
+
+/// The arguments of LMPOP after its name, and of BLMPOP after its timeout.
+pub struct MultiPop<'k, 'a> {
+    pub keys: &'k [&'a [u8]],
+    pub end: End,
+    pub count: usize,
+}
+
+impl<'k, 'a> MultiPop<'k, 'a> {
+    /// `numkeys key [key ...] LEFT|RIGHT [COUNT count]`.
+    pub fn parse(args: &'k [&'a [u8]]) -> Result<Self, CmdError> {
+        let numkeys = int_at_least(args[0], 1, NUMKEYS)? as usize;
+        let keys_end = 1 + numkeys;
+        let (Some(&side), Some(options)) = (args.get(keys_end), args.get(keys_end + 1..)) else {
+            return Err(errors::SYNTAX.into());
+        };
+        Ok(MultiPop {
+            keys: &args[1..keys_end],
+            end: parse_end(side)?,
+            count: mpop_count(options)?,
+        })
+    }
 }
 
 /// LMPOP's options: at most one `COUNT n` with n >= 1 (default 1).
@@ -85,6 +98,30 @@ fn mpop_count(options: &[&[u8]]) -> Result<usize, CmdError> {
         }
     }
     Ok(count.unwrap_or(1))
+}
+
+/// Pop from `end` of the list at `key` (which holds one) and reply with the key and
+/// what was taken: `[key, element]` without a count (BLPOP), `[key, [elements]]` with
+/// one (LMPOP, BLMPOP). Appends the effect as Redis 7.0 propagates these commands:
+/// `LPOP key` / `RPOP key`, plus the number actually taken when there is a count.
+pub fn pop_with_key(
+    keys: &mut Locked<'_>,
+    out: &mut ReplyWriter,
+    key: &[u8],
+    end: End,
+    count: Option<usize>,
+) -> CmdResult {
+    out.array(2);
+    out.bulk(key);
+    let popped = pop_and_reply(keys, out, key, end, count)?.unwrap_or(0);
+    let command: &[u8] = if end == End::Head { b"LPOP" } else { b"RPOP" };
+    let mut digits = itoa::Buffer::new();
+    let db = keys.db;
+    match count {
+        None => keys.propagate(db, &[command, key]),
+        Some(_) => keys.propagate(db, &[command, key, digits.format(popped).as_bytes()]),
+    }
+    Ok(())
 }
 
 pub fn lmove(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

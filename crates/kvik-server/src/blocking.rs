@@ -1,0 +1,382 @@
+//! Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, and any later command
+//! that waits for a key to receive data): the clients waiting, and how they are woken
+//! across threads.
+//!
+//! A blocking command that finds none of its keys ready registers a [`Waiter`] here
+//! while it still holds its keys' shard locks, and its connection stops running
+//! commands. Whoever writes to the keyspace afterwards, on any thread, serves the
+//! waiters of the keys it wrote right after its command, once its own locks are
+//! released: for each waiter in the order they blocked, it locks the keys the waiter
+//! needs, checks again that the key is ready, finishes the waiter's command there
+//! (reply and effects, encoded in the waiter's protocol) and sends the reply bytes to
+//! the waiter's worker thread through its mailbox. That thread writes them and resumes
+//! the client's later commands.
+//!
+//! Registering under the shard locks is what makes a wake-up impossible to miss: a
+//! writer that takes the same lock later sees the waiter, and one that took it earlier
+//! left the data the command found.
+//!
+//! Every way a wait can end (served, timed out, CLIENT UNBLOCK, disconnect) first
+//! *claims* the waiter. Only one claim succeeds, so a client is never both served and
+//! timed out; whoever claimed it takes it out of the registry ([`Registry::retire`]).
+
+use crate::client::ClientState;
+use crate::commands::{self, CmdResult, Ctx};
+use crate::keyspace::{hash_key, KeyEnv, Locked};
+use crate::server::{Message, Server};
+use crate::stats::ThreadStats;
+use crate::types::Value;
+use kvik_resp::{Protocol, ReplyWriter};
+use parking_lot::Mutex;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a blocked command does once one of its keys is ready. Each blocking command
+/// family supplies one implementation per command shape (BLPOP, BLMOVE, BZPOPMIN ...).
+pub trait Action: Send + Sync {
+    /// Whether a key holding `value` lets the command finish (a list for BLPOP).
+    fn ready(&self, value: &Value) -> bool;
+
+    /// A key the command writes besides the one it takes from (BLMOVE's destination):
+    /// it is locked too, and its own waiters are served afterwards.
+    fn also_writes(&self) -> Option<&[u8]> {
+        None
+    }
+
+    /// Finish the command from the ready `key`, its shards locked in `keys` (in the
+    /// waiter's database): write the reply to `out` and append the effects. An error
+    /// becomes the client's reply and ends its wait all the same.
+    fn serve(
+        &self,
+        server: &Server,
+        keys: &mut Locked<'_>,
+        out: &mut ReplyWriter,
+        key: &[u8],
+    ) -> CmdResult;
+}
+
+/// A client waiting in a blocking command.
+pub struct Waiter {
+    pub client: u64,
+    /// The worker thread that owns the connection, and its token there.
+    pub worker: usize,
+    pub token: usize,
+    pub db: usize,
+    /// The keys waited on, each once, in the order the command named them.
+    pub keys: Vec<Vec<u8>>,
+    /// The protocol the reply is encoded in.
+    pub protocol: Protocol,
+    pub has_timeout: bool,
+    claimed: AtomicBool,
+    action: Box<dyn Action>,
+}
+
+impl Waiter {
+    /// Take the right to end this wait. True for exactly one caller.
+    pub fn claim(&self) -> bool {
+        !self.claimed.swap(true, Ordering::AcqRel)
+    }
+
+    fn is_claimed(&self) -> bool {
+        self.claimed.load(Ordering::Acquire)
+    }
+}
+
+/// A connection's side of a wait: kept in its [`ClientState`] while it is blocked.
+pub struct Blocked {
+    pub waiter: Arc<Waiter>,
+    /// Unix ms at which the wait times out; `None` waits forever.
+    pub deadline: Option<u64>,
+    /// The command's id in the table, and how long its first run took: the call is
+    /// counted once, when the wait ends, as Redis does (`call` fills both in).
+    pub command: usize,
+    pub ran_for: Duration,
+    /// The reply is dropped (CLIENT REPLY OFF or SKIP was in force when it blocked).
+    pub silent: bool,
+    /// The owning worker has put the deadline on its timer list.
+    pub timer_armed: bool,
+}
+
+/// Waiters are spread over this many locks by key, so serving unrelated keys does not
+/// contend.
+const STRIPES: usize = 64;
+
+type Queues = HashMap<(usize, Vec<u8>), VecDeque<Arc<Waiter>>>;
+
+/// Every waiting client, by the keys it waits on (first come, first served) and by
+/// client id.
+pub struct Registry {
+    stripes: Box<[Mutex<Queues>]>,
+    by_client: Mutex<HashMap<u64, Arc<Waiter>>>,
+    blocked: AtomicUsize,
+    with_timeout: AtomicUsize,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry {
+            stripes: (0..STRIPES).map(|_| Mutex::default()).collect(),
+            by_client: Mutex::default(),
+            blocked: AtomicUsize::new(0),
+            with_timeout: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Registry {
+    /// Nobody waits: the one check every write pays (a relaxed load).
+    #[inline]
+    pub fn is_idle(&self) -> bool {
+        self.blocked.load(Ordering::Relaxed) == 0
+    }
+
+    /// INFO's `blocked_clients`.
+    pub fn blocked_clients(&self) -> usize {
+        self.blocked.load(Ordering::Relaxed)
+    }
+
+    /// INFO's `clients_in_timeout_table`: waiters with a timeout.
+    pub fn clients_with_timeout(&self) -> usize {
+        self.with_timeout.load(Ordering::Relaxed)
+    }
+
+    fn stripe(&self, db: usize, key: &[u8]) -> &Mutex<Queues> {
+        let at = (hash_key(key) as usize).wrapping_add(db) % STRIPES;
+        &self.stripes[at]
+    }
+
+    fn add(&self, waiter: &Arc<Waiter>) {
+        // The caller holds the keys' shard locks (see the module doc): a writer that
+        // locks one of them next finds the count raised and the waiter queued.
+        self.blocked.fetch_add(1, Ordering::AcqRel);
+        if waiter.has_timeout {
+            self.with_timeout.fetch_add(1, Ordering::Relaxed);
+        }
+        for key in &waiter.keys {
+            self.stripe(waiter.db, key)
+                .lock()
+                .entry((waiter.db, key.clone()))
+                .or_default()
+                .push_back(waiter.clone());
+        }
+        self.by_client.lock().insert(waiter.client, waiter.clone());
+    }
+
+    /// Take a claimed waiter out. Only the one who claimed it calls this.
+    pub fn retire(&self, waiter: &Arc<Waiter>) {
+        for key in &waiter.keys {
+            let mut queues = self.stripe(waiter.db, key).lock();
+            let id = (waiter.db, key.clone());
+            if let Some(queue) = queues.get_mut(&id) {
+                queue.retain(|w| !Arc::ptr_eq(w, waiter));
+                if queue.is_empty() {
+                    queues.remove(&id);
+                }
+            }
+        }
+        self.by_client.lock().remove(&waiter.client);
+        if waiter.has_timeout {
+            self.with_timeout.fetch_sub(1, Ordering::Relaxed);
+        }
+        self.blocked.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// End a wait that is not served (timeout, CLIENT UNBLOCK, disconnect): claim the
+    /// waiter and retire it. False if someone else ended the wait first.
+    pub fn end_wait(&self, waiter: &Arc<Waiter>) -> bool {
+        let claimed = waiter.claim();
+        if claimed {
+            self.retire(waiter);
+        }
+        claimed
+    }
+
+    /// The clients waiting on `key`, longest-waiting first.
+    fn queue(&self, db: usize, key: &[u8]) -> Vec<Arc<Waiter>> {
+        let queues = self.stripe(db, key).lock();
+        queues
+            .get(&(db, key.to_vec()))
+            .map_or_else(Vec::new, |q| q.iter().cloned().collect())
+    }
+
+    /// The wait of a client, if it is blocked.
+    pub fn of_client(&self, client: u64) -> Option<Arc<Waiter>> {
+        self.by_client.lock().get(&client).cloned()
+    }
+
+    /// Every key someone waits on, as (db, key).
+    fn waited_keys(&self) -> Vec<(usize, Vec<u8>)> {
+        self.stripes
+            .iter()
+            .flat_map(|s| s.lock().keys().cloned().collect::<Vec<_>>())
+            .collect()
+    }
+}
+
+/// A blocking command's timeout argument (seconds, fractions allowed) as a deadline in
+/// unix ms; `None` for 0, which waits forever. A deadline past the end of the clock
+/// waits forever too, as it does in Redis.
+pub fn parse_timeout(arg: &[u8], now_ms: u64) -> Result<Option<u64>, commands::CmdError> {
+    let ms = crate::util::long_double::parse_timeout_seconds_ms(arg)
+        .ok_or("ERR timeout is not a float or out of range")?;
+    if ms < 0 {
+        return Err("ERR timeout is negative".into());
+    }
+    if ms == 0 {
+        return Ok(None);
+    }
+    Ok((now_ms as i64).checked_add(ms).map(|at| at as u64))
+}
+
+/// Block the client running this command on `keys` until one of them is ready for
+/// `action`, the deadline passes, or something else ends the wait. Call it from the
+/// handler, while the keys are locked, after finding none of them ready.
+pub fn block(ctx: &mut Ctx, keys: &[&[u8]], deadline: Option<u64>, action: impl Action + 'static) {
+    let mut distinct: Vec<Vec<u8>> = Vec::with_capacity(keys.len());
+    for key in keys {
+        if !distinct.iter().any(|k| k == key) {
+            distinct.push(key.to_vec());
+        }
+    }
+    let waiter = Arc::new(Waiter {
+        client: ctx.client.id(),
+        worker: ctx.client.info.worker,
+        token: ctx.client.info.token,
+        db: ctx.keys.db,
+        keys: distinct,
+        protocol: ctx.out.protocol,
+        has_timeout: deadline.is_some(),
+        claimed: AtomicBool::new(false),
+        action: Box::new(action),
+    });
+    ctx.server.blocking.add(&waiter);
+    ctx.client.blocked = Some(Blocked {
+        waiter,
+        deadline,
+        command: 0,
+        ran_for: Duration::ZERO,
+        silent: false,
+        timer_armed: false,
+    });
+}
+
+/// May a blocking command wait? Not inside a transaction or a script: there it answers
+/// at once as if its timeout had passed.
+pub fn may_block(client: &ClientState) -> bool {
+    !client.deny_blocking
+}
+
+/// Where a command that changed the keyspace may have made keys ready.
+pub enum Written<'k> {
+    /// At these keys of this database (the keys its key spec names).
+    Keys(usize, &'k [&'k [u8]]),
+    /// Anywhere: commands whose writes their key spec does not name (MOVE, COPY,
+    /// SWAPDB, FLUSHALL).
+    Anything,
+}
+
+/// After a command that changed the keyspace, once its locks are released: serve the
+/// clients waiting on what it wrote. Costs one relaxed load when nobody waits.
+pub fn after_write(server: &Server, stats: &ThreadStats, written: Written<'_>) {
+    if server.blocking.is_idle() {
+        return;
+    }
+    let work = match written {
+        Written::Keys(db, keys) => keys.iter().map(|k| (db, k.to_vec())).collect(),
+        Written::Anything => server.blocking.waited_keys().into(),
+    };
+    serve(server, stats, work);
+}
+
+/// Serve the waiters of each (db, key) in `work`, first come first served, while the
+/// key is ready. A served command that writes another key (BLMOVE's destination) adds
+/// it to the work, so a chain of waiters is served to its end.
+fn serve(server: &Server, stats: &ThreadStats, mut work: VecDeque<(usize, Vec<u8>)>) {
+    while let Some((db, key)) = work.pop_front() {
+        for waiter in server.blocking.queue(db, &key) {
+            match serve_one(server, stats, db, &key, &waiter) {
+                Turn::Served(Some(also)) => work.push_back((db, also)),
+                Turn::Served(None) | Turn::Skipped => {}
+                Turn::Empty => break,
+            }
+        }
+    }
+}
+
+/// What came of offering a key to one waiter.
+enum Turn {
+    /// The waiter got its reply; the other key it wrote, if any.
+    Served(Option<Vec<u8>>),
+    /// Not this one: it was claimed meanwhile, or wants another type of value.
+    Skipped,
+    /// The key holds nothing: nobody after this waiter can be served from it either.
+    Empty,
+}
+
+fn serve_one(
+    server: &Server,
+    stats: &ThreadStats,
+    db: usize,
+    key: &[u8],
+    waiter: &Arc<Waiter>,
+) -> Turn {
+    if waiter.is_claimed() {
+        return Turn::Skipped;
+    }
+    let env = KeyEnv {
+        keyspace: &server.keyspace,
+        effects: &server.effects,
+        stats,
+    };
+    let also = waiter.action.also_writes();
+    let lock_keys: smallvec::SmallVec<[&[u8]; 2]> = std::iter::once(key).chain(also).collect();
+    let mut keys = Locked::keys(env, db, crate::hlc::unix_ms(), &lock_keys);
+    match keys.peek(key) {
+        None => return Turn::Empty,
+        Some(entry) if !waiter.action.ready(&entry.value) => return Turn::Skipped,
+        Some(_) => {}
+    }
+    // Under the key's lock: a claim that succeeds here serves data that is there.
+    if !waiter.claim() {
+        return Turn::Skipped;
+    }
+    let mut out = ReplyWriter {
+        buf: Vec::new(),
+        protocol: waiter.protocol,
+    };
+    let result = waiter.action.serve(server, &mut keys, &mut out, key);
+    drop(keys);
+    server.blocking.retire(waiter);
+    let failed = result.is_err();
+    if let Err(e) = result {
+        out.buf.clear();
+        commands::write_error(server, stats, &mut out, &e.0);
+    }
+    deliver(server, waiter, out.buf, failed);
+    Turn::Served(also.filter(|_| !failed).map(<[u8]>::to_vec))
+}
+
+/// Send the reply that ends a claimed wait to the waiter's worker thread.
+pub fn deliver(server: &Server, waiter: &Waiter, reply: Vec<u8>, failed: bool) {
+    if let Some(workers) = server.workers.get() {
+        workers[waiter.worker].send(Message::Unblocked {
+            token: waiter.token,
+            client: waiter.client,
+            reply,
+            failed,
+        });
+    }
+}
+
+/// The reply of a wait that timed out (or was ended by CLIENT UNBLOCK ... TIMEOUT):
+/// the null array for every blocking command, as Redis 7.0 answers.
+pub fn timeout_reply(protocol: Protocol) -> Vec<u8> {
+    let mut out = ReplyWriter {
+        buf: Vec::new(),
+        protocol,
+    };
+    out.null_array();
+    out.buf
+}

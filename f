@@ -1,0 +1,2 @@
+ERR syntax error
+
