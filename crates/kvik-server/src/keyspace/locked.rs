@@ -227,6 +227,24 @@ impl<'a> Locked<'a> {
         self.shard_mut(db, hash).find(hash, key)
     }
 
+    /// The live entry of `key` in the selected database through a shared borrow, so a
+    /// command can hold several at once (set intersections read all their sets
+    /// together). It neither deletes an expired key nor refreshes the access clock:
+    /// look each key up with [`Locked::get`] first, which does both.
+    pub fn get_shared(&self, key: &[u8]) -> Option<&Entry> {
+        let hash = hash_key(key);
+        let ks = self.env.keyspace;
+        let id = ks.global_id(self.db, ks.shard_of(hash));
+        let at = self
+            .guards
+            .binary_search_by_key(&id, |(g, _)| *g)
+            .unwrap_or_else(|_| panic!("key in db {} accessed without its shard lock", self.db));
+        self.guards[at]
+            .1
+            .find(hash, key)
+            .filter(|e| !e.is_expired(self.now_ms))
+    }
+
     /// Delete every key of a held shard whose deadline has passed, appending their DEL
     /// effects. Returns how many went.
     pub fn expire_shard(&mut self, db: usize, shard: usize) -> usize {
