@@ -175,7 +175,12 @@ impl Indexed {
     }
 
     /// Call `f` with the entries whose ranks are in `ranks`, in order or in reverse.
-    pub fn visit(&self, ranks: Range<usize>, reverse: bool, f: &mut impl FnMut(&[u8], f64)) {
+    pub fn visit<'s>(
+        &'s self,
+        ranks: Range<usize>,
+        reverse: bool,
+        f: &mut impl FnMut(&'s [u8], f64),
+    ) {
         self.order
             .visit(ranks, reverse, &mut |key| f(self.member(key.id), key.score));
     }
@@ -196,7 +201,7 @@ impl Indexed {
 
     /// Visit up to `count` slots from `cursor` on, calling `f` with their entries;
     /// returns the cursor to continue from, 0 when done.
-    pub fn scan(&self, cursor: u64, count: usize, f: &mut impl FnMut(&[u8], f64)) -> u64 {
+    pub fn scan<'s>(&'s self, cursor: u64, count: usize, f: &mut impl FnMut(&'s [u8], f64)) -> u64 {
         let start = usize::try_from(cursor)
             .unwrap_or(usize::MAX)
             .min(self.slots.len());

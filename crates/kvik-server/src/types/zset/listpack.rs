@@ -134,7 +134,12 @@ impl Listpack {
     }
 
     /// Call `f` with the entries whose ranks are in `ranks`, in order or in reverse.
-    pub fn visit(&self, ranks: Range<usize>, reverse: bool, f: &mut impl FnMut(&[u8], f64)) {
+    pub fn visit<'l>(
+        &'l self,
+        ranks: Range<usize>,
+        reverse: bool,
+        f: &mut impl FnMut(&'l [u8], f64),
+    ) {
         let wanted = self.iter().skip(ranks.start).take(ranks.len());
         if reverse {
             let picked: Vec<(&[u8], f64)> = wanted.collect();
@@ -162,7 +167,10 @@ impl Listpack {
         }
     }
 
+    /// Redis's listpack keeps scores as text in which -0 reads back as 0; so does
+    /// this one (a skiplist keeps -0).
     fn write_at(&mut self, at: usize, member: &[u8], score: f64) {
+        let score = if score == 0.0 { 0.0 } else { score };
         let mut entry = Vec::with_capacity(member.len() + 10 + SCORE_BYTES);
         write_varint(&mut entry, member.len());
         entry.extend_from_slice(member);

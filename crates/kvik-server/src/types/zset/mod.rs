@@ -57,6 +57,15 @@ pub fn sorts_before(member: &[u8], score: f64, other: &[u8], other_score: f64) -
     }
 }
 
+/// Put entries with distinct members in the order of a sorted set.
+pub fn sort_entries(entries: &mut [(&[u8], f64)]) {
+    entries.sort_unstable_by(|a, b| {
+        a.1.partial_cmp(&b.1)
+            .unwrap_or(Ordering::Equal)
+            .then_with(|| a.0.cmp(b.0))
+    });
+}
+
 #[derive(Clone)]
 enum Repr {
     Listpack(Listpack),
@@ -81,11 +90,7 @@ impl ZSet {
     /// A set of the given entries (distinct members, any order), encoded as its
     /// contents and `limits` call for.
     pub fn from_entries(entries: &mut [(&[u8], f64)], limits: Limits) -> ZSet {
-        entries.sort_unstable_by(|a, b| {
-            a.1.partial_cmp(&b.1)
-                .unwrap_or(Ordering::Equal)
-                .then_with(|| a.0.cmp(b.0))
-        });
+        sort_entries(entries);
         let fits = entries.len() <= limits.max_entries
             && entries.iter().all(|(m, _)| m.len() <= limits.max_value);
         let sorted = entries.iter().copied();
@@ -209,7 +214,12 @@ impl ZSet {
 
     /// Call `f` with the entries whose ranks are in `ranks`, lowest first, or
     /// highest first when `reverse`.
-    pub fn visit(&self, ranks: Range<usize>, reverse: bool, mut f: impl FnMut(&[u8], f64)) {
+    pub fn visit<'z>(
+        &'z self,
+        ranks: Range<usize>,
+        reverse: bool,
+        mut f: impl FnMut(&'z [u8], f64),
+    ) {
         match &self.repr {
             Repr::Listpack(lp) => lp.visit(ranks, reverse, &mut f),
             Repr::Skiplist(set) => set.visit(ranks, reverse, &mut f),
@@ -217,12 +227,12 @@ impl ZSet {
     }
 
     /// Every entry, lowest first.
-    pub fn for_each(&self, f: impl FnMut(&[u8], f64)) {
+    pub fn for_each<'z>(&'z self, f: impl FnMut(&'z [u8], f64)) {
         self.visit(0..self.len(), false, f)
     }
 
     /// Call `f` with the entries at the given ranks (each < len), in that order.
-    pub fn visit_ranks(&self, ranks: &[usize], mut f: impl FnMut(&[u8], f64)) {
+    pub fn visit_ranks<'z>(&'z self, ranks: &[usize], mut f: impl FnMut(&'z [u8], f64)) {
         match &self.repr {
             Repr::Listpack(lp) => {
                 let entries: Vec<(&[u8], f64)> = lp.iter().collect();
@@ -263,7 +273,7 @@ impl ZSet {
 
     /// One step of ZSCAN: calls `f` with some entries from `cursor` on and returns
     /// the cursor to continue from (0: done). A listpack is returned whole.
-    pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8], f64)) -> u64 {
+    pub fn scan<'z>(&'z self, cursor: u64, count: usize, mut f: impl FnMut(&'z [u8], f64)) -> u64 {
         match &self.repr {
             Repr::Listpack(lp) => {
                 lp.iter().for_each(|(m, s)| f(m, s));
