@@ -1,16 +1,21 @@
 //! The small encoding of a sorted set (OBJECT ENCODING "listpack"): every entry in
-//! one byte buffer, in order.
+//! one byte buffer, in order, sized exactly as Redis sizes its listpack.
 //!
 //! An entry is the member's length as a LEB128 varint, the member's bytes, then the
-//! score as 8 little-endian bytes: 10 bytes of overhead for a short member, against
-//! 32 for a `(SmallBytes, f64)` pair, and one allocation for the whole set. Every
-//! operation is a linear walk, which is what a set of at most
-//! `zset-max-listpack-entries` (128) small members can afford, and what Redis's
-//! listpack does too.
+//! score: an integral score of at most 2^53 in magnitude as a varint (zigzag, then
+//! shifted left by one), any other as the varint 1 and its 8 little-endian bytes. So
+//! a short member with a small integral score costs two bytes of overhead, and one
+//! with any other score ten. Every operation is a linear walk, which is what a set
+//! of at most `zset-max-listpack-entries` (128) small members can afford, and what
+//! Redis's listpack does too.
 
 use std::ops::Range;
 
-const SCORE_BYTES: usize = 8;
+/// The varint that announces a score stored as 8 raw bytes.
+const RAW_SCORE: u64 = 1;
+/// Integral scores up to this magnitude are stored as varints (every integer up to
+/// it is exactly a double).
+const MAX_VARINT_SCORE: f64 = (1u64 << 53) as f64;
 
 #[derive(Clone, Default)]
 pub struct Listpack {
@@ -42,13 +47,12 @@ impl<'a> Iterator for Entries<'a> {
         }
         let start = self.at;
         let (member_len, member_at) = read_varint(self.buf, start);
-        let score_at = member_at + member_len;
-        let end = score_at + SCORE_BYTES;
-        let score_bytes = self.buf[score_at..end].try_into().expect("8 score bytes");
+        let score_at = member_at + member_len as usize;
+        let (score, end) = read_score(self.buf, score_at);
         self.at = end;
         Some(Entry {
             member: &self.buf[member_at..score_at],
-            score: f64::from_le_bytes(score_bytes),
+            score,
             at: start,
             end,
         })
@@ -118,6 +122,7 @@ impl Listpack {
         let (_, e) = self.find(member)?;
         let (score, bytes) = (e.score, e.at..e.end);
         self.buf.drain(bytes);
+        self.buf.shrink_to_fit();
         self.len -= 1;
         Some(score)
     }
@@ -163,24 +168,51 @@ impl Listpack {
         }
         if removed > 0 {
             self.buf.drain(bytes);
+            self.buf.shrink_to_fit();
             self.len -= removed;
         }
     }
 
-    /// Redis's listpack keeps scores as text in which -0 reads back as 0; so does
-    /// this one (a skiplist keeps -0).
+    /// -0 is integral, so it is stored as the integer 0 and reads back as 0, as it
+    /// does from Redis's listpack (a skiplist keeps -0).
     fn write_at(&mut self, at: usize, member: &[u8], score: f64) {
-        let score = if score == 0.0 { 0.0 } else { score };
-        let mut entry = Vec::with_capacity(member.len() + 10 + SCORE_BYTES);
-        write_varint(&mut entry, member.len());
+        let mut entry = Vec::with_capacity(member.len() + 2 * MAX_VARINT_BYTES + 8);
+        write_varint(&mut entry, member.len() as u64);
         entry.extend_from_slice(member);
-        entry.extend_from_slice(&score.to_le_bytes());
+        write_score(&mut entry, score);
+        self.buf.reserve_exact(entry.len());
         self.buf.splice(at..at, entry);
         self.len += 1;
     }
 }
 
-fn write_varint(out: &mut Vec<u8>, mut n: usize) {
+/// The longest varint: a u64 takes 10 bytes of 7 bits.
+const MAX_VARINT_BYTES: usize = 10;
+
+fn write_score(out: &mut Vec<u8>, score: f64) {
+    if score.fract() == 0.0 && score.abs() <= MAX_VARINT_SCORE {
+        let n = score as i64;
+        let zigzag = ((n << 1) ^ (n >> 63)) as u64;
+        write_varint(out, zigzag << 1);
+    } else {
+        write_varint(out, RAW_SCORE);
+        out.extend_from_slice(&score.to_le_bytes());
+    }
+}
+
+/// The score at `at`, and the offset just after it.
+fn read_score(buf: &[u8], at: usize) -> (f64, usize) {
+    let (word, after) = read_varint(buf, at);
+    if word == RAW_SCORE {
+        let bytes = buf[after..after + 8].try_into().expect("8 score bytes");
+        return (f64::from_le_bytes(bytes), after + 8);
+    }
+    let zigzag = word >> 1;
+    let n = (zigzag >> 1) as i64 ^ -((zigzag & 1) as i64);
+    (n as f64, after)
+}
+
+fn write_varint(out: &mut Vec<u8>, mut n: u64) {
     while n >= 0x80 {
         out.push((n as u8) | 0x80);
         n >>= 7;
@@ -189,12 +221,12 @@ fn write_varint(out: &mut Vec<u8>, mut n: usize) {
 }
 
 /// The varint at `at`, and the offset just after it.
-fn read_varint(buf: &[u8], mut at: usize) -> (usize, usize) {
-    let (mut n, mut shift) = (0usize, 0);
+fn read_varint(buf: &[u8], mut at: usize) -> (u64, usize) {
+    let (mut n, mut shift) = (0u64, 0);
     loop {
         let byte = buf[at];
         at += 1;
-        n |= usize::from(byte & 0x7f) << shift;
+        n |= u64::from(byte & 0x7f) << shift;
         if byte < 0x80 {
             return (n, at);
         }
@@ -208,10 +240,36 @@ mod tests {
 
     #[test]
     fn varints_round_trip() {
-        for n in [0, 1, 127, 128, 300, 16_383, 16_384, 1 << 40] {
+        for n in [0, 1, 127, 128, 300, 16_383, 16_384, 1 << 40, u64::MAX] {
             let mut buf = Vec::new();
             write_varint(&mut buf, n);
+            assert!(buf.len() <= MAX_VARINT_BYTES);
             assert_eq!(read_varint(&buf, 0), (n, buf.len()));
+        }
+    }
+
+    #[test]
+    fn scores_round_trip_in_their_shortest_form() {
+        let two53 = (1u64 << 53) as f64;
+        for (score, len) in [
+            (0.0, 1),
+            (-1.0, 1),
+            (31.0, 1),
+            (32.0, 2),
+            (-1e6, 4),
+            (two53, 8),
+            (-two53, 8),
+            (two53 * 2.0, 9),
+            (1.5, 9),
+            (f64::INFINITY, 9),
+            (f64::NEG_INFINITY, 9),
+            (1e300, 9),
+            (5e-324, 9),
+        ] {
+            let mut buf = Vec::new();
+            write_score(&mut buf, score);
+            assert_eq!(buf.len(), len, "{score}");
+            assert_eq!(read_score(&buf, 0), (score, len), "{score}");
         }
     }
 

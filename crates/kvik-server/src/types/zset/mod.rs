@@ -69,7 +69,8 @@ pub fn sort_entries(entries: &mut [(&[u8], f64)]) {
 #[derive(Clone)]
 enum Repr {
     Listpack(Listpack),
-    Skiplist(Indexed),
+    /// Boxed, so that the many small sets take 32 bytes, not the big encoding's 100.
+    Skiplist(Box<Indexed>),
 }
 
 /// A sorted set.
@@ -97,7 +98,7 @@ impl ZSet {
         let repr = if fits {
             Repr::Listpack(Listpack::from_sorted(sorted))
         } else {
-            Repr::Skiplist(Indexed::from_sorted(sorted))
+            Repr::Skiplist(Box::new(Indexed::from_sorted(sorted)))
         };
         ZSet { repr }
     }
@@ -114,7 +115,7 @@ impl ZSet {
     pub fn heap_size(&self) -> usize {
         match &self.repr {
             Repr::Listpack(lp) => lp.heap_size(),
-            Repr::Skiplist(set) => set.heap_size(),
+            Repr::Skiplist(set) => std::mem::size_of::<Indexed>() + set.heap_size(),
         }
     }
 
@@ -169,7 +170,7 @@ impl ZSet {
                 } else {
                     let mut set = Indexed::from_sorted(lp.iter().collect::<Vec<_>>().into_iter());
                     set.insert(member, score);
-                    self.repr = Repr::Skiplist(set);
+                    self.repr = Repr::Skiplist(Box::new(set));
                 }
             }
             (Repr::Skiplist(set), None) => set.insert(member, score),

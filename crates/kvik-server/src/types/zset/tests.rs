@@ -265,6 +265,11 @@ proptest! {
 }
 
 #[test]
+fn a_small_set_is_small() {
+    assert!(std::mem::size_of::<ZSet>() <= 32);
+}
+
+#[test]
 fn small_sets_are_listpacks_until_a_threshold_breaks() {
     let limits = Limits {
         max_entries: 3,
