@@ -222,26 +222,20 @@ fn input_keys<'a>(
         .ok_or_else(|| errors::SYNTAX.into())
 }
 
-/// The inputs, type-checked: sorted sets, or nothing for a missing key. A read
-/// counts keyspace hits and misses; the STORE forms look up as writes do.
-fn look_up<'k>(
-    keys: &'k mut Locked<'_>,
-    names: &[&[u8]],
-    count_reads: bool,
-) -> Result<Vec<Source<'k>>, CmdError> {
+/// The inputs, type-checked: sorted sets, or nothing for a missing key. Each counts
+/// as a keyspace hit or miss, STORE forms included.
+fn look_up<'k>(keys: &'k mut Locked<'_>, names: &[&[u8]]) -> Result<Vec<Source<'k>>, CmdError> {
     let stats = keys.env().stats;
     // First each key on its own: this deletes expired keys and refreshes access
     // clocks; then all of them at once through shared borrows.
     for name in names {
         let found = keys.get(name).map(|e| matches!(e.value, Value::ZSet(_)));
-        if count_reads {
-            let counter = if found.is_some() {
-                &stats.keyspace_hits
-            } else {
-                &stats.keyspace_misses
-            };
-            stats.add(counter, 1);
-        }
+        let counter = if found.is_some() {
+            &stats.keyspace_hits
+        } else {
+            &stats.keyspace_misses
+        };
+        stats.add(counter, 1);
         if found == Some(false) {
             return Err(errors::WRONGTYPE.into());
         }
@@ -269,7 +263,7 @@ fn weigh<'a>(sources: Vec<Source<'a>>, weights: Option<Vec<f64>>) -> Vec<Weighte
 /// The non-STORE forms, whose keys `call` has locked.
 fn reply(ctx: &mut Ctx, args: &[&[u8]], op: Op, output: Output, command: &str) -> CmdResult {
     let names = input_keys(args, 1, command)?;
-    let sources = look_up(ctx.keys, names, true)?;
+    let sources = look_up(ctx.keys, names)?;
     let options = Options::parse(&args[2 + names.len()..], names.len(), op, output)?;
     if output == Output::Cardinality {
         let inputs = weigh(sources, None);
@@ -297,7 +291,7 @@ fn store_combined(ctx: &mut Ctx, args: &[&[u8]], op: Op, command: &str) -> CmdRe
     locked.touch = ctx.keys.touch;
     let limits = limits(ctx.server);
     let result = {
-        let sources = look_up(&mut locked, names, false)?;
+        let sources = look_up(&mut locked, names)?;
         let options = Options::parse(&args[3 + names.len()..], names.len(), op, Output::Store)?;
         let combined = combine(op, weigh(sources, options.weights), options.aggregate);
         let mut entries: Vec<(&[u8], f64)> = combined.iter().map(|(m, s)| (&m[..], *s)).collect();
