@@ -178,11 +178,15 @@ impl KeySpec {
                     .ok()?
                     .parse::<usize>()
                     .ok()?;
-                let positions: KeyPositions = (0..count).map(|i| numkeys + 1 + i * step).collect();
-                if positions.last().is_some_and(|&p| p >= args.len()) {
+                // Check the count against the arguments before listing positions: a
+                // client may announce billions of keys.
+                let last = count
+                    .checked_sub(1)
+                    .map(|n| n.checked_mul(step)?.checked_add(numkeys + 1));
+                if last.is_some_and(|p| p.is_none_or(|p| p >= args.len())) {
                     return None;
                 }
-                Some(positions)
+                Some((0..count).map(|i| numkeys + 1 + i * step).collect())
             }
         }
     }
