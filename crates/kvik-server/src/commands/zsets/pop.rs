@@ -2,9 +2,10 @@
 //!
 //! [`pop`] takes members from one end of a set and deletes the key when it runs
 //! dry; [`first_with_members`] picks ZMPOP's key; [`propagate_pop`] writes the
-//! effect Redis 7.0 gives ZMPOP, which the blocking forms (BZPOPMIN, BZPOPMAX,
-//! BZMPOP) give too. Those blocking forms are built from these three once a key has
-//! members.
+//! effects Redis 7.0 gives the pops that are not ZPOPMIN or ZPOPMAX themselves:
+//! ZMPOP and BZMPOP become `ZPOPMIN key n` (n the number taken), BZPOPMIN and
+//! BZPOPMAX become `ZPOPMIN key` or `ZPOPMAX key`. The blocking forms are built from
+//! these three once a key has members.
 
 use super::{change_zset, zset_mut, EntryWriter, Layout};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
@@ -44,15 +45,19 @@ pub fn first_with_members<'k>(
     Ok(None)
 }
 
-/// The effect of a pop that is not ZPOPMIN or ZPOPMAX itself: `ZPOPMIN key n` or
-/// `ZPOPMAX key n`, `n` the number of members taken.
-pub fn propagate_pop(ctx: &mut Ctx, key: &[u8], end: End, taken: usize) {
+/// The effect of a pop that is not ZPOPMIN or ZPOPMAX itself: `ZPOPMIN key`, or
+/// `ZPOPMIN key n` when `taken` says how many members went (and the same with
+/// ZPOPMAX).
+pub fn propagate_pop(ctx: &mut Ctx, key: &[u8], end: End, taken: Option<usize>) {
     let name: &[u8] = match end {
         End::Min => b"ZPOPMIN",
         End::Max => b"ZPOPMAX",
     };
     let mut digits = itoa::Buffer::new();
-    ctx.propagate(&[name, key, digits.format(taken).as_bytes()]);
+    match taken {
+        Some(n) => ctx.propagate(&[name, key, digits.format(n).as_bytes()]),
+        None => ctx.propagate(&[name, key]),
+    }
 }
 
 pub fn zpopmin(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -94,7 +99,7 @@ pub fn zmpop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Ok(());
     };
     let popped = pop(ctx.keys, key, request.end, request.count)?.unwrap_or_default();
-    propagate_pop(ctx, key, request.end, popped.len());
+    propagate_pop(ctx, key, request.end, Some(popped.len()));
     ctx.out.array(2);
     ctx.out.bulk(key);
     write_popped(ctx, Layout::Pairs, &popped);
