@@ -1,8 +1,9 @@
 //! Combining sets: ZUNION, ZINTER, ZDIFF, ZINTERCARD, and ZUNIONSTORE, ZINTERSTORE,
 //! ZDIFFSTORE.
 //!
-//! Redis's order of checks: the key count, then every key's type (before any
-//! option is read), then the options. Union and intersection take the inputs from
+//! Inputs may be plain sets, whose members all score 1. Redis's order of checks:
+//! the key count, then every key's type (before any option is read), then the
+//! options. Union and intersection take the inputs from
 //! the smallest to the largest, as Redis does, so that sums of more than two
 //! weighted scores round the same way; the difference keeps the first key first.
 //! A weighted score that is not a number (0 times infinity) counts as 0, and so does
@@ -15,6 +16,7 @@
 use super::{limits, store, EntryWriter, Layout};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
+use crate::types::set::{MemberRef, Set};
 use crate::types::zset::{sort_entries, ZSet};
 use crate::types::Value;
 use hashbrown::hash_map::Entry;
@@ -83,6 +85,8 @@ enum Output {
 enum Source<'a> {
     Missing,
     Sorted(&'a ZSet),
+    /// A plain set: every member scores 1.
+    Plain(&'a Set),
 }
 
 impl<'a> Source<'a> {
@@ -90,6 +94,7 @@ impl<'a> Source<'a> {
         match self {
             Source::Missing => 0,
             Source::Sorted(zset) => zset.len(),
+            Source::Plain(set) => set.len(),
         }
     }
 
@@ -97,22 +102,41 @@ impl<'a> Source<'a> {
         match self {
             Source::Missing => None,
             Source::Sorted(zset) => zset.score(member),
+            Source::Plain(set) => set.contains(member).then_some(1.0),
         }
     }
 
     /// Call `f` with each member and its score, in order, while it returns true.
-    fn each(&self, mut f: impl FnMut(Cow<'a, [u8]>, f64) -> bool) {
-        let Source::Sorted(zset) = self else {
-            return;
+    fn each(&self, f: impl FnMut(Cow<'a, [u8]>, f64) -> bool) {
+        match self {
+            Source::Missing => {}
+            Source::Sorted(zset) => each_sorted(zset, f),
+            Source::Plain(set) => each_plain(set, f),
+        }
+    }
+}
+
+fn each_sorted<'a>(zset: &'a ZSet, mut f: impl FnMut(Cow<'a, [u8]>, f64) -> bool) {
+    let mut going = true;
+    let mut start = 0;
+    while going && start < zset.len() {
+        let end = (start + CHUNK).min(zset.len());
+        zset.visit(start..end, false, |member, score| {
+            going = going && f(Cow::Borrowed(member), score);
+        });
+        start = end;
+    }
+}
+
+/// An intset's members are integers: they become text here.
+fn each_plain<'a>(set: &'a Set, mut f: impl FnMut(Cow<'a, [u8]>, f64) -> bool) {
+    for member in set.iter() {
+        let member = match member {
+            MemberRef::Bytes(bytes) => Cow::Borrowed(bytes),
+            MemberRef::Int(n) => Cow::Owned(itoa::Buffer::new().format(n).as_bytes().to_vec()),
         };
-        let mut going = true;
-        let mut start = 0;
-        while going && start < zset.len() {
-            let end = (start + CHUNK).min(zset.len());
-            zset.visit(start..end, false, |member, score| {
-                going = going && f(Cow::Borrowed(member), score);
-            });
-            start = end;
+        if !f(member, 1.0) {
+            break;
         }
     }
 }
@@ -222,14 +246,16 @@ fn input_keys<'a>(
         .ok_or_else(|| errors::SYNTAX.into())
 }
 
-/// The inputs, type-checked: sorted sets, or nothing for a missing key. Each counts
-/// as a keyspace hit or miss, STORE forms included.
+/// The inputs, type-checked: sorted or plain sets, or nothing for a missing key.
+/// Each counts as a keyspace hit or miss, STORE forms included.
 fn look_up<'k>(keys: &'k mut Locked<'_>, names: &[&[u8]]) -> Result<Vec<Source<'k>>, CmdError> {
     let stats = keys.env().stats;
     // First each key on its own: this deletes expired keys and refreshes access
     // clocks; then all of them at once through shared borrows.
     for name in names {
-        let found = keys.get(name).map(|e| matches!(e.value, Value::ZSet(_)));
+        let found = keys
+            .get(name)
+            .map(|e| matches!(e.value, Value::ZSet(_) | Value::Set(_)));
         let counter = if found.is_some() {
             &stats.keyspace_hits
         } else {
@@ -245,6 +271,7 @@ fn look_up<'k>(keys: &'k mut Locked<'_>, names: &[&[u8]]) -> Result<Vec<Source<'
         .iter()
         .map(|name| match keys.get_shared(name).map(|e| &e.value) {
             Some(Value::ZSet(zset)) => Source::Sorted(zset),
+            Some(Value::Set(set)) => Source::Plain(set),
             _ => Source::Missing,
         })
         .collect())
