@@ -18,7 +18,9 @@ use crate::types::hash::Hash;
 use crate::types::list::List;
 use crate::types::set::Set;
 use crate::types::string::StrValue;
+use crate::types::zset::ZSet;
 use crate::types::Value;
+use crate::util::numbers::format_f64;
 use sha1::{Digest as _, Sha1};
 
 pub type Fingerprint = [u8; 20];
@@ -55,8 +57,7 @@ fn mix_value(acc: &mut Fingerprint, value: &Value) {
         Value::List(list) => mix_list(acc, list),
         Value::Set(set) => xor_set(acc, set),
         Value::Hash(hash) => xor_hash(acc, hash),
-        // Sorted sets land with their own digest part.
-        Value::ZSet(_) => {}
+        Value::ZSet(zset) => xor_zset(acc, zset),
     }
 }
 
@@ -84,11 +85,22 @@ fn xor_set(acc: &mut Fingerprint, set: &Set) {
 /// A hash counts by its (field, value) pairs in any order, each pair in order.
 fn xor_hash(acc: &mut Fingerprint, hash: &Hash) {
     for (field, value) in hash.iter() {
-        let mut pair = [0; 20];
-        mix_in(&mut pair, field);
-        mix_in(&mut pair, value);
-        xor_in(acc, &pair);
+        xor_pair(acc, field, value);
     }
+}
+
+/// A sorted set counts by its (member, score) pairs in any order, the score as
+/// Redis 7.0 prints it (`%.17g`).
+fn xor_zset(acc: &mut Fingerprint, zset: &ZSet) {
+    zset.for_each(|member, score| xor_pair(acc, member, format_f64(score).as_bytes()));
+}
+
+/// Fold one pair, its two parts in order, into an order-free accumulator.
+fn xor_pair(acc: &mut Fingerprint, first: &[u8], second: &[u8]) {
+    let mut pair = [0; 20];
+    mix_in(&mut pair, first);
+    mix_in(&mut pair, second);
+    xor_in(acc, &pair);
 }
 
 /// Fold an entry's type, value and expiry marker into `acc`.
