@@ -23,7 +23,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const REDIS_VERSION: &str = "7.0.15";
 
 /// A message for a worker thread, delivered through its mailbox and waker.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Message {
     /// Look for clients whose kill flag is set and close them.
     KillFlagged,
@@ -40,6 +40,9 @@ pub enum Message {
         reply: Vec<u8>,
         failed: bool,
     },
+    /// CONFIG SET port/bind bound new listening sockets: accept on these from now on
+    /// (each worker registers its own handle) and close the old ones.
+    Listen(Arc<Vec<std::net::TcpListener>>),
 }
 
 /// How to reach a worker thread from another one.

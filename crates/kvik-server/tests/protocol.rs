@@ -177,3 +177,25 @@ fn garbage_from_many_clients_never_takes_the_server_down() {
     }
     assert_eq!(server.raw().cmd(&["PING"]), b"+PONG\r\n");
 }
+
+#[test]
+fn config_set_port_moves_the_listener_and_keeps_clients() {
+    let server = TestServer::start(&["--server-threads", "2"]);
+    let mut c = server.raw();
+    let new_port = support::free_port().to_string();
+    assert_eq!(c.cmd(&["CONFIG", "SET", "port", &new_port]), b"+OK\r\n");
+    let mut moved = support::RawConn::connect(&format!("127.0.0.1:{new_port}"));
+    assert_eq!(moved.cmd(&["PING"]), b"+PONG\r\n");
+    // Every worker closes its handle of the old socket when it reads its mailbox.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while std::net::TcpStream::connect(server.addr()).is_ok() {
+        assert!(std::time::Instant::now() < deadline, "old port still open");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "port"])
+            .ends_with(format!("{new_port}\r\n").as_bytes()),
+        true
+    );
+    assert_eq!(c.cmd(&["CONFIG", "SET", "loglevel", "warning"]), b"+OK\r\n");
+}

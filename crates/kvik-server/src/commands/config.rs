@@ -7,8 +7,11 @@
 
 use super::introspection::help_reply;
 use super::table::{acl, flags, Command};
-use super::{errors, CmdResult, Ctx};
+use super::{errors, CmdError, CmdResult, Ctx};
+use crate::server::{Message, Server};
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 const ADMIN_FLAGS: u32 = flags::ADMIN | flags::NOSCRIPT | flags::LOADING | flags::STALE;
 const ADMIN_ACL: u32 = acl::ADMIN | acl::SLOW | acl::DANGEROUS;
@@ -93,9 +96,38 @@ fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let pairs: Vec<(&[u8], &[u8])> = chunks.map(|p| (p[0], p[1])).collect();
     let mut config = ctx.server.config.write();
-    config.set_ex(&pairs, client_is_local(&ctx.client.info.addr))?;
+    let before = config.clone();
+    let changed = config.set_ex(&pairs, client_is_local(&ctx.client.info.addr))?;
     ctx.server.hot.refresh(&config);
+    drop(config);
+    if let Err(e) = apply_changes(ctx.server, &changed) {
+        // All or nothing, as Redis: put the old values back.
+        let mut config = ctx.server.config.write();
+        *config = before;
+        ctx.server.hot.refresh(&config);
+        return Err(e);
+    }
     ctx.out.ok();
+    Ok(())
+}
+
+/// Side effects of changed parameters beyond the values `hot` caches.
+fn apply_changes(server: &Server, changed: &[&'static str]) -> CmdResult {
+    if changed.contains(&"loglevel") {
+        let level = server.config.read().loglevel.clone();
+        crate::logging::set_level(&level).map_err(CmdError::from)?;
+    }
+    if let Some(name) = changed.iter().find(|n| matches!(**n, "port" | "bind")) {
+        let listeners = crate::net::bind_all(server).map_err(|e| {
+            CmdError::from(format!(
+                "ERR CONFIG SET failed (possibly related to argument '{name}') - Unable to listen on this port: {e}"
+            ))
+        })?;
+        server
+            .port
+            .store(server.config.read().port as u64, Ordering::Relaxed);
+        server.broadcast(Message::Listen(Arc::new(listeners)));
+    }
     Ok(())
 }
 

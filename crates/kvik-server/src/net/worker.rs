@@ -147,9 +147,36 @@ impl Worker {
                     }
                 }
                 Message::Unpaused => self.resume_paused(),
+                Message::Listen(listeners) => self.listen_on(&listeners),
             }
         }
         false
+    }
+
+    /// Replace the listening sockets (CONFIG SET port / bind).
+    fn listen_on(&mut self, listeners: &[std::net::TcpListener]) {
+        for mut old in std::mem::take(&mut self.listeners) {
+            let _ = self.poll.registry().deregister(&mut old);
+        }
+        for (i, l) in listeners.iter().enumerate() {
+            let handle = l
+                .try_clone()
+                .and_then(|l| l.set_nonblocking(true).map(|_| l));
+            match handle {
+                Ok(l) => {
+                    let mut l = TcpListener::from_std(l);
+                    if self
+                        .poll
+                        .registry()
+                        .register(&mut l, listener_token(i), Interest::READABLE)
+                        .is_ok()
+                    {
+                        self.listeners.push(l);
+                    }
+                }
+                Err(e) => crate::log_warning!("Listening on a new address failed: {e}"),
+            }
+        }
     }
 
     fn accept_all(&mut self, listener: usize) {
