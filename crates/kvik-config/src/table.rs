@@ -420,9 +420,9 @@ params! {
     enable_protected_configs: String = Enum(YES_NO_LOCAL),
         "enable-protected-configs", IMM, "no", "Allow CONFIG SET of protected parameters (dir, dbfilename): no, yes, or local.";
     hash_max_listpack_entries: u64 = Int(0, LL),
-        "hash-max-listpack-entries" | "hash-max-ziplist-entries", 0, "512", "Hashes with at most this many fields use the compact encoding.";
+        "hash-max-listpack-entries" | "hash-max-ziplist-entries", LIVE, "512", "Hashes with at most this many fields use the compact encoding.";
     hash_max_listpack_value: u64 = Mem(0, LLM),
-        "hash-max-listpack-value" | "hash-max-ziplist-value", 0, "64", "Hashes whose values are at most this long use the compact encoding.";
+        "hash-max-listpack-value" | "hash-max-ziplist-value", LIVE, "64", "Hashes whose values are at most this long use the compact encoding.";
     hll_sparse_max_bytes: u64 = Mem(0, LLM),
         "hll-sparse-max-bytes", 0, "3000", "HyperLogLog sparse representation size limit.";
     hz: u32 = Int(0, INT),
@@ -438,9 +438,9 @@ params! {
     latency_monitor_threshold: u64 = Int(0, LL),
         "latency-monitor-threshold", 0, "0", "Milliseconds above which events are recorded by the latency monitor (0 = off).";
     latency_tracking: bool = Bool,
-        "latency-tracking", 0, "yes", "Track per-command latency percentiles.";
+        "latency-tracking", LIVE, "yes", "Track per-command latency percentiles.";
     latency_tracking_info_percentiles: Vec<f64> = Special(get_percentiles, set_percentiles, "list of percentiles"),
-        "latency-tracking-info-percentiles", MULTI, "50 99 99.9", "Percentiles reported in INFO latencystats.";
+        "latency-tracking-info-percentiles", MULTI | LIVE, "50 99 99.9", "Percentiles reported in INFO latencystats.";
     lazyfree_lazy_eviction: bool = Bool,
         "lazyfree-lazy-eviction", 0, "no", "Free evicted values in the background.";
     lazyfree_lazy_expire: bool = Bool,
@@ -458,7 +458,7 @@ params! {
     list_compress_depth: u32 = Int(0, INT),
         "list-compress-depth", 0, "0", "List nodes left uncompressed at each end (0 = no compression).";
     list_max_listpack_size: i32 = Int(INT_MIN, INT),
-        "list-max-listpack-size" | "list-max-ziplist-size", 0, "-2", "Size of a list node: entries (positive) or -1..-5 for 4..64 KB.";
+        "list-max-listpack-size" | "list-max-ziplist-size", LIVE, "-2", "Size of a list node: entries (positive) or -1..-5 for 4..64 KB.";
     loading_process_events_interval_bytes: u32 = Int(1024, INT),
         "loading-process-events-interval-bytes", HID, "2097152", "Bytes loaded between serving events while loading.";
     logfile: String = Str,
@@ -579,7 +579,7 @@ params! {
         "server-threads" | "io-threads", IMM | KDB | LIVE | DYN, "number of CPUs, at most 16",
         "Worker threads, each running its own event loop.";
     set_max_intset_entries: u64 = Int(0, LL),
-        "set-max-intset-entries", 0, "512", "Integer sets up to this size use the compact encoding.";
+        "set-max-intset-entries", LIVE, "512", "Integer sets up to this size use the compact encoding.";
     set_proc_title: bool = Bool,
         "set-proc-title", IMM, "yes", "Change the process title.";
     shutdown_on_sigint: u8 = Special(get_shutdown_sigint, set_shutdown_sigint, "default|save|nosave|now|force ..."),
@@ -665,7 +665,7 @@ params! {
     watchdog_period: u32 = Int(0, INT),
         "watchdog-period", HID, "0", "Debugging: software watchdog period in milliseconds.";
     zset_max_listpack_entries: u64 = Int(0, LL),
-        "zset-max-listpack-entries" | "zset-max-ziplist-entries", 0, "128", "Sorted sets with at most this many members use the compact encoding.";
+        "zset-max-listpack-entries" | "zset-max-ziplist-entries", LIVE, "128", "Sorted sets with at most this many members use the compact encoding.";
     zset_max_listpack_value: u64 = Mem(0, LLM),
-        "zset-max-listpack-value" | "zset-max-ziplist-value", 0, "64", "Sorted sets whose members are at most this long use the compact encoding.";
+        "zset-max-listpack-value" | "zset-max-ziplist-value", LIVE, "64", "Sorted sets whose members are at most this long use the compact encoding.";
 }
