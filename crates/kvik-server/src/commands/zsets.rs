@@ -1,5 +1,0 @@
-//! zsets commands.
-
-use super::table::Command;
-
-pub const COMMANDS: &[Command] = &[];

@@ -1,0 +1,205 @@
+//! Adding and removing members: ZADD (with NX, XX, GT, LT, CH and INCR), ZINCRBY
+//! and ZREM. All propagate as themselves when they change anything.
+
+use super::{change_zset, limits, write_score, zset_mut, NAN_SCORE};
+use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
+use crate::types::zset::{Limits, ZSet};
+use crate::types::Value;
+
+/// ZADD's options.
+#[derive(Default, Clone, Copy)]
+struct AddOptions {
+    nx: bool,
+    xx: bool,
+    gt: bool,
+    lt: bool,
+    ch: bool,
+    incr: bool,
+}
+
+impl AddOptions {
+    /// The flag an option argument names, if it names one.
+    fn flag(&mut self, arg: &[u8]) -> Option<&mut bool> {
+        [
+            ("nx", &mut self.nx),
+            ("xx", &mut self.xx),
+            ("gt", &mut self.gt),
+            ("lt", &mut self.lt),
+            ("ch", &mut self.ch),
+            ("incr", &mut self.incr),
+        ]
+        .into_iter()
+        .find(|(name, _)| args::is(arg, name))
+        .map(|(_, flag)| flag)
+    }
+}
+
+/// What adding one member did.
+#[derive(Clone, Copy, PartialEq)]
+enum Outcome {
+    /// The conditions said no (NX, XX, GT, LT).
+    Skipped,
+    Added(f64),
+    /// The member keeps or gets this score; `changed` if it differs from before.
+    Scored {
+        score: f64,
+        changed: bool,
+    },
+}
+
+pub fn zadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut options = AddOptions::default();
+    let mut first_pair = 2;
+    while let Some(flag) = args.get(first_pair).and_then(|arg| options.flag(arg)) {
+        *flag = true;
+        first_pair += 1;
+    }
+    let pairs = &args[first_pair..];
+    if pairs.is_empty() || !pairs.len().is_multiple_of(2) {
+        return Err(errors::SYNTAX.into());
+    }
+    check_options(options, pairs.len() / 2)?;
+    let scored: Vec<(f64, &[u8])> = pairs
+        .chunks(2)
+        .map(|pair| Ok((args::float(pair[0])?, pair[1])))
+        .collect::<Result<_, CmdError>>()?;
+    let limits = limits(ctx.server);
+    // XX on a missing key has nothing to do.
+    let outcomes = add_to(ctx, args[1], options, limits, &scored)?.unwrap_or_default();
+    reply_to_zadd(ctx, options, &outcomes)
+}
+
+/// The option combinations Redis refuses, with its texts.
+fn check_options(o: AddOptions, pairs: usize) -> CmdResult {
+    if o.nx && o.xx {
+        return Err("ERR XX and NX options at the same time are not compatible".into());
+    }
+    if (o.nx && (o.gt || o.lt)) || (o.gt && o.lt) {
+        return Err("ERR GT, LT, and/or NX options at the same time are not compatible".into());
+    }
+    if o.incr && pairs > 1 {
+        return Err("ERR INCR option supports a single increment-element pair".into());
+    }
+    Ok(())
+}
+
+/// ZINCRBY key increment member: ZADD INCR without options.
+pub fn zincrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let increment = args::float(args[2])?;
+    let options = AddOptions {
+        incr: true,
+        ..AddOptions::default()
+    };
+    let limits = limits(ctx.server);
+    let added = add_to(ctx, args[1], options, limits, &[(increment, args[3])])?;
+    match added.as_ref().and_then(|outcomes| outcomes.first()) {
+        Some(Outcome::Added(score) | Outcome::Scored { score, .. }) => write_score(ctx.out, *score),
+        _ => unreachable!("ZINCRBY always scores its member"),
+    }
+    Ok(())
+}
+
+/// Apply the pairs to the set at `key`, creating it unless XX; `None` when XX found
+/// no set. Returns each pair's outcome.
+fn add_to(
+    ctx: &mut Ctx,
+    key: &[u8],
+    options: AddOptions,
+    limits: Limits,
+    pairs: &[(f64, &[u8])],
+) -> Result<Option<Vec<Outcome>>, CmdError> {
+    let apply = |zset: &mut ZSet| {
+        pairs
+            .iter()
+            .map(|&(score, member)| add_one(zset, member, score, options, limits))
+            .collect::<Result<Vec<Outcome>, CmdError>>()
+    };
+    if zset_mut(ctx.keys, key)?.is_none() {
+        if options.xx {
+            return Ok(None);
+        }
+        let mut zset = ZSet::default();
+        let outcomes = apply(&mut zset)?;
+        ctx.keys.set(key, Value::ZSet(Box::new(zset)), 0);
+        return Ok(Some(outcomes));
+    }
+    change_zset(ctx.keys, key, |zset| {
+        let outcomes = apply(zset)?;
+        let changed = outcomes.iter().any(|o| match o {
+            Outcome::Added(_) => true,
+            Outcome::Scored { changed, .. } => *changed,
+            Outcome::Skipped => false,
+        });
+        Ok((outcomes, changed))
+    })
+}
+
+/// Redis's rules for one member: NX never touches an existing member, XX never adds
+/// one; INCR adds to the current score; GT and LT keep a score that would not grow
+/// or shrink, but never stop an addition.
+fn add_one(
+    zset: &mut ZSet,
+    member: &[u8],
+    score: f64,
+    o: AddOptions,
+    limits: Limits,
+) -> Result<Outcome, CmdError> {
+    let Some(current) = zset.score(member) else {
+        if o.xx {
+            return Ok(Outcome::Skipped);
+        }
+        zset.set_score(member, score, limits);
+        return Ok(Outcome::Added(score));
+    };
+    if o.nx {
+        return Ok(Outcome::Skipped);
+    }
+    let score = if o.incr { current + score } else { score };
+    if score.is_nan() {
+        return Err(NAN_SCORE.into());
+    }
+    if (o.lt && score >= current) || (o.gt && score <= current) {
+        return Ok(Outcome::Skipped);
+    }
+    let changed = score != current;
+    if changed {
+        zset.set_score(member, score, limits);
+    }
+    Ok(Outcome::Scored { score, changed })
+}
+
+/// INCR: the new score, or nil when the conditions said no. Otherwise the number of
+/// members added, plus those whose score changed with CH.
+fn reply_to_zadd(ctx: &mut Ctx, o: AddOptions, outcomes: &[Outcome]) -> CmdResult {
+    if o.incr {
+        match outcomes.first() {
+            Some(Outcome::Added(score) | Outcome::Scored { score, .. }) => {
+                write_score(ctx.out, *score)
+            }
+            Some(Outcome::Skipped) | None => ctx.out.null(),
+        }
+        return Ok(());
+    }
+    let counted = outcomes
+        .iter()
+        .filter(|outcome| match outcome {
+            Outcome::Added(_) => true,
+            Outcome::Scored { changed, .. } => o.ch && *changed,
+            Outcome::Skipped => false,
+        })
+        .count();
+    ctx.out.int(counted as i64);
+    Ok(())
+}
+
+pub fn zrem(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let removed = change_zset(ctx.keys, args[1], |zset| {
+        let removed = args[2..]
+            .iter()
+            .filter(|member| zset.remove(member).is_some())
+            .count();
+        Ok((removed, removed > 0))
+    })?;
+    ctx.out.int(removed.unwrap_or(0) as i64);
+    Ok(())
+}
