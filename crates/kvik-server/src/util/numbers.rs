@@ -212,6 +212,20 @@ pub fn parse_score_bound(s: &[u8]) -> Option<(f64, bool)> {
     Some((parsed.value, exclusive))
 }
 
+/// Parse a SORT weight (an element, or the value a BY pattern names) the way
+/// Redis 7.0 does: C `strtod` over a C string (anything after a NUL byte is
+/// ignored), leading white space allowed, nothing after the number, an empty
+/// string is 0; NaN and anything C reports as out of range (`errno ==
+/// ERANGE`, which includes subnormal results that lost precision) are refused.
+pub fn parse_sort_weight(s: &[u8]) -> Option<f64> {
+    let s = c_string(s);
+    let parsed = strtod(s);
+    if parsed.len != s.len() || parsed.erange || parsed.value.is_nan() {
+        return None;
+    }
+    Some(parsed.value)
+}
+
 /// Format a double as Redis 7.0 replies with it (`%.17g`, `inf`, `-inf`).
 ///
 /// This is the text of ZSCORE, ZINCRBY, ZADD INCR, ZRANGE WITHSCORES and
