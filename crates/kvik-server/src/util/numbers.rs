@@ -90,7 +90,7 @@ pub fn parse_scan_cursor(s: &[u8]) -> Option<u64> {
 
 /// The bytes a C function sees when handed `s`: everything before the
 /// first NUL.
-fn c_string(s: &[u8]) -> &[u8] {
+pub fn c_string(s: &[u8]) -> &[u8] {
     s.iter().position(|&b| b == 0).map_or(s, |nul| &s[..nul])
 }
 
