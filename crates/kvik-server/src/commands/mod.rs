@@ -20,6 +20,7 @@ pub mod keys;
 pub mod lists;
 pub mod server;
 pub mod sets;
+pub mod sort;
 pub mod strings;
 pub mod zsets;
 
@@ -42,6 +43,7 @@ pub fn registry() -> Registry {
         hashes::COMMANDS,
         sets::COMMANDS,
         zsets::COMMANDS,
+        sort::COMMANDS,
         connection::COMMANDS,
         client::COMMANDS,
         server::COMMANDS,
