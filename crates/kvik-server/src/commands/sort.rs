@@ -287,59 +287,81 @@ fn sorted_window(
     options: &Options,
     window: Window,
 ) -> Result<Vec<SmallBytes>, CmdError> {
-    let by = options.by.map(Pattern::parse);
-    let mut lookup = Lookup::new(keys);
     let order = Order {
         desc: options.desc,
+        window,
         // strcoll over C strings, except when storing (see the module comment).
         c_strings: options.store.is_none(),
     };
-    if !options.alpha {
-        let mut readable = true;
-        let weighed = elements
-            .into_iter()
-            .map(|element| {
-                let score = match &by {
-                    Some(by) => {
-                        lookup.with_value(by, &element, |w| w.map_or(Some(0.0), parse_sort_weight))
-                    }
-                    None => parse_sort_weight(element.as_slice()),
-                };
-                readable &= score.is_some();
-                (element, score.unwrap_or(0.0))
-            })
-            .collect();
-        if !readable {
-            return Err(BAD_WEIGHT.into());
+    let by = options.by.map(Pattern::parse);
+    let mut lookup = Lookup::new(keys);
+    match (options.alpha, by) {
+        (false, by) => by_number(&mut lookup, elements, by.as_ref(), order),
+        (true, Some(by)) => Ok(by_weight_text(&mut lookup, elements, &by, order)),
+        (true, None) => {
+            let bare = elements.into_iter().map(|e| (e, ())).collect();
+            Ok(order.sort_and_cut(bare, |a, b| order.compare_text(&a.0, &b.0)))
         }
-        return Ok(order.apply(weighed, window, |a, b| {
-            a.1.partial_cmp(&b.1)
-                .filter(|o| o.is_ne())
-                .unwrap_or_else(|| a.0.as_slice().cmp(b.0.as_slice()))
-        }));
     }
-    let Some(by) = by else {
-        let bare = elements.into_iter().map(|e| (e, ())).collect();
-        return Ok(order.apply(bare, window, |a, b| order.compare_text(&a.0, &b.0)));
-    };
+}
+
+/// Numeric sorting, by the elements themselves or by the weights `by` names (0 when
+/// it names nothing). Equal weights compare the elements' bytes.
+fn by_number(
+    lookup: &mut Lookup,
+    elements: Vec<SmallBytes>,
+    by: Option<&Pattern>,
+    order: Order,
+) -> Result<Vec<SmallBytes>, CmdError> {
+    let mut readable = true;
     let weighed = elements
         .into_iter()
         .map(|element| {
-            let weight = lookup.with_value(&by, &element, |w| w.map(SmallBytes::new));
-            (element, weight)
+            let weight = match by {
+                Some(by) => {
+                    lookup.with_value(by, &element, |w| w.map_or(Some(0.0), parse_sort_weight))
+                }
+                None => parse_sort_weight(element.as_slice()),
+            };
+            readable &= weight.is_some();
+            (element, weight.unwrap_or(0.0))
         })
         .collect();
-    Ok(order.apply(weighed, window, |a, b| match (&a.1, &b.1) {
-        (Some(x), Some(y)) => order.compare_text(x, y),
-        // A missing weight sorts before any other.
-        (x, y) => x.is_some().cmp(&y.is_some()),
+    if !readable {
+        return Err(BAD_WEIGHT.into());
+    }
+    Ok(order.sort_and_cut(weighed, |a, b| {
+        a.1.partial_cmp(&b.1)
+            .filter(|o| o.is_ne())
+            .unwrap_or_else(|| a.0.as_slice().cmp(b.0.as_slice()))
     }))
 }
 
-/// How elements are compared.
+/// ALPHA sorting by the text `by` names; elements it names nothing for come first.
+fn by_weight_text(
+    lookup: &mut Lookup,
+    elements: Vec<SmallBytes>,
+    by: &Pattern,
+    order: Order,
+) -> Vec<SmallBytes> {
+    let weighed = elements
+        .into_iter()
+        .map(|element| {
+            let weight = lookup.with_value(by, &element, |w| w.map(SmallBytes::new));
+            (element, weight)
+        })
+        .collect();
+    order.sort_and_cut(weighed, |a, b| match (&a.1, &b.1) {
+        (Some(x), Some(y)) => order.compare_text(x, y),
+        (x, y) => x.is_some().cmp(&y.is_some()),
+    })
+}
+
+/// How elements are compared, and which of them are kept.
 #[derive(Clone, Copy)]
 struct Order {
     desc: bool,
+    window: Window,
     /// Compare text as C strings (up to a NUL byte) rather than whole.
     c_strings: bool,
 }
@@ -354,11 +376,10 @@ impl Order {
     }
 
     /// Stable-sort `weighed` by `compare` (reversed for DESC) and keep the elements in
-    /// `window`.
-    fn apply<W>(
+    /// the window.
+    fn sort_and_cut<W>(
         self,
         mut weighed: Vec<(SmallBytes, W)>,
-        window: Window,
         compare: impl Fn(&(SmallBytes, W), &(SmallBytes, W)) -> Ordering,
     ) -> Vec<SmallBytes> {
         if self.desc {
@@ -366,7 +387,8 @@ impl Order {
         } else {
             weighed.sort_by(compare);
         }
-        let kept = weighed.into_iter().skip(window.start).take(window.count);
+        let Window { start, count } = self.window;
+        let kept = weighed.into_iter().skip(start).take(count);
         kept.map(|(element, _)| element).collect()
     }
 }
