@@ -39,6 +39,12 @@
 //! COMMAND INFO shows the sorted key only and COMMAND GETKEYS does not list a STORE
 //! destination.
 //!
+//! Where kvik differs on purpose: Redis does not clear `errno` before reading a
+//! weight, so one weight out of range makes its later numeric sorts fail until
+//! something clears it; kvik judges each command alone. With ALPHA, BY and LIMIT,
+//! Redis's partial quicksort may reorder elements of equal weight; kvik's full stable
+//! sort keeps their reading order there too.
+//!
 //! Not modelled (kvik has none of these yet): a client running a script also sorts an
 //! unsorted set (so a script's result is deterministic); cluster mode and ACL users
 //! without access to every key refuse BY and GET patterns.
