@@ -22,6 +22,7 @@ pub mod keys;
 pub mod lists;
 pub mod server;
 pub mod sets;
+pub mod sort;
 pub mod strings;
 pub mod zsets;
 
@@ -45,6 +46,7 @@ pub fn registry() -> Registry {
         hashes::COMMANDS,
         sets::COMMANDS,
         zsets::COMMANDS,
+        sort::COMMANDS,
         connection::COMMANDS,
         client::COMMANDS,
         server::COMMANDS,

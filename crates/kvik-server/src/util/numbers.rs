@@ -90,7 +90,7 @@ pub fn parse_scan_cursor(s: &[u8]) -> Option<u64> {
 
 /// The bytes a C function sees when handed `s`: everything before the
 /// first NUL.
-fn c_string(s: &[u8]) -> &[u8] {
+pub fn c_string(s: &[u8]) -> &[u8] {
     s.iter().position(|&b| b == 0).map_or(s, |nul| &s[..nul])
 }
 
@@ -210,6 +210,20 @@ pub fn parse_score_bound(s: &[u8]) -> Option<(f64, bool)> {
         return None;
     }
     Some((parsed.value, exclusive))
+}
+
+/// Parse a SORT weight (an element, or the value a BY pattern names) the way
+/// Redis 7.0 does: C `strtod` over a C string (anything after a NUL byte is
+/// ignored), leading white space allowed, nothing after the number, an empty
+/// string is 0; NaN and anything C reports as out of range (`errno ==
+/// ERANGE`, which includes subnormal results that lost precision) are refused.
+pub fn parse_sort_weight(s: &[u8]) -> Option<f64> {
+    let s = c_string(s);
+    let parsed = strtod(s);
+    if parsed.len != s.len() || parsed.erange || parsed.value.is_nan() {
+        return None;
+    }
+    Some(parsed.value)
 }
 
 /// Format a double as Redis 7.0 replies with it (`%.17g`, `inf`, `-inf`).

@@ -13,6 +13,11 @@
 //! Like the C function this reports how many bytes formed the number (the
 //! longest valid prefix), so `1e` parses as `1` with one byte used and `0x`
 //! as `0` with one byte used. Results are correctly rounded to nearest-even.
+//! It also reports what C leaves in `errno` (see [`underflow`]).
+
+mod underflow;
+
+use underflow::{underflows, Exact};
 
 /// What `strtod` made of some input.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -23,10 +28,11 @@ pub struct Strtod {
     /// then not consumed either, as with C's end pointer).
     pub len: usize,
     /// C would set `errno = ERANGE` because a finite input overflowed to
-    /// infinity or a non-zero input underflowed to zero. (C also flags
-    /// inexact subnormal results; no caller distinguishes those, so they
-    /// are not reported here.)
+    /// infinity or a non-zero input underflowed to zero.
     pub out_of_range: bool,
+    /// C would set `errno = ERANGE`: `out_of_range`, or a result below the
+    /// normal range that lost precision (SORT's weights are checked this way).
+    pub erange: bool,
 }
 
 /// C `isspace` in the "C" locale.
@@ -56,11 +62,13 @@ pub fn strtod(s: &[u8]) -> Strtod {
             },
             len: start + magnitude.len,
             out_of_range: magnitude.out_of_range,
+            erange: magnitude.erange,
         },
         None => Strtod {
             value: 0.0,
             len: 0,
             out_of_range: false,
+            erange: false,
         },
     }
 }
@@ -75,6 +83,7 @@ fn parse_special(s: &[u8]) -> Option<Strtod> {
         value,
         len,
         out_of_range: false,
+        erange: false,
     };
     if starts_with_ignore_case(s, b"infinity") {
         return Some(exact(f64::INFINITY, 8));
@@ -156,17 +165,22 @@ fn parse_decimal(s: &[u8]) -> Option<Strtod> {
     if mantissa.digit_count == 0 {
         return None;
     }
-    let exponent_len = exponent_suffix(&s[mantissa.len..], b'e').map_or(0, |(len, _)| len);
+    let (exponent_len, exponent) = exponent_suffix(&s[mantissa.len..], b'e').unwrap_or((0, 0));
     let len = mantissa.len + exponent_len;
     // The slice is ASCII digits, '.', 'e'/'E' and a sign: valid Rust float
     // syntax, which Rust parses with correct rounding for any length.
     let text = std::str::from_utf8(&s[..len]).ok()?;
     let value: f64 = text.parse().ok()?;
     let nonzero = s[..mantissa.len].iter().any(|&b| matches!(b, b'1'..=b'9'));
+    let out_of_range = value.is_infinite() || (value == 0.0 && nonzero);
+    let underflow = is_tiny(value)
+        && Exact::decimal(&s[..mantissa.len], exponent)
+            .is_some_and(|x| underflows(value, &x, false));
     Some(Strtod {
         value,
         len,
-        out_of_range: value.is_infinite() || (value == 0.0 && nonzero),
+        out_of_range,
+        erange: out_of_range || underflow,
     })
 }
 
@@ -187,7 +201,14 @@ fn parse_hex(s: &[u8]) -> Option<Strtod> {
         value,
         len: 2 + mantissa.len + exponent_len,
         out_of_range,
+        erange: out_of_range || bits.underflows_to(value, exponent),
     })
+}
+
+/// Non-zero and no larger than the smallest normal double: where glibc may
+/// report an underflow although the result is not zero.
+fn is_tiny(value: f64) -> bool {
+    value != 0.0 && value.abs() <= f64::MIN_POSITIVE
 }
 
 /// The significant bits of a hex mantissa: value = (bits + tail) × 2^scale,
@@ -226,6 +247,18 @@ impl HexBits {
             }
         }
         acc
+    }
+
+    /// Would glibc report an underflow for `value`, what these bits scaled by
+    /// 2^`exponent` rounded to?
+    fn underflows_to(&self, value: f64, exponent: i64) -> bool {
+        if !is_tiny(value) {
+            return false;
+        }
+        // A tiny result means the bits sit far below 1, so the shift is small.
+        let shift =
+            u32::try_from(-(self.scale + exponent)).expect("a tiny value has a negative exponent");
+        Exact::dyadic(self.bits, shift).is_some_and(|x| underflows(value, &x, self.sticky))
     }
 
     /// Rounds (bits + tail) × 2^(scale + exponent) to the nearest double,
@@ -327,6 +360,33 @@ mod tests {
         assert!(!strtod(b"0e99999999999999999999999").out_of_range);
         assert!(strtod(b"1.7976931348623159e308").out_of_range);
         assert_eq!(strtod(b"1.7976931348623158e308").value, f64::MAX);
+    }
+
+    #[test]
+    fn underflow_flags_like_glibc() {
+        // (input, glibc's errno == ERANGE)
+        for (text, erange) in [
+            ("0x1p-1074", false),
+            ("0x0.0000000000001p-1022", false),
+            ("0x1.8p-1074", true),
+            ("1e-310", true),
+            ("0x1p-1022", false),
+            ("0x1.fffffffffffffp-1023", true),
+            ("0x1.fffffffffffff7p-1023", true),
+            ("0x1.fffffffffffff8p-1023", false),
+            ("0x1.ffffffffffffffp-1023", false),
+            ("2.2250738585072012e-308", true),
+            ("2.2250738585072013e-308", false),
+            ("-1e-310", true),
+            ("1e-400", true),
+            ("0e-400", false),
+            ("1e-300", false),
+        ] {
+            assert_eq!(strtod(text.as_bytes()).erange, erange, "{text}");
+        }
+        let exact_smallest = format!("{:.1100}", f64::from_bits(1));
+        assert!(!strtod(exact_smallest.as_bytes()).erange);
+        assert!(strtod(format!("{exact_smallest}1").as_bytes()).erange);
     }
 
     #[test]

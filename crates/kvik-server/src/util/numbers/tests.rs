@@ -355,6 +355,54 @@ fn parse_score_bound_table() {
     }
 }
 
+/// `RPUSH l <s> 2; SORT l`: which weights SORT accepts, and as what.
+const SORT_WEIGHT_CASES: &[(&[u8], Option<f64>)] = &[
+    (b"", Some(0.0)),
+    (b" 1", Some(1.0)),
+    (b"\t7", Some(7.0)),
+    (b"\n7", Some(7.0)),
+    (b"+5", Some(5.0)),
+    (b".5", Some(0.5)),
+    (b"5.", Some(5.0)),
+    (b"0x10", Some(16.0)),
+    (b"0X1p3", Some(8.0)),
+    (b"inf", Some(f64::INFINITY)),
+    (b"infinity", Some(f64::INFINITY)),
+    (b"-inf", Some(f64::NEG_INFINITY)),
+    (b"-0", Some(-0.0)),
+    (b"0e-999", Some(0.0)),
+    (b"1e308", Some(1e308)),
+    (b"0x1p-1074", Some(5e-324)),
+    (b"2.2250738585072014e-308", Some(f64::MIN_POSITIVE)),
+    (b"1\x00junk", Some(1.0)),
+    (b"1 ", None),
+    (b"1_0", None),
+    (b"1e", None),
+    (b"0x", None),
+    (b"nan", None),
+    (b"-nan", None),
+    (b"nan(123)", None),
+    (b"1e400", None),
+    (b"-1e309", None),
+    (b"1e-400", None),
+    (b"1e-310", None),
+    (b"4.9406564584124654e-324", None),
+    (b"2.2250738585072011e-308", None),
+    (b"  ", None),
+];
+
+#[test]
+fn parse_sort_weight_table() {
+    for &(text, expected) in SORT_WEIGHT_CASES {
+        assert_eq!(
+            parse_sort_weight(text).map(f64::to_bits),
+            expected.map(f64::to_bits),
+            "{}",
+            text.escape_ascii()
+        );
+    }
+}
+
 #[test]
 fn format_f64_shapes() {
     let cases: &[(f64, &str)] = &[
@@ -480,6 +528,10 @@ fn strtod_agrees_with_libc() {
         "e400",
         "p1023",
         "p-1080",
+        "p-1023",
+        "e-308",
+        "2.225073858507201",
+        "fffffffffffff8",
         "ffffffffffffff",
         "8",
         "0000000000000001",
@@ -514,6 +566,7 @@ fn strtod_agrees_with_libc() {
         }
         let c_out_of_range = erange && (value == 0.0 || value.is_infinite());
         assert_eq!(ours.out_of_range, c_out_of_range, "{text:?}");
+        assert_eq!(ours.erange, erange, "{text:?}");
     }
 }
 
