@@ -6,15 +6,19 @@
 //!   ZLEXCOUNT) in [`read`];
 //! - the ZRANGE family, ZRANGESTORE and the ZREMRANGEBY commands in [`range`];
 //! - ZPOPMIN, ZPOPMAX and ZMPOP, and the popping the blocking forms reuse, in [`pop`];
+//! - BZPOPMIN, BZPOPMAX and BZMPOP, which wait for a key to get members, in
+//!   [`blocking`];
 //! - ZRANDMEMBER in [`random`];
 //! - ZUNION, ZINTER, ZDIFF, ZINTERCARD and the STORE forms in [`combine`];
 //! - ZSCAN in [`scan`].
 //!
-//! Replies, error texts, encodings and propagated effects follow Redis 7.0. The one
-//! effect that is not the command itself: ZMPOP propagates as ZPOPMIN or ZPOPMAX with
-//! the number of members it took.
+//! Replies, error texts, encodings and propagated effects follow Redis 7.0. The
+//! effects that are not the command itself: ZMPOP and BZMPOP propagate as ZPOPMIN or
+//! ZPOPMAX with the number of members they took, BZPOPMIN and BZPOPMAX as ZPOPMIN or
+//! ZPOPMAX without one.
 
 mod add;
+mod blocking;
 mod combine;
 pub mod pop;
 mod random;
@@ -36,6 +40,7 @@ const READ_FAST: u32 = ZS | acl::READ | acl::FAST;
 const READ_SLOW: u32 = ZS | acl::READ | acl::SLOW;
 const WRITE_FAST: u32 = ZS | acl::WRITE | acl::FAST;
 const WRITE_SLOW: u32 = ZS | acl::WRITE | acl::SLOW;
+const BLOCKING_FAST: u32 = WRITE_FAST | acl::BLOCKING;
 
 const RO: u32 = key_flags::RO;
 const RO_ACCESS: u32 = key_flags::RO | key_flags::ACCESS;
@@ -50,6 +55,7 @@ const LOG_N: &str = "O(log(N)) with N being the number of elements in the sorted
 const RANGE: &str = "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.";
 const RANGE_BY: &str = "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).";
 const REMOVE_RANGE: &str = "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.";
+const MPOP: &str = "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.";
 const POP: &str = "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.";
 const UNION: &str = "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.";
 const INTER: &str = "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.";
@@ -193,7 +199,25 @@ pub const COMMANDS: &[Command] = &[
         .acl(WRITE_SLOW)
         .numkeys(1, 1)
         .key_flags(RW_POP)
-        .doc("sorted-set", "7.0.0", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.", "Remove and return members with scores in a sorted set"),
+        .doc("sorted-set", "7.0.0", MPOP, "Remove and return members with scores in a sorted set"),
+    Command::new("bzpopmin", -3, blocking::bzpopmin)
+        .flags(flags::WRITE | flags::NOSCRIPT | flags::BLOCKING | flags::FAST)
+        .acl(BLOCKING_FAST)
+        .keys(1, -2, 1)
+        .key_flags(RW_POP)
+        .doc("sorted-set", "5.0.0", LOG_N, "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available"),
+    Command::new("bzpopmax", -3, blocking::bzpopmax)
+        .flags(flags::WRITE | flags::NOSCRIPT | flags::BLOCKING | flags::FAST)
+        .acl(BLOCKING_FAST)
+        .keys(1, -2, 1)
+        .key_flags(RW_POP)
+        .doc("sorted-set", "5.0.0", LOG_N, "Remove and return the member with the highest score from one or more sorted sets, or block until one is available"),
+    Command::new("bzmpop", -5, blocking::bzmpop)
+        .flags(flags::WRITE | flags::BLOCKING)
+        .acl(WRITE_SLOW | acl::BLOCKING)
+        .numkeys(2, 1)
+        .key_flags(RW_POP)
+        .doc("sorted-set", "7.0.0", MPOP, "Remove and return members with scores in a sorted set or block until one is available"),
     Command::new("zrandmember", -2, random::zrandmember)
         .flags(flags::READONLY)
         .acl(READ_SLOW)

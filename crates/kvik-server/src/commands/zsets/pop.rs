@@ -47,16 +47,19 @@ pub fn first_with_members<'k>(
 
 /// The effect of a pop that is not ZPOPMIN or ZPOPMAX itself: `ZPOPMIN key`, or
 /// `ZPOPMIN key n` when `taken` says how many members went (and the same with
-/// ZPOPMAX).
-pub fn propagate_pop(ctx: &mut Ctx, key: &[u8], end: End, taken: Option<usize>) {
+/// ZPOPMAX). Takes the keys rather than the command's context so that a blocked pop
+/// served later, with no context, writes it too; a handler marks its command as
+/// propagated itself.
+pub fn propagate_pop(keys: &mut Locked<'_>, key: &[u8], end: End, taken: Option<usize>) {
     let name: &[u8] = match end {
         End::Min => b"ZPOPMIN",
         End::Max => b"ZPOPMAX",
     };
     let mut digits = itoa::Buffer::new();
+    let db = keys.db;
     match taken {
-        Some(n) => ctx.propagate(&[name, key, digits.format(n).as_bytes()]),
-        None => ctx.propagate(&[name, key]),
+        Some(n) => keys.propagate(db, &[name, key, digits.format(n).as_bytes()]),
+        None => keys.propagate(db, &[name, key]),
     }
 }
 
@@ -99,7 +102,8 @@ pub fn zmpop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Ok(());
     };
     let popped = pop(ctx.keys, key, request.end, request.count)?.unwrap_or_default();
-    propagate_pop(ctx, key, request.end, Some(popped.len()));
+    propagate_pop(ctx.keys, key, request.end, Some(popped.len()));
+    ctx.propagated = true;
     ctx.out.array(2);
     ctx.out.bulk(key);
     write_popped(ctx, Layout::Pairs, &popped);
