@@ -192,7 +192,8 @@ fn config_set_port_moves_the_listener_and_keeps_clients() {
         assert!(std::time::Instant::now() < deadline, "old port still open");
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(c.cmd(&["CONFIG", "GET", "port"]).ends_with(
+    let reply = c.cmd(&["CONFIG", "GET", "port"]);
+    assert!(reply.ends_with(
         format!(
             "{new_port}
 "
