@@ -193,12 +193,6 @@ fn config_set_port_moves_the_listener_and_keeps_clients() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let reply = c.cmd(&["CONFIG", "GET", "port"]);
-    assert!(reply.ends_with(
-        format!(
-            "{new_port}
-"
-        )
-        .as_bytes()
-    ));
+    assert!(reply.ends_with(format!("{new_port}\r\n").as_bytes()));
     assert_eq!(c.cmd(&["CONFIG", "SET", "loglevel", "warning"]), b"+OK\r\n");
 }
