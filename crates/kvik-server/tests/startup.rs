@@ -31,7 +31,11 @@ fn daemonizes_writes_pidfile_and_logs_like_redis() {
         .expect("run kvik-server");
     assert!(status.success(), "the parent exits at once with success");
     wait_for("the pid file", || pidfile.exists());
-    let pid: u32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     let mut c = RawConn::connect(&format!("127.0.0.1:{port}"));
     assert_eq!(c.cmd(&["PING"]), b"+PONG\r\n");
     let log = std::fs::read_to_string(&logfile).unwrap();
@@ -69,7 +73,10 @@ fn debian_redis_conf_starts_it_with_overrides() {
     let mut c = RawConn::connect(&format!("127.0.0.1:{port}"));
     assert_eq!(c.cmd(&["PING"]), b"+PONG\r\n");
     let file = c.cmd(&["CONFIG", "GET", "bind"]);
-    assert!(String::from_utf8_lossy(&file).contains("127.0.0.1"), "bind from the file");
+    assert!(
+        String::from_utf8_lossy(&file).contains("127.0.0.1"),
+        "bind from the file"
+    );
     let _ = child.kill();
     let _ = child.wait();
 }
@@ -84,5 +91,8 @@ fn a_bad_value_is_fatal_with_redis_message() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("*** FATAL CONFIG FILE ERROR"), "{stderr}");
     assert!(stderr.contains(">>> 'port \"not-a-number\"'"), "{stderr}");
-    assert!(stderr.contains("argument couldn't be parsed into an integer"), "{stderr}");
+    assert!(
+        stderr.contains("argument couldn't be parsed into an integer"),
+        "{stderr}"
+    );
 }
