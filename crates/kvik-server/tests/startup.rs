@@ -38,11 +38,16 @@ fn daemonizes_writes_pidfile_and_logs_like_redis() {
         .unwrap();
     let mut c = RawConn::connect(&format!("127.0.0.1:{port}"));
     assert_eq!(c.cmd(&["PING"]), b"+PONG\r\n");
-    let log = std::fs::read_to_string(&logfile).unwrap();
-    let ready = log
-        .lines()
-        .find(|l| l.ends_with("Ready to accept connections"))
-        .expect("ready line");
+    // The sockets accept a moment before the ready line is logged.
+    let ready_line = || {
+        std::fs::read_to_string(&logfile)
+            .unwrap_or_default()
+            .lines()
+            .find(|l| l.ends_with("Ready to accept connections"))
+            .map(str::to_owned)
+    };
+    wait_for("the ready line", || ready_line().is_some());
+    let ready = ready_line().unwrap();
     // pid:role dd Mon yyyy hh:mm:ss.mmm * message
     assert!(ready.starts_with(&format!("{pid}:M ")), "{ready}");
     assert!(ready.contains(" * "), "{ready}");

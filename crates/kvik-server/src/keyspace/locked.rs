@@ -257,6 +257,20 @@ impl<'a> Locked<'a> {
         removed
     }
 
+    /// The live entry of `key` for a reading command, counting a keyspace hit or miss
+    /// as Redis's read lookups do (a key of another type counts as a hit).
+    pub fn read(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        let stats = self.env.stats;
+        let entry = self.get(key);
+        let counter = if entry.is_some() {
+            &stats.keyspace_hits
+        } else {
+            &stats.keyspace_misses
+        };
+        stats.add(counter, 1);
+        entry
+    }
+
     /// Does `key` exist (and is it live)?
     pub fn exists(&mut self, key: &[u8]) -> bool {
         let hash = hash_key(key);

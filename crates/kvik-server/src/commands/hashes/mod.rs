@@ -232,20 +232,12 @@ pub const COMMANDS: &[Command] = &[
 /// The hash at a live key, for a reading command: `Ok(None)` if absent, WRONGTYPE if
 /// not a hash. Counts a keyspace hit or miss, as Redis does for reading lookups.
 pub fn read_hash<'k>(keys: &'k mut Locked<'_>, key: &[u8]) -> Result<Option<&'k Hash>, CmdError> {
-    let stats = keys.env().stats;
-    match keys.get(key) {
-        None => {
-            stats.add(&stats.keyspace_misses, 1);
-            Ok(None)
-        }
-        Some(entry) => {
-            stats.add(&stats.keyspace_hits, 1);
-            match &entry.value {
-                Value::Hash(hash) => Ok(Some(hash)),
-                _ => Err(errors::WRONGTYPE.into()),
-            }
-        }
-    }
+    keys.read(key)
+        .map(|entry| match &entry.value {
+            Value::Hash(hash) => Ok(&**hash),
+            _ => Err(errors::WRONGTYPE.into()),
+        })
+        .transpose()
 }
 
 /// Apply `change` to the hash at `key` (a new, empty one if the key is missing) and

@@ -281,20 +281,12 @@ pub(crate) fn list_mut<'k>(
 /// The list at `key` for a command that only reads it, counting a keyspace hit or
 /// miss as Redis does for reads (a key of another type is a hit, then WRONGTYPE).
 fn read_list<'k>(keys: &'k mut Locked<'_>, key: &[u8]) -> Result<Option<&'k List>, CmdError> {
-    let stats = keys.env().stats;
-    match keys.get(key) {
-        None => {
-            stats.add(&stats.keyspace_misses, 1);
-            Ok(None)
-        }
-        Some(entry) => {
-            stats.add(&stats.keyspace_hits, 1);
-            match &entry.value {
-                Value::List(list) => Ok(Some(list)),
-                _ => Err(errors::WRONGTYPE.into()),
-            }
-        }
-    }
+    keys.read(key)
+        .map(|entry| match &entry.value {
+            Value::List(list) => Ok(&**list),
+            _ => Err(errors::WRONGTYPE.into()),
+        })
+        .transpose()
 }
 
 /// Record that `changes` elements of the list at `key` were added, removed or

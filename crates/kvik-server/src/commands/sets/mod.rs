@@ -232,17 +232,9 @@ fn as_set(value: &mut Value) -> Result<&mut Set, CmdError> {
 /// The set at `key` for a reading command: `Ok(None)` if absent, WRONGTYPE if the key
 /// holds something else. Counts a keyspace hit or miss.
 fn read_set<'k>(keys: &'k mut Locked<'_>, key: &[u8]) -> Result<Option<&'k Set>, CmdError> {
-    let stats = keys.env().stats;
-    match keys.get(key) {
-        None => {
-            stats.add(&stats.keyspace_misses, 1);
-            Ok(None)
-        }
-        Some(entry) => {
-            stats.add(&stats.keyspace_hits, 1);
-            as_set(&mut entry.value).map(|s| Some(&*s))
-        }
-    }
+    keys.read(key)
+        .map(|entry| as_set(&mut entry.value).map(|s| &*s))
+        .transpose()
 }
 
 /// The set at `key` for a writing command (no hit or miss counted).

@@ -252,24 +252,17 @@ pub const COMMANDS: &[Command] = &[
 /// The string value of a live key: `Ok(None)` if absent, WRONGTYPE if not a string.
 /// Counts a keyspace hit or miss, as Redis does for the lookups of reading commands.
 pub fn read_string<'k>(
-    ctx_keys: &'k mut Locked<'_>,
+    keys: &'k mut Locked<'_>,
     key: &[u8],
 ) -> Result<Option<&'k StrValue>, CmdError> {
-    let stats = ctx_keys.env().stats;
-    match ctx_keys.get(key) {
-        None => {
-            stats.add(&stats.keyspace_misses, 1);
-            Ok(None)
-        }
-        Some(entry) => {
-            stats.add(&stats.keyspace_hits, 1);
+    keys.read(key)
+        .map(|entry| {
             entry
                 .value
                 .as_str()
-                .map(Some)
-                .ok_or_else(|| errors::WRONGTYPE.into())
-        }
-    }
+                .ok_or(CmdError::from(errors::WRONGTYPE))
+        })
+        .transpose()
 }
 
 /// Reply with the string at `key`, or nil when there is none (what GET replies).

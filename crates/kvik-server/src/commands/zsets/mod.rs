@@ -289,20 +289,12 @@ const NAN_SCORE: &str = "ERR resulting score is not a number (NaN)";
 /// The sorted set at `key` for a read, counting the keyspace hit or miss as Redis's
 /// read lookups do.
 fn read_zset<'k>(keys: &'k mut Locked<'_>, key: &[u8]) -> Result<Option<&'k ZSet>, CmdError> {
-    let stats = keys.env().stats;
-    match keys.get(key) {
-        None => {
-            stats.add(&stats.keyspace_misses, 1);
-            Ok(None)
-        }
-        Some(entry) => {
-            stats.add(&stats.keyspace_hits, 1);
-            match &entry.value {
-                Value::ZSet(zset) => Ok(Some(zset)),
-                _ => Err(errors::WRONGTYPE.into()),
-            }
-        }
-    }
+    keys.read(key)
+        .map(|entry| match &entry.value {
+            Value::ZSet(zset) => Ok(&**zset),
+            _ => Err(errors::WRONGTYPE.into()),
+        })
+        .transpose()
 }
 
 /// The sorted set at `key` for a write (no hit or miss counted).
