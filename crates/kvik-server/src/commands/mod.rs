@@ -11,6 +11,7 @@
 pub mod args;
 pub mod table;
 
+pub mod bitmaps;
 pub mod client;
 pub mod config;
 pub mod connection;
@@ -41,6 +42,7 @@ use table::{Command, Lock, Registry};
 pub fn registry() -> Registry {
     Registry::new(&[
         strings::COMMANDS,
+        bitmaps::COMMANDS,
         keys::COMMANDS,
         lists::COMMANDS,
         hashes::COMMANDS,
