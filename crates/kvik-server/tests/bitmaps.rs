@@ -139,4 +139,8 @@ fn writes_propagate_what_redis_propagates() {
     expect("GETBIT k 3", &[]);
     expect("BITCOUNT k", &[]);
     expect("BITPOS k 1", &[]);
+    expect("BITOP OR d k missing", &["BITOP OR d k missing"]);
+    expect("BITOP AND d missing", &["BITOP AND d missing"]);
+    expect("BITOP AND d missing", &[]);
+    expect("BITOP NOT d k k", &[]);
 }

@@ -8,6 +8,7 @@
 //! error text and propagated effect follows Redis 7.0; a string a bitmap command
 //! writes in place becomes `raw`.
 
+mod bitop;
 mod bits;
 
 use super::table::{acl, flags, Command};
@@ -57,6 +58,16 @@ pub const COMMANDS: &[Command] = &[
             "2.8.7",
             "O(N)",
             "Find first bit set or clear in a string",
+        ),
+    Command::new("bitop", -4, bitop::bitop)
+        .flags(flags::WRITE | flags::DENYOOM)
+        .acl(WRITE_SLOW)
+        .keys(2, -1, 1)
+        .doc(
+            "bitmap",
+            "2.6.0",
+            "O(N)",
+            "Perform bitwise operations between strings",
         ),
 ];
 
