@@ -143,4 +143,27 @@ fn writes_propagate_what_redis_propagates() {
     expect("BITOP AND d missing", &["BITOP AND d missing"]);
     expect("BITOP AND d missing", &[]);
     expect("BITOP NOT d k k", &[]);
+    expect("BITFIELD k GET u8 0 GET i4 3", &[]);
+    expect("BITFIELD_RO k GET u8 0", &[]);
+    expect("BITFIELD k SET u8 0 1", &["BITFIELD k SET u8 0 1"]);
+    expect("BITFIELD k SET u8 0 1", &[]);
+    expect(
+        "BITFIELD k INCRBY u8 0 1 GET u8 0",
+        &["BITFIELD k INCRBY u8 0 1 GET u8 0"],
+    );
+    expect("BITFIELD k OVERFLOW FAIL INCRBY u8 0 255", &[]);
+    expect("BITFIELD k SET u8 x 1", &[]);
+    expect("BITFIELD_RO k SET u8 0 1", &[]);
+}
+
+#[test]
+fn bitfield_grows_the_string_to_its_farthest_write() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    assert_eq!(
+        q(&mut c, "BITFIELD f GET u8 100 SET u8 #3 7 INCRBY i16 4 1"),
+        "*3\r\n:0\r\n:0\r\n:1\r\n"
+    );
+    assert_eq!(q(&mut c, "STRLEN f"), int(4));
+    assert_eq!(kvik.encoding("f"), "raw");
 }

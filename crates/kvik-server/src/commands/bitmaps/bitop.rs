@@ -32,18 +32,20 @@ impl Op {
         .ok_or(CmdError::from(errors::SYNTAX))
     }
 
-    /// Combine two words (or bytes) of the sources.
+    /// Combine a word (or byte) of the result so far with one of the next source;
+    /// NOT, having a single source, only inverts it.
     fn apply<T>(self, a: T, b: T) -> T
     where
         T: std::ops::BitAnd<Output = T>
             + std::ops::BitOr<Output = T>
-            + std::ops::BitXor<Output = T>,
+            + std::ops::BitXor<Output = T>
+            + std::ops::Not<Output = T>,
     {
         match self {
             Op::And => a & b,
             Op::Or => a | b,
             Op::Xor => a ^ b,
-            Op::Not => unreachable!("NOT has one source: see invert"),
+            Op::Not => !b,
         }
     }
 }
@@ -86,11 +88,11 @@ fn combine(op: Op, inputs: &[&[u8]]) -> Vec<u8> {
     let len = inputs.iter().map(|s| s.len()).max().unwrap_or(0);
     let mut out = vec![0u8; len];
     let (first, rest) = inputs.split_first().expect("BITOP has at least one source");
-    out[..first.len()].copy_from_slice(first);
     if op == Op::Not {
-        invert(&mut out);
+        apply_words(op, &mut out, first);
         return out;
     }
+    out[..first.len()].copy_from_slice(first);
     for source in rest {
         apply_words(op, &mut out[..source.len()], source);
         if op == Op::And {
@@ -112,17 +114,5 @@ fn apply_words(op: Op, out: &mut [u8], source: &[u8]) {
     let tails = out_words.into_remainder().iter_mut();
     for (o, s) in tails.zip(source_words.remainder()) {
         *o = op.apply(*o, *s);
-    }
-}
-
-/// Flip every bit, a word at a time.
-fn invert(bytes: &mut [u8]) {
-    let mut words = bytes.chunks_exact_mut(8);
-    for word in &mut words {
-        let w = u64::from_ne_bytes((*word).try_into().expect("8 bytes"));
-        word.copy_from_slice(&(!w).to_ne_bytes());
-    }
-    for byte in words.into_remainder() {
-        *byte = !*byte;
     }
 }

@@ -8,6 +8,7 @@
 //! error text and propagated effect follows Redis 7.0; a string a bitmap command
 //! writes in place becomes `raw`.
 
+mod bitfield;
 mod bitop;
 mod bits;
 
@@ -22,6 +23,7 @@ use std::sync::atomic::Ordering;
 const READ_FAST: u32 = acl::BITMAP | acl::READ | acl::FAST;
 const READ_SLOW: u32 = acl::BITMAP | acl::READ | acl::SLOW;
 const WRITE_SLOW: u32 = acl::BITMAP | acl::WRITE | acl::SLOW;
+const BITFIELD_COMPLEXITY: &str = "O(1) for each subcommand specified";
 
 pub const COMMANDS: &[Command] = &[
     Command::new("setbit", 4, bits::setbit)
@@ -68,6 +70,26 @@ pub const COMMANDS: &[Command] = &[
             "2.6.0",
             "O(N)",
             "Perform bitwise operations between strings",
+        ),
+    Command::new("bitfield", -2, bitfield::bitfield)
+        .flags(flags::WRITE | flags::DENYOOM)
+        .acl(WRITE_SLOW)
+        .keys(1, 1, 1)
+        .doc(
+            "bitmap",
+            "3.2.0",
+            BITFIELD_COMPLEXITY,
+            "Perform arbitrary bitfield integer operations on strings",
+        ),
+    Command::new("bitfield_ro", -2, bitfield::bitfield_ro)
+        .flags(flags::READONLY | flags::FAST)
+        .acl(READ_FAST)
+        .keys(1, 1, 1)
+        .doc(
+            "bitmap",
+            "6.0.0",
+            BITFIELD_COMPLEXITY,
+            "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD",
         ),
 ];
 
