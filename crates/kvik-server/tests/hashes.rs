@@ -9,62 +9,21 @@
 
 mod support;
 
-use kvik_server::effects::Effect;
 use kvik_server::keyspace::hash_key;
-use kvik_server::server::{launch, Running};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::mpsc::Receiver;
 use std::time::Duration;
+use support::in_process::{drain, q, Kvik};
 use support::RawConn;
 
-/// A server running inside the test process; shut down when dropped.
-struct Kvik {
-    running: Option<Running>,
-    addr: String,
+/// What these tests read from the server beside the replies.
+trait Inspect {
+    /// The encoding a stored key reports, read from the keyspace directly.
+    fn encoding(&self, key: &str) -> &'static str;
 }
 
-impl Kvik {
-    fn start() -> Kvik {
-        Self::start_with(|_| {})
-    }
-
-    fn start_with(tweak: impl FnOnce(&mut kvik_config::Config)) -> Kvik {
-        let port = support::free_port();
-        let mut config = kvik_config::Config {
-            port,
-            bind: vec!["127.0.0.1".into()],
-            server_threads: 2,
-            ..Default::default()
-        };
-        tweak(&mut config);
-        let running = launch(config, None).expect("server starts");
-        Kvik {
-            running: Some(running),
-            addr: format!("127.0.0.1:{port}"),
-        }
-    }
-
-    fn running(&self) -> &Running {
-        self.running.as_ref().expect("running until dropped")
-    }
-
-    fn conn(&self) -> RawConn {
-        RawConn::connect(&self.addr)
-    }
-
-    fn client(&self) -> redis::Connection {
-        redis::Client::open(format!("redis://{}/", self.addr))
-            .and_then(|c| c.get_connection_with_timeout(support::START_TIMEOUT))
-            .expect("connect")
-    }
-
-    fn effects(&self) -> Receiver<Effect> {
-        self.running().server.effects.subscribe()
-    }
-
-    /// The encoding a stored key reports, read from the keyspace directly.
+impl Inspect for Kvik {
     fn encoding(&self, key: &str) -> &'static str {
-        let keyspace = &self.running().server.keyspace;
+        let keyspace = &self.server().keyspace;
         let hash = hash_key(key.as_bytes());
         let shard = keyspace.shard(0, keyspace.shard_of(hash)).lock();
         shard
@@ -72,33 +31,6 @@ impl Kvik {
             .map(|e| e.value.encoding_name())
             .expect("key exists")
     }
-}
-
-impl Drop for Kvik {
-    fn drop(&mut self) {
-        if let Some(running) = self.running.take() {
-            running.shutdown();
-        }
-    }
-}
-
-/// Sends a command given as words; the reply's bytes as text.
-fn q(c: &mut RawConn, line: &str) -> String {
-    let words: Vec<&str> = line.split(' ').collect();
-    String::from_utf8_lossy(&c.cmd(&words)).into_owned()
-}
-
-/// Every effect appended so far and not yet seen, as words joined by spaces.
-fn drain(rx: &Receiver<Effect>) -> Vec<String> {
-    rx.try_iter()
-        .map(|e| {
-            e.argv
-                .iter()
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect()
 }
 
 /// A reply's bulk strings, in order (enough for the flat arrays of these commands).

@@ -10,47 +10,25 @@ mod support;
 
 use kvik_server::effects::Effect;
 use kvik_server::keyspace::hash_key;
-use kvik_server::server::{launch, Running};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
+use support::in_process::{drain, q, Kvik};
 use support::RawConn;
 
-/// A server running inside the test process; shut down when dropped.
-struct Kvik {
-    running: Option<Running>,
-    addr: String,
+/// What these tests read from the server beside the replies.
+trait Inspect {
+    /// A connection that speaks RESP3.
+    fn conn3(&self) -> RawConn;
+
+    /// What a stored key looks like inside: (encoding, deadline in ms or 0).
+    fn entry(&self, key: &str) -> Option<(&'static str, u64)>;
+
+    fn encoding(&self, key: &str) -> &'static str;
+
+    fn deadline(&self, key: &str) -> u64;
 }
 
-impl Kvik {
-    fn start() -> Kvik {
-        Self::start_with(|_| {})
-    }
-
-    fn start_with(tweak: impl FnOnce(&mut kvik_config::Config)) -> Kvik {
-        let port = support::free_port();
-        let mut config = kvik_config::Config {
-            port,
-            bind: vec!["127.0.0.1".into()],
-            server_threads: 2,
-            ..Default::default()
-        };
-        tweak(&mut config);
-        let running = launch(config, None).expect("server starts");
-        Kvik {
-            running: Some(running),
-            addr: format!("127.0.0.1:{port}"),
-        }
-    }
-
-    fn running(&self) -> &Running {
-        self.running.as_ref().expect("running until dropped")
-    }
-
-    fn conn(&self) -> RawConn {
-        RawConn::connect(&self.addr)
-    }
-
-    /// A connection that speaks RESP3.
+impl Inspect for Kvik {
     fn conn3(&self) -> RawConn {
         let mut c = self.conn();
         let hello = c.cmd(&["HELLO", "3"]);
@@ -58,19 +36,8 @@ impl Kvik {
         c
     }
 
-    fn client(&self) -> redis::Connection {
-        redis::Client::open(format!("redis://{}/", self.addr))
-            .and_then(|c| c.get_connection_with_timeout(support::START_TIMEOUT))
-            .expect("connect")
-    }
-
-    fn effects(&self) -> Receiver<Effect> {
-        self.running().server.effects.subscribe()
-    }
-
-    /// What a stored key looks like inside: (encoding, deadline in ms or 0).
     fn entry(&self, key: &str) -> Option<(&'static str, u64)> {
-        let keyspace = &self.running().server.keyspace;
+        let keyspace = &self.server().keyspace;
         let hash = hash_key(key.as_bytes());
         let shard = keyspace.shard(0, keyspace.shard_of(hash)).lock();
         shard
@@ -87,20 +54,6 @@ impl Kvik {
     }
 }
 
-impl Drop for Kvik {
-    fn drop(&mut self) {
-        if let Some(running) = self.running.take() {
-            running.shutdown();
-        }
-    }
-}
-
-/// Sends a command given as words; the reply's bytes as text.
-fn q(c: &mut RawConn, line: &str) -> String {
-    let words: Vec<&str> = line.split(' ').collect();
-    String::from_utf8_lossy(&c.cmd(&words)).into_owned()
-}
-
 /// Sends each `(command, expected reply)` in order and compares the reply bytes.
 fn expect_all(c: &mut RawConn, steps: &[(&str, &str)]) {
     for (line, expected) in steps {
@@ -113,19 +66,6 @@ fn expect_all(c: &mut RawConn, steps: &[(&str, &str)]) {
 fn effects_of(c: &mut RawConn, rx: &Receiver<Effect>, line: &str) -> Vec<String> {
     q(c, line);
     drain(rx)
-}
-
-/// Every effect appended so far and not yet seen, as words joined by spaces.
-fn drain(rx: &Receiver<Effect>) -> Vec<String> {
-    rx.try_iter()
-        .map(|e| {
-            e.argv
-                .iter()
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect()
 }
 
 fn now_ms() -> u64 {

@@ -8,77 +8,11 @@
 
 mod support;
 
-use kvik_server::effects::Effect;
-use kvik_server::server::{launch, Running};
 use redis::Commands;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::mpsc::Receiver;
 use std::time::Duration;
+use support::in_process::{drain, q, Kvik};
 use support::RawConn;
-
-/// A server running inside the test process; shut down when dropped.
-struct Kvik {
-    running: Option<Running>,
-    addr: String,
-}
-
-impl Kvik {
-    fn start() -> Kvik {
-        let port = support::free_port();
-        let config = kvik_config::Config {
-            port,
-            bind: vec!["127.0.0.1".into()],
-            server_threads: 2,
-            ..Default::default()
-        };
-        Kvik {
-            running: Some(launch(config, None).expect("server starts")),
-            addr: format!("127.0.0.1:{port}"),
-        }
-    }
-
-    fn conn(&self) -> RawConn {
-        RawConn::connect(&self.addr)
-    }
-
-    fn client(&self) -> redis::Connection {
-        redis::Client::open(format!("redis://{}/", self.addr))
-            .and_then(|c| c.get_connection_with_timeout(support::START_TIMEOUT))
-            .expect("connect")
-    }
-
-    fn effects(&self) -> Receiver<Effect> {
-        let running = self.running.as_ref().expect("running until dropped");
-        running.server.effects.subscribe()
-    }
-}
-
-impl Drop for Kvik {
-    fn drop(&mut self) {
-        if let Some(running) = self.running.take() {
-            running.shutdown();
-        }
-    }
-}
-
-/// Sends a command given as words; the reply's bytes as text.
-fn q(c: &mut RawConn, line: &str) -> String {
-    let words: Vec<&str> = line.split(' ').collect();
-    String::from_utf8_lossy(&c.cmd(&words)).into_owned()
-}
-
-/// Every effect appended so far and not yet seen, as words joined by spaces.
-fn drain(rx: &Receiver<Effect>) -> Vec<String> {
-    rx.try_iter()
-        .map(|e| {
-            e.argv
-                .iter()
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect()
-}
 
 #[test]
 fn reply_shapes_in_both_protocols() {

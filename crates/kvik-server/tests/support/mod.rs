@@ -11,6 +11,8 @@
 
 #![allow(dead_code)]
 
+pub mod in_process;
+
 use std::fmt::Write as _;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
