@@ -36,7 +36,10 @@ fn daemonizes_writes_pidfile_and_logs_like_redis() {
         .trim()
         .parse()
         .unwrap();
-    let mut c = RawConn::connect(&format!("127.0.0.1:{port}"));
+    // The pid file is written before the sockets are bound, as redis-server does.
+    let addr = format!("127.0.0.1:{port}");
+    wait_for("the server", || std::net::TcpStream::connect(&addr).is_ok());
+    let mut c = RawConn::connect(&addr);
     assert_eq!(c.cmd(&["PING"]), b"+PONG\r\n");
     // The sockets accept a moment before the ready line is logged.
     let ready_line = || {
