@@ -500,41 +500,14 @@ fn consume_everything_once(timeout: &'static str) {
 }
 
 mod effects {
-    use kvik_server::effects::Effect;
-    use kvik_server::server::{launch, Running};
-    use std::sync::mpsc::Receiver;
-    use std::time::Duration;
-
-    use super::support::{self, RawConn};
-
-    fn start() -> (Running, String) {
-        let port = support::free_port();
-        let config = kvik_config::Config {
-            port,
-            server_threads: 4,
-            bind: vec!["127.0.0.1".into()],
-            ..Default::default()
-        };
-        (
-            launch(config, None).expect("server starts"),
-            format!("127.0.0.1:{port}"),
-        )
-    }
-
-    fn next(rx: &Receiver<Effect>) -> Vec<String> {
-        let e = rx.recv_timeout(Duration::from_secs(5)).expect("an effect");
-        e.argv
-            .iter()
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect()
-    }
+    use super::support::in_process::{next_effect as next, Kvik};
 
     #[test]
     fn served_and_immediate_commands_propagate_as_their_plain_forms() {
-        let (running, addr) = start();
-        let rx = running.server.effects.subscribe();
-        let mut waiter = RawConn::connect(&addr);
-        let mut pusher = RawConn::connect(&addr);
+        let kvik = Kvik::start_with(|c| c.server_threads = 4);
+        let rx = kvik.effects();
+        let mut waiter = kvik.conn();
+        let mut pusher = kvik.conn();
 
         waiter.send_cmd(&["BLMOVE", "s", "d", "RIGHT", "LEFT", "0"]);
         super::wait_blocked(&mut pusher, 1);
@@ -573,6 +546,5 @@ mod effects {
         assert_eq!(waiter.cmd(&["BLPOP", "none", "0.01"]), b"*-1\r\n");
         pusher.cmd(&["SET", "after", "1"]);
         assert_eq!(next(&rx), ["SET", "after", "1"]);
-        running.shutdown();
     }
 }

@@ -87,3 +87,14 @@ pub fn drain(rx: &Receiver<Effect>) -> Vec<String> {
         })
         .collect()
 }
+
+/// The next effect appended (waiting up to 5 s), as its words.
+pub fn next_effect(rx: &Receiver<Effect>) -> Vec<String> {
+    let e = rx
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .expect("an effect");
+    e.argv
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect()
+}
