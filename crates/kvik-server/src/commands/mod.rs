@@ -229,12 +229,58 @@ fn execute(
         Lock::Handler => Locked::none(env, db, now),
     };
     locked.touch = !client.no_touch;
+    let ran = run_locked(server, stats, client, out, args, id, &mut locked);
+    drop(locked);
+    stats.add(&stats.dirty, ran.changes);
+    if ran.changes > 0 {
+        let written = match cmd.lock {
+            Lock::Keys => Written::Keys(db, &keys),
+            _ => Written::Anything,
+        };
+        blocking::after_write(server, stats, written);
+    }
+    if let Some(blocked) = client.blocked.as_mut() {
+        // The call is counted when the wait ends.
+        blocked.command = id;
+        blocked.ran_for = ran.elapsed;
+        return;
+    }
+    count_call(server, stats, id, ran.elapsed, ran.result.is_err());
+    if let Err(e) = ran.result {
+        write_error(server, stats, out, &e.0);
+    }
+}
+
+/// What running one command against held shards produced.
+pub struct Ran {
+    pub result: CmdResult,
+    /// Changes it made (Redis's `dirty`), its own locks included.
+    pub changes: u64,
+    pub elapsed: Duration,
+}
+
+/// Run command `id` against shards the caller already holds: the handler (a panic
+/// becomes an error reply) and the command's effects. Plain commands come here from
+/// [`call`]; transactions and scripts run each of their commands here under the one
+/// `Locked` that covers them all. Error replies, counting the call and serving blocked
+/// clients are left to the caller.
+pub fn run_locked<'a>(
+    server: &'a Server,
+    stats: &'a ThreadStats,
+    client: &mut ClientState,
+    out: &mut ReplyWriter,
+    args: &[&[u8]],
+    id: usize,
+    locked: &mut Locked<'a>,
+) -> Ran {
+    let cmd: &'static Command = server.commands.get(id);
+    let dirty_before = locked.dirty();
     let started = Instant::now();
     let mut ctx = Ctx {
         server,
         client,
         out,
-        keys: &mut locked,
+        keys: locked,
         stats,
         propagated: false,
         extra_dirty: 0,
@@ -248,30 +294,15 @@ fn execute(
         crate::log_warning!("Internal error while running '{}'", cmd.name);
         Err(format!("ERR internal error while running '{}'", cmd.name).into())
     });
-    let changes = ctx.keys.dirty() + ctx.extra_dirty;
+    let changes = ctx.keys.dirty() - dirty_before + ctx.extra_dirty;
     if changes > 0 && !ctx.propagated {
         let db = ctx.keys.db;
         ctx.keys.propagate(db, args);
     }
-    drop(locked);
-    let elapsed = started.elapsed();
-    stats.add(&stats.dirty, changes);
-    if changes > 0 {
-        let written = match cmd.lock {
-            Lock::Keys => Written::Keys(db, &keys),
-            _ => Written::Anything,
-        };
-        blocking::after_write(server, stats, written);
-    }
-    if let Some(blocked) = client.blocked.as_mut() {
-        // The call is counted when the wait ends.
-        blocked.command = id;
-        blocked.ran_for = elapsed;
-        return;
-    }
-    count_call(server, stats, id, elapsed, result.is_err());
-    if let Err(e) = result {
-        write_error(server, stats, out, &e.0);
+    Ran {
+        result,
+        changes,
+        elapsed: started.elapsed(),
     }
 }
 
