@@ -16,6 +16,7 @@ pub mod client;
 pub mod config;
 pub mod connection;
 pub mod debug;
+pub mod geo;
 pub mod hashes;
 pub mod info;
 pub mod introspection;
@@ -48,6 +49,7 @@ pub fn registry() -> Registry {
         hashes::COMMANDS,
         sets::COMMANDS,
         zsets::COMMANDS,
+        geo::COMMANDS,
         sort::COMMANDS,
         connection::COMMANDS,
         client::COMMANDS,

@@ -2,6 +2,7 @@
 //! parsing/formatting (including C `strtod` and `long double` behaviour).
 //! Nothing here knows about clients or the keyspace.
 
+pub mod geohash;
 pub mod glob;
 pub mod long_double;
 pub mod numbers;

@@ -18,6 +18,7 @@
 //! ZPOPMAX without one.
 
 mod add;
+pub(crate) use add::zadd;
 mod blocking;
 mod combine;
 pub mod pop;
@@ -288,7 +289,7 @@ const NAN_SCORE: &str = "ERR resulting score is not a number (NaN)";
 
 /// The sorted set at `key` for a read, counting the keyspace hit or miss as Redis's
 /// read lookups do.
-fn read_zset<'k>(keys: &'k mut Locked<'_>, key: &[u8]) -> Result<Option<&'k ZSet>, CmdError> {
+pub(crate) fn read_zset<'k>(keys: &'k mut Locked<'_>, key: &[u8]) -> Result<Option<&'k ZSet>, CmdError> {
     keys.read(key)
         .map(|entry| match &entry.value {
             Value::ZSet(zset) => Ok(&**zset),
@@ -331,7 +332,7 @@ fn change_zset<T>(
 
 /// Store `zset` at `key` in place of whatever is there (a new value: no deadline);
 /// an empty result deletes the key instead. Returns the stored length.
-fn store(keys: &mut Locked<'_>, key: &[u8], zset: ZSet) -> usize {
+pub(crate) fn store(keys: &mut Locked<'_>, key: &[u8], zset: ZSet) -> usize {
     let len = zset.len();
     if len == 0 {
         keys.remove(key);
@@ -342,7 +343,7 @@ fn store(keys: &mut Locked<'_>, key: &[u8], zset: ZSet) -> usize {
 }
 
 /// The encoding thresholds in force.
-fn limits(server: &Server) -> Limits {
+pub(crate) fn limits(server: &Server) -> Limits {
     let e = server.hot.encoding();
     Limits {
         max_entries: usize::try_from(e.zset_max_listpack_entries).unwrap_or(usize::MAX),
