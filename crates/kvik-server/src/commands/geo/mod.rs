@@ -1,0 +1,131 @@
+//! Geo commands: positions kept in sorted sets, scored by their geohash.
+//!
+//! - GEOADD in [`add`]: a ZADD of the positions' scores, and propagated as one;
+//! - GEODIST, GEOHASH and GEOPOS in [`read`];
+//! - GEORADIUS, GEORADIUSBYMEMBER, their `_RO` forms, GEOSEARCH and
+//!   GEOSEARCHSTORE in [`search`].
+//!
+//! The geometry (scores, cells, distances) is in [`crate::util::geohash`]; this
+//! family parses arguments, reads and writes the sets, and formats replies as
+//! Redis 7.0 does: distances with four decimals as bulk strings, coordinates as
+//! "human" long doubles (doubles in RESP3). The STORE forms propagate as
+//! themselves.
+
+mod add;
+mod read;
+mod search;
+
+use super::table::{acl, flags, key_flags, Command, Lock};
+use super::{args, CmdError};
+use crate::util::geohash::{LAT_MAX, LAT_MIN, LON_MAX, LON_MIN};
+use crate::util::long_double::format_f64_human;
+use kvik_resp::ReplyWriter;
+
+const READ: u32 = acl::GEO | acl::READ | acl::SLOW;
+const WRITE: u32 = acl::GEO | acl::WRITE | acl::SLOW;
+const RO_ACCESS: u32 = key_flags::RO | key_flags::ACCESS;
+
+const RADIUS_COMPLEXITY: &str = "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.";
+const SEARCH_COMPLEXITY: &str = "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape";
+
+pub const COMMANDS: &[Command] = &[
+    Command::new("geoadd", -5, add::geoadd)
+        .flags(flags::WRITE | flags::DENYOOM)
+        .acl(WRITE)
+        .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::UPDATE)
+        .doc("geo", "3.2.0", "O(log(N)) for each item added, where N is the number of elements in the sorted set.", "Add one or more geospatial items in the geospatial index represented using a sorted set"),
+    Command::new("geodist", -4, read::geodist)
+        .flags(flags::READONLY)
+        .acl(READ)
+        .keys(1, 1, 1)
+        .key_flags(RO_ACCESS)
+        .doc("geo", "3.2.0", "O(log(N))", "Returns the distance between two members of a geospatial index"),
+    Command::new("geohash", -2, read::geohash)
+        .flags(flags::READONLY)
+        .acl(READ)
+        .keys(1, 1, 1)
+        .key_flags(RO_ACCESS)
+        .doc("geo", "3.2.0", "O(log(N)) for each member requested, where N is the number of elements in the sorted set.", "Returns members of a geospatial index as standard geohash strings"),
+    Command::new("geopos", -2, read::geopos)
+        .flags(flags::READONLY)
+        .acl(READ)
+        .keys(1, 1, 1)
+        .key_flags(RO_ACCESS)
+        .doc("geo", "3.2.0", "O(N) where N is the number of members requested.", "Returns longitude and latitude of members of a geospatial index"),
+    // STORE and STOREDIST name a key anywhere among the options, which a key spec
+    // cannot describe: these two lock their keys themselves.
+    Command::new("georadius", -6, search::georadius)
+        .flags(flags::WRITE | flags::DENYOOM | flags::MOVABLE_KEYS)
+        .acl(WRITE)
+        .keys(1, 1, 1)
+        .key_flags(RO_ACCESS)
+        .lock(Lock::Handler)
+        .doc("geo", "3.2.0", RADIUS_COMPLEXITY, "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point"),
+    Command::new("georadiusbymember", -5, search::georadiusbymember)
+        .flags(flags::WRITE | flags::DENYOOM | flags::MOVABLE_KEYS)
+        .acl(WRITE)
+        .keys(1, 1, 1)
+        .key_flags(RO_ACCESS)
+        .lock(Lock::Handler)
+        .doc("geo", "3.2.0", RADIUS_COMPLEXITY, "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member"),
+    Command::new("georadius_ro", -6, search::georadius_ro)
+        .flags(flags::READONLY)
+        .acl(READ)
+        .keys(1, 1, 1)
+        .key_flags(RO_ACCESS)
+        .doc("geo", "3.2.10", RADIUS_COMPLEXITY, "A read-only variant for GEORADIUS"),
+    Command::new("georadiusbymember_ro", -5, search::georadiusbymember_ro)
+        .flags(flags::READONLY)
+        .acl(READ)
+        .keys(1, 1, 1)
+        .key_flags(RO_ACCESS)
+        .doc("geo", "3.2.10", RADIUS_COMPLEXITY, "A read-only variant for GEORADIUSBYMEMBER"),
+    Command::new("geosearch", -7, search::geosearch)
+        .flags(flags::READONLY)
+        .acl(READ)
+        .keys(1, 1, 1)
+        .key_flags(RO_ACCESS)
+        .doc("geo", "6.2.0", SEARCH_COMPLEXITY, "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle."),
+    Command::new("geosearchstore", -8, search::geosearchstore)
+        .flags(flags::WRITE | flags::DENYOOM)
+        .acl(WRITE)
+        .keys(1, 2, 1)
+        .key_flags(key_flags::OW | key_flags::UPDATE)
+        .doc("geo", "6.2.0", SEARCH_COMPLEXITY, "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key."),
+];
+
+const NOT_A_MEMBER: &str = "ERR could not decode requested zset member";
+
+/// A longitude and a latitude argument, checked against the indexable ranges.
+fn lon_lat(lon: &[u8], lat: &[u8]) -> Result<(f64, f64), CmdError> {
+    let lon = args::float(lon)?;
+    let lat = args::float(lat)?;
+    if !(LON_MIN..=LON_MAX).contains(&lon) || !(LAT_MIN..=LAT_MAX).contains(&lat) {
+        return Err(format!("ERR invalid longitude,latitude pair {lon:.6},{lat:.6}").into());
+    }
+    Ok((lon, lat))
+}
+
+/// A unit argument: meters per unit.
+fn unit(arg: &[u8]) -> Result<f64, CmdError> {
+    const UNITS: [(&str, f64); 4] = [("m", 1.0), ("km", 1000.0), ("ft", 0.3048), ("mi", 1609.34)];
+    UNITS
+        .iter()
+        .find(|(name, _)| args::is(arg, name))
+        .map(|&(_, meters)| meters)
+        .ok_or_else(|| "ERR unsupported unit provided. please use M, KM, FT, MI".into())
+}
+
+/// A distance as Redis replies with one: four decimals, a bulk string in RESP2 and
+/// RESP3 alike.
+fn write_distance(out: &mut ReplyWriter, distance: f64) {
+    out.bulk(format!("{distance:.4}").as_bytes());
+}
+
+/// A position as [longitude, latitude].
+fn write_position(out: &mut ReplyWriter, lon: f64, lat: f64) {
+    out.array(2);
+    out.double_text(&format_f64_human(lon));
+    out.double_text(&format_f64_human(lat));
+}
