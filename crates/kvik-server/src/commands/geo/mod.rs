@@ -12,6 +12,7 @@
 //! themselves.
 
 mod add;
+mod partial_sort;
 mod read;
 mod search;
 

@@ -10,6 +10,7 @@
 //! members (scored by geohash, or by distance with STOREDIST) in its destination,
 //! deleting it when nothing is found, and propagates as itself.
 
+use super::partial_sort::partial_sort;
 use super::{lon_lat, unit, write_distance, write_position, NOT_A_MEMBER};
 use crate::commands::zsets::{limits, read_zset, store};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
@@ -373,10 +374,12 @@ fn search(
         Sort::None if request.count > 0 && !request.any => Sort::Asc,
         sort => sort,
     };
-    sort_by_distance(&mut found, sort);
-    if request.count > 0 {
-        found.truncate(request.count);
-    }
+    let returned = match request.count {
+        0 => found.len(),
+        count => count.min(found.len()),
+    };
+    sort_by_distance(&mut found, sort, returned);
+    found.truncate(returned);
     let Some(target) = request.store else {
         reply(out, &found, &request, to_meters);
         return Ok(());
@@ -432,9 +435,11 @@ fn find<'z>(zset: &'z ZSet, shape: &Shape, limit: usize) -> Vec<Found<'z>> {
     found
 }
 
-/// Order by distance, keeping the scan order among equal distances (a stable sort,
-/// as the C library's qsort is where Redis runs).
-fn sort_by_distance(found: &mut [Found], sort: Sort) {
+/// Order by distance when asked, as Redis does: a stable sort (the C library's
+/// qsort where Redis runs) when every member is returned, else its partial
+/// quicksort of the first `returned` ranks, which orders equal distances its own
+/// way.
+fn sort_by_distance(found: &mut [Found], sort: Sort, returned: usize) {
     let nearer_first = |a: &Found, b: &Found| {
         if a.distance > b.distance {
             Ordering::Greater
@@ -444,10 +449,13 @@ fn sort_by_distance(found: &mut [Found], sort: Sort) {
             Ordering::Less
         }
     };
+    let farther_first = |a: &Found, b: &Found| nearer_first(b, a);
     match sort {
         Sort::None => {}
-        Sort::Asc => found.sort_by(nearer_first),
-        Sort::Desc => found.sort_by(|a, b| nearer_first(b, a)),
+        Sort::Asc if returned == found.len() => found.sort_by(nearer_first),
+        Sort::Desc if returned == found.len() => found.sort_by(farther_first),
+        Sort::Asc => partial_sort(found, 0, returned - 1, nearer_first),
+        Sort::Desc => partial_sort(found, 0, returned - 1, farther_first),
     }
 }
 
