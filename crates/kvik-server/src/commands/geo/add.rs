@@ -13,7 +13,11 @@ pub fn geoadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         .iter()
         .take_while(|arg| ["nx", "xx", "ch"].iter().any(|name| args::is(arg, name)))
         .count();
-    let has = |name: &str| options[..option_count].iter().any(|arg| args::is(arg, name));
+    let has = |name: &str| {
+        options[..option_count]
+            .iter()
+            .any(|arg| args::is(arg, name))
+    };
     let triples = &options[option_count..];
     if !triples.len().is_multiple_of(3) || (has("nx") && has("xx")) {
         return Err(errors::SYNTAX.into());

@@ -20,7 +20,13 @@ fn overlaps(start: usize, end: usize, wanted: (usize, usize)) -> bool {
 }
 
 /// The index of the median of three elements.
-fn median_of_three<T>(v: &[T], a: usize, b: usize, c: usize, cmp: &impl Fn(&T, &T) -> Ordering) -> usize {
+fn median_of_three<T>(
+    v: &[T],
+    a: usize,
+    b: usize,
+    c: usize,
+    cmp: &impl Fn(&T, &T) -> Ordering,
+) -> usize {
     let less = |x: usize, y: usize| cmp(&v[x], &v[y]) == Ordering::Less;
     let greater = |x: usize, y: usize| cmp(&v[x], &v[y]) == Ordering::Greater;
     if less(a, b) {

@@ -12,7 +12,8 @@ pub fn geodist(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         5 => unit(args[4])?,
         _ => return Err(errors::SYNTAX.into()),
     };
-    let scores = read_zset(ctx.keys, args[1])?.map(|zset| (zset.score(args[2]), zset.score(args[3])));
+    let scores =
+        read_zset(ctx.keys, args[1])?.map(|zset| (zset.score(args[2]), zset.score(args[3])));
     match scores {
         Some((Some(a), Some(b))) => {
             let ((lon1, lat1), (lon2, lat2)) = (decode_score(a), decode_score(b));

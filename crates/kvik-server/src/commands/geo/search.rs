@@ -212,7 +212,10 @@ impl<'a> Options<'a> {
                 }
                 request.count = usize::try_from(count).unwrap_or(usize::MAX);
                 i += 1;
-            } else if (is("store") || is("storedist")) && left >= 1 && form.storing == Storing::ByOption {
+            } else if (is("store") || is("storedist"))
+                && left >= 1
+                && form.storing == Storing::ByOption
+            {
                 request.store = Some(Target {
                     key: options[i + 1],
                     distances: is("storedist"),
@@ -253,15 +256,24 @@ impl<'a> Options<'a> {
                 Storing::Always => "GEOSEARCHSTORE",
                 _ => "STORE option in GEORADIUS",
             };
-            return Err(format!("ERR {what} is not compatible with WITHDIST, WITHHASH and WITHCOORD options").into());
+            return Err(format!(
+                "ERR {what} is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
+            )
+            .into());
         }
         if form.centre == Centre::Options {
             let command = String::from_utf8_lossy(command);
             if !self.from_member && !self.from_lonlat {
-                return Err(format!("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {command}").into());
+                return Err(format!(
+                    "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {command}"
+                )
+                .into());
             }
             if self.extent.is_none() {
-                return Err(format!("ERR exactly one of BYRADIUS and BYBOX can be specified for {command}").into());
+                return Err(format!(
+                    "ERR exactly one of BYRADIUS and BYBOX can be specified for {command}"
+                )
+                .into());
             }
         }
         if self.any && self.count == 0 {
@@ -281,7 +293,9 @@ fn is_radius(request: &Options) -> bool {
 
 /// The position of a member of the source.
 fn member_position(zset: &ZSet, member: &[u8]) -> Result<(f64, f64), CmdError> {
-    zset.score(member).map(decode_score).ok_or_else(|| NOT_A_MEMBER.into())
+    zset.score(member)
+        .map(decode_score)
+        .ok_or_else(|| NOT_A_MEMBER.into())
 }
 
 /// A number argument of a shape, with its own error text.
@@ -486,7 +500,12 @@ fn reply(out: &mut ReplyWriter, found: &[Found], request: &Options, to_meters: f
 
 /// Replace `key` with a sorted set of the entries (deleting it when there are
 /// none); returns how many were stored.
-fn store_found(server: &Server, keys: &mut Locked<'_>, key: &[u8], entries: &mut [(Vec<u8>, f64)]) -> usize {
+fn store_found(
+    server: &Server,
+    keys: &mut Locked<'_>,
+    key: &[u8],
+    entries: &mut [(Vec<u8>, f64)],
+) -> usize {
     let mut borrowed: Vec<(&[u8], f64)> = entries.iter().map(|(m, s)| (&m[..], *s)).collect();
     store(keys, key, ZSet::from_entries(&mut borrowed, limits(server)))
 }

@@ -289,7 +289,10 @@ const NAN_SCORE: &str = "ERR resulting score is not a number (NaN)";
 
 /// The sorted set at `key` for a read, counting the keyspace hit or miss as Redis's
 /// read lookups do.
-pub(crate) fn read_zset<'k>(keys: &'k mut Locked<'_>, key: &[u8]) -> Result<Option<&'k ZSet>, CmdError> {
+pub(crate) fn read_zset<'k>(
+    keys: &'k mut Locked<'_>,
+    key: &[u8],
+) -> Result<Option<&'k ZSet>, CmdError> {
     keys.read(key)
         .map(|entry| match &entry.value {
             Value::ZSet(zset) => Ok(&**zset),
