@@ -123,11 +123,11 @@ fn search_locking(ctx: &mut Ctx, args: &[&[u8]], form: Form) -> CmdResult {
     let mut names = vec![args[1]];
     // The options of these two never look at the source, so they can be read
     // before anything is locked; a malformed one fails again in `search`.
-    let start = form.options_index().min(args.len());
+    let options = &args[form.options_index()..];
     if let Ok(Options {
         store: Some(target),
         ..
-    }) = Options::parse(&args[start..], form, Options::default(), None)
+    }) = Options::parse(options, form, Options::default(), None)
     {
         names.push(target.key);
     }
@@ -365,17 +365,14 @@ fn search(
         (source, request.centre, request.extent)
     else {
         // Only a missing source gets here: it holds nothing.
-        return match request.store {
+        match request.store {
             Some(target) => {
                 keys.remove(target.key);
                 out.int(0);
-                Ok(())
             }
-            None => {
-                out.array(0);
-                Ok(())
-            }
-        };
+            None => out.array(0),
+        }
+        return Ok(());
     };
     let shape = Shape {
         lon,
@@ -383,7 +380,32 @@ fn search(
         extent,
         to_meters,
     };
-    let mut found = find(zset, &shape, if request.any { request.count } else { 0 });
+    let limit = if request.any { request.count } else { 0 };
+    let found = select(find(zset, &shape, limit), &request);
+    match request.store {
+        None => reply(out, &found, &request, to_meters),
+        Some(target) => {
+            let mut entries: Vec<(Vec<u8>, f64)> = found
+                .iter()
+                .map(|f| {
+                    let score = if target.distances {
+                        f.distance / to_meters
+                    } else {
+                        f.score
+                    };
+                    (f.member.to_vec(), score)
+                })
+                .collect();
+            let stored = store_found(server, keys, target.key, &mut entries);
+            out.int(stored as i64);
+        }
+    }
+    Ok(())
+}
+
+/// What the request returns of the members found: sorted as asked (COUNT without
+/// ANY means nearest first), at most COUNT of them.
+fn select<'z>(mut found: Vec<Found<'z>>, request: &Options) -> Vec<Found<'z>> {
     let sort = match request.sort {
         Sort::None if request.count > 0 && !request.any => Sort::Asc,
         sort => sort,
@@ -394,24 +416,7 @@ fn search(
     };
     sort_by_distance(&mut found, sort, returned);
     found.truncate(returned);
-    let Some(target) = request.store else {
-        reply(out, &found, &request, to_meters);
-        return Ok(());
-    };
-    let mut entries: Vec<(Vec<u8>, f64)> = found
-        .iter()
-        .map(|f| {
-            let score = if target.distances {
-                f.distance / to_meters
-            } else {
-                f.score
-            };
-            (f.member.to_vec(), score)
-        })
-        .collect();
-    let stored = store_found(server, keys, target.key, &mut entries);
-    out.int(stored as i64);
-    Ok(())
+    found
 }
 
 /// The members inside the shape, cell by cell; with `limit` (ANY), the first that
