@@ -17,6 +17,7 @@ pub mod config;
 pub mod connection;
 pub mod debug;
 pub mod hashes;
+pub mod hyperloglog;
 pub mod info;
 pub mod introspection;
 pub mod keys;
@@ -43,6 +44,7 @@ pub fn registry() -> Registry {
     Registry::new(&[
         strings::COMMANDS,
         bitmaps::COMMANDS,
+        hyperloglog::COMMANDS,
         keys::COMMANDS,
         lists::COMMANDS,
         hashes::COMMANDS,
