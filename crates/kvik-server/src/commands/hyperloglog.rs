@@ -12,7 +12,7 @@
 
 use super::table::{acl, flags, key_flags, Command};
 use super::{errors, CmdError, CmdResult, Ctx};
-use crate::keyspace::Locked;
+use crate::keyspace::{Entry, Locked};
 use crate::types::hll::{self, Encoding, Registers, REGISTERS};
 use crate::types::string::StrValue;
 use crate::types::Value;
@@ -104,10 +104,11 @@ fn hll_bytes(value: &Value) -> Result<&[u8], CmdError> {
     }
 }
 
-/// The HyperLogLog at `key` as a buffer to change in place, `None` if there is no
-/// key. Looked up as a write, without counting a keyspace hit or miss.
-fn hll_mut<'k>(keys: &'k mut Locked<'_>, key: &[u8]) -> Result<Option<&'k mut Vec<u8>>, CmdError> {
-    let Some(entry) = keys.get(key) else {
+/// The HyperLogLog in a looked-up entry as a buffer to change in place; `None` if
+/// there is no key. Callers look keys up as Redis does: PFCOUNT of one key as a read
+/// (a keyspace hit or miss), the others as writes.
+fn hll_in(entry: Option<&mut Entry>) -> Result<Option<&mut Vec<u8>>, CmdError> {
+    let Some(entry) = entry else {
         return Ok(None);
     };
     hll_bytes(&entry.value)?;
@@ -121,11 +122,11 @@ fn hll_or_new<'k>(
     keys: &'k mut Locked<'_>,
     key: &[u8],
 ) -> Result<(&'k mut Vec<u8>, bool), CmdError> {
-    let created = hll_mut(keys, key)?.is_none();
+    let created = hll_in(keys.get(key))?.is_none();
     if created {
         keys.set(key, Value::Str(StrValue::raw(hll::new())), 0);
     }
-    let hll = hll_mut(keys, key)?.expect("the key was just found or stored");
+    let hll = hll_in(keys.get(key))?.expect("the key was just found or stored");
     Ok((hll, created))
 }
 
@@ -164,7 +165,7 @@ fn pfcount(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return count_union(ctx, &args[1..]);
     }
     let key = args[1];
-    let Some(hll) = hll_mut(ctx.keys, key)? else {
+    let Some(hll) = hll_in(ctx.keys.read(key))? else {
         ctx.out.int(0);
         return Ok(());
     };
@@ -223,7 +224,7 @@ fn pfmerge(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn pfdebug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (subcommand, key) = (args[1], args[2]);
-    let Some(hll) = hll_mut(ctx.keys, key)? else {
+    let Some(hll) = hll_in(ctx.keys.get(key))? else {
         return Err("ERR The specified key does not exist".into());
     };
     match subcommand.to_ascii_lowercase().as_slice() {
