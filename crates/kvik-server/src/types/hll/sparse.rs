@@ -291,9 +291,12 @@ mod tests {
         assert_eq!(text(&hll), "Z:100 v:3,1 Z:16283");
         assert_eq!(set(&mut hll, 100, 2, 3000), SetOutcome::Unchanged);
         assert_eq!(set(&mut hll, 0, 1, 3000), SetOutcome::Updated);
-        assert_eq!(text(&hll), "v:1,1 z:99 v:3,1 Z:16283");
+        // Runs longer than 64 stay XZERO, shorter ones become ZERO.
+        assert_eq!(text(&hll), "v:1,1 Z:99 v:3,1 Z:16283");
+        assert_eq!(set(&mut hll, 102, 4, 3000), SetOutcome::Updated);
+        assert_eq!(text(&hll), "v:1,1 Z:99 v:3,1 z:1 v:4,1 Z:16281");
         assert_eq!(set(&mut hll, 16383, 5, 3000), SetOutcome::Updated);
-        assert_eq!(text(&hll), "v:1,1 z:99 v:3,1 Z:16282 v:5,1");
+        assert_eq!(text(&hll), "v:1,1 Z:99 v:3,1 z:1 v:4,1 Z:16280 v:5,1");
     }
 
     #[test]
