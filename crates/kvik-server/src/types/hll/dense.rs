@@ -6,7 +6,7 @@
 //! one server readable by the other. Bulk readers take six bytes (eight registers) at
 //! a time.
 
-use super::estimate::Histogram;
+use super::estimate::{Histogram, Tally};
 use super::{Registers, REGISTERS};
 
 /// Bits per register.
@@ -50,31 +50,37 @@ pub fn raise(registers: &mut [u8], index: usize, value: u8) -> bool {
     }
 }
 
-/// The registers of one six-byte group.
+/// The registers of one six-byte group, one per byte. The 48 bits are spread in
+/// three steps, each moving the upper half of every lane up into a lane twice as
+/// wide: 24-bit halves into 32-bit lanes, 12-bit into 16-bit, 6-bit into bytes.
 fn unpack_group(group: &[u8]) -> [u8; GROUP_REGISTERS] {
     let mut word = [0u8; 8];
     word[..GROUP_BYTES].copy_from_slice(group);
-    let word = u64::from_le_bytes(word);
-    std::array::from_fn(|i| ((word >> (i * BITS)) & u64::from(MAX_VALUE)) as u8)
+    let w = u64::from_le_bytes(word);
+    let w = (w & 0x0000_0000_00ff_ffff) | (w & 0x0000_ffff_ff00_0000) << 8;
+    let w = (w & 0x0000_0fff_0000_0fff) | (w & 0x00ff_f000_00ff_f000) << 4;
+    let w = (w & 0x003f_003f_003f_003f) | (w & 0x0fc0_0fc0_0fc0_0fc0) << 2;
+    w.to_le_bytes()
 }
 
-/// Six bytes holding eight register values.
-fn pack_group(values: &[u8]) -> [u8; GROUP_BYTES] {
-    let word = values
-        .iter()
-        .enumerate()
-        .fold(0u64, |acc, (i, &v)| acc | u64::from(v) << (i * BITS));
-    let bytes = word.to_le_bytes();
+/// Six bytes holding eight register values (each at most 63): [`unpack_group`]
+/// backwards.
+fn pack_group(values: [u8; GROUP_REGISTERS]) -> [u8; GROUP_BYTES] {
+    let w = u64::from_le_bytes(values);
+    let w = (w & 0x003f_003f_003f_003f) | (w & 0x3f00_3f00_3f00_3f00) >> 2;
+    let w = (w & 0x0000_0fff_0000_0fff) | (w & 0x0fff_0000_0fff_0000) >> 4;
+    let w = (w & 0x0000_0000_00ff_ffff) | (w & 0x00ff_ffff_0000_0000) >> 8;
+    let bytes = w.to_le_bytes();
     std::array::from_fn(|i| bytes[i])
 }
 
-/// Add every register's value to `histogram`.
-pub fn add_to_histogram(registers: &[u8], histogram: &mut Histogram) {
+/// How many registers hold each value.
+pub fn histogram(registers: &[u8]) -> Histogram {
+    let mut tally = Tally::new();
     for group in registers.chunks_exact(GROUP_BYTES) {
-        for value in unpack_group(group) {
-            histogram[usize::from(value)] += 1;
-        }
+        tally.add(unpack_group(group));
     }
+    tally.histogram()
 }
 
 /// Raise each of `max` to the matching register.
@@ -95,7 +101,7 @@ pub fn raise_all(registers: &mut [u8], max: &Registers) {
         for (v, w) in values.iter_mut().zip(wanted) {
             *v = (*v).max(*w);
         }
-        group.copy_from_slice(&pack_group(&values));
+        group.copy_from_slice(&pack_group(values));
     }
 }
 
@@ -158,8 +164,11 @@ mod tests {
         for (i, m) in merged.iter().enumerate() {
             assert_eq!(get(&regs, i), *m);
         }
-        let mut histogram = [0; 64];
-        add_to_histogram(&regs, &mut histogram);
+        let histogram = histogram(&regs);
         assert_eq!(histogram.iter().sum::<u32>(), REGISTERS as u32);
+        assert_eq!(
+            histogram[0],
+            (0..REGISTERS).filter(|&i| merged[i] == 0).count() as u32
+        );
     }
 }

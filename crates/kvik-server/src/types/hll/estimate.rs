@@ -10,6 +10,38 @@ use super::{Q, REGISTERS};
 /// only 0..=Q+1 carry information; the rest are ignored, as Redis ignores them.
 pub type Histogram = [u32; 64];
 
+/// Counts register values eight at a time into separate histograms, then adds them
+/// up. Neighbouring registers often hold the same value, and bumping one counter
+/// back to back makes each increment wait for the one before.
+pub struct Tally {
+    lanes: [Histogram; 8],
+}
+
+impl Tally {
+    pub fn new() -> Tally {
+        Tally {
+            lanes: [[0; 64]; 8],
+        }
+    }
+
+    /// Count eight register values (each below 64).
+    pub fn add(&mut self, values: [u8; 8]) {
+        for (lane, value) in self.lanes.iter_mut().zip(values) {
+            lane[usize::from(value & 63)] += 1;
+        }
+    }
+
+    pub fn histogram(&self) -> Histogram {
+        let mut total: Histogram = [0; 64];
+        for lane in &self.lanes {
+            for (sum, count) in total.iter_mut().zip(lane) {
+                *sum += count;
+            }
+        }
+        total
+    }
+}
+
 /// 1 / (2 ln 2): the bias correction for an unbounded number of registers.
 const ALPHA_INF: f64 = 0.721_347_520_444_481_7;
 

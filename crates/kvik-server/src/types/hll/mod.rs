@@ -23,7 +23,7 @@ mod murmur;
 pub mod selftest;
 mod sparse;
 
-use estimate::Histogram;
+use estimate::{Histogram, Tally};
 
 /// Bits of the hash that pick a register.
 const P: usize = 14;
@@ -181,28 +181,27 @@ pub fn invalidate_cache(hll: &mut [u8]) {
 
 /// The estimated cardinality, computed from the registers (the cache is not read).
 pub fn cardinality(hll: &[u8]) -> Result<u64, Corrupt> {
-    let mut histogram: Histogram = [0; 64];
     let body = &hll[HEADER_LEN..];
     if is_dense(hll) {
-        dense::add_to_histogram(body, &mut histogram);
-    } else {
-        let mut nonzero = 0;
-        sparse::for_each_value(body, |_, len, value| {
-            histogram[usize::from(value)] += len as u32;
-            nonzero += len as u32;
-        })?;
-        histogram[0] = REGISTERS as u32 - nonzero;
+        return Ok(estimate::cardinality(&dense::histogram(body)));
     }
+    let mut histogram: Histogram = [0; 64];
+    let mut nonzero = 0;
+    sparse::for_each_value(body, |_, len, value| {
+        histogram[usize::from(value)] += len as u32;
+        nonzero += len as u32;
+    })?;
+    histogram[0] = REGISTERS as u32 - nonzero;
     Ok(estimate::cardinality(&histogram))
 }
 
 /// The estimated cardinality of registers held one per byte (a union).
 pub fn cardinality_of(registers: &Registers) -> u64 {
-    let mut histogram: Histogram = [0; 64];
-    for &value in registers.iter() {
-        histogram[usize::from(value)] += 1;
+    let mut tally = Tally::new();
+    for group in registers.chunks_exact(8) {
+        tally.add(group.try_into().expect("8 registers"));
     }
-    estimate::cardinality(&histogram)
+    estimate::cardinality(&tally.histogram())
 }
 
 /// Raise each of `max` to the matching register of `hll`.

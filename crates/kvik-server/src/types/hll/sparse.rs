@@ -100,9 +100,9 @@ pub fn for_each_value(
 
 /// The body of an HLL with every register at zero.
 pub fn empty_body() -> Vec<u8> {
-    let mut body = Vec::with_capacity(2);
-    push_zeros(&mut body, REGISTERS);
-    body
+    let mut body = Opcodes::default();
+    body.push_zeros(REGISTERS);
+    body.as_slice().to_vec()
 }
 
 /// PFDEBUG DECODE's text: `z:len` for ZERO, `Z:len` for XZERO, `v:value,len` for VAL.
@@ -153,11 +153,14 @@ pub fn set(hll: &mut Vec<u8>, index: usize, value: u8, max_bytes: u64) -> SetOut
         Op::Val { len: 1, .. } | Op::Zero(1) => hll[at] = val_op(value, 1),
         _ => {
             let replacement = split(op, index - first, value);
+            let replacement = replacement.as_slice();
             let growth = replacement.len().saturating_sub(op.size());
             if growth > 0 && (hll.len() + growth) as u64 > max_bytes {
                 return SetOutcome::NeedsDense;
             }
             let end = (at + op.size()).min(hll.len());
+            // An exact-size iterator: the tail moves in place, nothing is allocated
+            // beyond the string's own growth.
             hll.splice(at..end, replacement.iter().copied());
         }
     }
@@ -197,9 +200,9 @@ fn locate(hll: &[u8], index: usize) -> Option<Located> {
 
 /// The opcodes replacing `op` when the register `offset` places into its run takes
 /// `value`: the part of the run before it, the register alone, the part after it.
-fn split(op: Op, offset: usize, value: u8) -> Vec<u8> {
+fn split(op: Op, offset: usize, value: u8) -> Opcodes {
     let after = op.span() - offset - 1;
-    let mut seq = Vec::with_capacity(5);
+    let mut seq = Opcodes::default();
     match op {
         Op::Val { value: old, .. } => {
             if offset > 0 {
@@ -211,12 +214,45 @@ fn split(op: Op, offset: usize, value: u8) -> Vec<u8> {
             }
         }
         Op::Zero(_) | Op::XZero(_) => {
-            push_zeros(&mut seq, offset);
+            seq.push_zeros(offset);
             seq.push(val_op(value, 1));
-            push_zeros(&mut seq, after);
+            seq.push_zeros(after);
         }
     }
     seq
+}
+
+/// A few opcode bytes built on the stack: at most five, what one opcode splits into
+/// (XZERO, VAL, XZERO).
+#[derive(Default)]
+struct Opcodes {
+    bytes: [u8; 5],
+    len: usize,
+}
+
+impl Opcodes {
+    fn push(&mut self, byte: u8) {
+        self.bytes[self.len] = byte;
+        self.len += 1;
+    }
+
+    /// The opcode for `len` zero registers (none for 0).
+    fn push_zeros(&mut self, len: usize) {
+        if len == 0 {
+            return;
+        }
+        let stored = len - 1;
+        if len > ZERO_MAX_LEN {
+            self.push(XZERO_BIT | (stored >> 8) as u8);
+            self.push(stored as u8);
+        } else {
+            self.push(stored as u8);
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
 }
 
 /// Join neighbouring `VAL`s of equal value whose lengths fit one opcode, looking at
@@ -248,20 +284,6 @@ fn merge_neighbours(hll: &mut Vec<u8>, from: usize) {
 /// A `VAL` opcode.
 fn val_op(value: u8, len: usize) -> u8 {
     VAL_BIT | (value - 1) << 2 | (len - 1) as u8
-}
-
-/// Append the opcode for `len` zero registers (none for 0).
-fn push_zeros(out: &mut Vec<u8>, len: usize) {
-    if len == 0 {
-        return;
-    }
-    let stored = len - 1;
-    if len > ZERO_MAX_LEN {
-        out.push(XZERO_BIT | (stored >> 8) as u8);
-        out.push(stored as u8);
-    } else {
-        out.push(stored as u8);
-    }
 }
 
 #[cfg(test)]
