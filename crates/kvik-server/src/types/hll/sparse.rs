@@ -158,10 +158,14 @@ pub fn set(hll: &mut Vec<u8>, index: usize, value: u8, max_bytes: u64) -> SetOut
             if growth > 0 && (hll.len() + growth) as u64 > max_bytes {
                 return SetOutcome::NeedsDense;
             }
-            let end = (at + op.size()).min(hll.len());
+            // An XZERO cut short by the end of a corrupt string: Redis read its
+            // missing byte from the terminator, and as much of the replacement falls
+            // off the end with it.
+            let overhang = (at + op.size()).saturating_sub(hll.len());
+            let replacement = &replacement[..replacement.len() - overhang];
             // An exact-size iterator: the tail moves in place, nothing is allocated
             // beyond the string's own growth.
-            hll.splice(at..end, replacement.iter().copied());
+            hll.splice(at..at + op.size() - overhang, replacement.iter().copied());
         }
     }
     merge_neighbours(hll, prev.unwrap_or(HEADER_LEN));
