@@ -69,7 +69,10 @@ impl Op {
 pub fn ops(body: &[u8]) -> impl Iterator<Item = Op> + '_ {
     let mut rest = body;
     std::iter::from_fn(move || {
-        let op = Op::read(rest.first().map(|_| rest)?);
+        if rest.is_empty() {
+            return None;
+        }
+        let op = Op::read(rest);
         rest = &rest[op.size().min(rest.len())..];
         Some(op)
     })
@@ -347,6 +350,16 @@ mod tests {
         assert_eq!(set(&mut hll, 5, 1, 19), SetOutcome::NeedsDense);
         assert_eq!(hll.len(), HEADER_LEN + 2);
         assert_eq!(set(&mut hll, 5, 1, 21), SetOutcome::Updated);
+    }
+
+    #[test]
+    fn a_cut_short_xzero_loses_the_last_byte_of_its_split() {
+        // XZERO with its second byte missing: 0x3f00 + 1 registers, read as Redis does.
+        let mut hll = vec![0u8; HEADER_LEN];
+        hll.push(0x7f);
+        assert_eq!(set(&mut hll, 5, 2, 3000), SetOutcome::Updated);
+        // z:5, v:2,1, then an XZERO of 16123 whose second byte fell off.
+        assert_eq!(&hll[HEADER_LEN..], &[0x04, 0x84, 0x7e]);
     }
 
     #[test]
