@@ -330,3 +330,60 @@ fn values_written_by_either_server_count_the_same() {
     pair.both(&["PFCOUNT", "from-kvik"]);
     pair.both(&["PFCOUNT", "from-kvik", "sparse", "dense"]);
 }
+
+/// A numeric field of INFO `section`.
+fn info_field(conn: &mut RawConn, section: &str, name: &str) -> i64 {
+    let info = bulk_body(&conn.cmd(&["INFO", section]));
+    let text = String::from_utf8(info).expect("INFO is text");
+    text.lines()
+        .find_map(|line| line.strip_prefix(&format!("{name}:")))
+        .unwrap_or_else(|| panic!("INFO {section} has no {name}"))
+        .parse()
+        .expect("a number")
+}
+
+#[test]
+fn changes_and_keyspace_hits_count_as_in_redis() {
+    let Some(mut pair) = Pair::start() else {
+        return;
+    };
+    pair.both(&["PFADD", "h", "a", "b"]);
+    pair.both(&["SET", "list-not", "x"]);
+    for command in [
+        "PFADD h a b c d e f g",
+        "PFADD h a",
+        "PFADD new",
+        "PFCOUNT h",
+        "PFCOUNT h",
+        "PFCOUNT missing",
+        "PFCOUNT h new missing",
+        "PFMERGE m h missing",
+        "PFMERGE m",
+        "PFDEBUG GETREG new",
+        "PFDEBUG TODENSE new",
+        "PFDEBUG ENCODING h",
+        "PFADD list-not a",
+    ] {
+        let args: Vec<&str> = command.split(' ').collect();
+        let mut before = Vec::new();
+        for conn in [&mut pair.redis, &mut pair.kvik] {
+            before.push(info_field(
+                conn,
+                "persistence",
+                "rdb_changes_since_last_save",
+            ));
+            conn.cmd(&["CONFIG", "RESETSTAT"]);
+        }
+        pair.both(&args);
+        let mut seen = Vec::new();
+        for (conn, before) in [&mut pair.redis, &mut pair.kvik].into_iter().zip(before) {
+            let changes = info_field(conn, "persistence", "rdb_changes_since_last_save");
+            seen.push((
+                changes - before,
+                info_field(conn, "stats", "keyspace_hits"),
+                info_field(conn, "stats", "keyspace_misses"),
+            ));
+        }
+        assert_eq!(seen[1], seen[0], "changes, hits, misses after {command}");
+    }
+}
