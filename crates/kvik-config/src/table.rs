@@ -424,7 +424,7 @@ params! {
     hash_max_listpack_value: u64 = Mem(0, LLM),
         "hash-max-listpack-value" | "hash-max-ziplist-value", LIVE, "64", "Hashes whose values are at most this long use the compact encoding.";
     hll_sparse_max_bytes: u64 = Mem(0, LLM),
-        "hll-sparse-max-bytes", 0, "3000", "HyperLogLog sparse representation size limit.";
+        "hll-sparse-max-bytes", LIVE, "3000", "HyperLogLog sparse representation size limit.";
     hz: u32 = Int(0, INT),
         "hz", LIVE, "10", "Frequency of background tasks per second (kept within 1..500).";
     ignore_warnings: String = Str,

@@ -68,6 +68,8 @@ pub struct HotConfig {
     pub hz: AtomicU64,
     pub active_expire: AtomicBool,
     pub latency_tracking: AtomicBool,
+    /// `hll-sparse-max-bytes`: the longest a sparse HyperLogLog may grow.
+    pub hll_sparse_max_bytes: AtomicU64,
     /// Thresholds for the compact encodings of collections, one atomic each so
     /// readers on every thread write nothing shared.
     encoding: [AtomicI64; 7],
@@ -136,6 +138,7 @@ impl HotConfig {
             hz: AtomicU64::new(c.hz.clamp(1, 500) as u64),
             active_expire: AtomicBool::new(true),
             latency_tracking: AtomicBool::new(c.latency_tracking),
+            hll_sparse_max_bytes: AtomicU64::new(c.hll_sparse_max_bytes),
             encoding: EncodingLimits::from_config(c)
                 .to_array()
                 .map(AtomicI64::new),
@@ -163,6 +166,8 @@ impl HotConfig {
         self.hz.store(fresh.hz.into_inner(), Ordering::Relaxed);
         self.latency_tracking
             .store(fresh.latency_tracking.into_inner(), Ordering::Relaxed);
+        self.hll_sparse_max_bytes
+            .store(fresh.hll_sparse_max_bytes.into_inner(), Ordering::Relaxed);
         for (mine, new) in self.encoding.iter().zip(fresh.encoding) {
             mine.store(new.into_inner(), Ordering::Relaxed);
         }

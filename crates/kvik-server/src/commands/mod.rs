@@ -18,6 +18,7 @@ pub mod connection;
 pub mod debug;
 pub mod geo;
 pub mod hashes;
+pub mod hyperloglog;
 pub mod info;
 pub mod introspection;
 pub mod keys;
@@ -44,6 +45,7 @@ pub fn registry() -> Registry {
     Registry::new(&[
         strings::COMMANDS,
         bitmaps::COMMANDS,
+        hyperloglog::COMMANDS,
         keys::COMMANDS,
         lists::COMMANDS,
         hashes::COMMANDS,

@@ -6,6 +6,7 @@
 
 mod bytes;
 pub mod hash;
+pub mod hll;
 pub mod list;
 pub mod set;
 pub mod string;
