@@ -7,6 +7,7 @@ pub const COMMANDS: &[Command] = &[
     Command::new("dbsize", 1, dbsize)
         .flags(flags::READONLY | flags::FAST)
         .acl(acl::KEYSPACE | acl::READ | acl::FAST)
+        .lock(Lock::Handler)
         .doc("server", "1.0.0", "O(1)", "Returns the number of keys in the database."),
     Command::new("flushdb", -1, flushdb)
         .flags(flags::WRITE)
@@ -49,7 +50,7 @@ pub fn timeout_deadline_ms(arg: &[u8]) -> Result<u64, CmdError> {
 }
 
 fn dbsize(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let n = ctx.server.keyspace.db_len(ctx.client.db);
+    let (n, _) = ctx.keys.db_stats(ctx.client.db);
     ctx.out.int(n as i64);
     Ok(())
 }
@@ -66,6 +67,7 @@ fn parse_flush_mode(args: &[&[u8]]) -> CmdResult {
 /// Empty every shard of `db` (all of them are locked by the caller).
 fn flush_db(ctx: &mut Ctx, db: usize) -> u64 {
     let mut removed = 0;
+    ctx.keys.signal_db_replaced(db, None);
     for shard in 0..ctx.server.keyspace.shards_per_db() {
         let table = ctx.keys.shard_at(db, shard).take_all();
         removed += table.len() as u64;

@@ -12,10 +12,12 @@
 
 mod entry;
 mod locked;
+mod observers;
 mod shard;
 
 pub use entry::{Entry, EntryBox, EntryData};
 pub use locked::{KeyEnv, Locked};
+pub use observers::{KeyObserver, KeyObservers};
 pub use shard::ShardData;
 
 use parking_lot::Mutex;
@@ -64,6 +66,8 @@ pub struct Keyspace {
     /// locking them. Never later than the truth, except for the instant between a
     /// write and the end of its command, which holds the lock anyway.
     deadline_hints: Box<[AtomicU64]>,
+    /// Who hears that a key changed (WATCH).
+    pub observers: std::sync::Arc<KeyObservers>,
 }
 
 /// Shards per database. Many small shards keep lock contention low with many threads
@@ -86,6 +90,16 @@ impl Keyspace {
             dbs,
             shard_bits,
             deadline_hints: hints,
+            observers: Default::default(),
+        }
+    }
+
+    /// The "key modified" signal (see [`observers`]): every write to `key` of `db`
+    /// calls it with the key's shard lock held. One relaxed load when nobody listens.
+    #[inline]
+    pub fn signal_modified(&self, db: usize, key: &[u8]) {
+        if !self.observers.is_idle() {
+            self.observers.signal(db, key);
         }
     }
 
@@ -118,6 +132,17 @@ impl Keyspace {
     #[inline]
     pub fn global_id(&self, db: usize, shard: usize) -> usize {
         (db << self.shard_bits) | shard
+    }
+
+    /// The global id of the shard `key` lives in, in database `db`.
+    #[inline]
+    pub fn shard_id_of(&self, db: usize, key: &[u8]) -> usize {
+        self.global_id(db, self.shard_of(hash_key(key)))
+    }
+
+    /// The global ids of every shard of database `db`.
+    pub fn db_shard_ids(&self, db: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.shards_per_db()).map(move |s| self.global_id(db, s))
     }
 
     pub fn shard(&self, db: usize, shard: usize) -> &Mutex<ShardData> {

@@ -12,7 +12,7 @@ mod bitfield;
 mod bitop;
 mod bits;
 
-use super::table::{acl, flags, Command};
+use super::table::{acl, flags, key_flags, Command};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
 use crate::types::string::StrValue;
@@ -64,7 +64,10 @@ pub const COMMANDS: &[Command] = &[
     Command::new("bitop", -4, bitop::bitop)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
-        .keys(2, -1, 1)
+        .keys(2, 2, 1)
+        .key_flags(key_flags::OW | key_flags::UPDATE)
+        .keys(3, -1, 1)
+        .key_flags(key_flags::RO | key_flags::ACCESS)
         .doc(
             "bitmap",
             "2.6.0",

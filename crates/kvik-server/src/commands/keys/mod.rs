@@ -16,9 +16,8 @@ mod object;
 mod relocate;
 mod swapdb;
 
-use super::table::{acl, flags, Command, Lock};
+use super::table::{acl, flags, key_flags, Command, KeySpec, Lock};
 use super::{args, errors, CmdError, CmdResult, Ctx};
-use crate::keyspace::Locked;
 use crate::stats::ThreadStats;
 
 const KS: u32 = acl::KEYSPACE;
@@ -59,6 +58,7 @@ pub const COMMANDS: &[Command] = &[
     Command::new("scan", -2, listing::scan)
         .flags(flags::READONLY)
         .acl(KS | acl::READ | acl::SLOW)
+        .tips(&["nondeterministic_output", "request_policy:special"])
         .lock(Lock::Handler)
         .doc("generic", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.", "Incrementally iterate the keys space"),
     Command::new("randomkey", 1, listing::randomkey)
@@ -69,24 +69,27 @@ pub const COMMANDS: &[Command] = &[
     Command::new("rename", 3, relocate::rename)
         .flags(flags::WRITE)
         .acl(KS | acl::WRITE | acl::SLOW)
-        .keys(1, 2, 1)
+        .key_spec(KeySpec::range(1, 1, 1).flags(key_flags::RW | key_flags::ACCESS | key_flags::DELETE))
+        .key_spec(KeySpec::range(2, 2, 1).flags(key_flags::OW | key_flags::UPDATE))
         .doc("generic", "1.0.0", "O(1)", "Rename a key"),
     Command::new("renamenx", 3, relocate::renamenx)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
-        .keys(1, 2, 1)
+        .key_spec(KeySpec::range(1, 1, 1).flags(key_flags::RW | key_flags::ACCESS | key_flags::DELETE))
+        .key_spec(KeySpec::range(2, 2, 1).flags(key_flags::OW | key_flags::INSERT))
         .doc("generic", "1.0.0", "O(1)", "Rename a key, only if the new key does not exist"),
     Command::new("move", 3, relocate::move_)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
-        .lock(Lock::Handler)
+        .lock(Lock::Args(relocate::move_needs))
         .doc("generic", "1.0.0", "O(1)", "Move a key to another database"),
     Command::new("copy", -3, relocate::copy)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(KS | acl::WRITE | acl::SLOW)
-        .keys(1, 2, 1)
-        .lock(Lock::Handler)
+        .key_spec(KeySpec::range(1, 1, 1).flags(key_flags::RO | key_flags::ACCESS))
+        .key_spec(KeySpec::range(2, 2, 1).flags(key_flags::OW | key_flags::UPDATE))
+        .lock(Lock::Args(relocate::copy_needs))
         .doc("generic", "6.2.0", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.", "Copy a key"),
     Command::new("expire", -3, expire::expire)
         .flags(flags::WRITE | flags::FAST)
@@ -137,7 +140,7 @@ pub const COMMANDS: &[Command] = &[
     Command::new("swapdb", 3, swapdb::swapdb)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST | acl::DANGEROUS)
-        .lock(Lock::Handler)
+        .lock(Lock::Args(swapdb::swapdb_needs))
         .doc("server", "4.0.0", "O(N) where N is the count of clients watching or blocking on keys from both databases.", "Swaps two Redis databases"),
 ];
 
@@ -207,24 +210,4 @@ fn db_arg(arg: &[u8], databases: usize) -> Result<usize, CmdError> {
         .ok()
         .filter(|&db| db < databases)
         .ok_or_else(|| errors::DB_OUT_OF_RANGE.into())
-}
-
-/// For commands that take their own locks ([`Lock::Handler`]) because which shards
-/// they need depends on their arguments (a target database): run `work` on `locked`
-/// and, if it changed anything, append the command's argv as its effect before the
-/// shards are released.
-fn under_own_locks<T>(
-    ctx: &mut Ctx,
-    args: &[&[u8]],
-    mut locked: Locked,
-    work: impl FnOnce(&mut Locked) -> T,
-) -> T {
-    locked.touch = ctx.keys.touch;
-    let outcome = work(&mut locked);
-    if locked.dirty() > 0 {
-        locked.propagate(ctx.client.db, args);
-        ctx.propagated = true;
-        ctx.extra_dirty += locked.dirty();
-    }
-    outcome
 }
