@@ -195,10 +195,7 @@ mod tests {
         log.append_group(&[effect(2, b"A"), effect(3, b"B")]);
         log.append_group(&[effect(0, b"C")]);
         log.append_group(&[]);
-        let seen: Vec<(usize, Vec<u8>)> = rx
-            .try_iter()
-            .map(|e| (e.db, e.argv.concat()))
-            .collect();
+        let seen: Vec<(usize, Vec<u8>)> = rx.try_iter().map(|e| (e.db, e.argv.concat())).collect();
         let expected: Vec<(usize, Vec<u8>)> = [
             (2, &b"MULTI"[..]),
             (2, b"A"),

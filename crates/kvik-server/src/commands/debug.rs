@@ -177,7 +177,9 @@ fn key_shards(ctx: &Ctx, db: usize, keys: &[&[u8]]) -> Vec<usize> {
 /// Every database is locked for a point-in-time answer.
 fn digest_all(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let ks = &ctx.server.keyspace;
-    let all: Vec<usize> = (0..ks.databases()).flat_map(|db| ks.db_shard_ids(db)).collect();
+    let all: Vec<usize> = (0..ks.databases())
+        .flat_map(|db| ks.db_shard_ids(db))
+        .collect();
     let mut locked = Held::lock(ctx.keys, &mut ctx.extra_dirty, &all);
     let fingerprint = digest::dataset(&mut locked);
     drop(locked);

@@ -162,7 +162,11 @@ pub enum FindKeys {
     /// Keys from the start up to `lastkey` after it (negative: counted from the end of
     /// the arguments), `step` apart. A `limit` above 1 with `lastkey` -1 stops at that
     /// fraction of the arguments left (XREAD's keys are the first half after STREAMS).
-    Range { lastkey: i32, step: usize, limit: usize },
+    Range {
+        lastkey: i32,
+        step: usize,
+        limit: usize,
+    },
     /// The argument `keynumidx` after the start holds the count of keys; the first key
     /// is `firstkey` after the start, the others `step` apart.
     Keynum {
@@ -342,7 +346,11 @@ pub fn legacy_range(specs: &[KeySpec]) -> ((i64, i64, i64), bool) {
     };
     if let [only] = specs {
         if let Some((first, lastkey, step)) = as_range(only) {
-            let last = if lastkey < 0 { lastkey } else { first + lastkey };
+            let last = if lastkey < 0 {
+                lastkey
+            } else {
+                first + lastkey
+            };
             return ((first, last, step), only.flags & INCOMPLETE != 0);
         }
     }

@@ -36,7 +36,12 @@ pub const COMMANDS: &[Command] = &[
     Command::new("multi", 1, multi)
         .flags(QUICK)
         .acl(acl::FAST | acl::TRANSACTION)
-        .doc("transactions", "1.2.0", "O(1)", "Mark the start of a transaction block"),
+        .doc(
+            "transactions",
+            "1.2.0",
+            "O(1)",
+            "Mark the start of a transaction block",
+        ),
     Command::new("exec", 1, exec)
         .flags(CONTROL | flags::SKIP_SLOWLOG)
         .acl(acl::SLOW | acl::TRANSACTION)
@@ -70,7 +75,12 @@ pub const COMMANDS: &[Command] = &[
     Command::new("unwatch", 1, unwatch)
         .flags(QUICK)
         .acl(acl::FAST | acl::TRANSACTION)
-        .doc("transactions", "2.2.0", "O(1)", "Forget about all watched keys"),
+        .doc(
+            "transactions",
+            "2.2.0",
+            "O(1)",
+            "Forget about all watched keys",
+        ),
 ];
 
 const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
@@ -208,9 +218,23 @@ fn exec(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         let args: Vec<&[u8]> = queued.args.iter().map(Vec::as_slice).collect();
         locked.db = ctx.client.db;
         locked.begin_command(now);
-        let ran = run_locked(server, ctx.stats, ctx.client, ctx.out, &args, queued.id, &mut locked);
+        let ran = run_locked(
+            server,
+            ctx.stats,
+            ctx.client,
+            ctx.out,
+            &args,
+            queued.id,
+            &mut locked,
+        );
         changes += ran.changes;
-        super::count_call(server, ctx.stats, queued.id, ran.elapsed, ran.result.is_err());
+        super::count_call(
+            server,
+            ctx.stats,
+            queued.id,
+            ran.elapsed,
+            ran.result.is_err(),
+        );
         if let Err(e) = ran.result {
             super::write_error(server, ctx.stats, ctx.out, &e.0);
         }
@@ -304,7 +328,11 @@ impl Watching {
     /// Must EXEC fail? A watched key was written, or its time ran out since WATCH.
     /// `locked` holds the watched keys' shards.
     fn broken(&self, locked: &mut Locked) -> bool {
-        self.flag.raised() || self.keys.iter().any(|(db, key)| locked.is_expired_in(*db, key))
+        self.flag.raised()
+            || self
+                .keys
+                .iter()
+                .any(|(db, key)| locked.is_expired_in(*db, key))
     }
 }
 
@@ -315,4 +343,3 @@ impl Drop for Watching {
         }
     }
 }
-

@@ -456,7 +456,8 @@ impl<'a> Locked<'a> {
         }
         for key in ks.observers.keys_in(db) {
             let hash = hash_key(&key);
-            let present = |locked: &mut Self, d: usize| locked.shard_mut(d, hash).find(hash, &key).is_some();
+            let present =
+                |locked: &mut Self, d: usize| locked.shard_mut(d, hash).find(hash, &key).is_some();
             if present(self, db) || replaced_with.is_some_and(|other| present(self, other)) {
                 ks.signal_modified(db, &key);
             }

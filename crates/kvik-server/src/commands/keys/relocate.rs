@@ -4,8 +4,8 @@
 //! than copying the value; COPY duplicates the value. All of them propagate verbatim:
 //! their outcome depends only on the data, which a replica holds too.
 
-use super::super::{args, errors, CmdError, CmdResult, Ctx};
 use super::super::table::{LockRequest, Need, Needs};
+use super::super::{args, errors, CmdError, CmdResult, Ctx};
 use super::{count_read, db_arg};
 
 const SAME_OBJECT: &str = "ERR source and destination objects are the same";
@@ -68,7 +68,10 @@ pub(super) fn move_(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 pub(super) fn move_needs(request: &LockRequest) -> Needs {
     match db_arg(request.args[2], request.databases) {
         Ok(dst) => Needs::from_iter([
-            Need::Key { db: request.db, arg: 1 },
+            Need::Key {
+                db: request.db,
+                arg: 1,
+            },
             Need::Key { db: dst, arg: 1 },
         ]),
         Err(_) => Needs::new(),
@@ -127,7 +130,10 @@ pub(super) fn copy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 pub(super) fn copy_needs(request: &LockRequest) -> Needs {
     match copy_options(request.args, request.db, request.databases) {
         Ok((dst, _)) => Needs::from_iter([
-            Need::Key { db: request.db, arg: 1 },
+            Need::Key {
+                db: request.db,
+                arg: 1,
+            },
             Need::Key { db: dst, arg: 2 },
         ]),
         Err(_) => Needs::new(),

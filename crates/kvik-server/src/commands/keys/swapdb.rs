@@ -1,8 +1,8 @@
 //! SWAPDB: two databases exchange their contents. Clients keep their selected index,
 //! so each one now sees the other database's keys.
 
-use super::super::{args, errors, CmdError, CmdResult, Ctx};
 use super::super::table::{LockRequest, Need, Needs};
+use super::super::{args, errors, CmdError, CmdResult, Ctx};
 
 /// A database index of SWAPDB: any `int`, else the given error; its range is checked
 /// once both were read.
