@@ -652,3 +652,68 @@ impl Registry {
             .filter(|c| !c.name.contains('|'))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys_of(spec: KeySpec, line: &str) -> Option<Vec<usize>> {
+        let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+        let mut found = Vec::new();
+        spec.each_key(&args, |at| found.push(at)).then_some(found)
+    }
+
+    #[test]
+    fn keyword_specs_search_after_their_keyword() {
+        let streams = KeySpec::after_keyword(
+            "STREAMS",
+            1,
+            FindKeys::Range {
+                lastkey: -1,
+                step: 1,
+                limit: 2,
+            },
+        );
+        assert_eq!(
+            keys_of(streams, "XREAD COUNT 2 STREAMS a b 0 0"),
+            Some(vec![4, 5])
+        );
+        assert_eq!(keys_of(streams, "XREAD streams a 0"), Some(vec![2]));
+        assert_eq!(keys_of(streams, "XREAD COUNT 2 STREAMS"), Some(vec![]));
+        let from_end = KeySpec::after_keyword(
+            "STORE",
+            -2,
+            FindKeys::Range {
+                lastkey: 0,
+                step: 1,
+                limit: 0,
+            },
+        );
+        assert_eq!(keys_of(from_end, "CMD k STORE dst x"), Some(vec![3]));
+    }
+
+    #[test]
+    fn keynum_specs_check_the_count() {
+        let inputs = KeySpec::numkeys(2, 1);
+        assert_eq!(
+            keys_of(inputs, "ZUNIONSTORE d 2 a b WEIGHTS 1 2"),
+            Some(vec![3, 4])
+        );
+        assert_eq!(keys_of(inputs, "ZUNIONSTORE d 3 a b"), None);
+        assert_eq!(keys_of(inputs, "ZUNIONSTORE d x a b"), None);
+    }
+
+    #[test]
+    fn legacy_range_merges_consecutive_plain_ranges() {
+        let store = [KeySpec::range(1, 1, 1), KeySpec::range(2, -1, 1)];
+        assert_eq!(legacy_range(&store), ((1, -1, 1), false));
+        let counted = [KeySpec::range(1, 1, 1), KeySpec::numkeys(2, 1)];
+        assert_eq!(legacy_range(&counted), ((1, 1, 1), true));
+        assert_eq!(
+            legacy_range(&[KeySpec::range(1, -1, 2)]),
+            ((1, -1, 2), false)
+        );
+        assert_eq!(legacy_range(&[KeySpec::numkeys(1, 1)]), ((0, 0, 0), true));
+        assert_eq!(legacy_range(&[]), ((0, 0, 0), false));
+    }
+}

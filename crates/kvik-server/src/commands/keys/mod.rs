@@ -29,26 +29,31 @@ pub const COMMANDS: &[Command] = &[
         .flags(flags::WRITE)
         .acl(KS | acl::WRITE | acl::SLOW)
         .keys(1, -1, 1)
+        .key_flags(key_flags::RM | key_flags::DELETE)
         .doc("generic", "1.0.0", "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).", "Delete a key"),
     Command::new("unlink", -2, del)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, -1, 1)
+        .key_flags(key_flags::RM | key_flags::DELETE)
         .doc("generic", "4.0.0", "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking."),
     Command::new("exists", -2, exists)
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, -1, 1)
+        .key_flags(key_flags::RO)
         .doc("generic", "1.0.0", "O(N) where N is the number of keys to check.", "Determine if a key exists"),
     Command::new("touch", -2, touch)
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, -1, 1)
+        .key_flags(key_flags::RO)
         .doc("generic", "3.2.1", "O(N) where N is the number of keys that will be touched.", "Alters the last access time of a key(s). Returns the number of existing keys specified."),
     Command::new("type", 2, type_)
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, 1, 1)
+        .key_flags(key_flags::RO)
         .doc("generic", "1.0.0", "O(1)", "Determine the type stored at key"),
     Command::new("keys", 2, listing::keys)
         .flags(flags::READONLY)
@@ -95,21 +100,25 @@ pub const COMMANDS: &[Command] = &[
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc("generic", "1.0.0", "O(1)", "Set a key's time to live in seconds"),
     Command::new("pexpire", -3, expire::pexpire)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc("generic", "2.6.0", "O(1)", "Set a key's time to live in milliseconds"),
     Command::new("expireat", -3, expire::expireat)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc("generic", "1.2.0", "O(1)", "Set the expiration for a key as a UNIX timestamp"),
     Command::new("pexpireat", -3, expire::pexpireat)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc("generic", "2.6.0", "O(1)", "Set the expiration for a key as a UNIX timestamp specified in milliseconds"),
     Command::new("ttl", 2, expire::ttl)
         .flags(flags::READONLY | flags::FAST)
@@ -135,6 +144,7 @@ pub const COMMANDS: &[Command] = &[
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc("generic", "2.2.0", "O(1)", "Remove the expiration from a key"),
     object::COMMAND,
     Command::new("swapdb", 3, swapdb::swapdb)
