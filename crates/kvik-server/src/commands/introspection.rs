@@ -400,8 +400,12 @@ fn keys_of(
         let flags = key_flags_of(cmd, spec);
         valid &= spec.each_key(line, |at| keys.push((at, flags)));
     }
-    if let Some(find) = cmd.extra_keys {
-        find(line, &mut keys);
+    if let Some(refine) = cmd.refine_keys {
+        refine(line, &mut keys);
+    }
+    // A command line's flags are settled: `variable_flags` only describes the spec.
+    for (_, flags) in keys.iter_mut() {
+        *flags &= !key_flags::VARIABLE_FLAGS;
     }
     match keys {
         keys if valid && !keys.is_empty() => Ok((cmd, keys)),

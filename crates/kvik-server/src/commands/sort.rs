@@ -71,7 +71,7 @@ pub const COMMANDS: &[Command] = &[
         .key_spec(KeySpec::unknown().flags(key_flags::OW | key_flags::UPDATE).notes(
             "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array",
         ))
-        .extra_keys(store_destination)
+        .refine_keys(store_destination)
         .lock(Lock::Db)
         .doc(
             "generic",

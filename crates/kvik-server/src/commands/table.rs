@@ -55,7 +55,7 @@ pub mod flags {
         (MOVABLE_KEYS, "movablekeys"),
         (ALLOW_BUSY, "allow_busy"),
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
-        (PROTECTED, "protected"),
+        // PROTECTED is not reported: Redis 7.0's COMMAND INFO leaves it out.
     ];
 }
 
@@ -423,9 +423,11 @@ pub enum Need {
 
 pub type Needs = smallvec::SmallVec<[Need; 2]>;
 
-/// Keys only code can find in a command line (SORT's STORE destination, which may
-/// come anywhere among its options): appends (argument index, [`key_flags`]).
-pub type ExtraKeys = fn(&[&[u8]], &mut Vec<(usize, u32)>);
+/// What only code can work out about a command line's keys, given the (argument
+/// index, [`key_flags`]) the key specs found: keys no spec finds (SORT's STORE
+/// destination, which may come anywhere among its options) are appended, and the
+/// flags of a `variable_flags` spec are settled (SET without GET only writes).
+pub type RefineKeys = fn(&[&[u8]], &mut Vec<(usize, u32)>);
 
 /// One command (or subcommand, named `parent|sub`).
 #[derive(Clone, Copy)]
@@ -438,8 +440,8 @@ pub struct Command {
     /// Its key specs: the first `key_spec_count` of the array.
     pub key_specs: [KeySpec; MAX_KEY_SPECS],
     pub key_spec_count: usize,
-    /// Keys COMMAND GETKEYS lists besides those the key specs find.
-    pub extra_keys: Option<ExtraKeys>,
+    /// COMMAND GETKEYS(ANDFLAGS)'s last word on the keys the specs found.
+    pub refine_keys: Option<RefineKeys>,
     /// Hints for clients and proxies (COMMAND INFO's tips), e.g. `nondeterministic_output`.
     pub tips: &'static [&'static str],
     pub lock: Lock,
@@ -460,7 +462,7 @@ impl Command {
             acl: 0,
             key_specs: [KeySpec::unknown(); MAX_KEY_SPECS],
             key_spec_count: 0,
-            extra_keys: None,
+            refine_keys: None,
             tips: &[],
             lock: Lock::Keys,
             handler,
@@ -509,8 +511,8 @@ impl Command {
         self
     }
 
-    pub const fn extra_keys(mut self, find: ExtraKeys) -> Self {
-        self.extra_keys = Some(find);
+    pub const fn refine_keys(mut self, refine: RefineKeys) -> Self {
+        self.refine_keys = Some(refine);
         self
     }
 

@@ -26,24 +26,28 @@ const READ_FAST: u32 = KS | acl::READ | acl::FAST;
 
 pub const COMMANDS: &[Command] = &[
     Command::new("del", -2, del)
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
         .flags(flags::WRITE)
         .acl(KS | acl::WRITE | acl::SLOW)
         .keys(1, -1, 1)
         .key_flags(key_flags::RM | key_flags::DELETE)
         .doc("generic", "1.0.0", "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).", "Delete a key"),
     Command::new("unlink", -2, del)
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, -1, 1)
         .key_flags(key_flags::RM | key_flags::DELETE)
         .doc("generic", "4.0.0", "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking."),
     Command::new("exists", -2, exists)
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, -1, 1)
         .key_flags(key_flags::RO)
         .doc("generic", "1.0.0", "O(N) where N is the number of keys to check.", "Determine if a key exists"),
     Command::new("touch", -2, touch)
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, -1, 1)
@@ -56,6 +60,7 @@ pub const COMMANDS: &[Command] = &[
         .key_flags(key_flags::RO)
         .doc("generic", "1.0.0", "O(1)", "Determine the type stored at key"),
     Command::new("keys", 2, listing::keys)
+        .tips(&["request_policy:all_shards", "nondeterministic_output_order"])
         .flags(flags::READONLY)
         .acl(KS | acl::READ | acl::SLOW | acl::DANGEROUS)
         .lock(Lock::Db)
@@ -67,6 +72,7 @@ pub const COMMANDS: &[Command] = &[
         .lock(Lock::Handler)
         .doc("generic", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.", "Incrementally iterate the keys space"),
     Command::new("randomkey", 1, listing::randomkey)
+        .tips(&["request_policy:all_shards", "nondeterministic_output"])
         .flags(flags::READONLY)
         .acl(KS | acl::READ | acl::SLOW)
         .lock(Lock::Db)
@@ -121,11 +127,13 @@ pub const COMMANDS: &[Command] = &[
         .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc("generic", "2.6.0", "O(1)", "Set the expiration for a key as a UNIX timestamp specified in milliseconds"),
     Command::new("ttl", 2, expire::ttl)
+        .tips(&["nondeterministic_output"])
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, 1, 1)
         .doc("generic", "1.0.0", "O(1)", "Get the time to live for a key in seconds"),
     Command::new("pttl", 2, expire::pttl)
+        .tips(&["nondeterministic_output"])
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, 1, 1)
