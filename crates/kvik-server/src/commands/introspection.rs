@@ -11,7 +11,8 @@
 //! reading: it may read, change or create them), a read command's keys `RO access`.
 
 use super::table::{
-    acl, flags, key_flags, legacy_range, BeginSearch, Command, FindKeys, KeySpec, Registry,
+    acl, flags, key_flags, legacy_range, BeginSearch, Command, FindKeys, FoundKeys, KeySpec,
+    Registry,
 };
 use super::{args, errors, CmdError, CmdResult, Ctx};
 use crate::util::glob::glob_match;
@@ -348,8 +349,8 @@ fn write_docs(out: &mut ReplyWriter, commands: &[&Command]) {
 fn getkeys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let target = &args[2..];
     let (_, keys) = keys_of(&ctx.server.commands, target)?;
-    ctx.out.array(keys.len());
-    for (at, _) in keys {
+    ctx.out.array(keys.0.len());
+    for (at, _) in keys.0 {
         ctx.out.bulk(target[at]);
     }
     Ok(())
@@ -358,8 +359,8 @@ fn getkeys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn getkeysandflags(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let target = &args[2..];
     let (_, keys) = keys_of(&ctx.server.commands, target)?;
-    ctx.out.array(keys.len());
-    for (at, flags) in keys {
+    ctx.out.array(keys.0.len());
+    for (at, flags) in keys.0 {
         ctx.out.array(2);
         ctx.out.bulk(target[at]);
         write_names(ctx.out, flags, key_flags::NAMES);
@@ -367,15 +368,8 @@ fn getkeysandflags(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-/// Each key of a command line with how the command uses it, in the order of the key
-/// specs.
-type KeysWithFlags = Vec<(usize, u32)>;
-
 /// The command a full command line runs, and its keys, with COMMAND GETKEYS's errors.
-fn keys_of(
-    registry: &Registry,
-    line: &[&[u8]],
-) -> Result<(&'static Command, KeysWithFlags), CmdError> {
+fn keys_of(registry: &Registry, line: &[&[u8]]) -> Result<(&'static Command, FoundKeys), CmdError> {
     const INVALID_COMMAND: &str = "ERR Invalid command specified";
     // `config|get` is how COMMAND INFO names a subcommand, not a command line.
     let mut id = registry
@@ -394,22 +388,22 @@ fn keys_of(
     if !cmd.arity_ok(line.len()) {
         return Err("ERR Invalid number of arguments specified for command".into());
     }
-    let mut keys = KeysWithFlags::new();
+    let mut keys = FoundKeys::default();
     let mut valid = true;
     for spec in cmd.specs() {
         let flags = key_flags_of(cmd, spec);
-        valid &= spec.each_key(line, |at| keys.push((at, flags)));
+        valid &= spec.each_key(line, |at| keys.push(at, flags));
     }
     if let Some(refine) = cmd.refine_keys {
         refine(line, &mut keys);
     }
     // A command line's flags are settled: `variable_flags` only describes the spec.
-    for (_, flags) in keys.iter_mut() {
+    for (_, flags) in keys.0.iter_mut() {
         *flags &= !key_flags::VARIABLE_FLAGS;
     }
     match keys {
-        keys if valid && !keys.is_empty() => Ok((cmd, keys)),
-        _ if cmd.has(flags::NO_MANDATORY_KEYS) => Ok((cmd, KeysWithFlags::new())),
+        keys if valid && !keys.0.is_empty() => Ok((cmd, keys)),
+        _ if cmd.has(flags::NO_MANDATORY_KEYS) => Ok((cmd, FoundKeys::default())),
         _ => Err("ERR Invalid arguments specified for command".into()),
     }
 }

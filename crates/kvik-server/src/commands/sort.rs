@@ -48,7 +48,7 @@
 //! unsorted set (so a script's result is deterministic); cluster mode and ACL users
 //! without access to every key refuse BY and GET patterns.
 
-use super::table::{acl, flags, key_flags, Command, KeySpec, Lock};
+use super::table::{acl, flags, key_flags, Command, FoundKeys, KeySpec, Lock};
 use super::{args, errors, hashes, strings, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
 use crate::types::list::{End, List, NodeLimit};
@@ -101,7 +101,7 @@ const PATTERN_KEYS: KeySpec = KeySpec::unknown()
 
 /// SORT's STORE destination for COMMAND GETKEYS, read the way Redis reads it: LIMIT
 /// skips two arguments, BY and GET one; the last STORE wins.
-fn store_destination(args: &[&[u8]], keys: &mut Vec<(usize, u32)>) {
+fn store_destination(args: &[&[u8]], keys: &mut FoundKeys) {
     let mut found = None;
     let mut i = 2;
     while i < args.len() {
@@ -115,7 +115,7 @@ fn store_destination(args: &[&[u8]], keys: &mut Vec<(usize, u32)>) {
         i += 1;
     }
     if let Some(at) = found {
-        keys.push((at, key_flags::OW | key_flags::UPDATE));
+        keys.push(at, key_flags::OW | key_flags::UPDATE);
     }
 }
 

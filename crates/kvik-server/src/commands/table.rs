@@ -427,7 +427,23 @@ pub type Needs = smallvec::SmallVec<[Need; 2]>;
 /// index, [`key_flags`]) the key specs found: keys no spec finds (SORT's STORE
 /// destination, which may come anywhere among its options) are appended, and the
 /// flags of a `variable_flags` spec are settled (SET without GET only writes).
-pub type RefineKeys = fn(&[&[u8]], &mut Vec<(usize, u32)>);
+pub type RefineKeys = fn(&[&[u8]], &mut FoundKeys);
+
+/// The keys of one command line, each with how the command uses it: (argument index,
+/// [`key_flags`]), in the order of the key specs.
+#[derive(Debug, Default)]
+pub struct FoundKeys(pub Vec<(usize, u32)>);
+
+impl FoundKeys {
+    pub fn push(&mut self, at: usize, flags: u32) {
+        self.0.push((at, flags));
+    }
+
+    /// Give every key the same flags (a spec's `variable_flags` settled).
+    pub fn set_flags(&mut self, flags: u32) {
+        self.0.iter_mut().for_each(|(_, f)| *f = flags);
+    }
+}
 
 /// One command (or subcommand, named `parent|sub`).
 #[derive(Clone, Copy)]

@@ -12,7 +12,7 @@ mod bitfield;
 mod bitop;
 mod bits;
 
-use super::table::{acl, flags, key_flags, Command, KeySpec};
+use super::table::{acl, flags, key_flags, Command, FoundKeys, KeySpec};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
 use crate::types::string::StrValue;
@@ -103,7 +103,7 @@ pub const COMMANDS: &[Command] = &[
 
 /// BITFIELD's key flags for COMMAND GETKEYSANDFLAGS: read-only when it has no SET or
 /// INCRBY (each operation is read with the arguments it takes).
-fn bitfield_key_flags(args: &[&[u8]], keys: &mut Vec<(usize, u32)>) {
+fn bitfield_key_flags(args: &[&[u8]], keys: &mut FoundKeys) {
     let mut i = 2;
     while i < args.len() {
         let left = args.len() - i - 1;
@@ -117,9 +117,7 @@ fn bitfield_key_flags(args: &[&[u8]], keys: &mut Vec<(usize, u32)>) {
             _ => 1,
         };
     }
-    for (_, flags) in keys.iter_mut() {
-        *flags = key_flags::RO | key_flags::ACCESS;
-    }
+    keys.set_flags(key_flags::RO | key_flags::ACCESS);
 }
 
 /// The error for a bit offset that is not a number, negative, or beyond the longest

@@ -19,7 +19,7 @@ mod set;
 
 use options::Expiry;
 
-use super::table::{acl, flags, key_flags, Command, KeySpec};
+use super::table::{acl, flags, key_flags, Command, FoundKeys, KeySpec};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
 use crate::types::string::StrValue;
@@ -279,11 +279,9 @@ pub const COMMANDS: &[Command] = &[
 ];
 
 /// SET's key flags for COMMAND GETKEYSANDFLAGS: without GET it only overwrites.
-fn set_key_flags(args: &[&[u8]], keys: &mut Vec<(usize, u32)>) {
+fn set_key_flags(args: &[&[u8]], keys: &mut FoundKeys) {
     if !args[3..].iter().any(|a| a.eq_ignore_ascii_case(b"GET")) {
-        for (_, flags) in keys.iter_mut() {
-            *flags = key_flags::OW | key_flags::UPDATE;
-        }
+        keys.set_flags(key_flags::OW | key_flags::UPDATE);
     }
 }
 
