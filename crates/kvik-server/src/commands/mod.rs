@@ -145,6 +145,12 @@ impl<'r, 'a> Held<'r, 'a> {
         if ids.iter().all(|&id| keys.holds(id)) {
             return Held::Borrowed(keys);
         }
+        // Taking more while holding some could go out of order: whoever runs a
+        // `Lock::Handler` command holds all it may ask for, or nothing.
+        debug_assert!(
+            ids.iter().all(|&id| !keys.holds(id)),
+            "a Lock::Handler command runs under some of the shards it needs"
+        );
         let mut fresh = Locked::shard_ids(keys.env(), keys.db, keys.now_ms, ids);
         fresh.touch = keys.touch;
         Held::Owned {

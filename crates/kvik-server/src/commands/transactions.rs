@@ -129,6 +129,7 @@ pub fn queue(
         abort_queuing(client);
         return Err("ERR Command not allowed inside a transaction".into());
     }
+    client.last_command = cmd.name;
     let doomed = watch_broken(client.watching.as_ref());
     let tx = client.multi.as_mut().expect("queue is called inside MULTI");
     // A transaction that will be discarded keeps nothing (Redis answers QUEUED all
