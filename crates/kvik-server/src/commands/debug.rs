@@ -180,7 +180,7 @@ fn digest_all(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let all: Vec<usize> = (0..ks.databases())
         .flat_map(|db| ks.db_shard_ids(db))
         .collect();
-    let mut locked = Held::lock(ctx.keys, &mut ctx.extra_dirty, &all);
+    let mut locked = Held::lock(ctx.keys, &all);
     let fingerprint = digest::dataset(&mut locked);
     drop(locked);
     ctx.out.simple(&hex::encode(fingerprint));
@@ -192,7 +192,7 @@ fn digest_value(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let keys = &args[2..];
     let db = ctx.client.db;
     let ids = key_shards(ctx, db, keys);
-    let mut locked = Held::lock(ctx.keys, &mut ctx.extra_dirty, &ids);
+    let mut locked = Held::lock(ctx.keys, &ids);
     ctx.out.array(keys.len());
     for key in keys {
         let fingerprint = stored(&mut locked, db, key).map_or([0; 20], digest::value);
@@ -211,7 +211,7 @@ fn object(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[2];
     let db = ctx.client.db;
     let ids = key_shards(ctx, db, &[key]);
-    let mut locked = Held::lock(ctx.keys, &mut ctx.extra_dirty, &ids);
+    let mut locked = Held::lock(ctx.keys, &ids);
     let entry = stored(&mut locked, db, key).ok_or(CmdError::from(errors::NO_SUCH_KEY))?;
     let refcount = match &entry.value {
         Value::Str(StrValue::Int(n)) if SHARED_INTEGERS.contains(n) => SHARED_REFCOUNT,
@@ -313,7 +313,7 @@ fn populate(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         key.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
         key.truncate(POPULATE_NAME_MAX);
         let id = ctx.server.keyspace.shard_id_of(db, &key);
-        let mut locked = Held::lock(ctx.keys, &mut ctx.extra_dirty, &[id]);
+        let mut locked = Held::lock(ctx.keys, &[id]);
         if locked.exists(&key) {
             continue;
         }

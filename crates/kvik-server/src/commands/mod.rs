@@ -103,7 +103,7 @@ pub struct Ctx<'c, 'a> {
     pub stats: &'a ThreadStats,
     /// The handler appended its own effects; `call` must not append the argv.
     pub propagated: bool,
-    /// Changes made through a `Locked` the handler took itself ([`Lock::Handler`]).
+    /// Changes made that `keys` did not count (EXEC's, made under its own `Locked`).
     pub extra_dirty: u64,
 }
 
@@ -122,15 +122,12 @@ impl<'c, 'a> Ctx<'c, 'a> {
     }
 }
 
-/// Shards a [`Lock::Handler`] command asked for with [`Ctx::lock`].
+/// Shards a [`Lock::Handler`] command asked for with [`Held::lock`].
 pub enum Held<'r, 'a> {
     /// Held already by the caller of the command.
     Borrowed(&'r mut Locked<'a>),
     /// Locked for the command; released when this is dropped.
-    Owned {
-        locked: Locked<'a>,
-        extra_dirty: &'r mut u64,
-    },
+    Owned(Locked<'a>),
 }
 
 impl<'r, 'a> Held<'r, 'a> {
@@ -138,10 +135,8 @@ impl<'r, 'a> Held<'r, 'a> {
     /// ([`crate::keyspace::Keyspace::global_id`]) from `keys`, the `Locked` the command
     /// runs under, when it holds them all (inside EXEC), else locked afresh (a plain
     /// call holds nothing, so nothing is taken out of order). Changes made under fresh
-    /// locks are counted in `extra_dirty` as the command's own; a handler that writes
-    /// under them appends its effects itself before dropping them. Called as
-    /// `Held::lock(ctx.keys, &mut ctx.extra_dirty, &ids)`, which leaves `ctx.out` free.
-    pub fn lock(keys: &'r mut Locked<'a>, extra_dirty: &'r mut u64, ids: &[usize]) -> Self {
+    /// locks are the handler's own business: `call` neither counts nor propagates them.
+    pub fn lock(keys: &'r mut Locked<'a>, ids: &[usize]) -> Self {
         if ids.iter().all(|&id| keys.holds(id)) {
             return Held::Borrowed(keys);
         }
@@ -153,10 +148,7 @@ impl<'r, 'a> Held<'r, 'a> {
         );
         let mut fresh = Locked::shard_ids(keys.env(), keys.db, keys.now_ms, ids);
         fresh.touch = keys.touch;
-        Held::Owned {
-            locked: fresh,
-            extra_dirty,
-        }
+        Held::Owned(fresh)
     }
 }
 
@@ -165,7 +157,7 @@ impl<'a> std::ops::Deref for Held<'_, 'a> {
     fn deref(&self) -> &Locked<'a> {
         match self {
             Held::Borrowed(locked) => locked,
-            Held::Owned { locked, .. } => locked,
+            Held::Owned(locked) => locked,
         }
     }
 }
@@ -174,20 +166,7 @@ impl<'a> std::ops::DerefMut for Held<'_, 'a> {
     fn deref_mut(&mut self) -> &mut Locked<'a> {
         match self {
             Held::Borrowed(locked) => locked,
-            Held::Owned { locked, .. } => locked,
-        }
-    }
-}
-
-impl Drop for Held<'_, '_> {
-    /// Changes made under fresh locks count as the command's.
-    fn drop(&mut self) {
-        if let Held::Owned {
-            locked,
-            extra_dirty,
-        } = self
-        {
-            **extra_dirty += locked.dirty();
+            Held::Owned(locked) => locked,
         }
     }
 }

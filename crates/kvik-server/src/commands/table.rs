@@ -397,7 +397,7 @@ pub enum Lock {
     /// (MOVE's target database): the function lists them, or nothing when the
     /// arguments are malformed (the handler then fails before touching keys).
     Args(fn(&LockRequest<'_>) -> Needs),
-    /// The handler takes what it needs itself, through [`Ctx::lock`](super::Ctx) and
+    /// The handler takes what it needs itself, through [`Held::lock`](super::Held) and
     /// [`Locked`](crate::keyspace::Locked)'s whole-database readers, which reuse shards
     /// already held: a plain call holds none, and EXEC holds every shard of every
     /// database for such a command (SCAN, DBSIZE, DEBUG).

@@ -148,7 +148,7 @@ pub(super) fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut found = KeyList::new(ctx.out.protocol);
     while next < shards && examined < filter.count {
         let id = ks.global_id(db, next);
-        let mut locked = Held::lock(ctx.keys, &mut ctx.extra_dirty, &[id]);
+        let mut locked = Held::lock(ctx.keys, &[id]);
         locked.expire_shard(db, next);
         let shard = locked.shard_at(db, next);
         examined += shard.len();
