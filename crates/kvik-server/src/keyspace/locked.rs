@@ -95,21 +95,6 @@ impl<'a> Locked<'a> {
         Self::with_ids(env, db, now_ms, ids)
     }
 
-    /// Lock the shards of keys that live in different databases.
-    pub fn keys_across<K: AsRef<[u8]>>(
-        env: KeyEnv<'a>,
-        db: usize,
-        now_ms: u64,
-        keys: &[(usize, K)],
-    ) -> Self {
-        let ks = env.keyspace;
-        let ids = keys
-            .iter()
-            .map(|(d, k)| ks.global_id(*d, ks.shard_of(hash_key(k.as_ref()))))
-            .collect();
-        Self::with_ids(env, db, now_ms, ids)
-    }
-
     /// Lock every shard of the given databases.
     pub fn databases(env: KeyEnv<'a>, db: usize, now_ms: u64, dbs: &[usize]) -> Self {
         let ks = env.keyspace;
@@ -117,14 +102,6 @@ impl<'a> Locked<'a> {
             .iter()
             .flat_map(|&d| (0..ks.shards_per_db()).map(move |s| ks.global_id(d, s)))
             .collect();
-        Self::with_ids(env, db, now_ms, ids)
-    }
-
-    /// Lock the given shards (by index) of database `db`: commands that walk a
-    /// database a few shards at a time (SCAN) instead of freezing all of it.
-    pub fn shards(env: KeyEnv<'a>, db: usize, now_ms: u64, shards: &[usize]) -> Self {
-        let ks = env.keyspace;
-        let ids = shards.iter().map(|&s| ks.global_id(db, s)).collect();
         Self::with_ids(env, db, now_ms, ids)
     }
 

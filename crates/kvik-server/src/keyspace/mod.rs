@@ -150,15 +150,9 @@ impl Keyspace {
     }
 
     /// Number of keys in a database (expired ones not yet removed included, as Redis).
+    /// Locks each shard in turn: only for callers that hold none (commands count
+    /// through [`Locked::db_stats`], which reuses the shards they hold).
     pub fn db_len(&self, db: usize) -> usize {
         self.dbs[db].shards.iter().map(|s| s.lock().len()).sum()
-    }
-
-    /// (keys, keys with a deadline) for INFO keyspace.
-    pub fn db_stats(&self, db: usize) -> (usize, usize) {
-        self.dbs[db].shards.iter().fold((0, 0), |(k, v), s| {
-            let s = s.lock();
-            (k + s.len(), v + s.volatile_len())
-        })
     }
 }
