@@ -193,53 +193,14 @@ fn exec(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     if tx.aborted {
         return Err(EXECABORT.into());
     }
-    let server = ctx.server;
-    let ks = &server.keyspace;
-    let mut ids = Vec::new();
-    let mut db = ctx.client.db;
-    for queued in &tx.queued {
-        let args: Vec<&[u8]> = queued.args.iter().map(Vec::as_slice).collect();
-        db = plan_locks(server, server.commands.get(queued.id), &args, db, &mut ids);
-    }
-    if let Some(w) = &watching {
-        ids.extend(w.keys.iter().map(|(db, key)| ks.shard_id_of(*db, key)));
-    }
-    let now = ctx.keys.now_ms;
-    let mut locked = Locked::shard_ids(ctx.key_env(), ctx.client.db, now, &ids);
-    locked.touch = !ctx.client.no_touch;
-    if watching.as_ref().is_some_and(|w| w.broken(&mut locked)) {
+    let mut locked = lock_everything(ctx, &tx, watching.as_ref());
+    if watching.is_some_and(|w| w.broken(&mut locked)) {
         ctx.out.null_array();
         return Ok(());
     }
     locked.begin_effect_group();
     ctx.client.deny_blocking = true;
-    ctx.out.array(tx.queued.len());
-    let mut changes = 0;
-    for queued in &tx.queued {
-        let args: Vec<&[u8]> = queued.args.iter().map(Vec::as_slice).collect();
-        locked.db = ctx.client.db;
-        locked.begin_command(now);
-        let ran = run_locked(
-            server,
-            ctx.stats,
-            ctx.client,
-            ctx.out,
-            &args,
-            queued.id,
-            &mut locked,
-        );
-        changes += ran.changes;
-        super::count_call(
-            server,
-            ctx.stats,
-            queued.id,
-            ran.elapsed,
-            ran.result.is_err(),
-        );
-        if let Err(e) = ran.result {
-            super::write_error(server, ctx.stats, ctx.out, &e.0);
-        }
-    }
+    let changes = run_queued(ctx, &tx, &mut locked);
     ctx.client.deny_blocking = false;
     locked.finish_effect_group();
     drop(locked);
@@ -248,6 +209,50 @@ fn exec(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     ctx.extra_dirty += changes;
     ctx.propagated = true;
     Ok(())
+}
+
+/// Lock, in one go, every shard the queued commands need and the watched keys'.
+fn lock_everything<'a>(
+    ctx: &Ctx<'_, 'a>,
+    tx: &Transaction,
+    watching: Option<&Watching>,
+) -> Locked<'a> {
+    let server = ctx.server;
+    let ks = &server.keyspace;
+    let mut ids = Vec::new();
+    let mut db = ctx.client.db;
+    for queued in &tx.queued {
+        let args: Vec<&[u8]> = queued.args.iter().map(Vec::as_slice).collect();
+        db = plan_locks(server, server.commands.get(queued.id), &args, db, &mut ids);
+    }
+    if let Some(w) = watching {
+        ids.extend(w.keys.iter().map(|(db, key)| ks.shard_id_of(*db, key)));
+    }
+    let mut locked = Locked::shard_ids(ctx.key_env(), ctx.client.db, ctx.keys.now_ms, &ids);
+    locked.touch = !ctx.client.no_touch;
+    locked
+}
+
+/// Run the queued commands under `locked`, each reply (or error) an element of the
+/// EXEC array. Returns the changes they made.
+fn run_queued<'a>(ctx: &mut Ctx<'_, 'a>, tx: &Transaction, locked: &mut Locked<'a>) -> u64 {
+    let (server, stats) = (ctx.server, ctx.stats);
+    let now = ctx.keys.now_ms;
+    ctx.out.array(tx.queued.len());
+    let mut changes = 0;
+    for queued in &tx.queued {
+        let args: Vec<&[u8]> = queued.args.iter().map(Vec::as_slice).collect();
+        // SELECT inside the transaction moves the commands after it.
+        locked.db = ctx.client.db;
+        locked.begin_command(now);
+        let ran = run_locked(server, stats, ctx.client, ctx.out, &args, queued.id, locked);
+        changes += ran.changes;
+        super::count_call(server, stats, queued.id, ran.elapsed, ran.result.is_err());
+        if let Err(e) = ran.result {
+            super::write_error(server, stats, ctx.out, &e.0);
+        }
+    }
+    changes
 }
 
 /// WATCH key [key ...]: `call` holds the keys' shards, so no write can slip between
