@@ -81,6 +81,9 @@ pub struct ClientSnapshot {
     pub no_touch: bool,
     /// Waiting in a blocking command (`flags=b`).
     pub blocked: bool,
+    /// Between MULTI and EXEC (`flags=x`): how many commands are queued (`multi=`)
+    /// and the bytes of their arguments (`multi-mem=`).
+    pub multi: Option<(usize, usize)>,
     pub user: String,
 }
 
@@ -95,6 +98,9 @@ impl ClientSnapshot {
         let mut flags = String::new();
         if self.blocked {
             flags.push('b');
+        }
+        if self.multi.is_some() {
+            flags.push('x');
         }
         if self.no_evict {
             flags.push('e');
@@ -152,15 +158,16 @@ impl ClientInfo {
     }
 
     /// Append this client's CLIENT LIST line (with its newline) to `out`, as Redis 7.0
-    /// words it. Fields kvik has no counterpart for yet (subscriptions, MULTI,
-    /// tracking) show the values of a client that uses none of them.
+    /// words it. Fields kvik has no counterpart for yet (subscriptions, tracking) show
+    /// the values of a client that uses none of them.
     pub fn describe(&self, snap: &ClientSnapshot, now_ms: u64, out: &mut String) {
         let name = snap.name.as_deref().unwrap_or_default();
         let events = if snap.write_pending { "rw" } else { "r" };
+        let (multi, multi_mem) = snap.multi.map_or((-1, 0), |(n, mem)| (n as i64, mem));
         let _ = writeln!(
             out,
             "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} \
-             sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem={} multi-mem=0 \
+             sub=0 psub=0 ssub=0 multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} \
              rbs={} rbp={} obl={} oll=0 omem=0 tot-mem={} events={} cmd={} user={} \
              redir=-1 resp={}",
             self.id,
@@ -172,9 +179,11 @@ impl ClientInfo {
             now_ms.saturating_sub(snap.last_interaction_ms) / 1000,
             snap.flags(),
             snap.db,
+            multi,
             snap.query_buffer,
             snap.query_buffer_free,
             snap.argv_mem,
+            multi_mem,
             snap.reply_buffer_size,
             snap.reply_buffer_peak,
             snap.output_buffer,
@@ -220,6 +229,10 @@ pub struct ClientState {
     /// Blocking commands must not wait now: set while a transaction or a script runs
     /// its commands, where they answer at once as if their timeout had passed.
     pub deny_blocking: bool,
+    /// Between MULTI and EXEC: the commands queued so far.
+    pub multi: Option<crate::commands::transactions::Transaction>,
+    /// The keys WATCHed, until EXEC, DISCARD, UNWATCH or RESET.
+    pub watching: Option<crate::commands::transactions::Watching>,
 }
 
 impl ClientState {
@@ -240,6 +253,8 @@ impl ClientState {
             query_buffer: QueryBufferUsage::default(),
             blocked: None,
             deny_blocking: false,
+            multi: None,
+            watching: None,
         }
     }
 
@@ -289,6 +304,7 @@ impl ClientState {
             resp: if reply.is_resp3() { 3 } else { 2 },
             no_evict: self.no_evict,
             no_touch: self.no_touch,
+            multi: self.multi.as_ref().map(|t| t.usage()),
             user: self.user.clone(),
             ..published
         }

@@ -46,6 +46,15 @@ impl Effect {
     }
 }
 
+/// An effect held back until its atomic group is complete
+/// ([`EffectLog::append_group`]).
+#[derive(Debug, Clone)]
+pub struct GroupedEffect {
+    pub db: usize,
+    pub ts: u64,
+    pub argv: Vec<Vec<u8>>,
+}
+
 struct Inner {
     offset: u64,
     subscribers: Vec<mpsc::Sender<Effect>>,
@@ -94,6 +103,14 @@ impl EffectLog {
             return;
         }
         let mut inner = self.inner.lock();
+        self.push(&mut inner, db, ts, argv);
+        if inner.subscribers.is_empty() {
+            self.recording.store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// Give one effect its offset and send it to every subscriber.
+    fn push(&self, inner: &mut Inner, db: usize, ts: u64, argv: &[&[u8]]) {
         let effect = Effect {
             offset: inner.offset,
             db,
@@ -104,6 +121,31 @@ impl EffectLog {
         inner.offset += Effect::encoded_len(argv);
         self.offset.store(inner.offset, Ordering::Relaxed);
         inner.subscribers.retain(|s| s.send(effect.clone()).is_ok());
+    }
+
+    /// Append the effects of one atomic group (a transaction's or a script's writes)
+    /// as one uninterrupted run: nothing another thread appends can fall between them.
+    /// More than one is wrapped in MULTI ... EXEC (the MULTI in the first effect's
+    /// database), so that a replica applies them at once too; a single effect goes
+    /// alone, as Redis 7.0 propagates it. Call it while holding the shard locks of
+    /// the keys written.
+    pub fn append_group(&self, group: &[GroupedEffect]) {
+        if group.is_empty() || !self.recording() {
+            return;
+        }
+        let mut inner = self.inner.lock();
+        let wrap = group.len() > 1;
+        let (first, last) = (&group[0], &group[group.len() - 1]);
+        if wrap {
+            self.push(&mut inner, first.db, first.ts, &[b"MULTI"]);
+        }
+        for effect in group {
+            let argv: Vec<&[u8]> = effect.argv.iter().map(Vec::as_slice).collect();
+            self.push(&mut inner, effect.db, effect.ts, &argv);
+        }
+        if wrap {
+            self.push(&mut inner, last.db, last.ts, &[b"EXEC"]);
+        }
         if inner.subscribers.is_empty() {
             self.recording.store(false, Ordering::Relaxed);
         }
@@ -139,5 +181,31 @@ mod tests {
         assert_eq!(b.offset, set_len);
         assert_eq!(b.db, 3);
         assert_eq!(b.origin, [7; 16]);
+    }
+
+    #[test]
+    fn groups_of_several_effects_are_wrapped_in_multi_exec() {
+        let log = EffectLog::new([7; 16]);
+        let rx = log.subscribe();
+        let effect = |db, word: &[u8]| GroupedEffect {
+            db,
+            ts: 1,
+            argv: vec![word.to_vec()],
+        };
+        log.append_group(&[effect(2, b"A"), effect(3, b"B")]);
+        log.append_group(&[effect(0, b"C")]);
+        log.append_group(&[]);
+        let seen: Vec<(usize, Vec<u8>)> = rx.try_iter().map(|e| (e.db, e.argv.concat())).collect();
+        let expected: Vec<(usize, Vec<u8>)> = [
+            (2, &b"MULTI"[..]),
+            (2, b"A"),
+            (3, b"B"),
+            (3, b"EXEC"),
+            (0, b"C"),
+        ]
+        .iter()
+        .map(|&(db, w)| (db, w.to_vec()))
+        .collect();
+        assert_eq!(seen, expected);
     }
 }

@@ -596,7 +596,7 @@ fn command_info_shapes() {
     assert_eq!(spec["find_keys.spec.lastkey"], "-1");
     assert_eq!(spec["find_keys.spec.keystep"], "2");
     assert_eq!(spec["find_keys.spec.limit"], "0");
-    assert_eq!(spec["flags"], "RW access update");
+    assert_eq!(spec["flags"], "OW update");
 
     let get = command_info(&mut c, "config|get");
     assert_eq!(get.name, "config|get");
@@ -734,10 +734,7 @@ fn command_getkeys() {
         b"*1\r\n*2\r\n$1\r\na\r\n*2\r\n+RO\r\n+access\r\n"
     );
     let flags = raw.cmd(&["COMMAND", "GETKEYSANDFLAGS", "set", "a", "b"]);
-    assert_eq!(
-        flags,
-        b"*1\r\n*2\r\n$1\r\na\r\n*3\r\n+RW\r\n+access\r\n+update\r\n"
-    );
+    assert_eq!(flags, b"*1\r\n*2\r\n$1\r\na\r\n*2\r\n+OW\r\n+update\r\n");
 }
 
 #[test]

@@ -81,14 +81,16 @@ const SUBCOMMANDS: &[Command] = &[
         "2.4.0",
         "O(N) where N is the number of client connections",
         "Lists open connections.",
-    ),
+    )
+    .tips(NONDETERMINISTIC),
     sub(
         "client|info",
         2,
         info,
         "6.2.0",
         "Returns information about the connection.",
-    ),
+    )
+    .tips(NONDETERMINISTIC),
     admin_sub(
         "client|kill",
         -3,
@@ -168,7 +170,11 @@ const SUBCOMMANDS: &[Command] = &[
         ),
 ];
 
+/// The replies describe connections, which change all the time.
+const NONDETERMINISTIC: &[&str] = &["nondeterministic_output"];
+
 pub const COMMANDS: &[Command] = &[Command::new("client", -2, container)
+    .acl(acl::SLOW)
     .doc(
         "connection",
         "2.4.0",

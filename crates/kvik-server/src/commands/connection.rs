@@ -19,6 +19,7 @@ const HANDSHAKE: u32 = flags::ALLOW_BUSY
 
 pub const COMMANDS: &[Command] = &[
     Command::new("ping", -1, ping)
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .flags(flags::FAST)
         .acl(CONN | acl::FAST)
         .doc(
@@ -28,7 +29,7 @@ pub const COMMANDS: &[Command] = &[
             "Returns the server's liveliness response.",
         ),
     Command::new("echo", 2, echo)
-        .flags(flags::FAST)
+        .flags(flags::LOADING | flags::STALE | flags::FAST)
         .acl(CONN | acl::FAST)
         .doc("connection", "1.0.0", "O(1)", "Returns the given string."),
     Command::new("select", 2, select)
@@ -95,6 +96,7 @@ fn quit(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    super::transactions::discard_state(ctx.client);
     let c = &mut *ctx.client;
     c.db = 0;
     c.reply_mode = ReplyMode::On;

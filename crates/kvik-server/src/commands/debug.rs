@@ -10,7 +10,7 @@ mod digest;
 
 use super::client::{reply_help, subcommand_syntax_error};
 use super::table::{acl, flags, Command, Handler, Lock};
-use super::{errors, CmdError, CmdResult, Ctx};
+use super::{errors, CmdError, CmdResult, Ctx, Held};
 use crate::keyspace::{hash_key, Entry, Locked};
 use crate::types::string::StrValue;
 use crate::types::Value;
@@ -167,12 +167,20 @@ fn stored<'l>(locked: &'l mut Locked, db: usize, key: &[u8]) -> Option<&'l Entry
     locked.shard_at(db, shard).find(hash, key)
 }
 
+/// The shards of `keys` in database `db`: what a DEBUG action that reads them locks.
+fn key_shards(ctx: &Ctx, db: usize, keys: &[&[u8]]) -> Vec<usize> {
+    let ks = &ctx.server.keyspace;
+    keys.iter().map(|key| ks.shard_id_of(db, key)).collect()
+}
+
 /// DEBUG DIGEST: one status line, 40 hex digits (all zeros for an empty dataset).
 /// Every database is locked for a point-in-time answer.
 fn digest_all(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let ks = &ctx.server.keyspace;
-    let all: Vec<usize> = (0..ks.databases()).collect();
-    let mut locked = Locked::databases(ctx.key_env(), ctx.client.db, ctx.keys.now_ms, &all);
+    let all: Vec<usize> = (0..ks.databases())
+        .flat_map(|db| ks.db_shard_ids(db))
+        .collect();
+    let mut locked = Held::lock(ctx.keys, &all);
     let fingerprint = digest::dataset(&mut locked);
     drop(locked);
     ctx.out.simple(&hex::encode(fingerprint));
@@ -183,7 +191,8 @@ fn digest_all(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 fn digest_value(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let keys = &args[2..];
     let db = ctx.client.db;
-    let mut locked = Locked::keys(ctx.key_env(), db, ctx.keys.now_ms, keys);
+    let ids = key_shards(ctx, db, keys);
+    let mut locked = Held::lock(ctx.keys, &ids);
     ctx.out.array(keys.len());
     for key in keys {
         let fingerprint = stored(&mut locked, db, key).map_or([0; 20], digest::value);
@@ -201,7 +210,8 @@ const SHARED_REFCOUNT: i64 = i32::MAX as i64;
 fn object(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[2];
     let db = ctx.client.db;
-    let mut locked = Locked::keys(ctx.key_env(), db, ctx.keys.now_ms, &[key]);
+    let ids = key_shards(ctx, db, &[key]);
+    let mut locked = Held::lock(ctx.keys, &ids);
     let entry = stored(&mut locked, db, key).ok_or(CmdError::from(errors::NO_SUCH_KEY))?;
     let refcount = match &entry.value {
         Value::Str(StrValue::Int(n)) if SHARED_INTEGERS.contains(n) => SHARED_REFCOUNT,
@@ -295,7 +305,6 @@ fn populate(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let prefix = args.get(3).copied().unwrap_or(b"key");
     let prefix = prefix.split(|&b| b == 0).next().unwrap_or_default();
     let db = ctx.client.db;
-    let env = ctx.key_env();
     let mut key = Vec::new();
     for n in 0..count {
         key.clear();
@@ -303,7 +312,8 @@ fn populate(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         key.push(b':');
         key.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
         key.truncate(POPULATE_NAME_MAX);
-        let mut locked = Locked::keys(env, db, crate::hlc::unix_ms(), &[&key[..]]);
+        let id = ctx.server.keyspace.shard_id_of(db, &key);
+        let mut locked = Held::lock(ctx.keys, &[id]);
         if locked.exists(&key) {
             continue;
         }

@@ -11,7 +11,7 @@
 //! Owns the text of the report. The figures come from [`crate::stats`], the server,
 //! the keyspace and the configuration.
 
-use super::table::{acl, flags, Command};
+use super::table::{acl, flags, Command, Lock};
 use super::{CmdResult, Ctx};
 use crate::server::{Server, REDIS_VERSION, VERSION};
 use crate::stats::{self, LatencyHistogram, Totals};
@@ -27,6 +27,9 @@ pub const COMMANDS: &[Command] = &[Command::new("info", -1, info)
         "request_policy:all_shards",
         "response_policy:special",
     ])
+    // The keyspace section counts keys through the command's `Locked`, which inside
+    // EXEC holds every shard already.
+    .lock(Lock::Handler)
     .doc(
         "server",
         "1.0.0",
@@ -36,7 +39,17 @@ pub const COMMANDS: &[Command] = &[Command::new("info", -1, info)
 
 fn info(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let wanted = selected_sections(&args[1..]);
-    let text = report(ctx.server, &wanted);
+    let keyspace_wanted = SECTIONS
+        .iter()
+        .zip(&wanted)
+        .any(|(s, &w)| w && s.name == "keyspace");
+    let db_stats = if keyspace_wanted {
+        let dbs = ctx.server.keyspace.databases();
+        (0..dbs).map(|db| ctx.keys.db_stats(db)).collect()
+    } else {
+        Vec::new()
+    };
+    let text = report(ctx.server, &wanted, db_stats);
     ctx.out.verbatim(b"txt", text.as_bytes());
     Ok(())
 }
@@ -109,8 +122,11 @@ fn selected_sections(args: &[&[u8]]) -> Vec<bool> {
 }
 
 /// The report's text for the chosen sections.
-fn report(server: &Server, wanted: &[bool]) -> String {
-    let mut report = Report::default();
+fn report(server: &Server, wanted: &[bool], db_stats: Vec<(usize, usize)>) -> String {
+    let mut report = Report {
+        db_stats,
+        ..Report::default()
+    };
     for (section, _) in SECTIONS.iter().zip(wanted).filter(|(_, &w)| w) {
         report.header(section.title);
         (section.write)(server, &mut report);
@@ -122,6 +138,8 @@ fn report(server: &Server, wanted: &[bool]) -> String {
 #[derive(Default)]
 struct Report {
     text: String,
+    /// (keys, keys with a deadline) per database, counted by the caller.
+    db_stats: Vec<(usize, usize)>,
 }
 
 impl Report {
@@ -628,9 +646,8 @@ fn cluster_section(_server: &Server, r: &mut Report) {
 }
 
 /// Non-empty databases. `avg_ttl` stays 0: the expiry cycle does not estimate it yet.
-fn keyspace_section(server: &Server, r: &mut Report) {
-    for db in 0..server.keyspace.databases() {
-        let (keys, expires) = server.keyspace.db_stats(db);
+fn keyspace_section(_server: &Server, r: &mut Report) {
+    for (db, (keys, expires)) in std::mem::take(&mut r.db_stats).into_iter().enumerate() {
         if keys > 0 {
             r.field(
                 &format!("db{db}"),

@@ -10,7 +10,10 @@
 //! from its own flags: a write command's keys are `RW access update` (the widest
 //! reading: it may read, change or create them), a read command's keys `RO access`.
 
-use super::table::{acl, flags, key_flags, Command, KeyPositions, KeySpec, Registry};
+use super::table::{
+    acl, flags, key_flags, legacy_range, BeginSearch, Command, FindKeys, FoundKeys, KeySpec,
+    Registry,
+};
 use super::{args, errors, CmdError, CmdResult, Ctx};
 use crate::util::glob::glob_match;
 use kvik_resp::ReplyWriter;
@@ -179,8 +182,9 @@ fn write_info(out: &mut ReplyWriter, cmd: &Command) {
     out.array(10);
     out.bulk(cmd.name.as_bytes());
     out.int(cmd.arity as i64);
-    write_names(out, cmd.flags, flags::NAMES);
-    let (first, last, step) = cmd.keys.legacy_triple();
+    let ((first, last, step), movable) = legacy_range(cmd.specs());
+    let movable = if movable { flags::MOVABLE_KEYS } else { 0 };
+    write_names(out, cmd.flags | movable, flags::NAMES);
     out.int(first);
     out.int(last);
     out.int(step);
@@ -214,10 +218,11 @@ fn write_names(out: &mut ReplyWriter, bits: u32, names: &[(u32, &str)]) {
     }
 }
 
-/// How a command uses its keys: as declared, else derived (see the module comment).
-fn key_flags_of(cmd: &Command) -> u32 {
-    if cmd.key_flags != 0 {
-        cmd.key_flags
+/// How a key spec's keys are used: as declared, else derived from the command's flags
+/// (see the module comment).
+fn key_flags_of(cmd: &Command, spec: &KeySpec) -> u32 {
+    if spec.flags != 0 {
+        spec.flags
     } else if cmd.has(flags::WRITE) {
         key_flags::RW | key_flags::ACCESS | key_flags::UPDATE
     } else {
@@ -225,55 +230,64 @@ fn key_flags_of(cmd: &Command) -> u32 {
     }
 }
 
-/// The key specs: where the search for keys begins (an argument index) and how keys
-/// are found from there (a range, or a count followed by the keys).
+/// The key specs, each a map: notes (when it has some), flags, where the search for
+/// keys begins and how keys are found from there.
 fn write_key_specs(out: &mut ReplyWriter, cmd: &Command) {
-    let Some(search) = KeySearch::of(cmd.keys) else {
-        out.set(0);
-        return;
-    };
-    out.set(1);
-    out.map(3);
-    out.bulk(b"flags");
-    write_names(out, key_flags_of(cmd), key_flags::NAMES);
-    out.bulk(b"begin_search");
-    write_search(out, "index", &[("index", search.begin)]);
-    out.bulk(b"find_keys");
-    write_search(out, search.kind, &search.spec);
-}
-
-/// A key spec as COMMAND INFO spells it out.
-struct KeySearch {
-    /// The argument index where the search begins.
-    begin: i64,
-    /// The find_keys type: `range` or `keynum`.
-    kind: &'static str,
-    /// That type's parameters.
-    spec: [(&'static str, i64); 3],
-}
-
-impl KeySearch {
-    fn of(keys: KeySpec) -> Option<KeySearch> {
-        match keys {
-            KeySpec::None => None,
-            KeySpec::Range { first, last, step } => {
-                // The last key counts from the first one, or from the end when negative.
-                let lastkey = if last < 0 { last } else { last - first };
-                Some(KeySearch {
-                    begin: first as i64,
-                    kind: "range",
-                    spec: [
-                        ("lastkey", lastkey as i64),
-                        ("keystep", step as i64),
-                        ("limit", 0),
-                    ],
-                })
+    out.set(cmd.specs().len());
+    for spec in cmd.specs() {
+        let has_notes = !spec.notes.is_empty();
+        out.map(3 + usize::from(has_notes));
+        if has_notes {
+            out.bulk(b"notes");
+            out.bulk(spec.notes.as_bytes());
+        }
+        out.bulk(b"flags");
+        write_names(out, key_flags_of(cmd, spec), key_flags::NAMES);
+        out.bulk(b"begin_search");
+        match spec.begin {
+            BeginSearch::Index(at) => write_search(out, "index", &[("index", at as i64)]),
+            BeginSearch::Keyword { keyword, startfrom } => {
+                out.map(2);
+                out.bulk(b"type");
+                out.bulk(b"keyword");
+                out.bulk(b"spec");
+                out.map(2);
+                out.bulk(b"keyword");
+                out.bulk(keyword.as_bytes());
+                out.bulk(b"startfrom");
+                out.int(startfrom.into());
             }
-            KeySpec::Numkeys { numkeys, step } => Some(KeySearch {
-                begin: numkeys as i64,
-                kind: "keynum",
-                spec: [("keynumidx", 0), ("firstkey", 1), ("keystep", step as i64)],
-            }),
+            BeginSearch::Unknown => write_search(out, "unknown", &[]),
+        }
+        out.bulk(b"find_keys");
+        match spec.find {
+            FindKeys::Range {
+                lastkey,
+                step,
+                limit,
+            } => write_search(
+                out,
+                "range",
+                &[
+                    ("lastkey", lastkey.into()),
+                    ("keystep", step as i64),
+                    ("limit", limit as i64),
+                ],
+            ),
+            FindKeys::Keynum {
+                keynumidx,
+                firstkey,
+                step,
+            } => write_search(
+                out,
+                "keynum",
+                &[
+                    ("keynumidx", keynumidx as i64),
+                    ("firstkey", firstkey as i64),
+                    ("keystep", step as i64),
+                ],
+            ),
+            FindKeys::Unknown => write_search(out, "unknown", &[]),
         }
     }
 }
@@ -334,32 +348,28 @@ fn write_docs(out: &mut ReplyWriter, commands: &[&Command]) {
 
 fn getkeys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let target = &args[2..];
-    let (_, positions) = keys_of(&ctx.server.commands, target)?;
-    ctx.out.array(positions.len());
-    for i in positions {
-        ctx.out.bulk(target[i]);
+    let (_, keys) = keys_of(&ctx.server.commands, target)?;
+    ctx.out.array(keys.0.len());
+    for (at, _) in keys.0 {
+        ctx.out.bulk(target[at]);
     }
     Ok(())
 }
 
 fn getkeysandflags(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let target = &args[2..];
-    let (cmd, positions) = keys_of(&ctx.server.commands, target)?;
-    ctx.out.array(positions.len());
-    for i in positions {
+    let (_, keys) = keys_of(&ctx.server.commands, target)?;
+    ctx.out.array(keys.0.len());
+    for (at, flags) in keys.0 {
         ctx.out.array(2);
-        ctx.out.bulk(target[i]);
-        write_names(ctx.out, key_flags_of(cmd), key_flags::NAMES);
+        ctx.out.bulk(target[at]);
+        write_names(ctx.out, flags, key_flags::NAMES);
     }
     Ok(())
 }
 
-/// The command a full command line runs, and the positions of its keys, with
-/// COMMAND GETKEYS's errors.
-fn keys_of(
-    registry: &Registry,
-    line: &[&[u8]],
-) -> Result<(&'static Command, KeyPositions), CmdError> {
+/// The command a full command line runs, and its keys, with COMMAND GETKEYS's errors.
+fn keys_of(registry: &Registry, line: &[&[u8]]) -> Result<(&'static Command, FoundKeys), CmdError> {
     const INVALID_COMMAND: &str = "ERR Invalid command specified";
     // `config|get` is how COMMAND INFO names a subcommand, not a command line.
     let mut id = registry
@@ -372,15 +382,28 @@ fn keys_of(
             .ok_or(INVALID_COMMAND)?;
     }
     let cmd = registry.get(id);
-    if cmd.keys == KeySpec::None {
+    if cmd.specs().is_empty() {
         return Err("ERR The command has no key arguments".into());
     }
     if !cmd.arity_ok(line.len()) {
         return Err("ERR Invalid number of arguments specified for command".into());
     }
-    match cmd.keys.key_positions(line) {
-        Some(positions) if !positions.is_empty() => Ok((cmd, positions)),
-        _ if cmd.has(flags::NO_MANDATORY_KEYS) => Ok((cmd, KeyPositions::new())),
+    let mut keys = FoundKeys::default();
+    let mut valid = true;
+    for spec in cmd.specs() {
+        let flags = key_flags_of(cmd, spec);
+        valid &= spec.each_key(line, |at| keys.push(at, flags));
+    }
+    if let Some(refine) = cmd.refine_keys {
+        refine(line, &mut keys);
+    }
+    // A command line's flags are settled: `variable_flags` only describes the spec.
+    for (_, flags) in keys.0.iter_mut() {
+        *flags &= !key_flags::VARIABLE_FLAGS;
+    }
+    match keys {
+        keys if valid && !keys.0.is_empty() => Ok((cmd, keys)),
+        _ if cmd.has(flags::NO_MANDATORY_KEYS) => Ok((cmd, FoundKeys::default())),
         _ => Err("ERR Invalid arguments specified for command".into()),
     }
 }

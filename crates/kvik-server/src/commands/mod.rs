@@ -27,6 +27,7 @@ pub mod server;
 pub mod sets;
 pub mod sort;
 pub mod strings;
+pub mod transactions;
 pub mod zsets;
 
 use crate::blocking::{self, Written};
@@ -38,7 +39,7 @@ use kvik_resp::ReplyWriter;
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use table::{Command, Lock, Registry};
+use table::{Command, Lock, LockRequest, Need, Registry};
 
 /// Every command family, in the order COMMAND lists them.
 pub fn registry() -> Registry {
@@ -59,6 +60,7 @@ pub fn registry() -> Registry {
         info::COMMANDS,
         config::COMMANDS,
         introspection::COMMANDS,
+        transactions::COMMANDS,
         debug::COMMANDS,
     ])
 }
@@ -105,7 +107,7 @@ pub struct Ctx<'c, 'a> {
     pub stats: &'a ThreadStats,
     /// The handler appended its own effects; `call` must not append the argv.
     pub propagated: bool,
-    /// Changes made through a `Locked` the handler took itself ([`Lock::Handler`]).
+    /// Changes made that `keys` did not count (EXEC's, made under its own `Locked`).
     pub extra_dirty: u64,
 }
 
@@ -124,6 +126,55 @@ impl<'c, 'a> Ctx<'c, 'a> {
     }
 }
 
+/// Shards a [`Lock::Handler`] command asked for with [`Held::lock`].
+pub enum Held<'r, 'a> {
+    /// Held already by the caller of the command.
+    Borrowed(&'r mut Locked<'a>),
+    /// Locked for the command; released when this is dropped.
+    Owned(Locked<'a>),
+}
+
+impl<'r, 'a> Held<'r, 'a> {
+    /// For [`Lock::Handler`] commands: the shards `ids`
+    /// ([`crate::keyspace::Keyspace::global_id`]) from `keys`, the `Locked` the command
+    /// runs under, when it holds them all (inside EXEC), else locked afresh (a plain
+    /// call holds nothing, so nothing is taken out of order). Changes made under fresh
+    /// locks are the handler's own business: `call` neither counts nor propagates them.
+    pub fn lock(keys: &'r mut Locked<'a>, ids: &[usize]) -> Self {
+        if ids.iter().all(|&id| keys.holds(id)) {
+            return Held::Borrowed(keys);
+        }
+        // Taking more while holding some could go out of order: whoever runs a
+        // `Lock::Handler` command holds all it may ask for, or nothing.
+        debug_assert!(
+            ids.iter().all(|&id| !keys.holds(id)),
+            "a Lock::Handler command runs under some of the shards it needs"
+        );
+        let mut fresh = Locked::shard_ids(keys.env(), keys.db, keys.now_ms, ids);
+        fresh.touch = keys.touch;
+        Held::Owned(fresh)
+    }
+}
+
+impl<'a> std::ops::Deref for Held<'_, 'a> {
+    type Target = Locked<'a>;
+    fn deref(&self) -> &Locked<'a> {
+        match self {
+            Held::Borrowed(locked) => locked,
+            Held::Owned(locked) => locked,
+        }
+    }
+}
+
+impl<'a> std::ops::DerefMut for Held<'_, 'a> {
+    fn deref_mut(&mut self) -> &mut Locked<'a> {
+        match self {
+            Held::Borrowed(locked) => locked,
+            Held::Owned(locked) => locked,
+        }
+    }
+}
+
 /// Run one command for a client: the whole life of a command.
 pub fn call(
     server: &Server,
@@ -137,12 +188,21 @@ pub fn call(
     if client.reply_mode == ReplyMode::SkipNext {
         client.reply_mode = ReplyMode::Skipping;
     }
+    let in_multi = client.multi.is_some();
     match resolve(server, client, args) {
+        Ok(id) if in_multi && !transactions::runs_at_once(server.commands.get(id)) => {
+            let cmd = server.commands.get(id);
+            if let Err(e) = transactions::queue(client, out, cmd, args, id) {
+                stats.add(&stats.per_command[id].rejected_calls, 1);
+                write_error(server, stats, out, &e.0);
+            }
+        }
         Ok(id) => execute(server, stats, client, out, args, id, now_ms),
         Err(e) => {
             if let Some(id) = e.1 {
                 stats.add(&stats.per_command[id].rejected_calls, 1);
             }
+            transactions::abort_queuing(client);
             write_error(server, stats, out, &e.0 .0);
         }
     }
@@ -218,7 +278,7 @@ fn execute(
     let db = client.db;
     let mut keys: smallvec::SmallVec<[&[u8]; 4]> = smallvec::SmallVec::new();
     let mut locked = match cmd.lock {
-        Lock::Keys => match cmd.keys.key_positions(args) {
+        Lock::Keys => match cmd.key_positions(args) {
             Some(positions) => {
                 keys.extend(positions.iter().map(|&i| args[i]));
                 Locked::keys(env, db, now, &keys)
@@ -229,6 +289,11 @@ fn execute(
         Lock::AllDbs => {
             let all: Vec<usize> = (0..server.keyspace.databases()).collect();
             Locked::databases(env, db, now, &all)
+        }
+        Lock::Args(_) => {
+            let mut ids = Vec::new();
+            plan_locks(server, cmd, args, db, &mut ids);
+            Locked::shard_ids(env, db, now, &ids)
         }
         Lock::Handler => Locked::none(env, db, now),
     };
@@ -253,6 +318,48 @@ fn execute(
     if let Err(e) = ran.result {
         write_error(server, stats, out, &e.0);
     }
+}
+
+/// Add to `ids` the shards ([`crate::keyspace::Keyspace::global_id`]) command `cmd`
+/// needs to run with `args` in database `db`, as [`Lock`] says; returns the database
+/// the next command of a transaction runs in (SELECT changes it).
+pub fn plan_locks(
+    server: &Server,
+    cmd: &Command,
+    args: &[&[u8]],
+    db: usize,
+    ids: &mut Vec<usize>,
+) -> usize {
+    let ks = &server.keyspace;
+    let whole_db = |db: usize, ids: &mut Vec<usize>| ids.extend(ks.db_shard_ids(db));
+    match cmd.lock {
+        Lock::Keys => {
+            if let Some(positions) = cmd.key_positions(args) {
+                ids.extend(positions.iter().map(|&at| ks.shard_id_of(db, args[at])));
+            }
+        }
+        Lock::Db => whole_db(db, ids),
+        Lock::AllDbs | Lock::Handler => (0..ks.databases()).for_each(|d| whole_db(d, ids)),
+        Lock::Args(needs) => {
+            let request = LockRequest {
+                args,
+                db,
+                databases: ks.databases(),
+            };
+            for need in needs(&request) {
+                match need {
+                    Need::Key { db, arg } => ids.push(ks.shard_id_of(db, args[arg])),
+                    Need::Db(db) => whole_db(db, ids),
+                }
+            }
+        }
+    }
+    if cmd.name == "select" {
+        if let Ok(selected) = args::db_index(args[1], ks.databases()) {
+            return selected;
+        }
+    }
+    db
 }
 
 /// What running one command against held shards produced.

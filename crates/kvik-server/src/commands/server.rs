@@ -5,28 +5,35 @@ use super::{args, errors, CmdError, CmdResult, Ctx};
 
 pub const COMMANDS: &[Command] = &[
     Command::new("dbsize", 1, dbsize)
+        .tips(&["request_policy:all_shards", "response_policy:agg_sum"])
         .flags(flags::READONLY | flags::FAST)
         .acl(acl::KEYSPACE | acl::READ | acl::FAST)
+        .lock(Lock::Handler)
         .doc("server", "1.0.0", "O(1)", "Returns the number of keys in the database."),
     Command::new("flushdb", -1, flushdb)
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .flags(flags::WRITE)
         .acl(acl::KEYSPACE | acl::WRITE | acl::SLOW | acl::DANGEROUS)
         .lock(Lock::Db)
         .doc("server", "1.0.0", "O(N) where N is the total number of keys in all databases", "Remove all keys from the current database."),
     Command::new("flushall", -1, flushall)
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .flags(flags::WRITE)
         .acl(acl::KEYSPACE | acl::WRITE | acl::SLOW | acl::DANGEROUS)
         .lock(Lock::AllDbs)
         .doc("server", "1.0.0", "O(N) where N is the total number of keys in all databases", "Removes all keys from all databases."),
     Command::new("time", 1, time)
+        .tips(&["nondeterministic_output"])
         .flags(flags::LOADING | flags::STALE | flags::FAST)
         .acl(acl::FAST)
         .doc("server", "2.6.0", "O(1)", "Returns the server time."),
     Command::new("lastsave", 1, lastsave)
+        .tips(&["nondeterministic_output"])
         .flags(flags::LOADING | flags::STALE | flags::FAST)
         .acl(acl::ADMIN | acl::FAST | acl::DANGEROUS)
         .doc("server", "1.0.0", "O(1)", "Returns the Unix timestamp of the last successful save to disk."),
     Command::new("wait", 3, wait)
+        .tips(&["request_policy:all_shards", "response_policy:agg_min"])
         .flags(flags::NOSCRIPT)
         .acl(acl::SLOW | acl::CONNECTION)
         .doc("generic", "3.0.0", "O(1)", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."),
@@ -49,7 +56,7 @@ pub fn timeout_deadline_ms(arg: &[u8]) -> Result<u64, CmdError> {
 }
 
 fn dbsize(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let n = ctx.server.keyspace.db_len(ctx.client.db);
+    let (n, _) = ctx.keys.db_stats(ctx.client.db);
     ctx.out.int(n as i64);
     Ok(())
 }
@@ -66,6 +73,7 @@ fn parse_flush_mode(args: &[&[u8]]) -> CmdResult {
 /// Empty every shard of `db` (all of them are locked by the caller).
 fn flush_db(ctx: &mut Ctx, db: usize) -> u64 {
     let mut removed = 0;
+    ctx.keys.signal_db_replaced(db, None);
     for shard in 0..ctx.server.keyspace.shards_per_db() {
         let table = ctx.keys.shard_at(db, shard).take_all();
         removed += table.len() as u64;

@@ -33,11 +33,10 @@
 //! announce before the command runs, so SORT and SORT_RO lock their whole database
 //! ([`Lock::Db`]): correct for any pattern, and they are slow commands anyway.
 //!
-//! Key specs: Redis gives SORT three (the sorted key; BY/GET keys and the STORE
-//! destination as "unknown" searches) and finds the STORE destination for COMMAND
-//! GETKEYS with code of its own. The command table holds one range per command, so
-//! COMMAND INFO shows the sorted key only and COMMAND GETKEYS does not list a STORE
-//! destination.
+//! Key specs, as Redis 7.0 gives them: the sorted key; the BY and GET keys, which
+//! nobody can find before sorting ("unknown"); for SORT, the STORE destination, also
+//! "unknown" since the option may come anywhere. COMMAND GETKEYS finds the STORE
+//! destination by reading the options ([`store_destination`]).
 //!
 //! Where kvik differs on purpose: Redis does not clear `errno` before reading a
 //! weight, so one weight out of range makes its later numeric sorts fail until
@@ -49,7 +48,7 @@
 //! unsorted set (so a script's result is deterministic); cluster mode and ACL users
 //! without access to every key refuse BY and GET patterns.
 
-use super::table::{acl, flags, key_flags, Command, Lock};
+use super::table::{acl, flags, key_flags, Command, FoundKeys, KeySpec, Lock};
 use super::{args, errors, hashes, strings, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
 use crate::types::list::{End, List, NodeLimit};
@@ -68,6 +67,11 @@ pub const COMMANDS: &[Command] = &[
         .acl(acl::WRITE | SORTS)
         .keys(1, 1, 1)
         .key_flags(key_flags::RO | key_flags::ACCESS)
+        .key_spec(PATTERN_KEYS)
+        .key_spec(KeySpec::unknown().flags(key_flags::OW | key_flags::UPDATE).notes(
+            "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array",
+        ))
+        .refine_keys(store_destination)
         .lock(Lock::Db)
         .doc(
             "generic",
@@ -80,6 +84,7 @@ pub const COMMANDS: &[Command] = &[
         .acl(acl::READ | SORTS)
         .keys(1, 1, 1)
         .key_flags(key_flags::RO | key_flags::ACCESS)
+        .key_spec(PATTERN_KEYS)
         .lock(Lock::Db)
         .doc(
             "generic",
@@ -88,6 +93,31 @@ pub const COMMANDS: &[Command] = &[
             "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
         ),
 ];
+
+/// The keys BY and GET patterns name.
+const PATTERN_KEYS: KeySpec = KeySpec::unknown()
+    .flags(key_flags::RO | key_flags::ACCESS)
+    .notes("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort");
+
+/// SORT's STORE destination for COMMAND GETKEYS, read the way Redis reads it: LIMIT
+/// skips two arguments, BY and GET one; the last STORE wins.
+fn store_destination(args: &[&[u8]], keys: &mut FoundKeys) {
+    let mut found = None;
+    let mut i = 2;
+    while i < args.len() {
+        if args::is(args[i], "limit") {
+            i += 2;
+        } else if args::is(args[i], "get") || args::is(args[i], "by") {
+            i += 1;
+        } else if args::is(args[i], "store") && i + 1 < args.len() {
+            found = Some(i + 1);
+        }
+        i += 1;
+    }
+    if let Some(at) = found {
+        keys.push(at, key_flags::OW | key_flags::UPDATE);
+    }
+}
 
 fn sort(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     run(ctx, args, true)

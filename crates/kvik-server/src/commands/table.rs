@@ -55,7 +55,7 @@ pub mod flags {
         (MOVABLE_KEYS, "movablekeys"),
         (ALLOW_BUSY, "allow_busy"),
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
-        (PROTECTED, "protected"),
+        // PROTECTED is not reported: Redis 7.0's COMMAND INFO leaves it out.
     ];
 }
 
@@ -141,77 +141,308 @@ pub mod key_flags {
     ];
 }
 
-/// Where a command's keys are in its arguments.
+/// Where the search for a key spec's keys begins (COMMAND INFO's `begin_search`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeySpec {
-    /// No keys.
-    None,
-    /// Keys at `first`, `first + step`, ... up to `last` (negative: from the end).
-    Range { first: i32, last: i32, step: i32 },
-    /// A count at `numkeys`, then that many keys starting right after it, `step` apart.
-    Numkeys { numkeys: usize, step: usize },
+pub enum BeginSearch {
+    /// At a fixed argument index.
+    Index(usize),
+    /// Right after a keyword, looked for (in any case) from argument `startfrom`
+    /// forwards, or, when negative, from that far before the end backwards.
+    Keyword {
+        keyword: &'static str,
+        startfrom: i32,
+    },
+    /// Nothing in the arguments says where (SORT's BY and GET patterns).
+    Unknown,
+}
+
+/// How a key spec finds its keys from where the search begins (`find_keys`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FindKeys {
+    /// Keys from the start up to `lastkey` after it (negative: counted from the end of
+    /// the arguments), `step` apart. A `limit` above 1 with `lastkey` -1 stops at that
+    /// fraction of the arguments left (XREAD's keys are the first half after STREAMS).
+    Range {
+        lastkey: i32,
+        step: usize,
+        limit: usize,
+    },
+    /// The argument `keynumidx` after the start holds the count of keys; the first key
+    /// is `firstkey` after the start, the others `step` apart.
+    Keynum {
+        keynumidx: usize,
+        firstkey: usize,
+        step: usize,
+    },
+    /// Only running the command tells.
+    Unknown,
+}
+
+/// One key spec: where some of a command's keys are and how it uses them. A command
+/// has one per role its keys play (LMOVE: the source it takes from, the destination
+/// it pushes to), as Redis 7.0 describes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeySpec {
+    pub begin: BeginSearch,
+    pub find: FindKeys,
+    /// [`key_flags`]; 0 when not declared: COMMAND INFO then derives them from the
+    /// command's flags.
+    pub flags: u32,
+    /// COMMAND INFO's `notes`, empty for none.
+    pub notes: &'static str,
 }
 
 impl KeySpec {
-    /// The argument indexes holding keys, or `None` when the arguments are malformed
-    /// (a bad key count); the handler then reports the error.
-    pub fn key_positions(&self, args: &[&[u8]]) -> Option<KeyPositions> {
-        match *self {
-            KeySpec::None => Some(KeyPositions::new()),
-            KeySpec::Range { first, last, step } => {
-                let argc = args.len() as i32;
-                let last = if last < 0 {
-                    argc + last
+    /// Keys from `first` to `last` (negative counts from the end), `step` apart.
+    pub const fn range(first: usize, last: i32, step: usize) -> KeySpec {
+        let lastkey = if last < 0 { last } else { last - first as i32 };
+        KeySpec {
+            begin: BeginSearch::Index(first),
+            find: FindKeys::Range {
+                lastkey,
+                step,
+                limit: 0,
+            },
+            flags: 0,
+            notes: "",
+        }
+    }
+
+    /// A count of keys at `numkeys`, the keys right after it, `step` apart.
+    pub const fn numkeys(numkeys: usize, step: usize) -> KeySpec {
+        KeySpec {
+            begin: BeginSearch::Index(numkeys),
+            find: FindKeys::Keynum {
+                keynumidx: 0,
+                firstkey: 1,
+                step,
+            },
+            flags: 0,
+            notes: "",
+        }
+    }
+
+    /// A spec whose search begins after `keyword` (see [`BeginSearch::Keyword`]).
+    pub const fn after_keyword(keyword: &'static str, startfrom: i32, find: FindKeys) -> KeySpec {
+        KeySpec {
+            begin: BeginSearch::Keyword { keyword, startfrom },
+            find,
+            flags: 0,
+            notes: "",
+        }
+    }
+
+    /// Keys nobody can find without running the command.
+    pub const fn unknown() -> KeySpec {
+        KeySpec {
+            begin: BeginSearch::Unknown,
+            find: FindKeys::Unknown,
+            flags: 0,
+            notes: "",
+        }
+    }
+
+    pub const fn flags(mut self, bits: u32) -> KeySpec {
+        self.flags = bits;
+        self
+    }
+
+    pub const fn notes(mut self, notes: &'static str) -> KeySpec {
+        self.notes = notes;
+        self
+    }
+
+    /// Call `found` with the index of each key this spec finds in `args`. False when
+    /// the arguments are malformed (a bad key count); the handler reports the error.
+    pub fn each_key(&self, args: &[&[u8]], mut found: impl FnMut(usize)) -> bool {
+        let argc = args.len();
+        let Some(start) = self.start(args) else {
+            return true;
+        };
+        match self.find {
+            FindKeys::Unknown => true,
+            FindKeys::Range {
+                lastkey,
+                step,
+                limit,
+            } => {
+                let last = if lastkey >= 0 {
+                    start + lastkey as usize
+                } else if lastkey == -1 && limit > 1 {
+                    let left = argc.saturating_sub(start);
+                    (start + left / limit).saturating_sub(1)
                 } else {
-                    last.min(argc - 1)
+                    match argc.checked_sub(lastkey.unsigned_abs() as usize) {
+                        Some(last) => last,
+                        None => return true,
+                    }
                 };
-                Some(
-                    (first..=last)
-                        .step_by(step.max(1) as usize)
-                        .filter(|&i| i < argc)
-                        .map(|i| i as usize)
-                        .collect(),
-                )
+                let mut at = start;
+                while at <= last && at < argc {
+                    found(at);
+                    at += step.max(1);
+                }
+                true
             }
-            KeySpec::Numkeys { numkeys, step } => {
-                let count = std::str::from_utf8(args.get(numkeys)?)
-                    .ok()?
-                    .parse::<usize>()
-                    .ok()?;
+            FindKeys::Keynum {
+                keynumidx,
+                firstkey,
+                step,
+            } => {
+                let Some(count) = args
+                    .get(start + keynumidx)
+                    .and_then(|a| std::str::from_utf8(a).ok())
+                    .and_then(|a| a.parse::<usize>().ok())
+                else {
+                    return false;
+                };
+                let first = start + firstkey;
                 // Check the count against the arguments before listing positions: a
                 // client may announce billions of keys.
                 let last = count
                     .checked_sub(1)
-                    .map(|n| n.checked_mul(step)?.checked_add(numkeys + 1));
-                if last.is_some_and(|p| p.is_none_or(|p| p >= args.len())) {
-                    return None;
+                    .map(|n| n.checked_mul(step)?.checked_add(first));
+                if last.is_some_and(|p| p.is_none_or(|p| p >= argc)) {
+                    return false;
                 }
-                Some((0..count).map(|i| numkeys + 1 + i * step).collect())
+                (0..count).for_each(|i| found(first + i * step));
+                true
             }
         }
     }
 
-    /// (first, last, step) as COMMAND INFO's legacy fields report them.
-    pub fn legacy_triple(&self) -> (i64, i64, i64) {
-        match *self {
-            KeySpec::None | KeySpec::Numkeys { .. } => (0, 0, 0),
-            KeySpec::Range { first, last, step } => (first as i64, last as i64, step as i64),
+    /// The argument index where the search for keys begins, if the arguments say.
+    fn start(&self, args: &[&[u8]]) -> Option<usize> {
+        match self.begin {
+            BeginSearch::Index(at) => Some(at),
+            BeginSearch::Unknown => None,
+            BeginSearch::Keyword { keyword, startfrom } => {
+                let argc = args.len() as i64;
+                let is_keyword = |i: i64| args[i as usize].eq_ignore_ascii_case(keyword.as_bytes());
+                // A keyword in the last argument has no key after it.
+                let found = if startfrom >= 0 {
+                    (i64::from(startfrom).max(1)..argc - 1).find(|&i| is_keyword(i))
+                } else {
+                    let from = argc + i64::from(startfrom);
+                    (2..=from.min(argc - 1)).rev().find(|&i| is_keyword(i))
+                };
+                found.map(|i| i as usize + 1)
+            }
         }
     }
 }
 
-/// Which shards `call` locks before running the handler.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The legacy (first, last, step) of COMMAND INFO, and whether the key specs leave
+/// keys it cannot describe (`movablekeys`): one range spec is the triple itself;
+/// otherwise the plain ranges (step 1, each following the previous) merge into one,
+/// and any other spec makes the keys movable.
+pub fn legacy_range(specs: &[KeySpec]) -> ((i64, i64, i64), bool) {
+    const INCOMPLETE: u32 = key_flags::INCOMPLETE;
+    let as_range = |spec: &KeySpec| match (spec.begin, spec.find) {
+        (BeginSearch::Index(at), FindKeys::Range { lastkey, step, .. }) => {
+            Some((at as i64, lastkey as i64, step as i64))
+        }
+        _ => None,
+    };
+    if let [only] = specs {
+        if let Some((first, lastkey, step)) = as_range(only) {
+            let last = if lastkey < 0 {
+                lastkey
+            } else {
+                first + lastkey
+            };
+            return ((first, last, step), only.flags & INCOMPLETE != 0);
+        }
+    }
+    let mut movable = false;
+    let (mut first, mut last): (Option<i64>, i64) = (None, 0);
+    for spec in specs {
+        let Some((at, lastkey, step)) = as_range(spec) else {
+            movable = true;
+            continue;
+        };
+        if step != 1 || (first.is_some() && last != at - 1) {
+            movable = true;
+            continue;
+        }
+        movable |= spec.flags & INCOMPLETE != 0;
+        first = Some(first.map_or(at, |f| f.min(at)));
+        let absolute = if lastkey < 0 { lastkey } else { at + lastkey };
+        // A key counted from the end lies beyond any counted from the start.
+        if last >= 0 && (absolute < 0 || absolute > last) {
+            last = absolute;
+        }
+    }
+    match first {
+        Some(first) => ((first, last, 1), movable),
+        None => ((0, 0, 0), !specs.is_empty()),
+    }
+}
+
+/// A command's key specs: most have one or two, so they live inline in the
+/// `const` table.
+pub const MAX_KEY_SPECS: usize = 4;
+
+/// Which shards `call` (and EXEC, for each command it runs) locks before the handler
+/// runs.
+#[derive(Clone, Copy)]
 pub enum Lock {
-    /// The shards of the keys the key spec finds.
+    /// The shards of the keys the key specs find.
     Keys,
     /// Every shard of the client's database.
     Db,
     /// Every shard of every database.
     AllDbs,
-    /// The handler locks what it needs itself (its keys depend on its arguments in a
-    /// way a key spec cannot say, e.g. MOVE's target database).
+    /// Keys or whole databases that only the arguments tell, in a way key specs cannot
+    /// (MOVE's target database): the function lists them, or nothing when the
+    /// arguments are malformed (the handler then fails before touching keys).
+    Args(fn(&LockRequest<'_>) -> Needs),
+    /// The handler takes what it needs itself, through [`Held::lock`](super::Held) and
+    /// [`Locked`](crate::keyspace::Locked)'s whole-database readers, which reuse shards
+    /// already held: a plain call holds none, and EXEC holds every shard of every
+    /// database for such a command (SCAN, DBSIZE, DEBUG).
     Handler,
+}
+
+/// What a [`Lock::Args`] function gets: the arguments and the client's state.
+pub struct LockRequest<'r> {
+    pub args: &'r [&'r [u8]],
+    /// The client's selected database.
+    pub db: usize,
+    pub databases: usize,
+}
+
+/// One thing a command needs locked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Need {
+    /// The shard of this argument's key in this database.
+    Key { db: usize, arg: usize },
+    /// Every shard of this database.
+    Db(usize),
+}
+
+pub type Needs = smallvec::SmallVec<[Need; 2]>;
+
+/// What only code can work out about a command line's keys, given the (argument
+/// index, [`key_flags`]) the key specs found: keys no spec finds (SORT's STORE
+/// destination, which may come anywhere among its options) are appended, and the
+/// flags of a `variable_flags` spec are settled (SET without GET only writes).
+pub type RefineKeys = fn(&[&[u8]], &mut FoundKeys);
+
+/// The keys of one command line, each with how the command uses it: (argument index,
+/// [`key_flags`]), in the order of the key specs.
+#[derive(Debug, Default)]
+pub struct FoundKeys(pub Vec<(usize, u32)>);
+
+impl FoundKeys {
+    pub fn push(&mut self, at: usize, flags: u32) {
+        self.0.push((at, flags));
+    }
+
+    /// Give every key the same flags (a spec's `variable_flags` settled).
+    pub fn set_flags(&mut self, flags: u32) {
+        self.0.iter_mut().for_each(|(_, f)| *f = flags);
+    }
 }
 
 /// One command (or subcommand, named `parent|sub`).
@@ -222,10 +453,11 @@ pub struct Command {
     pub arity: i32,
     pub flags: u32,
     pub acl: u32,
-    pub keys: KeySpec,
-    /// How the command uses its keys ([`key_flags`]); 0 when not declared, and COMMAND
-    /// INFO then derives them from the command's flags.
-    pub key_flags: u32,
+    /// Its key specs: the first `key_spec_count` of the array.
+    pub key_specs: [KeySpec; MAX_KEY_SPECS],
+    pub key_spec_count: usize,
+    /// COMMAND GETKEYS(ANDFLAGS)'s last word on the keys the specs found.
+    pub refine_keys: Option<RefineKeys>,
     /// Hints for clients and proxies (COMMAND INFO's tips), e.g. `nondeterministic_output`.
     pub tips: &'static [&'static str],
     pub lock: Lock,
@@ -244,8 +476,9 @@ impl Command {
             arity,
             flags: 0,
             acl: 0,
-            keys: KeySpec::None,
-            key_flags: 0,
+            key_specs: [KeySpec::unknown(); MAX_KEY_SPECS],
+            key_spec_count: 0,
+            refine_keys: None,
             tips: &[],
             lock: Lock::Keys,
             handler,
@@ -267,22 +500,35 @@ impl Command {
         self
     }
 
-    /// Keys from `first` to `last` (negative counts from the end), `step` apart.
-    pub const fn keys(mut self, first: i32, last: i32, step: i32) -> Self {
-        self.keys = KeySpec::Range { first, last, step };
-        self
+    /// Keys from `first` to `last` (negative counts from the end), `step` apart: the
+    /// first key spec.
+    pub const fn keys(self, first: i32, last: i32, step: i32) -> Self {
+        self.key_spec(KeySpec::range(first as usize, last, step as usize))
     }
 
-    /// Keys announced by a count at `numkeys`.
+    /// Keys announced by a count at `numkeys`: the first key spec.
     pub const fn numkeys(mut self, numkeys: usize, step: usize) -> Self {
-        self.keys = KeySpec::Numkeys { numkeys, step };
         self.flags |= flags::MOVABLE_KEYS;
+        self.key_spec(KeySpec::numkeys(numkeys, step))
+    }
+
+    /// Add a key spec (after those declared so far).
+    pub const fn key_spec(mut self, spec: KeySpec) -> Self {
+        assert!(self.key_spec_count < MAX_KEY_SPECS, "too many key specs");
+        self.key_specs[self.key_spec_count] = spec;
+        self.key_spec_count += 1;
         self
     }
 
-    /// How the command uses its keys ([`key_flags`]).
+    /// How the command uses the keys of its last declared key spec ([`key_flags`]).
     pub const fn key_flags(mut self, bits: u32) -> Self {
-        self.key_flags = bits;
+        assert!(self.key_spec_count > 0, "key flags before any key spec");
+        self.key_specs[self.key_spec_count - 1].flags = bits;
+        self
+    }
+
+    pub const fn refine_keys(mut self, refine: RefineKeys) -> Self {
+        self.refine_keys = Some(refine);
         self
     }
 
@@ -313,6 +559,23 @@ impl Command {
     pub const fn subcommands(mut self, subs: &'static [Command]) -> Self {
         self.subcommands = subs;
         self
+    }
+
+    /// The declared key specs.
+    pub fn specs(&self) -> &[KeySpec] {
+        &self.key_specs[..self.key_spec_count]
+    }
+
+    /// The argument indexes of the keys all key specs find (a key two specs find is
+    /// listed twice), or `None` when the arguments are malformed (a bad key count).
+    pub fn key_positions(&self, args: &[&[u8]]) -> Option<KeyPositions> {
+        let mut positions = KeyPositions::new();
+        for spec in self.specs() {
+            if !spec.each_key(args, |at| positions.push(at)) {
+                return None;
+            }
+        }
+        Some(positions)
     }
 
     pub fn has(&self, flag: u32) -> bool {
@@ -405,5 +668,70 @@ impl Registry {
             .iter()
             .copied()
             .filter(|c| !c.name.contains('|'))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys_of(spec: KeySpec, line: &str) -> Option<Vec<usize>> {
+        let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+        let mut found = Vec::new();
+        spec.each_key(&args, |at| found.push(at)).then_some(found)
+    }
+
+    #[test]
+    fn keyword_specs_search_after_their_keyword() {
+        let streams = KeySpec::after_keyword(
+            "STREAMS",
+            1,
+            FindKeys::Range {
+                lastkey: -1,
+                step: 1,
+                limit: 2,
+            },
+        );
+        assert_eq!(
+            keys_of(streams, "XREAD COUNT 2 STREAMS a b 0 0"),
+            Some(vec![4, 5])
+        );
+        assert_eq!(keys_of(streams, "XREAD streams a 0"), Some(vec![2]));
+        assert_eq!(keys_of(streams, "XREAD COUNT 2 STREAMS"), Some(vec![]));
+        let from_end = KeySpec::after_keyword(
+            "STORE",
+            -2,
+            FindKeys::Range {
+                lastkey: 0,
+                step: 1,
+                limit: 0,
+            },
+        );
+        assert_eq!(keys_of(from_end, "CMD k STORE dst x"), Some(vec![3]));
+    }
+
+    #[test]
+    fn keynum_specs_check_the_count() {
+        let inputs = KeySpec::numkeys(2, 1);
+        assert_eq!(
+            keys_of(inputs, "ZUNIONSTORE d 2 a b WEIGHTS 1 2"),
+            Some(vec![3, 4])
+        );
+        assert_eq!(keys_of(inputs, "ZUNIONSTORE d 3 a b"), None);
+        assert_eq!(keys_of(inputs, "ZUNIONSTORE d x a b"), None);
+    }
+
+    #[test]
+    fn legacy_range_merges_consecutive_plain_ranges() {
+        let store = [KeySpec::range(1, 1, 1), KeySpec::range(2, -1, 1)];
+        assert_eq!(legacy_range(&store), ((1, -1, 1), false));
+        let counted = [KeySpec::range(1, 1, 1), KeySpec::numkeys(2, 1)];
+        assert_eq!(legacy_range(&counted), ((1, 1, 1), true));
+        assert_eq!(
+            legacy_range(&[KeySpec::range(1, -1, 2)]),
+            ((1, -1, 2), false)
+        );
+        assert_eq!(legacy_range(&[KeySpec::numkeys(1, 1)]), ((0, 0, 0), true));
+        assert_eq!(legacy_range(&[]), ((0, 0, 0), false));
     }
 }

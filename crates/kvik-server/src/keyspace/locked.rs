@@ -7,10 +7,16 @@
 //!
 //! Every access goes through here so that the rules hold everywhere: an expired key is
 //! deleted when touched (and a DEL effect appended), a read refreshes the access clock,
-//! a write stamps the key with a fresh MVCC timestamp and counts as a change.
+//! a write stamps the key with a fresh MVCC timestamp, counts as a change and sends
+//! the "key modified" signal ([`Keyspace::signal_modified`]: WATCH hears it).
+//!
+//! Effects normally go to the effect stream one by one as commands append them. A
+//! transaction or a script opens an *effect group* instead
+//! ([`Locked::begin_effect_group`]): its effects are held here and appended together
+//! by [`Locked::finish_effect_group`], wrapped in MULTI ... EXEC, before its locks go.
 
 use super::{access_clock, hash_key, Entry, EntryBox, EntryData, Keyspace, ShardData};
-use crate::effects::EffectLog;
+use crate::effects::{EffectLog, GroupedEffect};
 use crate::stats::ThreadStats;
 use crate::types::Value;
 use parking_lot::MutexGuard;
@@ -39,9 +45,17 @@ pub struct Locked<'a> {
     dirty: u64,
     /// Largest MVCC timestamp given out, for the effects of the command.
     last_ts: u64,
+    /// The effects of an open effect group, held until it finishes.
+    group: Option<Vec<GroupedEffect>>,
 }
 
 impl<'a> Locked<'a> {
+    /// Lock shards by global id ([`Keyspace::global_id`]), in any order and with
+    /// repeats: transactions gather the shards of all their commands this way.
+    pub fn shard_ids(env: KeyEnv<'a>, db: usize, now_ms: u64, ids: &[usize]) -> Self {
+        Self::with_ids(env, db, now_ms, ids.iter().copied().collect())
+    }
+
     fn with_ids(env: KeyEnv<'a>, db: usize, now_ms: u64, mut ids: SmallVec<[usize; 4]>) -> Self {
         ids.sort_unstable();
         ids.dedup();
@@ -62,6 +76,7 @@ impl<'a> Locked<'a> {
             guards,
             dirty: 0,
             last_ts: 0,
+            group: None,
         }
     }
 
@@ -80,21 +95,6 @@ impl<'a> Locked<'a> {
         Self::with_ids(env, db, now_ms, ids)
     }
 
-    /// Lock the shards of keys that live in different databases.
-    pub fn keys_across<K: AsRef<[u8]>>(
-        env: KeyEnv<'a>,
-        db: usize,
-        now_ms: u64,
-        keys: &[(usize, K)],
-    ) -> Self {
-        let ks = env.keyspace;
-        let ids = keys
-            .iter()
-            .map(|(d, k)| ks.global_id(*d, ks.shard_of(hash_key(k.as_ref()))))
-            .collect();
-        Self::with_ids(env, db, now_ms, ids)
-    }
-
     /// Lock every shard of the given databases.
     pub fn databases(env: KeyEnv<'a>, db: usize, now_ms: u64, dbs: &[usize]) -> Self {
         let ks = env.keyspace;
@@ -102,14 +102,6 @@ impl<'a> Locked<'a> {
             .iter()
             .flat_map(|&d| (0..ks.shards_per_db()).map(move |s| ks.global_id(d, s)))
             .collect();
-        Self::with_ids(env, db, now_ms, ids)
-    }
-
-    /// Lock the given shards (by index) of database `db`: commands that walk a
-    /// database a few shards at a time (SCAN) instead of freezing all of it.
-    pub fn shards(env: KeyEnv<'a>, db: usize, now_ms: u64, shards: &[usize]) -> Self {
-        let ks = env.keyspace;
-        let ids = shards.iter().map(|&s| ks.global_id(db, s)).collect();
         Self::with_ids(env, db, now_ms, ids)
     }
 
@@ -149,6 +141,11 @@ impl<'a> Locked<'a> {
         let ts = crate::hlc::next_after(previous.max(self.last_ts), self.now_ms);
         self.last_ts = ts;
         ts
+    }
+
+    /// Does this hold shard `id` ([`Keyspace::global_id`])?
+    pub fn holds(&self, id: usize) -> bool {
+        self.guards.binary_search_by_key(&id, |(g, _)| *g).is_ok()
     }
 
     /// The held shard of a key hash. Panics if the command did not lock it: the
@@ -192,8 +189,9 @@ impl<'a> Locked<'a> {
     /// Account for a key removed because its deadline passed.
     pub fn expired(&mut self, db: usize, entry: &Entry) {
         self.env.stats.add(&self.env.stats.expired_keys, 1);
+        self.env.keyspace.signal_modified(db, entry.key());
         let ts = crate::hlc::next_after(entry.ts, self.now_ms);
-        self.env.effects.append(db, ts, &[b"DEL", entry.key()]);
+        self.emit(db, ts, &[b"DEL", entry.key()]);
     }
 
     /// The live entry of `key` in the selected database.
@@ -288,6 +286,7 @@ impl<'a> Locked<'a> {
         let hash = hash_key(key);
         self.expire_if_due(db, hash, key);
         self.dirty += 1;
+        self.env.keyspace.signal_modified(db, key);
         let (now, last) = (self.now_ms, self.last_ts);
         let mut issued = 0;
         let replaced =
@@ -318,6 +317,7 @@ impl<'a> Locked<'a> {
         }
         let removed = self.shard_mut(db, hash).remove(hash, key)?;
         self.dirty += 1;
+        self.env.keyspace.signal_modified(db, key);
         self.stamp(removed.ts);
         Some(removed)
     }
@@ -335,6 +335,7 @@ impl<'a> Locked<'a> {
             .find(hash, entry.key())
             .map_or(0, |e| e.ts);
         entry.ts = self.stamp(previous_ts.max(entry.ts));
+        self.env.keyspace.signal_modified(db, entry.key());
         self.shard_mut(db, hash).insert(hash, entry)
     }
 
@@ -355,6 +356,7 @@ impl<'a> Locked<'a> {
             e.ts = ts;
         }
         self.dirty += 1;
+        self.env.keyspace.signal_modified(db, key);
         true
     }
 
@@ -374,14 +376,100 @@ impl<'a> Locked<'a> {
             e.ts = ts;
         }
         self.dirty += 1;
+        self.env.keyspace.signal_modified(db, key);
     }
 
     /// Append an effect of the current command (while the locks are held).
     pub fn propagate(&mut self, db: usize, argv: &[&[u8]]) {
         if self.env.effects.recording() {
             let ts = self.effect_ts();
-            self.env.effects.append(db, ts, argv);
+            self.emit(db, ts, argv);
         }
+    }
+
+    /// An effect goes to the open group, or else straight to the stream.
+    fn emit(&mut self, db: usize, ts: u64, argv: &[&[u8]]) {
+        if !self.env.effects.recording() {
+            return;
+        }
+        match &mut self.group {
+            Some(group) => group.push(GroupedEffect {
+                db,
+                ts,
+                argv: argv.iter().map(|a| a.to_vec()).collect(),
+            }),
+            None => self.env.effects.append(db, ts, argv),
+        }
+    }
+
+    /// Open an effect group: from now on the effects of every command run through
+    /// this `Locked` (lazy expiry's DELs included) are held back, to be appended as
+    /// one uninterrupted run by [`Locked::finish_effect_group`]. Transactions (EXEC)
+    /// and scripts open one around all their commands. Groups do not nest: opening
+    /// one while one is open keeps the open one.
+    pub fn begin_effect_group(&mut self) {
+        self.group.get_or_insert_with(Vec::new);
+    }
+
+    /// Close the open effect group and append its effects with
+    /// [`EffectLog::append_group`]: several are wrapped in MULTI ... EXEC, one goes
+    /// alone, none appends nothing (a read-only transaction propagates nothing).
+    /// Call it before the locks go; dropping a `Locked` with a group still open
+    /// finishes it.
+    pub fn finish_effect_group(&mut self) {
+        if let Some(group) = self.group.take() {
+            self.env.effects.append_group(&group);
+        }
+    }
+
+    /// Send the "key modified" signal for every observed key of `db` that `db` holds,
+    /// or that `replaced_with` holds (the database whose contents `db` takes, SWAPDB):
+    /// what FLUSHDB, FLUSHALL and SWAPDB change, as Redis 7.0 decides it. Call it
+    /// before emptying or swapping, holding every shard of both databases.
+    pub fn signal_db_replaced(&mut self, db: usize, replaced_with: Option<usize>) {
+        let ks = self.env.keyspace;
+        if ks.observers.is_idle() {
+            return;
+        }
+        for key in ks.observers.keys_in(db) {
+            let hash = hash_key(&key);
+            let present =
+                |locked: &mut Self, d: usize| locked.shard_mut(d, hash).find(hash, &key).is_some();
+            if present(self, db) || replaced_with.is_some_and(|other| present(self, other)) {
+                ks.signal_modified(db, &key);
+            }
+        }
+    }
+
+    /// Has `key` of `db` outlived its deadline without being deleted yet? (EXEC aborts
+    /// when a watched key has: it expired after WATCH.)
+    pub fn is_expired_in(&mut self, db: usize, key: &[u8]) -> bool {
+        let (hash, now) = (hash_key(key), self.now_ms);
+        self.shard_mut(db, hash)
+            .find(hash, key)
+            .is_some_and(|e| e.is_expired(now))
+    }
+
+    /// (keys, keys with a deadline) of database `db`, expired ones not yet removed
+    /// included, as Redis counts them. Held shards are read as they are; the others
+    /// are locked one at a time, which is only safe when this holds none of the
+    /// database: a plain call of a [`Lock::Handler`](crate::commands::table::Lock)
+    /// command holds nothing, and EXEC holds everything for one.
+    pub fn db_stats(&mut self, db: usize) -> (usize, usize) {
+        let ks = self.env.keyspace;
+        let mut totals = (0, 0);
+        for shard in 0..ks.shards_per_db() {
+            let id = ks.global_id(db, shard);
+            let (keys, volatile) = match self.shard_by_id(id) {
+                Some(held) => (held.len(), held.volatile_len()),
+                None => {
+                    let locked = ks.shard(db, shard).lock();
+                    (locked.len(), locked.volatile_len())
+                }
+            };
+            totals = (totals.0 + keys, totals.1 + volatile);
+        }
+        totals
     }
 }
 
@@ -389,6 +477,7 @@ impl Drop for Locked<'_> {
     /// A command that wrote may have given keys deadlines (or moved them, SWAPDB):
     /// refresh the hints the active expiry cycle reads before the locks go.
     fn drop(&mut self) {
+        self.finish_effect_group();
         if self.dirty > 0 {
             for (id, shard) in &self.guards {
                 self.env.keyspace.note_deadline(*id, shard.next_deadline());

@@ -12,10 +12,12 @@
 
 mod entry;
 mod locked;
+mod observers;
 mod shard;
 
 pub use entry::{Entry, EntryBox, EntryData};
 pub use locked::{KeyEnv, Locked};
+pub use observers::{KeyObserver, KeyObservers};
 pub use shard::ShardData;
 
 use parking_lot::Mutex;
@@ -64,6 +66,8 @@ pub struct Keyspace {
     /// locking them. Never later than the truth, except for the instant between a
     /// write and the end of its command, which holds the lock anyway.
     deadline_hints: Box<[AtomicU64]>,
+    /// Who hears that a key changed (WATCH).
+    pub observers: std::sync::Arc<KeyObservers>,
 }
 
 /// Shards per database. Many small shards keep lock contention low with many threads
@@ -86,6 +90,16 @@ impl Keyspace {
             dbs,
             shard_bits,
             deadline_hints: hints,
+            observers: Default::default(),
+        }
+    }
+
+    /// The "key modified" signal (see [`observers`]): every write to `key` of `db`
+    /// calls it with the key's shard lock held. One relaxed load when nobody listens.
+    #[inline]
+    pub fn signal_modified(&self, db: usize, key: &[u8]) {
+        if !self.observers.is_idle() {
+            self.observers.signal(db, key);
         }
     }
 
@@ -120,20 +134,25 @@ impl Keyspace {
         (db << self.shard_bits) | shard
     }
 
+    /// The global id of the shard `key` lives in, in database `db`.
+    #[inline]
+    pub fn shard_id_of(&self, db: usize, key: &[u8]) -> usize {
+        self.global_id(db, self.shard_of(hash_key(key)))
+    }
+
+    /// The global ids of every shard of database `db`.
+    pub fn db_shard_ids(&self, db: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.shards_per_db()).map(move |s| self.global_id(db, s))
+    }
+
     pub fn shard(&self, db: usize, shard: usize) -> &Mutex<ShardData> {
         &self.dbs[db].shards[shard]
     }
 
     /// Number of keys in a database (expired ones not yet removed included, as Redis).
+    /// Locks each shard in turn: only for callers that hold none (commands count
+    /// through [`Locked::db_stats`], which reuses the shards they hold).
     pub fn db_len(&self, db: usize) -> usize {
         self.dbs[db].shards.iter().map(|s| s.lock().len()).sum()
-    }
-
-    /// (keys, keys with a deadline) for INFO keyspace.
-    pub fn db_stats(&self, db: usize) -> (usize, usize) {
-        self.dbs[db].shards.iter().fold((0, 0), |(k, v), s| {
-            let s = s.lock();
-            (k + s.len(), v + s.volatile_len())
-        })
     }
 }

@@ -480,6 +480,7 @@ impl Worker {
             let stats = &*self.stats;
             shard.expire_due(now, 256, |entry| {
                 stats.add(&stats.expired_keys, 1);
+                ks.signal_modified(db, entry.key());
                 let ts = crate::hlc::next_after(entry.ts, now);
                 effects.append(db, ts, &[b"DEL", entry.key()]);
             });

@@ -12,7 +12,7 @@ mod bitfield;
 mod bitop;
 mod bits;
 
-use super::table::{acl, flags, Command};
+use super::table::{acl, flags, key_flags, Command, FoundKeys, KeySpec};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
 use crate::types::string::StrValue;
@@ -64,7 +64,10 @@ pub const COMMANDS: &[Command] = &[
     Command::new("bitop", -4, bitop::bitop)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
-        .keys(2, -1, 1)
+        .keys(2, 2, 1)
+        .key_flags(key_flags::OW | key_flags::UPDATE)
+        .keys(3, -1, 1)
+        .key_flags(key_flags::RO | key_flags::ACCESS)
         .doc(
             "bitmap",
             "2.6.0",
@@ -74,7 +77,12 @@ pub const COMMANDS: &[Command] = &[
     Command::new("bitfield", -2, bitfield::bitfield)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
-        .keys(1, 1, 1)
+        .key_spec(
+            KeySpec::range(1, 1, 1)
+                .flags(key_flags::RW | key_flags::ACCESS | key_flags::UPDATE | key_flags::VARIABLE_FLAGS)
+                .notes("This command allows both access and modification of the key"),
+        )
+        .refine_keys(bitfield_key_flags)
         .doc(
             "bitmap",
             "3.2.0",
@@ -92,6 +100,25 @@ pub const COMMANDS: &[Command] = &[
             "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD",
         ),
 ];
+
+/// BITFIELD's key flags for COMMAND GETKEYSANDFLAGS: read-only when it has no SET or
+/// INCRBY (each operation is read with the arguments it takes).
+fn bitfield_key_flags(args: &[&[u8]], keys: &mut FoundKeys) {
+    let mut i = 2;
+    while i < args.len() {
+        let left = args.len() - i - 1;
+        let is = |word: &str| args[i].eq_ignore_ascii_case(word.as_bytes());
+        if (is("set") || is("incrby")) && left >= 3 {
+            return;
+        }
+        i += match () {
+            _ if is("get") && left >= 2 => 3,
+            _ if is("overflow") && left >= 1 => 2,
+            _ => 1,
+        };
+    }
+    keys.set_flags(key_flags::RO | key_flags::ACCESS);
+}
 
 /// The error for a bit offset that is not a number, negative, or beyond the longest
 /// string a client may build.

@@ -4,8 +4,8 @@
 //! be slow) run. SCAN instead locks one shard at a time, so a full iteration never
 //! freezes the database; see [`scan`] for what its cursor guarantees.
 
-use super::super::{args, errors, CmdError, CmdResult, Ctx};
-use crate::keyspace::{Entry, Locked};
+use super::super::{args, errors, CmdError, CmdResult, Ctx, Held};
+use crate::keyspace::Entry;
 use crate::util::glob::glob_match;
 use kvik_resp::{Protocol, ReplyWriter};
 
@@ -139,15 +139,16 @@ impl<'a> ScanFilter<'a> {
 pub(super) fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let cursor = parse_cursor(args[1])?;
     let filter = ScanFilter::parse(&args[2..])?;
-    let env = ctx.key_env();
-    let (db, now) = (ctx.client.db, ctx.keys.now_ms);
-    let shards = env.keyspace.shards_per_db();
+    let ks = &ctx.server.keyspace;
+    let db = ctx.client.db;
+    let shards = ks.shards_per_db();
     // A cursor this server never handed out ends the scan.
     let mut next = usize::try_from(cursor).unwrap_or(usize::MAX);
     let (mut examined, mut type_lookups) = (0, 0);
     let mut found = KeyList::new(ctx.out.protocol);
     while next < shards && examined < filter.count {
-        let mut locked = Locked::shards(env, db, now, &[next]);
+        let id = ks.global_id(db, next);
+        let mut locked = Held::lock(ctx.keys, &[id]);
         locked.expire_shard(db, next);
         let shard = locked.shard_at(db, next);
         examined += shard.len();
@@ -163,7 +164,7 @@ pub(super) fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         next += 1;
     }
     // Redis looks each key up to learn its type, and counts that as a read.
-    env.stats.add(&env.stats.keyspace_hits, type_lookups as u64);
+    ctx.stats.add(&ctx.stats.keyspace_hits, type_lookups as u64);
     let next_cursor = if next < shards { next } else { 0 };
     ctx.out.array(2);
     ctx.out.bulk_int(next_cursor as i64);

@@ -16,9 +16,8 @@ mod object;
 mod relocate;
 mod swapdb;
 
-use super::table::{acl, flags, Command, Lock};
+use super::table::{acl, flags, key_flags, Command, KeySpec, Lock};
 use super::{args, errors, CmdError, CmdResult, Ctx};
-use crate::keyspace::Locked;
 use crate::stats::ThreadStats;
 
 const KS: u32 = acl::KEYSPACE;
@@ -27,31 +26,41 @@ const READ_FAST: u32 = KS | acl::READ | acl::FAST;
 
 pub const COMMANDS: &[Command] = &[
     Command::new("del", -2, del)
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
         .flags(flags::WRITE)
         .acl(KS | acl::WRITE | acl::SLOW)
         .keys(1, -1, 1)
+        .key_flags(key_flags::RM | key_flags::DELETE)
         .doc("generic", "1.0.0", "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).", "Delete a key"),
     Command::new("unlink", -2, del)
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, -1, 1)
+        .key_flags(key_flags::RM | key_flags::DELETE)
         .doc("generic", "4.0.0", "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking."),
     Command::new("exists", -2, exists)
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, -1, 1)
+        .key_flags(key_flags::RO)
         .doc("generic", "1.0.0", "O(N) where N is the number of keys to check.", "Determine if a key exists"),
     Command::new("touch", -2, touch)
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, -1, 1)
+        .key_flags(key_flags::RO)
         .doc("generic", "3.2.1", "O(N) where N is the number of keys that will be touched.", "Alters the last access time of a key(s). Returns the number of existing keys specified."),
     Command::new("type", 2, type_)
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, 1, 1)
+        .key_flags(key_flags::RO)
         .doc("generic", "1.0.0", "O(1)", "Determine the type stored at key"),
     Command::new("keys", 2, listing::keys)
+        .tips(&["request_policy:all_shards", "nondeterministic_output_order"])
         .flags(flags::READONLY)
         .acl(KS | acl::READ | acl::SLOW | acl::DANGEROUS)
         .lock(Lock::Db)
@@ -59,9 +68,11 @@ pub const COMMANDS: &[Command] = &[
     Command::new("scan", -2, listing::scan)
         .flags(flags::READONLY)
         .acl(KS | acl::READ | acl::SLOW)
+        .tips(&["nondeterministic_output", "request_policy:special"])
         .lock(Lock::Handler)
         .doc("generic", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.", "Incrementally iterate the keys space"),
     Command::new("randomkey", 1, listing::randomkey)
+        .tips(&["request_policy:all_shards", "nondeterministic_output"])
         .flags(flags::READONLY)
         .acl(KS | acl::READ | acl::SLOW)
         .lock(Lock::Db)
@@ -69,51 +80,60 @@ pub const COMMANDS: &[Command] = &[
     Command::new("rename", 3, relocate::rename)
         .flags(flags::WRITE)
         .acl(KS | acl::WRITE | acl::SLOW)
-        .keys(1, 2, 1)
+        .key_spec(KeySpec::range(1, 1, 1).flags(key_flags::RW | key_flags::ACCESS | key_flags::DELETE))
+        .key_spec(KeySpec::range(2, 2, 1).flags(key_flags::OW | key_flags::UPDATE))
         .doc("generic", "1.0.0", "O(1)", "Rename a key"),
     Command::new("renamenx", 3, relocate::renamenx)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
-        .keys(1, 2, 1)
+        .key_spec(KeySpec::range(1, 1, 1).flags(key_flags::RW | key_flags::ACCESS | key_flags::DELETE))
+        .key_spec(KeySpec::range(2, 2, 1).flags(key_flags::OW | key_flags::INSERT))
         .doc("generic", "1.0.0", "O(1)", "Rename a key, only if the new key does not exist"),
     Command::new("move", 3, relocate::move_)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
-        .lock(Lock::Handler)
+        .lock(Lock::Args(relocate::move_needs))
         .doc("generic", "1.0.0", "O(1)", "Move a key to another database"),
     Command::new("copy", -3, relocate::copy)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(KS | acl::WRITE | acl::SLOW)
-        .keys(1, 2, 1)
-        .lock(Lock::Handler)
+        .key_spec(KeySpec::range(1, 1, 1).flags(key_flags::RO | key_flags::ACCESS))
+        .key_spec(KeySpec::range(2, 2, 1).flags(key_flags::OW | key_flags::UPDATE))
+        .lock(Lock::Args(relocate::copy_needs))
         .doc("generic", "6.2.0", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.", "Copy a key"),
     Command::new("expire", -3, expire::expire)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc("generic", "1.0.0", "O(1)", "Set a key's time to live in seconds"),
     Command::new("pexpire", -3, expire::pexpire)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc("generic", "2.6.0", "O(1)", "Set a key's time to live in milliseconds"),
     Command::new("expireat", -3, expire::expireat)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc("generic", "1.2.0", "O(1)", "Set the expiration for a key as a UNIX timestamp"),
     Command::new("pexpireat", -3, expire::pexpireat)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc("generic", "2.6.0", "O(1)", "Set the expiration for a key as a UNIX timestamp specified in milliseconds"),
     Command::new("ttl", 2, expire::ttl)
+        .tips(&["nondeterministic_output"])
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, 1, 1)
         .doc("generic", "1.0.0", "O(1)", "Get the time to live for a key in seconds"),
     Command::new("pttl", 2, expire::pttl)
+        .tips(&["nondeterministic_output"])
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, 1, 1)
@@ -132,12 +152,13 @@ pub const COMMANDS: &[Command] = &[
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc("generic", "2.2.0", "O(1)", "Remove the expiration from a key"),
     object::COMMAND,
     Command::new("swapdb", 3, swapdb::swapdb)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST | acl::DANGEROUS)
-        .lock(Lock::Handler)
+        .lock(Lock::Args(swapdb::swapdb_needs))
         .doc("server", "4.0.0", "O(N) where N is the count of clients watching or blocking on keys from both databases.", "Swaps two Redis databases"),
 ];
 
@@ -207,24 +228,4 @@ fn db_arg(arg: &[u8], databases: usize) -> Result<usize, CmdError> {
         .ok()
         .filter(|&db| db < databases)
         .ok_or_else(|| errors::DB_OUT_OF_RANGE.into())
-}
-
-/// For commands that take their own locks ([`Lock::Handler`]) because which shards
-/// they need depends on their arguments (a target database): run `work` on `locked`
-/// and, if it changed anything, append the command's argv as its effect before the
-/// shards are released.
-fn under_own_locks<T>(
-    ctx: &mut Ctx,
-    args: &[&[u8]],
-    mut locked: Locked,
-    work: impl FnOnce(&mut Locked) -> T,
-) -> T {
-    locked.touch = ctx.keys.touch;
-    let outcome = work(&mut locked);
-    if locked.dirty() > 0 {
-        locked.propagate(ctx.client.db, args);
-        ctx.propagated = true;
-        ctx.extra_dirty += locked.dirty();
-    }
-    outcome
 }

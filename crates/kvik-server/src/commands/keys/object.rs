@@ -3,7 +3,7 @@
 //! Looking at a key through OBJECT is not an access: its access clock stays as it
 //! was, as it does in Redis.
 
-use super::super::table::{acl, flags, Command};
+use super::super::table::{acl, flags, key_flags, Command};
 use super::super::{CmdResult, Ctx};
 use super::count_read;
 use crate::keyspace::Entry;
@@ -28,6 +28,8 @@ pub(super) const COMMAND: Command = Command::new("object", -2, help)
             .flags(flags::READONLY)
             .acl(READ_SLOW)
             .keys(2, 2, 1)
+            .key_flags(key_flags::RO)
+            .tips(&["nondeterministic_output"])
             .doc(
                 "generic",
                 "2.2.3",
@@ -38,6 +40,8 @@ pub(super) const COMMAND: Command = Command::new("object", -2, help)
             .flags(flags::READONLY)
             .acl(READ_SLOW)
             .keys(2, 2, 1)
+            .key_flags(key_flags::RO)
+            .tips(&["nondeterministic_output"])
             .doc(
                 "generic",
                 "4.0.0",
@@ -48,6 +52,8 @@ pub(super) const COMMAND: Command = Command::new("object", -2, help)
             .flags(flags::READONLY)
             .acl(READ_SLOW)
             .keys(2, 2, 1)
+            .key_flags(key_flags::RO)
+            .tips(&["nondeterministic_output"])
             .doc(
                 "generic",
                 "2.2.3",
@@ -58,6 +64,8 @@ pub(super) const COMMAND: Command = Command::new("object", -2, help)
             .flags(flags::READONLY)
             .acl(READ_SLOW)
             .keys(2, 2, 1)
+            .key_flags(key_flags::RO)
+            .tips(&["nondeterministic_output"])
             .doc(
                 "generic",
                 "2.2.3",

@@ -4,9 +4,9 @@
 //! than copying the value; COPY duplicates the value. All of them propagate verbatim:
 //! their outcome depends only on the data, which a replica holds too.
 
+use super::super::table::{LockRequest, Need, Needs};
 use super::super::{args, errors, CmdError, CmdResult, Ctx};
-use super::{count_read, db_arg, under_own_locks};
-use crate::keyspace::Locked;
+use super::{count_read, db_arg};
 
 const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 
@@ -54,17 +54,46 @@ pub(super) fn move_(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if src == dst {
         return Err(SAME_OBJECT.into());
     }
-    let locked = lock_pair(ctx, (src, key), (dst, key));
-    let moved = under_own_locks(ctx, args, locked, |keys| {
-        if keys.get_in(src, key).is_none() || keys.get_in(dst, key).is_some() {
-            return false;
-        }
+    let keys = &mut *ctx.keys;
+    let moved = keys.get_in(src, key).is_some() && keys.get_in(dst, key).is_none();
+    if moved {
         let entry = keys.remove_in(src, key).expect("live: looked up above");
         keys.insert_moved_in(dst, entry);
-        true
-    });
+    }
     ctx.out.int(moved.into());
     Ok(())
+}
+
+/// What MOVE locks: its key in the client's database and in the target one.
+pub(super) fn move_needs(request: &LockRequest) -> Needs {
+    match db_arg(request.args[2], request.databases) {
+        Ok(dst) => Needs::from_iter([
+            Need::Key {
+                db: request.db,
+                arg: 1,
+            },
+            Need::Key { db: dst, arg: 1 },
+        ]),
+        Err(_) => Needs::new(),
+    }
+}
+
+/// COPY's options after the two keys: the target database and REPLACE.
+fn copy_options(args: &[&[u8]], db: usize, databases: usize) -> Result<(usize, bool), CmdError> {
+    let (mut dst, mut replace) = (db, false);
+    let mut i = 3;
+    while i < args.len() {
+        if args::is(args[i], "REPLACE") {
+            replace = true;
+        } else if args::is(args[i], "DB") && i + 1 < args.len() {
+            dst = db_arg(args[i + 1], databases)?;
+            i += 1;
+        } else {
+            return Err(errors::SYNTAX.into());
+        }
+        i += 1;
+    }
+    Ok((dst, replace))
 }
 
 /// COPY source destination [DB destination-db] [REPLACE]: a deep copy of the value,
@@ -72,46 +101,41 @@ pub(super) fn move_(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 pub(super) fn copy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (from, to) = (args[1], args[2]);
     let src = ctx.client.db;
-    let mut dst = src;
-    let mut replace = false;
-    let mut i = 3;
-    while i < args.len() {
-        if args::is(args[i], "REPLACE") {
-            replace = true;
-        } else if args::is(args[i], "DB") && i + 1 < args.len() {
-            dst = db_arg(args[i + 1], ctx.server.keyspace.databases())?;
-            i += 1;
-        } else {
-            return Err(errors::SYNTAX.into());
-        }
-        i += 1;
-    }
+    let (dst, replace) = copy_options(args, src, ctx.server.keyspace.databases())?;
     if src == dst && from == to {
         return Err(SAME_OBJECT.into());
     }
-    let locked = lock_pair(ctx, (src, from), (dst, to));
-    let copied = under_own_locks(ctx, args, locked, |keys| {
-        let source = keys.get_in(src, from).map(|e| e.expire_at);
-        count_read(keys.env().stats, source.is_some());
-        let Some(expire_at) = source else {
-            return false;
-        };
-        if keys.get_in(dst, to).is_some() && !replace {
-            return false;
+    let keys = &mut *ctx.keys;
+    let source = keys.get_in(src, from).map(|e| e.expire_at);
+    count_read(keys.env().stats, source.is_some());
+    let copied = match source {
+        Some(_) if keys.get_in(dst, to).is_some() && !replace => false,
+        Some(expire_at) => {
+            let value = keys
+                .get_in(src, from)
+                .expect("live: looked up above")
+                .value
+                .clone();
+            keys.set_in(dst, to, value, expire_at);
+            true
         }
-        let value = keys
-            .get_in(src, from)
-            .expect("live: looked up above")
-            .value
-            .clone();
-        keys.set_in(dst, to, value, expire_at);
-        true
-    });
+        None => false,
+    };
     ctx.out.int(copied.into());
     Ok(())
 }
 
-/// Lock the shards of a source and a target key, each in its own database.
-fn lock_pair<'a>(ctx: &Ctx<'_, 'a>, from: (usize, &[u8]), to: (usize, &[u8])) -> Locked<'a> {
-    Locked::keys_across(ctx.key_env(), ctx.client.db, ctx.keys.now_ms, &[from, to])
+/// What COPY locks: the source in the client's database, the destination in the
+/// target one.
+pub(super) fn copy_needs(request: &LockRequest) -> Needs {
+    match copy_options(request.args, request.db, request.databases) {
+        Ok((dst, _)) => Needs::from_iter([
+            Need::Key {
+                db: request.db,
+                arg: 1,
+            },
+            Need::Key { db: dst, arg: 2 },
+        ]),
+        Err(_) => Needs::new(),
+    }
 }

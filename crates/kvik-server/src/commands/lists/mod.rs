@@ -116,8 +116,10 @@ pub const COMMANDS: &[Command] = &[
     Command::new("lmove", 5, pop::lmove)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
-        .keys(1, 2, 1)
+        .keys(1, 1, 1)
         .key_flags(kf::RW | kf::ACCESS | kf::DELETE)
+        .keys(2, 2, 1)
+        .key_flags(kf::RW | kf::INSERT)
         .doc(
             "list",
             "6.2.0",
@@ -127,8 +129,10 @@ pub const COMMANDS: &[Command] = &[
     Command::new("rpoplpush", 3, pop::rpoplpush)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
-        .keys(1, 2, 1)
+        .keys(1, 1, 1)
         .key_flags(kf::RW | kf::ACCESS | kf::DELETE)
+        .keys(2, 2, 1)
+        .key_flags(kf::RW | kf::INSERT)
         .doc(
             "list",
             "1.2.0",
@@ -171,14 +175,18 @@ pub const COMMANDS: &[Command] = &[
     Command::new("blmove", 6, blocking::blmove)
         .flags(BLOCKING_FLAGS | flags::DENYOOM)
         .acl(BLOCKING_ACL)
-        .keys(1, 2, 1)
+        .keys(1, 1, 1)
         .key_flags(kf::RW | kf::ACCESS | kf::DELETE)
+        .keys(2, 2, 1)
+        .key_flags(kf::RW | kf::INSERT)
         .doc("list", "6.2.0", "O(1)", BMOVE_SUMMARY),
     Command::new("brpoplpush", 4, blocking::brpoplpush)
         .flags(BLOCKING_FLAGS | flags::DENYOOM)
         .acl(BLOCKING_ACL)
-        .keys(1, 2, 1)
+        .keys(1, 1, 1)
         .key_flags(kf::RW | kf::ACCESS | kf::DELETE)
+        .keys(2, 2, 1)
+        .key_flags(kf::RW | kf::INSERT)
         .doc("list", "2.2.0", "O(1)", BMOVE_SUMMARY),
     Command::new("llen", 2, read::llen)
         .flags(flags::READONLY | flags::FAST)

@@ -110,8 +110,10 @@ pub const COMMANDS: &[Command] = &[
     Command::new("smove", 4, members::smove)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
-        .keys(1, 2, 1)
+        .keys(1, 1, 1)
         .key_flags(key_flags::RW | key_flags::ACCESS | key_flags::DELETE)
+        .keys(2, 2, 1)
+        .key_flags(key_flags::RW | key_flags::INSERT)
         .doc(
             "set",
             "1.0.0",
@@ -163,8 +165,10 @@ pub const COMMANDS: &[Command] = &[
     Command::new("sinterstore", -3, algebra::sinterstore)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
-        .keys(1, -1, 1)
+        .keys(1, 1, 1)
         .key_flags(key_flags::RW | key_flags::UPDATE)
+        .keys(2, -1, 1)
+        .key_flags(key_flags::RO | key_flags::ACCESS)
         .doc(
             "set",
             "1.0.0",
@@ -181,8 +185,10 @@ pub const COMMANDS: &[Command] = &[
     Command::new("sunionstore", -3, algebra::sunionstore)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
-        .keys(1, -1, 1)
+        .keys(1, 1, 1)
         .key_flags(STORE_KEYS)
+        .keys(2, -1, 1)
+        .key_flags(key_flags::RO | key_flags::ACCESS)
         .doc(
             "set",
             "1.0.0",
@@ -199,8 +205,10 @@ pub const COMMANDS: &[Command] = &[
     Command::new("sdiffstore", -3, algebra::sdiffstore)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
-        .keys(1, -1, 1)
+        .keys(1, 1, 1)
         .key_flags(STORE_KEYS)
+        .keys(2, -1, 1)
+        .key_flags(key_flags::RO | key_flags::ACCESS)
         .doc(
             "set",
             "1.0.0",

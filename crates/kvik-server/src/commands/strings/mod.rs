@@ -19,7 +19,7 @@ mod set;
 
 use options::Expiry;
 
-use super::table::{acl, flags, Command};
+use super::table::{acl, flags, key_flags, Command, FoundKeys, KeySpec};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
 use crate::types::string::StrValue;
@@ -45,12 +45,23 @@ pub const COMMANDS: &[Command] = &[
     Command::new("set", -3, set::set)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
-        .keys(1, 1, 1)
+        .key_spec(
+            KeySpec::range(1, 1, 1)
+                .flags(
+                    key_flags::RW
+                        | key_flags::ACCESS
+                        | key_flags::UPDATE
+                        | key_flags::VARIABLE_FLAGS,
+                )
+                .notes("RW and ACCESS due to the optional `GET` argument"),
+        )
+        .refine_keys(set_key_flags)
         .doc("string", "1.0.0", "O(1)", "Set the string value of a key"),
     Command::new("setnx", 3, set::setnx)
         .flags(flags::WRITE | flags::DENYOOM | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
+        .key_flags(key_flags::OW | key_flags::INSERT)
         .doc(
             "string",
             "1.0.0",
@@ -61,6 +72,7 @@ pub const COMMANDS: &[Command] = &[
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
         .keys(1, 1, 1)
+        .key_flags(key_flags::OW | key_flags::UPDATE)
         .doc(
             "string",
             "2.0.0",
@@ -71,6 +83,7 @@ pub const COMMANDS: &[Command] = &[
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
         .keys(1, 1, 1)
+        .key_flags(key_flags::OW | key_flags::UPDATE)
         .doc(
             "string",
             "2.6.0",
@@ -91,6 +104,7 @@ pub const COMMANDS: &[Command] = &[
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::ACCESS | key_flags::DELETE)
         .doc(
             "string",
             "6.2.0",
@@ -100,7 +114,11 @@ pub const COMMANDS: &[Command] = &[
     Command::new("getex", -2, get::getex)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
-        .keys(1, 1, 1)
+        .key_spec(
+            KeySpec::range(1, 1, 1)
+                .flags(key_flags::RW | key_flags::ACCESS | key_flags::UPDATE)
+                .notes("RW and UPDATE because it changes the TTL"),
+        )
         .doc(
             "string",
             "6.2.0",
@@ -108,6 +126,7 @@ pub const COMMANDS: &[Command] = &[
             "Get the value of a key and optionally set its expiration",
         ),
     Command::new("mget", -2, get::mget)
+        .tips(&["request_policy:multi_shard"])
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, -1, 1)
@@ -118,9 +137,14 @@ pub const COMMANDS: &[Command] = &[
             "Get the values of all the given keys",
         ),
     Command::new("mset", -3, set::mset)
+        .tips(&[
+            "request_policy:multi_shard",
+            "response_policy:all_succeeded",
+        ])
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
         .keys(1, -1, 2)
+        .key_flags(key_flags::OW | key_flags::UPDATE)
         .doc(
             "string",
             "1.0.1",
@@ -128,9 +152,11 @@ pub const COMMANDS: &[Command] = &[
             "Set multiple keys to multiple values",
         ),
     Command::new("msetnx", -3, set::msetnx)
+        .tips(&["request_policy:multi_shard", "response_policy:agg_min"])
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
         .keys(1, -1, 2)
+        .key_flags(key_flags::OW | key_flags::INSERT)
         .doc(
             "string",
             "1.0.1",
@@ -141,6 +167,7 @@ pub const COMMANDS: &[Command] = &[
         .flags(flags::WRITE | flags::DENYOOM | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::INSERT)
         .doc(
             "string",
             "2.0.0",
@@ -151,6 +178,7 @@ pub const COMMANDS: &[Command] = &[
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, 1, 1)
+        .key_flags(key_flags::RO)
         .doc(
             "string",
             "2.2.0",
@@ -231,6 +259,7 @@ pub const COMMANDS: &[Command] = &[
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
         .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc(
             "string",
             "2.2.0",
@@ -248,6 +277,13 @@ pub const COMMANDS: &[Command] = &[
             "Find longest common substring",
         ),
 ];
+
+/// SET's key flags for COMMAND GETKEYSANDFLAGS: without GET it only overwrites.
+fn set_key_flags(args: &[&[u8]], keys: &mut FoundKeys) {
+    if !args[3..].iter().any(|a| a.eq_ignore_ascii_case(b"GET")) {
+        keys.set_flags(key_flags::OW | key_flags::UPDATE);
+    }
+}
 
 /// The string value of a live key: `Ok(None)` if absent, WRONGTYPE if not a string.
 /// Counts a keyspace hit or miss, as Redis does for the lookups of reading commands.

@@ -9,9 +9,8 @@
 //! A weighted score that is not a number (0 times infinity) counts as 0, and so does
 //! a sum of opposite infinities.
 //!
-//! The STORE forms name their destination before the key count, which the command
-//! table's key spec cannot express, so they lock their keys themselves
-//! ([`Lock::Handler`](crate::commands::table::Lock)).
+//! The STORE forms have two key specs: the destination, then the counted inputs;
+//! `call` (or EXEC) locks both.
 
 use super::{limits, store, EntryWriter, Layout};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
@@ -311,25 +310,15 @@ fn reply(ctx: &mut Ctx, args: &[&[u8]], op: Op, output: Output, command: &str) -
 fn store_combined(ctx: &mut Ctx, args: &[&[u8]], op: Op, command: &str) -> CmdResult {
     let destination = args[1];
     let names = input_keys(args, 2, command)?;
-    let mut locked_keys = vec![destination];
-    locked_keys.extend_from_slice(names);
-    let db = ctx.client.db;
-    let mut locked = Locked::keys(ctx.key_env(), db, ctx.keys.now_ms, &locked_keys);
-    locked.touch = ctx.keys.touch;
     let limits = limits(ctx.server);
     let result = {
-        let sources = look_up(&mut locked, names)?;
+        let sources = look_up(ctx.keys, names)?;
         let options = Options::parse(&args[3 + names.len()..], names.len(), op, Output::Store)?;
         let combined = combine(op, weigh(sources, options.weights), options.aggregate);
         let mut entries: Vec<(&[u8], f64)> = combined.iter().map(|(m, s)| (&m[..], *s)).collect();
         ZSet::from_entries(&mut entries, limits)
     };
-    let stored = store(&mut locked, destination, result);
-    if locked.dirty() > 0 {
-        locked.propagate(db, args);
-        ctx.propagated = true;
-        ctx.extra_dirty += locked.dirty();
-    }
+    let stored = store(ctx.keys, destination, result);
     ctx.out.int(stored as i64);
     Ok(())
 }

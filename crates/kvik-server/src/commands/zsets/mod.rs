@@ -27,7 +27,7 @@ mod range;
 mod read;
 mod scan;
 
-use super::table::{acl, flags, key_flags, Command, Lock};
+use super::table::{acl, flags, key_flags, Command};
 use super::{errors, CmdError};
 use crate::keyspace::Locked;
 use crate::server::Server;
@@ -132,8 +132,10 @@ pub const COMMANDS: &[Command] = &[
     Command::new("zrangestore", -5, range::zrangestore)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE_SLOW)
-        .keys(1, 2, 1)
+        .keys(1, 1, 1)
         .key_flags(OW_UPDATE)
+        .keys(2, 2, 1)
+        .key_flags(RO_ACCESS)
         .doc("sorted-set", "6.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.", "Store a range of members from sorted set into another key"),
     Command::new("zrevrange", -4, range::zrevrange)
         .flags(flags::READONLY)
@@ -250,28 +252,30 @@ pub const COMMANDS: &[Command] = &[
         .numkeys(1, 1)
         .key_flags(RO_ACCESS)
         .doc("sorted-set", "7.0.0", "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.", "Intersect multiple sorted sets and return the cardinality of the result"),
-    // The STORE forms name their destination before the key count, which one key
-    // spec cannot describe: they lock their keys themselves.
+    // The STORE forms: the destination, then the counted inputs.
     Command::new("zunionstore", -4, combine::zunionstore)
         .flags(flags::WRITE | flags::DENYOOM | flags::MOVABLE_KEYS)
         .acl(WRITE_SLOW)
         .keys(1, 1, 1)
         .key_flags(OW_UPDATE)
-        .lock(Lock::Handler)
+        .numkeys(2, 1)
+        .key_flags(RO_ACCESS)
         .doc("sorted-set", "2.0.0", "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.", "Add multiple sorted sets and store the resulting sorted set in a new key"),
     Command::new("zinterstore", -4, combine::zinterstore)
         .flags(flags::WRITE | flags::DENYOOM | flags::MOVABLE_KEYS)
         .acl(WRITE_SLOW)
         .keys(1, 1, 1)
         .key_flags(OW_UPDATE)
-        .lock(Lock::Handler)
+        .numkeys(2, 1)
+        .key_flags(RO_ACCESS)
         .doc("sorted-set", "2.0.0", INTER, "Intersect multiple sorted sets and store the resulting sorted set in a new key"),
     Command::new("zdiffstore", -4, combine::zdiffstore)
         .flags(flags::WRITE | flags::DENYOOM | flags::MOVABLE_KEYS)
         .acl(WRITE_SLOW)
         .keys(1, 1, 1)
         .key_flags(OW_UPDATE)
-        .lock(Lock::Handler)
+        .numkeys(2, 1)
+        .key_flags(RO_ACCESS)
         .doc("sorted-set", "6.2.0", DIFF, "Subtract multiple sorted sets and store the resulting sorted set in a new key"),
     Command::new("zscan", -3, scan::zscan)
         .flags(flags::READONLY)
