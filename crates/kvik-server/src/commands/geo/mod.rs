@@ -16,7 +16,7 @@ mod partial_sort;
 mod read;
 mod search;
 
-use super::table::{acl, flags, key_flags, Command, Lock};
+use super::table::{acl, flags, key_flags, Command, FindKeys, KeySpec, Lock};
 use super::{args, CmdError};
 use crate::util::geohash::{LAT_MAX, LAT_MIN, LON_MAX, LON_MIN};
 use crate::util::long_double::format_f64_human;
@@ -54,21 +54,23 @@ pub const COMMANDS: &[Command] = &[
         .keys(1, 1, 1)
         .key_flags(RO_ACCESS)
         .doc("geo", "3.2.0", "O(N) where N is the number of members requested.", "Returns longitude and latitude of members of a geospatial index"),
-    // STORE and STOREDIST name a key anywhere among the options, which a key spec
-    // cannot describe: these two lock their keys themselves.
     Command::new("georadius", -6, search::georadius)
         .flags(flags::WRITE | flags::DENYOOM | flags::MOVABLE_KEYS)
         .acl(WRITE)
         .keys(1, 1, 1)
         .key_flags(RO_ACCESS)
-        .lock(Lock::Handler)
+        .key_spec(store_spec("STORE", 6))
+        .key_spec(store_spec("STOREDIST", 6))
+        .lock(Lock::Args(search::georadius_needs))
         .doc("geo", "3.2.0", RADIUS_COMPLEXITY, "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point"),
     Command::new("georadiusbymember", -5, search::georadiusbymember)
         .flags(flags::WRITE | flags::DENYOOM | flags::MOVABLE_KEYS)
         .acl(WRITE)
         .keys(1, 1, 1)
         .key_flags(RO_ACCESS)
-        .lock(Lock::Handler)
+        .key_spec(store_spec("STORE", 5))
+        .key_spec(store_spec("STOREDIST", 5))
+        .lock(Lock::Args(search::georadiusbymember_needs))
         .doc("geo", "3.2.0", RADIUS_COMPLEXITY, "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member"),
     Command::new("georadius_ro", -6, search::georadius_ro)
         .flags(flags::READONLY)
@@ -91,10 +93,27 @@ pub const COMMANDS: &[Command] = &[
     Command::new("geosearchstore", -8, search::geosearchstore)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(WRITE)
-        .keys(1, 2, 1)
+        .keys(1, 1, 1)
         .key_flags(key_flags::OW | key_flags::UPDATE)
+        .keys(2, 2, 1)
+        .key_flags(RO_ACCESS)
         .doc("geo", "6.2.0", SEARCH_COMPLEXITY, "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key."),
 ];
+
+/// The destination a GEORADIUS option names (as COMMAND INFO describes it; the lock
+/// layer asks the options themselves, see `search::georadius_needs`).
+const fn store_spec(keyword: &'static str, startfrom: i32) -> KeySpec {
+    KeySpec::after_keyword(
+        keyword,
+        startfrom,
+        FindKeys::Range {
+            lastkey: 0,
+            step: 1,
+            limit: 0,
+        },
+    )
+    .flags(key_flags::OW | key_flags::UPDATE)
+}
 
 const NOT_A_MEMBER: &str = "ERR could not decode requested zset member";
 

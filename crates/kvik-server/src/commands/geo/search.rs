@@ -12,6 +12,7 @@
 
 use super::partial_sort::partial_sort;
 use super::{lon_lat, unit, write_distance, write_position, NOT_A_MEMBER};
+use crate::commands::table::{LockRequest, Need, Needs};
 use crate::commands::zsets::{limits, read_zset, store};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
@@ -94,11 +95,11 @@ const SEARCH_STORE: Form = Form {
 };
 
 pub fn georadius(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    search_locking(ctx, args, RADIUS)
+    search(ctx.server, ctx.keys, ctx.out, args, RADIUS)
 }
 
 pub fn georadiusbymember(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    search_locking(ctx, args, BY_MEMBER)
+    search(ctx.server, ctx.keys, ctx.out, args, BY_MEMBER)
 }
 
 pub fn georadius_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -117,30 +118,41 @@ pub fn geosearchstore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     search(ctx.server, ctx.keys, ctx.out, args, SEARCH_STORE)
 }
 
-/// GEORADIUS and GEORADIUSBYMEMBER: lock the source and the STORE key the options
-/// name, if any, then search; the effects are appended under those locks.
-fn search_locking(ctx: &mut Ctx, args: &[&[u8]], form: Form) -> CmdResult {
-    let mut names = vec![args[1]];
-    // The options of these two never look at the source, so they can be read
-    // before anything is locked; a malformed one fails again in `search`.
-    let options = &args[form.options_index()..];
+/// What GEORADIUS locks: its source and the key a STORE or STOREDIST option names.
+/// The option may come anywhere (and more than once: the last wins), which only
+/// parsing the options tells.
+pub fn georadius_needs(request: &LockRequest) -> Needs {
+    store_needs(request, RADIUS)
+}
+
+pub fn georadiusbymember_needs(request: &LockRequest) -> Needs {
+    store_needs(request, BY_MEMBER)
+}
+
+fn store_needs(request: &LockRequest, form: Form) -> Needs {
+    let db = request.db;
+    let mut needs = Needs::from_iter([Need::Key { db, arg: 1 }]);
+    let start = form.options_index();
+    // The options of these two never look at the source, so they can be read before
+    // anything is locked; a malformed one fails again, in `search`, before any key
+    // but the source is touched.
+    let options = request.args.get(start..).unwrap_or_default();
     if let Ok(Options {
         store: Some(target),
         ..
     }) = Options::parse(options, form, Options::default(), None)
     {
-        names.push(target.key);
+        // The target borrows its argument: find which one by identity, not by
+        // content (a key may be spelled like an option).
+        let at = options
+            .iter()
+            .position(|arg| std::ptr::eq(*arg, target.key));
+        needs.extend(at.map(|at| Need::Key {
+            db,
+            arg: start + at,
+        }));
     }
-    let db = ctx.client.db;
-    let mut locked = Locked::keys(ctx.key_env(), db, ctx.keys.now_ms, &names);
-    locked.touch = ctx.keys.touch;
-    let result = search(ctx.server, &mut locked, ctx.out, args, form);
-    if locked.dirty() > 0 {
-        locked.propagate(db, args);
-        ctx.propagated = true;
-        ctx.extra_dirty += locked.dirty();
-    }
-    result
+    needs
 }
 
 /// Where a search keeps its result.
