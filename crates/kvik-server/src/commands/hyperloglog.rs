@@ -10,7 +10,7 @@
 //! - PFMERGE's destination is one of its sources; it turns dense when any source is;
 //! - PFDEBUG GETREG and TODENSE convert to dense, a change that is propagated.
 
-use super::table::{acl, flags, key_flags, Command};
+use super::table::{acl, flags, key_flags, Command, KeySpec};
 use super::{errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::{Entry, Locked};
 use crate::types::hll::{self, Encoding, Registers, REGISTERS};
@@ -36,8 +36,9 @@ pub const COMMANDS: &[Command] = &[
     Command::new("pfcount", -2, pfcount)
         .flags(flags::READONLY)
         .acl(HLL | acl::READ | acl::SLOW)
-        .keys(1, -1, 1)
-        .key_flags(key_flags::RW | key_flags::ACCESS)
+        .key_spec(KeySpec::range(1, -1, 1).flags(key_flags::RW | key_flags::ACCESS).notes(
+            "RW because it may change the internal representation of the key, and propagate to replicas",
+        ))
         .doc(
             "hyperloglog",
             "2.8.9",
@@ -47,8 +48,10 @@ pub const COMMANDS: &[Command] = &[
     Command::new("pfmerge", -2, pfmerge)
         .flags(flags::WRITE | flags::DENYOOM)
         .acl(HLL | acl::WRITE | acl::SLOW)
-        .keys(1, -1, 1)
+        .keys(1, 1, 1)
         .key_flags(key_flags::RW | key_flags::ACCESS | key_flags::INSERT)
+        .keys(2, -1, 1)
+        .key_flags(key_flags::RO | key_flags::ACCESS)
         .doc(
             "hyperloglog",
             "2.8.9",
