@@ -9,7 +9,8 @@ use crate::blocking;
 use crate::client;
 use crate::commands::{self, table::Registry};
 use crate::effects::{EffectLog, NodeId};
-use crate::keyspace::{Keyspace, DEFAULT_SHARD_BITS};
+use crate::keyspace::{KeyEnv, Keyspace, DEFAULT_SHARD_BITS};
+use crate::pubsub::{Bus, Hub};
 use crate::stats::{RateSampler, ThreadStats};
 use kvik_config::Config;
 use parking_lot::{Mutex, RwLock};
@@ -43,6 +44,13 @@ pub enum Message {
     /// CONFIG SET port/bind bound new listening sockets: accept on these from now on
     /// (each worker registers its own handle) and close the old ones.
     Listen(Arc<Vec<std::net::TcpListener>>),
+    /// Pub/sub messages and MONITOR lines: append `bytes` (already encoded in the
+    /// targets' protocol) to the reply buffer of each (token, client id) in `targets`
+    /// that is still connected, and write them.
+    Deliver {
+        bytes: Arc<[u8]>,
+        targets: Vec<(usize, u64)>,
+    },
 }
 
 /// How to reach a worker thread from another one.
@@ -53,9 +61,17 @@ pub struct WorkerHandle {
 
 impl WorkerHandle {
     pub fn send(&self, message: Message) {
-        self.mailbox.lock().push(message);
-        // A failed wake means the loop is gone; nothing more to do.
-        let _ = self.waker.wake();
+        let mut mailbox = self.mailbox.lock();
+        let was_empty = mailbox.is_empty();
+        mailbox.push(message);
+        drop(mailbox);
+        // The worker empties the whole mailbox per wake-up: a message joining others
+        // that are still waiting rides on the wake-up the first of them sent, which
+        // spares a publisher a syscall per message.
+        if was_empty {
+            // A failed wake means the loop is gone; nothing more to do.
+            let _ = self.waker.wake();
+        }
     }
 }
 
@@ -68,6 +84,8 @@ pub struct HotConfig {
     pub hz: AtomicU64,
     pub active_expire: AtomicBool,
     pub latency_tracking: AtomicBool,
+    /// `client-output-buffer-limit` per class (normal, replica, pubsub).
+    output_limits: [[AtomicU64; 3]; 3],
     /// Thresholds for the compact encodings of collections, one atomic each so
     /// readers on every thread write nothing shared.
     encoding: [AtomicI64; 7],
@@ -136,6 +154,9 @@ impl HotConfig {
             hz: AtomicU64::new(c.hz.clamp(1, 500) as u64),
             active_expire: AtomicBool::new(true),
             latency_tracking: AtomicBool::new(c.latency_tracking),
+            output_limits: c
+                .client_output_buffer_limit
+                .map(|l| [l.hard, l.soft, l.soft_seconds].map(AtomicU64::new)),
             encoding: EncodingLimits::from_config(c)
                 .to_array()
                 .map(AtomicI64::new),
@@ -165,6 +186,23 @@ impl HotConfig {
             .store(fresh.latency_tracking.into_inner(), Ordering::Relaxed);
         for (mine, new) in self.encoding.iter().zip(fresh.encoding) {
             mine.store(new.into_inner(), Ordering::Relaxed);
+        }
+        for (mine, new) in self.output_limits.iter().zip(fresh.output_limits) {
+            for (m, n) in mine.iter().zip(new) {
+                m.store(n.into_inner(), Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The output buffer limit of a client class (`kvik_config::CLASS_*`).
+    pub fn output_limit(&self, class: usize) -> kvik_config::ClientBufferLimit {
+        let [hard, soft, soft_seconds] = self.output_limits[class]
+            .each_ref()
+            .map(|a| a.load(Ordering::Relaxed));
+        kvik_config::ClientBufferLimit {
+            hard,
+            soft,
+            soft_seconds,
         }
     }
 }
@@ -225,6 +263,8 @@ pub struct Server {
     pub clients: client::Registry,
     /// Clients waiting in blocking commands, by key.
     pub blocking: blocking::Registry,
+    /// Pub/sub subscriptions, MONITOR clients and the keyspace notification switch.
+    pub pubsub: Hub,
     pub commands: Registry,
     /// One per worker thread (each written only by its own thread).
     pub thread_stats: Vec<Arc<ThreadStats>>,
@@ -264,6 +304,7 @@ impl Server {
             effects: EffectLog::new(node_id),
             clients: client::Registry::default(),
             blocking: blocking::Registry::default(),
+            pubsub: Hub::new(config.notify_keyspace_events),
             commands,
             thread_stats,
             errorstats: Mutex::new(BTreeMap::new()),
@@ -305,6 +346,33 @@ impl Server {
         self.memory_peak.store(0, Ordering::Relaxed);
         self.stat_reset_ms
             .store(crate::hlc::unix_ms(), Ordering::Relaxed);
+    }
+
+    /// Apply a changed configuration to the copies read on hot paths (after CONFIG SET).
+    pub fn refresh_hot(&self, c: &Config) {
+        self.hot.refresh(c);
+        self.pubsub
+            .keyspace_events
+            .store(c.notify_keyspace_events, Ordering::Relaxed);
+    }
+
+    /// The hub and the worker mailboxes: how to reach subscribers from here.
+    pub fn bus(&self) -> Bus<'_> {
+        Bus {
+            hub: &self.pubsub,
+            workers: self.workers.get().map_or(&[], Vec::as_slice),
+        }
+    }
+
+    /// What a [`crate::keyspace::Locked`] needs besides the shards, for a command run
+    /// by the thread that owns `stats`.
+    pub fn key_env<'a>(&'a self, stats: &'a ThreadStats) -> KeyEnv<'a> {
+        KeyEnv {
+            keyspace: &self.keyspace,
+            effects: &self.effects,
+            stats,
+            bus: self.bus(),
+        }
     }
 
     pub fn worker_count(&self) -> usize {

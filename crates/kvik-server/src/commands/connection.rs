@@ -69,10 +69,20 @@ pub const COMMANDS: &[Command] = &[
 ];
 
 fn ping(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() > 2 {
+        return Err("ERR wrong number of arguments for 'ping' command".into());
+    }
+    if ctx.client.pubsub.is_active() && !ctx.out.is_resp3() {
+        // A subscribed RESP2 connection reads every frame as a message: the answer
+        // takes a message's shape, ["pong", text].
+        ctx.out.array(2);
+        ctx.out.bulk(b"pong");
+        ctx.out.bulk(args.get(1).copied().unwrap_or_default());
+        return Ok(());
+    }
     match args.len() {
         1 => ctx.out.simple("PONG"),
-        2 => ctx.out.bulk(args[1]),
-        _ => return Err("ERR wrong number of arguments for 'ping' command".into()),
+        _ => ctx.out.bulk(args[1]),
     }
     Ok(())
 }
@@ -95,6 +105,7 @@ fn quit(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    super::pubsub::leave(ctx.server, ctx.client);
     let c = &mut *ctx.client;
     c.db = 0;
     c.reply_mode = ReplyMode::On;

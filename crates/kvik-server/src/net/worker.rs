@@ -126,8 +126,13 @@ impl Worker {
                 .mailbox
                 .lock(),
         );
+        // Connections that received pub/sub messages: written once, after all of them.
+        let mut delivered = Vec::new();
         for m in messages {
             match m {
+                Message::Deliver { bytes, targets } => {
+                    self.append_output(&bytes, &targets, &mut delivered)
+                }
                 Message::Unblocked {
                     token,
                     client,
@@ -150,7 +155,36 @@ impl Worker {
                 Message::Listen(listeners) => self.listen_on(&listeners),
             }
         }
+        delivered.sort_unstable();
+        delivered.dedup();
+        for token in delivered {
+            let Some(conn) = self.conns.get_mut(token) else {
+                continue;
+            };
+            let next = conn.flush(&self.server, &self.stats);
+            self.settle(token, next);
+        }
         false
+    }
+
+    /// Queue `bytes` (pub/sub messages, MONITOR lines) on each target connection that
+    /// is still the client it was sent to; the tokens queued on go to `delivered`.
+    fn append_output(
+        &mut self,
+        bytes: &[u8],
+        targets: &[(usize, u64)],
+        delivered: &mut Vec<usize>,
+    ) {
+        for &(token, client) in targets {
+            match self.conns.get_mut(token) {
+                Some(conn) if conn.state.id() == client => {
+                    conn.out.raw(bytes);
+                    delivered.push(token);
+                }
+                // Gone meanwhile (its slot may hold another client now): dropped.
+                _ => {}
+            }
+        }
     }
 
     /// Replace the listening sockets (CONFIG SET port / bind).
@@ -270,7 +304,7 @@ impl Worker {
             wants_write: conn.write_registered,
         };
         if writable {
-            next = conn.flush(stats);
+            next = conn.flush(server, stats);
         }
         if readable && next != Next::Close && !conn.paused {
             next = conn.on_readable(server, stats);
@@ -322,6 +356,7 @@ impl Worker {
         }
         let mut conn = self.conns.remove(key);
         let _ = self.poll.registry().deregister(&mut conn.stream);
+        crate::commands::pubsub::leave(&self.server, &mut conn.state);
         if let Some(blocked) = conn.state.blocked.take() {
             // Served meanwhile or not, nobody may serve it any more.
             self.server.blocking.end_wait(&blocked.waiter);
@@ -355,7 +390,7 @@ impl Worker {
         let conn = &mut self.conns[token];
         conn.unblock(server, stats, reply, failed);
         conn.run_commands(server, stats);
-        let next = conn.flush(stats);
+        let next = conn.flush(server, stats);
         self.settle(token, next);
     }
 
@@ -478,10 +513,12 @@ impl Worker {
             let mut shard = ks.shard(db, shard_index).lock();
             let effects = &server.effects;
             let stats = &*self.stats;
+            let bus = server.bus();
             shard.expire_due(now, 256, |entry| {
                 stats.add(&stats.expired_keys, 1);
                 let ts = crate::hlc::next_after(entry.ts, now);
                 effects.append(db, ts, &[b"DEL", entry.key()]);
+                bus.notify(crate::notify::class::EXPIRED, "expired", db, entry.key());
             });
             let next = shard.next_deadline();
             ks.note_deadline(id, next);
