@@ -19,6 +19,7 @@ mod swapdb;
 use super::table::{acl, flags, Command, Lock};
 use super::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
+use crate::notify::class;
 use crate::stats::ThreadStats;
 
 const KS: u32 = acl::KEYSPACE;
@@ -149,6 +150,7 @@ fn del(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     for key in &args[1..] {
         if let Some(entry) = ctx.keys.remove(key) {
             crate::lazyfree::free_entry(entry);
+            ctx.notify(class::GENERIC, "del", key);
             removed += 1;
         }
     }

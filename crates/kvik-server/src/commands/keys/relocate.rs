@@ -7,6 +7,7 @@
 use super::super::{args, errors, CmdError, CmdResult, Ctx};
 use super::{count_read, db_arg, under_own_locks};
 use crate::keyspace::Locked;
+use crate::notify::class;
 
 const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 
@@ -43,6 +44,8 @@ fn rename_key(ctx: &mut Ctx, from: &[u8], to: &[u8], only_new: bool) -> Result<b
         .renamed(to);
     let db = ctx.keys.db;
     ctx.keys.insert_moved_in(db, entry);
+    ctx.notify(class::GENERIC, "rename_from", from);
+    ctx.notify(class::GENERIC, "rename_to", to);
     Ok(true)
 }
 
@@ -61,6 +64,9 @@ pub(super) fn move_(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         let entry = keys.remove_in(src, key).expect("live: looked up above");
         keys.insert_moved_in(dst, entry);
+        let bus = keys.env().bus;
+        bus.notify(class::GENERIC, "move_from", src, key);
+        bus.notify(class::GENERIC, "move_to", dst, key);
         true
     });
     ctx.out.int(moved.into());
@@ -96,7 +102,8 @@ pub(super) fn copy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let Some(expire_at) = source else {
             return false;
         };
-        if keys.get_in(dst, to).is_some() && !replace {
+        let replacing = keys.get_in(dst, to).is_some();
+        if replacing && !replace {
             return false;
         }
         let value = keys
@@ -105,6 +112,12 @@ pub(super) fn copy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             .value
             .clone();
         keys.set_in(dst, to, value, expire_at);
+        let bus = keys.env().bus;
+        if replacing {
+            // Redis deletes the old target first: the copy is a new key all the same.
+            bus.notify(class::NEW, "new", dst, to);
+        }
+        bus.notify(class::GENERIC, "copy_to", dst, to);
         true
     });
     ctx.out.int(copied.into());

@@ -324,7 +324,7 @@ fn store_combined(ctx: &mut Ctx, args: &[&[u8]], op: Op, command: &str) -> CmdRe
         let mut entries: Vec<(&[u8], f64)> = combined.iter().map(|(m, s)| (&m[..], *s)).collect();
         ZSet::from_entries(&mut entries, limits)
     };
-    let stored = store(&mut locked, destination, result);
+    let stored = store(&mut locked, destination, result, command);
     if locked.dirty() > 0 {
         locked.propagate(db, args);
         ctx.propagated = true;
