@@ -47,7 +47,12 @@ fn subscribe(conn: &mut RawConn, kind: char, command: &str, names: &[&str]) {
     conn.send_cmd(&args);
     for _ in names {
         let reply = conn.read_reply();
-        assert_eq!(reply[0] as char, kind, "{}", String::from_utf8_lossy(&reply));
+        assert_eq!(
+            reply[0] as char,
+            kind,
+            "{}",
+            String::from_utf8_lossy(&reply)
+        );
     }
 }
 
@@ -80,7 +85,10 @@ fn messages_reach_subscribers_on_every_thread_in_their_protocol() {
         );
     }
     let mut publisher = server.raw();
-    assert_eq!(int(&publisher.cmd(&["PUBLISH", "news", "hello\r\nworld"])), 12);
+    assert_eq!(
+        int(&publisher.cmd(&["PUBLISH", "news", "hello\r\nworld"])),
+        12
+    );
     assert_eq!(int(&publisher.cmd(&["PUBLISH", "other", "x"])), 0);
     for conn in &mut resp2 {
         assert_eq!(
@@ -121,7 +129,10 @@ fn patterns_and_shard_channels_keep_to_their_namespaces() {
     // Shard channels are a namespace of their own: patterns do not see them.
     assert_eq!(int(&publisher.cmd(&["SPUBLISH", "news.tech", "c"])), 1);
     assert_eq!(int(&publisher.cmd(&["SPUBLISH", "news.art", "d"])), 0);
-    assert_eq!(sub.read_reply(), frame('*', &[b"message", b"news.tech", b"a"]));
+    assert_eq!(
+        sub.read_reply(),
+        frame('*', &[b"message", b"news.tech", b"a"])
+    );
     assert_eq!(
         sub.read_reply(),
         frame('*', &[b"pmessage", b"news.*", b"news.tech", b"a"])
@@ -130,7 +141,10 @@ fn patterns_and_shard_channels_keep_to_their_namespaces() {
         sub.read_reply(),
         frame('*', &[b"pmessage", b"news.*", b"news.art", b"b"])
     );
-    assert_eq!(sub.read_reply(), frame('*', &[b"smessage", b"news.tech", b"c"]));
+    assert_eq!(
+        sub.read_reply(),
+        frame('*', &[b"smessage", b"news.tech", b"c"])
+    );
     assert_eq!(
         sub.cmd(&["PUNSUBSCRIBE"]),
         confirmation('*', "punsubscribe", "news.*", 1)
@@ -199,8 +213,14 @@ fn introspection_counts_subscriptions_across_threads() {
         b"*6\r\n$1\r\nx\r\n:2\r\n$1\r\ny\r\n:1\r\n$1\r\nz\r\n:0\r\n"
     );
     assert_eq!(admin.cmd(&["PUBSUB", "NUMPAT"]), b":2\r\n");
-    assert_eq!(admin.cmd(&["PUBSUB", "CHANNELS", "y*"]), b"*1\r\n$1\r\ny\r\n");
-    assert_eq!(admin.cmd(&["PUBSUB", "SHARDCHANNELS"]), b"*1\r\n$2\r\ns1\r\n");
+    assert_eq!(
+        admin.cmd(&["PUBSUB", "CHANNELS", "y*"]),
+        b"*1\r\n$1\r\ny\r\n"
+    );
+    assert_eq!(
+        admin.cmd(&["PUBSUB", "SHARDCHANNELS"]),
+        b"*1\r\n$2\r\ns1\r\n"
+    );
     assert_eq!(
         admin.cmd(&["PUBSUB", "SHARDNUMSUB", "s1"]),
         b"*2\r\n$2\r\ns1\r\n:1\r\n"
@@ -217,7 +237,8 @@ fn introspection_counts_subscriptions_across_threads() {
     assert!(list.contains("flags=P db=0 sub=2 psub=0 ssub=0"), "{list}");
     assert!(list.contains("flags=P db=0 sub=1 psub=2 ssub=1"), "{list}");
     assert_eq!(
-        admin.cmd(&["CLIENT", "LIST", "TYPE", "pubsub"])
+        admin
+            .cmd(&["CLIENT", "LIST", "TYPE", "pubsub"])
             .windows(6)
             .filter(|w| w == b"flags=")
             .count(),
@@ -249,7 +270,10 @@ fn subscribed_resp2_connections_run_only_subscription_commands() {
         b"-ERR Can't execute 'config|get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n"
     );
     assert_eq!(sub.cmd(&["PING"]), b"*2\r\n$4\r\npong\r\n$0\r\n\r\n");
-    assert_eq!(sub.cmd(&["PING", "hi"]), b"*2\r\n$4\r\npong\r\n$2\r\nhi\r\n");
+    assert_eq!(
+        sub.cmd(&["PING", "hi"]),
+        b"*2\r\n$4\r\npong\r\n$2\r\nhi\r\n"
+    );
     // RESET leaves subscribed mode and drops the subscription.
     assert_eq!(sub.cmd(&["RESET"]), b"+RESET\r\n");
     assert_eq!(sub.cmd(&["GET", "k"]), b"$-1\r\n");
@@ -290,7 +314,9 @@ fn disconnecting_drops_every_subscription() {
 /// CLIENT LIST's `omem` for the client named `name`.
 fn omem_of(admin: &mut RawConn, name: &str) -> Option<u64> {
     let list = String::from_utf8(admin.cmd(&["CLIENT", "LIST"])).expect("utf8");
-    let line = list.lines().find(|l| l.contains(&format!(" name={name} ")))?;
+    let line = list
+        .lines()
+        .find(|l| l.contains(&format!(" name={name} ")))?;
     line.split(' ')
         .find_map(|f| f.strip_prefix("omem="))
         .map(|v| v.parse().expect("omem"))
@@ -319,7 +345,10 @@ fn publish_until_dropped(publisher: &mut RawConn, channel: &str, receivers: i64)
     let payload = "y".repeat(4096);
     let until = Instant::now() + Duration::from_secs(30);
     while int(&publisher.cmd(&["PUBLISH", channel, &payload])) >= receivers {
-        assert!(Instant::now() < until, "the slow subscriber was never cut off");
+        assert!(
+            Instant::now() < until,
+            "the slow subscriber was never cut off"
+        );
     }
 }
 
@@ -329,7 +358,12 @@ fn a_subscriber_that_stops_reading_is_cut_off_at_its_hard_limit() {
     let mut admin = server.raw();
     // No limit at first: the unread messages pile up and CLIENT LIST shows them.
     assert_eq!(
-        admin.cmd(&["CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 0 0"]),
+        admin.cmd(&[
+            "CONFIG",
+            "SET",
+            "client-output-buffer-limit",
+            "pubsub 0 0 0"
+        ]),
         b"+OK\r\n"
     );
     let mut slow = server.raw();
@@ -340,14 +374,22 @@ fn a_subscriber_that_stops_reading_is_cut_off_at_its_hard_limit() {
     let mut publisher = server.raw();
     fill_output(&mut publisher, "firehose", "slow", 1 << 20);
     let list = String::from_utf8(admin.cmd(&["CLIENT", "LIST"])).expect("utf8");
-    let line = list.lines().find(|l| l.contains(" name=slow ")).expect("listed");
+    let line = list
+        .lines()
+        .find(|l| l.contains(" name=slow "))
+        .expect("listed");
     assert!(line.contains("events=rw"), "{line}");
     assert!(!line.contains(" oll=0 "), "{line}");
 
     // A hard limit under what is pending: the next messages cut the subscriber off,
     // and the server and the other clients carry on.
     assert_eq!(
-        admin.cmd(&["CONFIG", "SET", "client-output-buffer-limit", "pubsub 512kb 0 0"]),
+        admin.cmd(&[
+            "CONFIG",
+            "SET",
+            "client-output-buffer-limit",
+            "pubsub 512kb 0 0"
+        ]),
         b"+OK\r\n"
     );
     publish_until_dropped(&mut publisher, "firehose", 1);
@@ -372,7 +414,12 @@ fn a_subscriber_over_its_soft_limit_for_too_long_is_cut_off() {
     let server = server();
     let mut admin = server.raw();
     assert_eq!(
-        admin.cmd(&["CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 256kb 1"]),
+        admin.cmd(&[
+            "CONFIG",
+            "SET",
+            "client-output-buffer-limit",
+            "pubsub 0 256kb 1"
+        ]),
         b"+OK\r\n"
     );
     let mut slow = server.raw();

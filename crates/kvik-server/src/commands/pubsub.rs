@@ -218,6 +218,15 @@ fn subscribe_to(ctx: &mut Ctx, kind: Kind, names: &[&[u8]]) {
         let count = ctx.client.pubsub.reply_count(kind);
         confirm(ctx.out, kind.subscribe_word(), Some(name), count);
     }
+    show_in_client_list(ctx.client);
+}
+
+/// Make CLIENT LIST and CLIENT KILL TYPE see the change at once, not only after the
+/// connection's next write.
+fn show_in_client_list(client: &ClientState) {
+    let mut snapshot = client.info.snapshot.lock();
+    snapshot.subscriptions = client.pubsub.counts();
+    snapshot.monitor = client.monitor;
 }
 
 /// Unsubscribe from each name, or from every name of the namespace when none is
@@ -241,6 +250,7 @@ fn unsubscribe_from(ctx: &mut Ctx, kind: Kind, names: &[&[u8]]) {
         let count = ctx.client.pubsub.reply_count(kind);
         confirm(ctx.out, kind.unsubscribe_word(), Some(name), count);
     }
+    show_in_client_list(ctx.client);
 }
 
 /// `[word, name, count]` as a push frame (an array in RESP2).
@@ -266,6 +276,7 @@ pub fn leave(server: &Server, client: &mut ClientState) {
     if std::mem::take(&mut client.monitor) {
         server.pubsub.remove_monitor(client.id());
     }
+    show_in_client_list(client);
 }
 
 // ---------------------------------------------------------------- publishing
@@ -414,6 +425,7 @@ fn monitor(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         return Err("ERR MONITOR isn't allowed for DENY BLOCKING client".into());
     }
     ctx.client.monitor = true;
+    show_in_client_list(ctx.client);
     ctx.server.pubsub.add_monitor(Subscriber {
         client: ctx.client.id(),
         worker: ctx.client.info.worker,
