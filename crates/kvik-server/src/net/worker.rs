@@ -100,13 +100,15 @@ impl Worker {
                 crate::log_warning!("Event loop poll failed: {e}");
                 return;
             }
+            // Messages first: what another thread sent before this client's next
+            // command arrived (a pub/sub message, a MONITOR line) goes out before that
+            // command's reply.
+            if events.iter().any(|e| e.token() == WAKER) && self.handle_mailbox() {
+                return;
+            }
             for event in events.iter() {
                 match event.token() {
-                    WAKER => {
-                        if self.handle_mailbox() {
-                            return;
-                        }
-                    }
+                    WAKER => {}
                     t if t.0 > LISTENER_BASE - self.listeners.len() && t.0 <= LISTENER_BASE => {
                         self.accept_all(LISTENER_BASE - t.0)
                     }
