@@ -296,6 +296,20 @@ fn a_publisher_subscribed_in_resp3_gets_its_message_before_the_count() {
 }
 
 #[test]
+fn switching_protocol_while_subscribed_switches_the_message_frames() {
+    let server = server();
+    let mut sub = server.raw();
+    sub.cmd(&["HELLO", "3"]);
+    subscribe(&mut sub, '>', "SUBSCRIBE", &["c"]);
+    let mut publisher = server.raw();
+    publisher.cmd(&["PUBLISH", "c", "one"]);
+    assert_eq!(sub.read_reply(), frame('>', &[b"message", b"c", b"one"]));
+    sub.cmd(&["HELLO", "2"]);
+    publisher.cmd(&["PUBLISH", "c", "two"]);
+    assert_eq!(sub.read_reply(), frame('*', &[b"message", b"c", b"two"]));
+}
+
+#[test]
 fn disconnecting_drops_every_subscription() {
     let server = server();
     let mut admin = server.raw();

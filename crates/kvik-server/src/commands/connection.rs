@@ -189,8 +189,9 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         super::client::validate_client_name(name)?;
         ctx.client.set_name(Some(name.to_vec()));
     }
-    if let Some(p) = protocol {
+    if let Some(p) = protocol.filter(|&p| p != ctx.out.protocol) {
         ctx.out.protocol = p;
+        super::pubsub::protocol_changed(ctx.server, ctx.client, p);
     }
     let out = &mut *ctx.out;
     out.map(7);

@@ -205,12 +205,7 @@ fn sunsubscribe(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 /// Subscribe to each name, confirming each (again for names already held).
 fn subscribe_to(ctx: &mut Ctx, kind: Kind, names: &[&[u8]]) {
-    let me = Subscriber {
-        client: ctx.client.id(),
-        worker: ctx.client.info.worker,
-        token: ctx.client.info.token,
-        protocol: ctx.out.protocol,
-    };
+    let me = subscriber(ctx.client, ctx.out.protocol);
     for name in names {
         if ctx.client.pubsub.add(kind, name) {
             ctx.server.pubsub.subscribe(kind, name, me);
@@ -253,6 +248,16 @@ fn unsubscribe_from(ctx: &mut Ctx, kind: Kind, names: &[&[u8]]) {
     show_in_client_list(ctx.client);
 }
 
+/// How messages find this client's connection.
+fn subscriber(client: &ClientState, protocol: Protocol) -> Subscriber {
+    Subscriber {
+        client: client.id(),
+        worker: client.info.worker,
+        token: client.info.token,
+        protocol,
+    }
+}
+
 /// `[word, name, count]` as a push frame (an array in RESP2).
 fn confirm(out: &mut ReplyWriter, word: &[u8], name: Option<&[u8]>, count: usize) {
     out.push(3);
@@ -277,6 +282,18 @@ pub fn leave(server: &Server, client: &mut ClientState) {
         server.pubsub.remove_monitor(client.id());
     }
     show_in_client_list(client);
+}
+
+/// HELLO switched the connection's protocol: its subscriptions must now receive
+/// frames in the new one.
+pub fn protocol_changed(server: &Server, client: &ClientState, protocol: Protocol) {
+    let me = subscriber(client, protocol);
+    for kind in [Kind::Channel, Kind::Pattern, Kind::Shard] {
+        for name in client.pubsub.names(kind) {
+            server.pubsub.unsubscribe(kind, &name, me.client);
+            server.pubsub.subscribe(kind, &name, me);
+        }
+    }
 }
 
 // ---------------------------------------------------------------- publishing
@@ -426,12 +443,8 @@ fn monitor(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     }
     ctx.client.monitor = true;
     show_in_client_list(ctx.client);
-    ctx.server.pubsub.add_monitor(Subscriber {
-        client: ctx.client.id(),
-        worker: ctx.client.info.worker,
-        token: ctx.client.info.token,
-        protocol: ctx.out.protocol,
-    });
+    let me = subscriber(ctx.client, ctx.out.protocol);
+    ctx.server.pubsub.add_monitor(me);
     ctx.out.ok();
     Ok(())
 }
