@@ -69,7 +69,7 @@ type Listeners = HashMap<Vec<u8>, Vec<Subscriber>>;
 /// One namespace of exact names (channels or shard channels).
 struct NameMap {
     stripes: Box<[RwLock<Listeners>]>,
-    /// Names with at least one subscriber (INFO, PUBSUB NUMPAT-style counts).
+    /// How many names have at least one subscriber (INFO's counts).
     names: AtomicUsize,
 }
 

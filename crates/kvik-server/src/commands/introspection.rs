@@ -372,7 +372,8 @@ fn keys_of(
             .ok_or(INVALID_COMMAND)?;
     }
     let cmd = registry.get(id);
-    if cmd.keys == KeySpec::None {
+    // Shard channels sit in a key spec but are not keys.
+    if cmd.keys == KeySpec::None || cmd.key_flags & key_flags::NOT_KEY != 0 {
         return Err("ERR The command has no key arguments".into());
     }
     if !cmd.arity_ok(line.len()) {
