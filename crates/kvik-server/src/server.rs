@@ -53,13 +53,24 @@ pub enum Message {
     },
 }
 
+thread_local! {
+    /// The index of the worker thread running here (`usize::MAX` elsewhere).
+    static OWN_WORKER: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+
 /// How to reach a worker thread from another one.
 pub struct WorkerHandle {
+    pub index: usize,
     pub mailbox: Mutex<Vec<Message>>,
     pub waker: mio::Waker,
 }
 
 impl WorkerHandle {
+    /// Mark the calling thread as worker `index` (see [`WorkerHandle::send`]).
+    pub fn enter(index: usize) {
+        OWN_WORKER.with(|w| w.set(index));
+    }
+
     pub fn send(&self, message: Message) {
         let mut mailbox = self.mailbox.lock();
         let was_empty = mailbox.is_empty();
@@ -67,11 +78,17 @@ impl WorkerHandle {
         drop(mailbox);
         // The worker empties the whole mailbox per wake-up: a message joining others
         // that are still waiting rides on the wake-up the first of them sent, which
-        // spares a publisher a syscall per message.
-        if was_empty {
+        // spares a publisher a syscall per message. A worker writing to its own
+        // mailbox needs none either: it reads it before it next sleeps.
+        if was_empty && OWN_WORKER.with(|w| w.get()) != self.index {
             // A failed wake means the loop is gone; nothing more to do.
             let _ = self.waker.wake();
         }
+    }
+
+    /// Messages are waiting.
+    pub fn has_mail(&self) -> bool {
+        !self.mailbox.lock().is_empty()
     }
 }
 

@@ -11,7 +11,7 @@
 
 use super::conn::{Conn, Next};
 use crate::client::{ClientInfo, ClientSnapshot, ClientState};
-use crate::server::{Message, Server};
+use crate::server::{Message, Server, WorkerHandle};
 use crate::stats::ThreadStats;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
@@ -73,6 +73,7 @@ impl Worker {
 
     /// Run until shutdown.
     pub fn run(mut self) {
+        WorkerHandle::enter(self.index);
         let mut events = Events::with_capacity(1024);
         let mut next_cron = Instant::now();
         loop {
@@ -92,6 +93,13 @@ impl Worker {
             if let Some(&(at, _)) = self.block_timers.first() {
                 let left = at.saturating_sub(crate::hlc::unix_ms());
                 timeout = timeout.min(Duration::from_millis(left));
+            }
+            // What this thread sent itself (a publisher and its subscribers sharing
+            // it) leaves now, with the replies of the round, not after a wake-up.
+            while self.own_handle().has_mail() {
+                if self.handle_mailbox() {
+                    return;
+                }
             }
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() == io::ErrorKind::Interrupted {
@@ -122,12 +130,12 @@ impl Worker {
         }
     }
 
+    fn own_handle(&self) -> &WorkerHandle {
+        &self.server.workers.get().expect("workers")[self.index]
+    }
+
     fn handle_mailbox(&mut self) -> bool {
-        let messages = std::mem::take(
-            &mut *self.server.workers.get().expect("workers")[self.index]
-                .mailbox
-                .lock(),
-        );
+        let messages = std::mem::take(&mut *self.own_handle().mailbox.lock());
         // Connections that received pub/sub messages: written once, after all of them.
         let mut delivered = Vec::new();
         for m in messages {
