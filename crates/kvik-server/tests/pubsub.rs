@@ -448,3 +448,30 @@ fn a_subscriber_over_its_soft_limit_for_too_long_is_cut_off() {
     assert!(slow.closed_within(Duration::from_secs(20)));
     assert_eq!(admin.cmd(&["PING"]), b"+PONG\r\n");
 }
+
+#[test]
+fn a_normal_client_past_its_limit_is_cut_off_too() {
+    let server = server();
+    let mut admin = server.raw();
+    assert_eq!(
+        admin.cmd(&[
+            "CONFIG",
+            "SET",
+            "client-output-buffer-limit",
+            "normal 1mb 0 0"
+        ]),
+        b"+OK\r\n"
+    );
+    let big = "v".repeat(256 << 10);
+    assert_eq!(admin.cmd(&["SET", "big", &big]), b"+OK\r\n");
+    // Asks for the value many times over and reads nothing.
+    let mut greedy = server.raw();
+    let mut pipeline = Vec::new();
+    for _ in 0..200 {
+        pipeline.extend(support::encode_command(&["GET", "big"]));
+    }
+    greedy.send(&pipeline);
+    assert!(greedy.closed_within(Duration::from_secs(20)));
+    // The server and its other clients carry on.
+    assert_eq!(admin.cmd(&["STRLEN", "big"]), b":262144\r\n");
+}
