@@ -357,7 +357,7 @@ params! {
     busy_reply_threshold: u64 = Int(0, LL),
         "busy-reply-threshold" | "lua-time-limit", 0, "5000", "Milliseconds a script or function may run before other clients get BUSY.";
     client_output_buffer_limit: [ClientBufferLimit; 3] = Special(get_cobl, set_cobl, "class hard soft seconds ..."),
-        "client-output-buffer-limit", MULTI, "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+        "client-output-buffer-limit", MULTI | LIVE, "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
         "Output buffer limits per client class (normal, replica, pubsub): hard bytes, soft bytes, soft seconds.";
     client_query_buffer_limit: u64 = Mem(1024 * 1024, LLM),
         "client-query-buffer-limit", LIVE, "1073741824", "Maximum size of a client's query buffer.";
@@ -496,7 +496,7 @@ params! {
     no_appendfsync_on_rewrite: bool = Bool,
         "no-appendfsync-on-rewrite", 0, "no", "Skip AOF fsync while a rewrite or save runs.";
     notify_keyspace_events: u32 = Special(get_notify, set_notify, "event class letters"),
-        "notify-keyspace-events", 0, "", "Keyspace notification classes (letters of Ag$lshzxeKEtmdn).";
+        "notify-keyspace-events", LIVE, "", "Keyspace notification classes (letters of Ag$lshzxeKEtmdn).";
     oom_score_adj: String = Special(get_oom_score_adj, set_oom_score_adj, "no|yes|relative|absolute"),
         "oom-score-adj", 0, "no", "Adjust the process oom_score_adj: no, yes/relative, absolute.";
     oom_score_adj_values: [i32; 3] = Special(get_oom_values, set_oom_values, "three integers"),

@@ -22,7 +22,7 @@
 
 use crate::client::ClientState;
 use crate::commands::{self, CmdResult, Ctx};
-use crate::keyspace::{hash_key, KeyEnv, Locked};
+use crate::keyspace::{hash_key, Locked};
 use crate::server::{Message, Server};
 use crate::stats::ThreadStats;
 use crate::types::Value;
@@ -325,11 +325,7 @@ fn serve_one(
     if waiter.is_claimed() {
         return Turn::Skipped;
     }
-    let env = KeyEnv {
-        keyspace: &server.keyspace,
-        effects: &server.effects,
-        stats,
-    };
+    let env = server.key_env(stats);
     let also = waiter.action.also_writes();
     let lock_keys: smallvec::SmallVec<[&[u8]; 2]> = std::iter::once(key).chain(also).collect();
     let mut keys = Locked::keys(env, db, crate::hlc::unix_ms(), &lock_keys);

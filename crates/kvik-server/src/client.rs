@@ -85,17 +85,37 @@ pub struct ClientSnapshot {
     /// and the bytes of their arguments (`multi-mem=`).
     pub multi: Option<(usize, usize)>,
     pub user: String,
+    /// Subscribed channels, patterns and shard channels (`sub`, `psub`, `ssub`).
+    pub subscriptions: (usize, usize, usize),
+    /// In MONITOR mode (`flags=O`).
+    pub monitor: bool,
 }
 
 impl ClientSnapshot {
-    /// Every client is a normal one until replication and pub/sub classify theirs.
+    /// A client subscribed to anything is a pub/sub client (MONITOR clients stay
+    /// normal ones, as in Redis); the rest are normal until replication classifies
+    /// its own.
     pub fn client_type(&self) -> ClientType {
-        ClientType::Normal
+        if self.is_subscriber() {
+            ClientType::Pubsub
+        } else {
+            ClientType::Normal
+        }
+    }
+
+    fn is_subscriber(&self) -> bool {
+        self.subscriptions != (0, 0, 0)
     }
 
     /// CLIENT LIST's `flags=` letters, `N` when none applies.
     fn flags(&self) -> String {
         let mut flags = String::new();
+        if self.monitor {
+            flags.push('O');
+        }
+        if self.is_subscriber() {
+            flags.push('P');
+        }
         if self.blocked {
             flags.push('b');
         }
@@ -114,11 +134,20 @@ impl ClientSnapshot {
         flags
     }
 
+    /// Pending output as Redis splits it: up to [`REPLY_CHUNK`] bytes in the
+    /// connection's own buffer (`obl`), the rest in `oll` chunks of `omem` bytes.
+    fn output_split(&self) -> (usize, usize, usize) {
+        let obl = self.output_buffer.min(REPLY_CHUNK);
+        let omem = self.output_buffer - obl;
+        (obl, omem.div_ceil(REPLY_CHUNK), omem)
+    }
+
     /// A rough count of the memory this client holds: its buffers plus its state.
     fn total_memory(&self) -> usize {
         self.query_buffer
             + self.query_buffer_free
             + self.argv_mem
+            + self.output_split().2
             + self.reply_buffer_size
             + std::mem::size_of::<ClientState>()
             + std::mem::size_of::<ClientInfo>()
@@ -158,18 +187,20 @@ impl ClientInfo {
     }
 
     /// Append this client's CLIENT LIST line (with its newline) to `out`, as Redis 7.0
-    /// words it. Fields kvik has no counterpart for yet (subscriptions, tracking) show
-    /// the values of a client that uses none of them.
+    /// words it. Fields kvik has no counterpart for yet (tracking) show the values of a
+    /// client that uses none of them.
     pub fn describe(&self, snap: &ClientSnapshot, now_ms: u64, out: &mut String) {
         let name = snap.name.as_deref().unwrap_or_default();
         let events = if snap.write_pending { "rw" } else { "r" };
         let (multi, multi_mem) = snap.multi.map_or((-1, 0), |(n, mem)| (n as i64, mem));
+        let (sub, psub, ssub) = snap.subscriptions;
+        let (obl, oll, omem) = snap.output_split();
         let _ = writeln!(
             out,
             "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} \
-             sub=0 psub=0 ssub=0 multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} \
-             rbs={} rbp={} obl={} oll=0 omem=0 tot-mem={} events={} cmd={} user={} \
-             redir=-1 resp={}",
+             sub={sub} psub={psub} ssub={ssub} multi={} qbuf={} qbuf-free={} argv-mem={} \
+             multi-mem={} rbs={} rbp={} obl={obl} oll={oll} omem={omem} tot-mem={} events={} \
+             cmd={} user={} redir=-1 resp={}",
             self.id,
             self.addr,
             self.laddr,
@@ -186,7 +217,6 @@ impl ClientInfo {
             multi_mem,
             snap.reply_buffer_size,
             snap.reply_buffer_peak,
-            snap.output_buffer,
             snap.total_memory(),
             events,
             snap.last_command,
@@ -195,6 +225,10 @@ impl ClientInfo {
         );
     }
 }
+
+/// The size of the reply buffer Redis keeps inside each client, and of the blocks it
+/// chains after it: CLIENT LIST splits pending output the same way.
+const REPLY_CHUNK: usize = 16 * 1024;
 
 /// The read buffer around the command being run, as the connection reports it before
 /// each command (CLIENT LIST and CLIENT INFO show it for the caller).
@@ -233,6 +267,11 @@ pub struct ClientState {
     pub multi: Option<crate::commands::transactions::Transaction>,
     /// The keys WATCHed, until EXEC, DISCARD, UNWATCH or RESET.
     pub watching: Option<crate::commands::transactions::Watching>,
+    /// Pub/sub subscriptions; any makes a RESP2 connection accept only the
+    /// subscription commands.
+    pub pubsub: crate::pubsub::Subscriptions,
+    /// In MONITOR mode: every command the server runs is sent to this client.
+    pub monitor: bool,
 }
 
 impl ClientState {
@@ -255,6 +294,8 @@ impl ClientState {
             deny_blocking: false,
             multi: None,
             watching: None,
+            pubsub: Default::default(),
+            monitor: false,
         }
     }
 
@@ -306,6 +347,8 @@ impl ClientState {
             no_touch: self.no_touch,
             multi: self.multi.as_ref().map(|t| t.usage()),
             user: self.user.clone(),
+            subscriptions: self.pubsub.counts(),
+            monitor: self.monitor,
             ..published
         }
     }

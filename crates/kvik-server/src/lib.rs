@@ -5,6 +5,8 @@
 //! - [`commands`]: the command table, the dispatcher and the command families;
 //! - [`keyspace`]: databases, shards, entries, expiry, and the locks commands take;
 //! - [`blocking`]: clients waiting in blocking commands, woken across threads;
+//! - [`pubsub`] and [`notify`]: channels, MONITOR and keyspace notifications, whose
+//!   messages travel to the subscribers' threads through their mailboxes;
 //! - [`types`]: the values keys hold;
 //! - [`effects`] and [`hlc`]: the ordered stream of deterministic writes and the clock
 //!   that stamps them, which persistence and replication consume;
@@ -20,6 +22,8 @@ pub mod keyspace;
 pub mod lazyfree;
 pub mod logging;
 pub mod net;
+pub mod notify;
+pub mod pubsub;
 pub mod server;
 pub mod stats;
 pub mod types;

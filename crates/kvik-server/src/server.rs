@@ -9,7 +9,8 @@ use crate::blocking;
 use crate::client;
 use crate::commands::{self, table::Registry};
 use crate::effects::{EffectLog, NodeId};
-use crate::keyspace::{Keyspace, DEFAULT_SHARD_BITS};
+use crate::keyspace::{KeyEnv, Keyspace, DEFAULT_SHARD_BITS};
+use crate::pubsub::{Bus, Hub};
 use crate::stats::{RateSampler, ThreadStats};
 use kvik_config::Config;
 use parking_lot::{Mutex, RwLock};
@@ -43,19 +44,51 @@ pub enum Message {
     /// CONFIG SET port/bind bound new listening sockets: accept on these from now on
     /// (each worker registers its own handle) and close the old ones.
     Listen(Arc<Vec<std::net::TcpListener>>),
+    /// Pub/sub messages and MONITOR lines: append `bytes` (already encoded in the
+    /// targets' protocol) to the reply buffer of each (token, client id) in `targets`
+    /// that is still connected, and write them.
+    Deliver {
+        bytes: Arc<[u8]>,
+        targets: Vec<(usize, u64)>,
+    },
+}
+
+thread_local! {
+    /// The index of the worker thread running here (`usize::MAX` elsewhere).
+    static OWN_WORKER: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
 }
 
 /// How to reach a worker thread from another one.
 pub struct WorkerHandle {
+    pub index: usize,
     pub mailbox: Mutex<Vec<Message>>,
     pub waker: mio::Waker,
 }
 
 impl WorkerHandle {
+    /// Mark the calling thread as worker `index` (see [`WorkerHandle::send`]).
+    pub fn enter(index: usize) {
+        OWN_WORKER.with(|w| w.set(index));
+    }
+
     pub fn send(&self, message: Message) {
-        self.mailbox.lock().push(message);
-        // A failed wake means the loop is gone; nothing more to do.
-        let _ = self.waker.wake();
+        let mut mailbox = self.mailbox.lock();
+        let was_empty = mailbox.is_empty();
+        mailbox.push(message);
+        drop(mailbox);
+        // The worker empties the whole mailbox per wake-up: a message joining others
+        // that are still waiting rides on the wake-up the first of them sent, which
+        // spares a publisher a syscall per message. A worker writing to its own
+        // mailbox needs none either: it reads it before it next sleeps.
+        if was_empty && OWN_WORKER.with(|w| w.get()) != self.index {
+            // A failed wake means the loop is gone; nothing more to do.
+            let _ = self.waker.wake();
+        }
+    }
+
+    /// Messages are waiting.
+    pub fn has_mail(&self) -> bool {
+        !self.mailbox.lock().is_empty()
     }
 }
 
@@ -70,6 +103,8 @@ pub struct HotConfig {
     pub latency_tracking: AtomicBool,
     /// `hll-sparse-max-bytes`: the longest a sparse HyperLogLog may grow.
     pub hll_sparse_max_bytes: AtomicU64,
+    /// `client-output-buffer-limit` per class (normal, replica, pubsub).
+    output_limits: [[AtomicU64; 3]; 3],
     /// Thresholds for the compact encodings of collections, one atomic each so
     /// readers on every thread write nothing shared.
     encoding: [AtomicI64; 7],
@@ -139,6 +174,9 @@ impl HotConfig {
             active_expire: AtomicBool::new(true),
             latency_tracking: AtomicBool::new(c.latency_tracking),
             hll_sparse_max_bytes: AtomicU64::new(c.hll_sparse_max_bytes),
+            output_limits: c
+                .client_output_buffer_limit
+                .map(|l| [l.hard, l.soft, l.soft_seconds].map(AtomicU64::new)),
             encoding: EncodingLimits::from_config(c)
                 .to_array()
                 .map(AtomicI64::new),
@@ -170,6 +208,23 @@ impl HotConfig {
             .store(fresh.hll_sparse_max_bytes.into_inner(), Ordering::Relaxed);
         for (mine, new) in self.encoding.iter().zip(fresh.encoding) {
             mine.store(new.into_inner(), Ordering::Relaxed);
+        }
+        for (mine, new) in self.output_limits.iter().zip(fresh.output_limits) {
+            for (m, n) in mine.iter().zip(new) {
+                m.store(n.into_inner(), Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The output buffer limit of a client class (`kvik_config::CLASS_*`).
+    pub fn output_limit(&self, class: usize) -> kvik_config::ClientBufferLimit {
+        let [hard, soft, soft_seconds] = self.output_limits[class]
+            .each_ref()
+            .map(|a| a.load(Ordering::Relaxed));
+        kvik_config::ClientBufferLimit {
+            hard,
+            soft,
+            soft_seconds,
         }
     }
 }
@@ -230,6 +285,8 @@ pub struct Server {
     pub clients: client::Registry,
     /// Clients waiting in blocking commands, by key.
     pub blocking: blocking::Registry,
+    /// Pub/sub subscriptions, MONITOR clients and the keyspace notification switch.
+    pub pubsub: Hub,
     pub commands: Registry,
     /// One per worker thread (each written only by its own thread).
     pub thread_stats: Vec<Arc<ThreadStats>>,
@@ -269,6 +326,7 @@ impl Server {
             effects: EffectLog::new(node_id),
             clients: client::Registry::default(),
             blocking: blocking::Registry::default(),
+            pubsub: Hub::new(config.notify_keyspace_events),
             commands,
             thread_stats,
             errorstats: Mutex::new(BTreeMap::new()),
@@ -310,6 +368,33 @@ impl Server {
         self.memory_peak.store(0, Ordering::Relaxed);
         self.stat_reset_ms
             .store(crate::hlc::unix_ms(), Ordering::Relaxed);
+    }
+
+    /// Apply a changed configuration to the copies read on hot paths (after CONFIG SET).
+    pub fn refresh_hot(&self, c: &Config) {
+        self.hot.refresh(c);
+        self.pubsub
+            .keyspace_events
+            .store(c.notify_keyspace_events, Ordering::Relaxed);
+    }
+
+    /// The hub and the worker mailboxes: how to reach subscribers from here.
+    pub fn bus(&self) -> Bus<'_> {
+        Bus {
+            hub: &self.pubsub,
+            workers: self.workers.get().map_or(&[], Vec::as_slice),
+        }
+    }
+
+    /// What a [`crate::keyspace::Locked`] needs besides the shards, for a command run
+    /// by the thread that owns `stats`.
+    pub fn key_env<'a>(&'a self, stats: &'a ThreadStats) -> KeyEnv<'a> {
+        KeyEnv {
+            keyspace: &self.keyspace,
+            effects: &self.effects,
+            stats,
+            bus: self.bus(),
+        }
     }
 
     pub fn worker_count(&self) -> usize {

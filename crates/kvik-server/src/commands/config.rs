@@ -98,13 +98,13 @@ fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut config = ctx.server.config.write();
     let before = config.clone();
     let changed = config.set_ex(&pairs, client_is_local(&ctx.client.info.addr))?;
-    ctx.server.hot.refresh(&config);
+    ctx.server.refresh_hot(&config);
     drop(config);
     if let Err(e) = apply_changes(ctx.server, &changed) {
         // All or nothing, as Redis: put the old values back.
         let mut config = ctx.server.config.write();
         *config = before;
-        ctx.server.hot.refresh(&config);
+        ctx.server.refresh_hot(&config);
         return Err(e);
     }
     ctx.out.ok();

@@ -70,10 +70,20 @@ pub const COMMANDS: &[Command] = &[
 ];
 
 fn ping(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() > 2 {
+        return Err("ERR wrong number of arguments for 'ping' command".into());
+    }
+    if ctx.client.pubsub.is_active() && !ctx.out.is_resp3() {
+        // A subscribed RESP2 connection reads every frame as a message: the answer
+        // takes a message's shape, ["pong", text].
+        ctx.out.array(2);
+        ctx.out.bulk(b"pong");
+        ctx.out.bulk(args.get(1).copied().unwrap_or_default());
+        return Ok(());
+    }
     match args.len() {
         1 => ctx.out.simple("PONG"),
-        2 => ctx.out.bulk(args[1]),
-        _ => return Err("ERR wrong number of arguments for 'ping' command".into()),
+        _ => ctx.out.bulk(args[1]),
     }
     Ok(())
 }
@@ -97,6 +107,7 @@ fn quit(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 
 fn reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     super::transactions::discard_state(ctx.client);
+    super::pubsub::leave(ctx.server, ctx.client);
     let c = &mut *ctx.client;
     c.db = 0;
     c.reply_mode = ReplyMode::On;
@@ -180,8 +191,9 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         super::client::validate_client_name(name)?;
         ctx.client.set_name(Some(name.to_vec()));
     }
-    if let Some(p) = protocol {
+    if let Some(p) = protocol.filter(|&p| p != ctx.out.protocol) {
         ctx.out.protocol = p;
+        super::pubsub::protocol_changed(ctx.server, ctx.client, p);
     }
     let out = &mut *ctx.out;
     out.map(7);

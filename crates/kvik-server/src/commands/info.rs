@@ -13,6 +13,7 @@
 
 use super::table::{acl, flags, Command, Lock};
 use super::{CmdResult, Ctx};
+use crate::pubsub::Kind;
 use crate::server::{Server, REDIS_VERSION, VERSION};
 use crate::stats::{self, LatencyHistogram, Totals};
 use std::fmt::{Display, Write as _};
@@ -473,10 +474,11 @@ fn stats_section(server: &Server, r: &mut Report) {
     r.field("current_eviction_exceeded_time", 0);
     r.field("keyspace_hits", sum(|s| &s.keyspace_hits));
     r.field("keyspace_misses", sum(|s| &s.keyspace_misses));
+    let hub = &server.pubsub;
+    r.field("pubsub_channels", hub.active_count(Kind::Channel));
+    r.field("pubsub_patterns", hub.active_count(Kind::Pattern));
+    r.field("pubsubshard_channels", hub.active_count(Kind::Shard));
     for idle in [
-        "pubsub_channels",
-        "pubsub_patterns",
-        "pubsubshard_channels",
         "latest_fork_usec",
         "total_forks",
         "migrate_cached_sockets",

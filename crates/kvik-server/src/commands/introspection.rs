@@ -382,7 +382,8 @@ fn keys_of(registry: &Registry, line: &[&[u8]]) -> Result<(&'static Command, Fou
             .ok_or(INVALID_COMMAND)?;
     }
     let cmd = registry.get(id);
-    if cmd.specs().is_empty() {
+    // Shard channels sit in a key spec but are not keys.
+    if cmd.specs().iter().all(|spec| spec.flags & key_flags::NOT_KEY != 0) {
         return Err("ERR The command has no key arguments".into());
     }
     if !cmd.arity_ok(line.len()) {

@@ -23,6 +23,7 @@ pub mod info;
 pub mod introspection;
 pub mod keys;
 pub mod lists;
+pub mod pubsub;
 pub mod server;
 pub mod sets;
 pub mod sort;
@@ -54,6 +55,7 @@ pub fn registry() -> Registry {
         zsets::COMMANDS,
         geo::COMMANDS,
         sort::COMMANDS,
+        pubsub::COMMANDS,
         connection::COMMANDS,
         client::COMMANDS,
         server::COMMANDS,
@@ -189,7 +191,12 @@ pub fn call(
         client.reply_mode = ReplyMode::Skipping;
     }
     let in_multi = client.multi.is_some();
-    match resolve(server, client, args) {
+    let checked = resolve(server, client, args).and_then(|id| {
+        pubsub::check_subscribed_mode(client, out.protocol, server.commands.get(id))
+            .map(|()| id)
+            .map_err(|e| (e, Some(id)))
+    });
+    match checked {
         Ok(id) if in_multi && !transactions::runs_at_once(server.commands.get(id)) => {
             let cmd = server.commands.get(id);
             if let Err(e) = transactions::queue(client, out, cmd, args, id) {
@@ -270,11 +277,7 @@ fn execute(
 ) {
     let cmd: &'static Command = server.commands.get(id);
     client.last_command = cmd.name;
-    let env = KeyEnv {
-        keyspace: &server.keyspace,
-        effects: &server.effects,
-        stats,
-    };
+    let env = server.key_env(stats);
     let db = client.db;
     let mut keys: smallvec::SmallVec<[&[u8]; 4]> = smallvec::SmallVec::new();
     let mut locked = match cmd.lock {
@@ -300,6 +303,9 @@ fn execute(
     locked.touch = !client.no_touch;
     let ran = run_locked(server, stats, client, out, args, id, &mut locked);
     drop(locked);
+    if server.pubsub.has_monitors() {
+        pubsub::feed_monitors(server, client, cmd, args);
+    }
     stats.add(&stats.dirty, ran.changes);
     if ran.changes > 0 {
         let written = match cmd.lock {

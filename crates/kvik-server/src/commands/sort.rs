@@ -51,6 +51,7 @@
 use super::table::{acl, flags, key_flags, Command, FoundKeys, KeySpec, Lock};
 use super::{args, errors, hashes, strings, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
+use crate::notify::class;
 use crate::types::list::{End, List, NodeLimit};
 use crate::types::zset::{Limits, ZSet};
 use crate::types::{SmallBytes, Value};
@@ -473,11 +474,15 @@ fn store(
     }
     let stored = list.len();
     let keys = &mut *lookup.keys;
+    let (bus, db) = (keys.env().bus, keys.db);
     if stored == 0 {
-        keys.remove(destination);
+        if keys.remove(destination).is_some() {
+            bus.notify(class::GENERIC, "del", db, destination);
+        }
     } else {
         keys.set(destination, Value::List(Box::new(list)), 0);
         keys.add_dirty(stored as u64 - 1);
+        bus.notify(class::LIST, "sortstore", db, destination);
     }
     stored
 }

@@ -28,6 +28,8 @@ pub struct KeyEnv<'a> {
     pub keyspace: &'a Keyspace,
     pub effects: &'a EffectLog,
     pub stats: &'a ThreadStats,
+    /// Where keyspace notifications go (`expired`, `new`, `keymiss` are raised here).
+    pub bus: crate::pubsub::Bus<'a>,
 }
 
 pub struct Locked<'a> {
@@ -192,6 +194,9 @@ impl<'a> Locked<'a> {
         self.env.keyspace.signal_modified(db, entry.key());
         let ts = crate::hlc::next_after(entry.ts, self.now_ms);
         self.emit(db, ts, &[b"DEL", entry.key()]);
+        self.env
+            .bus
+            .notify(crate::notify::class::EXPIRED, "expired", db, entry.key());
     }
 
     /// The live entry of `key` in the selected database.
@@ -259,10 +264,12 @@ impl<'a> Locked<'a> {
     /// as Redis's read lookups do (a key of another type counts as a hit).
     pub fn read(&mut self, key: &[u8]) -> Option<&mut Entry> {
         let stats = self.env.stats;
+        let (db, bus) = (self.db, self.env.bus);
         let entry = self.get(key);
         let counter = if entry.is_some() {
             &stats.keyspace_hits
         } else {
+            bus.notify(crate::notify::class::KEY_MISS, "keymiss", db, key);
             &stats.keyspace_misses
         };
         stats.add(counter, 1);
@@ -300,8 +307,9 @@ impl<'a> Locked<'a> {
                     }
                 });
         self.last_ts = issued;
-        if let Some(old) = replaced {
-            crate::lazyfree::free_value(old);
+        match replaced {
+            Some(old) => crate::lazyfree::free_value(old),
+            None => self.created(db, key),
         }
     }
 
@@ -336,7 +344,16 @@ impl<'a> Locked<'a> {
             .map_or(0, |e| e.ts);
         entry.ts = self.stamp(previous_ts.max(entry.ts));
         self.env.keyspace.signal_modified(db, entry.key());
+        // Redis deletes the target first, so the moved key is always a new one there.
+        self.created(db, entry.key());
         self.shard_mut(db, hash).insert(hash, entry)
+    }
+
+    /// A key came into being: the `new` keyspace event.
+    fn created(&self, db: usize, key: &[u8]) {
+        self.env
+            .bus
+            .notify(crate::notify::class::NEW, "new", db, key);
     }
 
     /// Give a live key a deadline (0 = persist). Returns false if the key is absent.

@@ -46,6 +46,9 @@ pub struct Conn {
     pub paused: bool,
     /// WRITABLE interest is registered.
     pub write_registered: bool,
+    /// Unix ms since which pending output has stayed over the soft limit of the
+    /// client's class (`client-output-buffer-limit`).
+    over_soft_limit_since: Option<u64>,
 }
 
 impl Conn {
@@ -60,6 +63,7 @@ impl Conn {
             state,
             paused: false,
             write_registered: false,
+            over_soft_limit_since: None,
         }
     }
 
@@ -94,7 +98,7 @@ impl Conn {
                 Err(_) => return Next::Close,
             }
         }
-        self.flush(stats)
+        self.flush(server, stats)
     }
 
     /// Run every complete command in the read buffer.
@@ -177,12 +181,53 @@ impl Conn {
     }
 
     /// Write pending replies. Returns whether the connection stays open and still
-    /// has bytes to write.
-    pub fn flush(&mut self, stats: &ThreadStats) -> Next {
+    /// has bytes to write; a client whose unwritten replies pass its output buffer
+    /// limit is closed.
+    pub fn flush(&mut self, server: &Server, stats: &ThreadStats) -> Next {
         let batch = self.out.buf.len() - self.written;
-        let next = self.write_pending(stats);
+        let mut next = self.write_pending(stats);
         self.publish_snapshot(batch);
+        if next == (Next::Keep { wants_write: true }) && self.over_output_limit(server) {
+            crate::log_warning!(
+                "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                self.describe()
+            );
+            next = Next::Close;
+        }
         next
+    }
+
+    /// Has the output waiting for the socket passed the hard limit of the client's
+    /// class, or stayed over the soft limit for longer than its seconds?
+    fn over_output_limit(&mut self, server: &Server) -> bool {
+        let class = if self.state.pubsub.is_active() {
+            kvik_config::CLASS_PUBSUB
+        } else {
+            kvik_config::CLASS_NORMAL
+        };
+        let limit = server.hot.output_limit(class);
+        let pending = (self.out.buf.len() - self.written) as u64;
+        if limit.hard > 0 && pending >= limit.hard {
+            return true;
+        }
+        if limit.soft == 0 || pending < limit.soft {
+            self.over_soft_limit_since = None;
+            return false;
+        }
+        let now = crate::hlc::unix_ms();
+        let since = *self.over_soft_limit_since.get_or_insert(now);
+        now - since > limit.soft_seconds * 1000
+    }
+
+    /// This client's CLIENT LIST line, without its newline (for log lines).
+    fn describe(&self) -> String {
+        let mut line = String::new();
+        let snap = self.state.info.snapshot.lock().clone();
+        self.state
+            .info
+            .describe(&snap, crate::hlc::unix_ms(), &mut line);
+        line.truncate(line.trim_end().len());
+        line
     }
 
     fn write_pending(&mut self, stats: &ThreadStats) -> Next {
@@ -228,6 +273,8 @@ impl Conn {
         snap.no_evict = self.state.no_evict;
         snap.no_touch = self.state.no_touch;
         snap.blocked = self.state.blocked.is_some();
+        snap.subscriptions = self.state.pubsub.counts();
+        snap.monitor = self.state.monitor;
     }
 
     /// Milliseconds since this client last sent a command.

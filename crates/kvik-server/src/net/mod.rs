@@ -59,10 +59,11 @@ pub fn start_workers(
     let count = server.worker_count();
     let mut polls = Vec::with_capacity(count);
     let mut handles = Vec::with_capacity(count);
-    for _ in 0..count {
+    for index in 0..count {
         let poll = Poll::new()?;
         let waker = mio::Waker::new(poll.registry(), worker::WAKER)?;
         handles.push(WorkerHandle {
+            index,
             mailbox: Default::default(),
             waker,
         });

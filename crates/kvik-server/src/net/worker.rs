@@ -11,7 +11,7 @@
 
 use super::conn::{Conn, Next};
 use crate::client::{ClientInfo, ClientSnapshot, ClientState};
-use crate::server::{Message, Server};
+use crate::server::{Message, Server, WorkerHandle};
 use crate::stats::ThreadStats;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
@@ -73,6 +73,7 @@ impl Worker {
 
     /// Run until shutdown.
     pub fn run(mut self) {
+        WorkerHandle::enter(self.index);
         let mut events = Events::with_capacity(1024);
         let mut next_cron = Instant::now();
         loop {
@@ -93,6 +94,13 @@ impl Worker {
                 let left = at.saturating_sub(crate::hlc::unix_ms());
                 timeout = timeout.min(Duration::from_millis(left));
             }
+            // What this thread sent itself (a publisher and its subscribers sharing
+            // it) leaves now, with the replies of the round, not after a wake-up.
+            while self.own_handle().has_mail() {
+                if self.handle_mailbox() {
+                    return;
+                }
+            }
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
@@ -100,13 +108,15 @@ impl Worker {
                 crate::log_warning!("Event loop poll failed: {e}");
                 return;
             }
+            // Messages first: what another thread sent before this client's next
+            // command arrived (a pub/sub message, a MONITOR line) goes out before that
+            // command's reply.
+            if events.iter().any(|e| e.token() == WAKER) && self.handle_mailbox() {
+                return;
+            }
             for event in events.iter() {
                 match event.token() {
-                    WAKER => {
-                        if self.handle_mailbox() {
-                            return;
-                        }
-                    }
+                    WAKER => {}
                     t if t.0 > LISTENER_BASE - self.listeners.len() && t.0 <= LISTENER_BASE => {
                         self.accept_all(LISTENER_BASE - t.0)
                     }
@@ -120,14 +130,19 @@ impl Worker {
         }
     }
 
+    fn own_handle(&self) -> &WorkerHandle {
+        &self.server.workers.get().expect("workers")[self.index]
+    }
+
     fn handle_mailbox(&mut self) -> bool {
-        let messages = std::mem::take(
-            &mut *self.server.workers.get().expect("workers")[self.index]
-                .mailbox
-                .lock(),
-        );
+        let messages = std::mem::take(&mut *self.own_handle().mailbox.lock());
+        // Connections that received pub/sub messages: written once, after all of them.
+        let mut delivered = Vec::new();
         for m in messages {
             match m {
+                Message::Deliver { bytes, targets } => {
+                    self.append_output(&bytes, &targets, &mut delivered)
+                }
                 Message::Unblocked {
                     token,
                     client,
@@ -150,7 +165,36 @@ impl Worker {
                 Message::Listen(listeners) => self.listen_on(&listeners),
             }
         }
+        delivered.sort_unstable();
+        delivered.dedup();
+        for token in delivered {
+            let Some(conn) = self.conns.get_mut(token) else {
+                continue;
+            };
+            let next = conn.flush(&self.server, &self.stats);
+            self.settle(token, next);
+        }
         false
+    }
+
+    /// Queue `bytes` (pub/sub messages, MONITOR lines) on each target connection that
+    /// is still the client it was sent to; the tokens queued on go to `delivered`.
+    fn append_output(
+        &mut self,
+        bytes: &[u8],
+        targets: &[(usize, u64)],
+        delivered: &mut Vec<usize>,
+    ) {
+        for &(token, client) in targets {
+            match self.conns.get_mut(token) {
+                Some(conn) if conn.state.id() == client => {
+                    conn.out.raw(bytes);
+                    delivered.push(token);
+                }
+                // Gone meanwhile (its slot may hold another client now): dropped.
+                _ => {}
+            }
+        }
     }
 
     /// Replace the listening sockets (CONFIG SET port / bind).
@@ -270,7 +314,7 @@ impl Worker {
             wants_write: conn.write_registered,
         };
         if writable {
-            next = conn.flush(stats);
+            next = conn.flush(server, stats);
         }
         if readable && next != Next::Close && !conn.paused {
             next = conn.on_readable(server, stats);
@@ -322,6 +366,7 @@ impl Worker {
         }
         let mut conn = self.conns.remove(key);
         let _ = self.poll.registry().deregister(&mut conn.stream);
+        crate::commands::pubsub::leave(&self.server, &mut conn.state);
         if let Some(blocked) = conn.state.blocked.take() {
             // Served meanwhile or not, nobody may serve it any more.
             self.server.blocking.end_wait(&blocked.waiter);
@@ -355,7 +400,7 @@ impl Worker {
         let conn = &mut self.conns[token];
         conn.unblock(server, stats, reply, failed);
         conn.run_commands(server, stats);
-        let next = conn.flush(stats);
+        let next = conn.flush(server, stats);
         self.settle(token, next);
     }
 
@@ -478,11 +523,13 @@ impl Worker {
             let mut shard = ks.shard(db, shard_index).lock();
             let effects = &server.effects;
             let stats = &*self.stats;
+            let bus = server.bus();
             shard.expire_due(now, 256, |entry| {
                 stats.add(&stats.expired_keys, 1);
                 ks.signal_modified(db, entry.key());
                 let ts = crate::hlc::next_after(entry.ts, now);
                 effects.append(db, ts, &[b"DEL", entry.key()]);
+                bus.notify(crate::notify::class::EXPIRED, "expired", db, entry.key());
             });
             let next = shard.next_deadline();
             ks.note_deadline(id, next);

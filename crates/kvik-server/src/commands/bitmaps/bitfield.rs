@@ -12,6 +12,7 @@
 use super::{bit_offset, writable_bits, Growth};
 use crate::commands::strings::read_string;
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
+use crate::notify::class;
 
 const BAD_TYPE: &str = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
 
@@ -80,6 +81,9 @@ fn run(ctx: &mut Ctx, args: &[&[u8]], read_only: bool) -> CmdResult {
     }
     if changed && growth != Growth::Created {
         ctx.keys.modified(key);
+    }
+    if changed || growth == Growth::Created {
+        ctx.notify(class::BITMAP, "setbit", key);
     }
     Ok(())
 }

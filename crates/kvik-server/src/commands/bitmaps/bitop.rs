@@ -7,6 +7,7 @@
 
 use crate::commands::strings::read_string;
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
+use crate::notify::class;
 use crate::types::string::StrValue;
 use crate::types::Value;
 
@@ -75,9 +76,12 @@ pub fn bitop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let result = combine(op, &inputs);
     let len = result.len();
     if result.is_empty() {
-        ctx.keys.remove(dest);
+        if ctx.keys.remove(dest).is_some() {
+            ctx.notify(class::GENERIC, "del", dest);
+        }
     } else {
         ctx.keys.set(dest, Value::Str(StrValue::raw(result)), 0);
+        ctx.notify(class::STRING, "set", dest);
     }
     ctx.out.int(len as i64);
     Ok(())

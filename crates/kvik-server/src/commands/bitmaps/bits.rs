@@ -8,6 +8,7 @@
 use super::{bit_at, bit_offset, clamp_range, writable_bits, Growth};
 use crate::commands::strings::read_string;
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
+use crate::notify::class;
 
 const BAD_BIT: &str = "ERR bit is not an integer or out of range";
 
@@ -30,6 +31,9 @@ pub fn setbit(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     if growth == Growth::Grown || (growth == Growth::Unchanged && was_on != on) {
         ctx.keys.modified(key);
+    }
+    if growth != Growth::Unchanged || was_on != on {
+        ctx.notify(class::BITMAP, "setbit", key);
     }
     ctx.out.int(i64::from(was_on));
     Ok(())

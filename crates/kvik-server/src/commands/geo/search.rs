@@ -59,6 +59,15 @@ impl Form {
         }
     }
 
+    /// The keyspace event of a stored result.
+    fn store_event(self) -> &'static str {
+        if self.storing == Storing::Always {
+            "geosearchstore"
+        } else {
+            "georadiusstore"
+        }
+    }
+
     /// Where the options start.
     fn options_index(self) -> usize {
         match self.centre {
@@ -379,7 +388,7 @@ fn search(
         // Only a missing source gets here: it holds nothing.
         match request.store {
             Some(target) => {
-                keys.remove(target.key);
+                store_found(server, keys, target.key, &mut [], form);
                 out.int(0);
             }
             None => out.array(0),
@@ -408,7 +417,7 @@ fn search(
                     (f.member.to_vec(), score)
                 })
                 .collect();
-            let stored = store_found(server, keys, target.key, &mut entries);
+            let stored = store_found(server, keys, target.key, &mut entries, form);
             out.int(stored as i64);
         }
     }
@@ -522,7 +531,9 @@ fn store_found(
     keys: &mut Locked<'_>,
     key: &[u8],
     entries: &mut [(Vec<u8>, f64)],
+    form: Form,
 ) -> usize {
     let mut borrowed: Vec<(&[u8], f64)> = entries.iter().map(|(m, s)| (&m[..], *s)).collect();
-    store(keys, key, ZSet::from_entries(&mut borrowed, limits(server)))
+    let zset = ZSet::from_entries(&mut borrowed, limits(server));
+    store(keys, key, zset, form.store_event())
 }

@@ -12,7 +12,7 @@ use crate::util::numbers::{hincr_by_float, parse_hincr_increment, parse_i64};
 pub fn hincrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (field, increment) = (args[2], args::int(args[3])?);
     let limits = limits(ctx);
-    let sum = write_hash(ctx.keys, args[1], |hash| {
+    let sum = write_hash(ctx.keys, args[1], "hincrby", |hash| {
         let current = match hash.get(field) {
             None => 0,
             Some(text) => {
@@ -33,7 +33,7 @@ pub fn hincrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (key, field) = (args[1], args[2]);
     let increment = parse_hincr_increment(args[3]).map_err(|e| CmdError::from(e.message()))?;
     let limits = limits(ctx);
-    let sum = write_hash(ctx.keys, key, |hash| {
+    let sum = write_hash(ctx.keys, key, "hincrbyfloat", |hash| {
         let sum =
             hincr_by_float(hash.get(field), increment).map_err(|e| CmdError::from(e.message()))?;
         hash.insert(field, &sum, limits);

@@ -22,6 +22,7 @@ mod write;
 use super::table::{acl, flags, key_flags, Command};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
+use crate::notify::class;
 use crate::types::hash::{Hash, Limits};
 use crate::types::Value;
 
@@ -244,18 +245,23 @@ pub fn read_hash<'k>(keys: &'k mut Locked<'_>, key: &[u8]) -> Result<Option<&'k 
 /// account for what it did. `change` returns its result and the number of changes it
 /// made, which is what Redis adds to its dirty counter; with none, nothing is stamped
 /// or propagated. A hash left empty is deleted, and a new one left empty never stored,
-/// so that an error inside `change` leaves no trace.
+/// so that an error inside `change` leaves no trace. A change raises keyspace
+/// `event` (and `del` when it emptied the hash).
 fn write_hash<R>(
     keys: &mut Locked<'_>,
     key: &[u8],
+    event: &str,
     change: impl FnOnce(&mut Hash) -> Result<(R, u64), CmdError>,
 ) -> Result<R, CmdError> {
+    let bus = keys.env().bus;
+    let db = keys.db;
     let Some(entry) = keys.get(key) else {
         let mut hash = Hash::default();
         let (result, changes) = change(&mut hash)?;
         if !hash.is_empty() {
             keys.set(key, Value::Hash(Box::new(hash)), 0);
             keys.add_dirty(changes.saturating_sub(1));
+            bus.notify(class::HASH, event, db, key);
         }
         return Ok(result);
     };
@@ -264,8 +270,10 @@ fn write_hash<R>(
     };
     let (result, changes) = change(hash)?;
     if changes > 0 {
+        bus.notify(class::HASH, event, db, key);
         if hash.is_empty() {
             keys.remove(key);
+            bus.notify(class::GENERIC, "del", db, key);
         } else {
             keys.modified(key);
         }

@@ -27,7 +27,7 @@ fn set_pairs(ctx: &mut Ctx, args: &[&[u8]], name: &str) -> Result<usize, CmdErro
     let limits = limits(ctx);
     let pairs = args[2..].chunks_exact(2);
     let changes = pairs.len() as u64;
-    write_hash(ctx.keys, args[1], |hash| {
+    write_hash(ctx.keys, args[1], "hset", |hash| {
         let added = pairs.filter(|p| hash.insert(p[0], p[1], limits)).count();
         Ok((added, changes))
     })
@@ -37,7 +37,7 @@ fn set_pairs(ctx: &mut Ctx, args: &[&[u8]], name: &str) -> Result<usize, CmdErro
 pub fn hsetnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (field, value) = (args[2], args[3]);
     let limits = limits(ctx);
-    let added = write_hash(ctx.keys, args[1], |hash| {
+    let added = write_hash(ctx.keys, args[1], "hset", |hash| {
         if hash.contains(field) {
             return Ok((false, 0));
         }
@@ -51,7 +51,7 @@ pub fn hsetnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// HDEL key field [field ...]: replies with the number of fields removed; deletes
 /// the key with its last field. A missing key is an empty hash: nothing to remove.
 pub fn hdel(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let removed = write_hash(ctx.keys, args[1], |hash| {
+    let removed = write_hash(ctx.keys, args[1], "hdel", |hash| {
         let removed = args[2..].iter().filter(|f| hash.remove(f)).count();
         Ok((removed, removed as u64))
     })?;

@@ -18,6 +18,7 @@ mod swapdb;
 
 use super::table::{acl, flags, key_flags, Command, KeySpec, Lock};
 use super::{args, errors, CmdError, CmdResult, Ctx};
+use crate::notify::class;
 use crate::stats::ThreadStats;
 
 const KS: u32 = acl::KEYSPACE;
@@ -170,6 +171,7 @@ fn del(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     for key in &args[1..] {
         if let Some(entry) = ctx.keys.remove(key) {
             crate::lazyfree::free_entry(entry);
+            ctx.notify(class::GENERIC, "del", key);
             removed += 1;
         }
     }

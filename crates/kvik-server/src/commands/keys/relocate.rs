@@ -7,6 +7,7 @@
 use super::super::table::{LockRequest, Need, Needs};
 use super::super::{args, errors, CmdError, CmdResult, Ctx};
 use super::{count_read, db_arg};
+use crate::notify::class;
 
 const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 
@@ -43,6 +44,8 @@ fn rename_key(ctx: &mut Ctx, from: &[u8], to: &[u8], only_new: bool) -> Result<b
         .renamed(to);
     let db = ctx.keys.db;
     ctx.keys.insert_moved_in(db, entry);
+    ctx.notify(class::GENERIC, "rename_from", from);
+    ctx.notify(class::GENERIC, "rename_to", to);
     Ok(true)
 }
 
@@ -59,6 +62,9 @@ pub(super) fn move_(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if moved {
         let entry = keys.remove_in(src, key).expect("live: looked up above");
         keys.insert_moved_in(dst, entry);
+        let bus = keys.env().bus;
+        bus.notify(class::GENERIC, "move_from", src, key);
+        bus.notify(class::GENERIC, "move_to", dst, key);
     }
     ctx.out.int(moved.into());
     Ok(())
@@ -111,12 +117,19 @@ pub(super) fn copy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let copied = match source {
         Some(_) if keys.get_in(dst, to).is_some() && !replace => false,
         Some(expire_at) => {
+            let replacing = keys.get_in(dst, to).is_some();
             let value = keys
                 .get_in(src, from)
                 .expect("live: looked up above")
                 .value
                 .clone();
             keys.set_in(dst, to, value, expire_at);
+            let bus = keys.env().bus;
+            if replacing {
+                // Redis deletes the old target first: the copy is a new key all the same.
+                bus.notify(class::NEW, "new", dst, to);
+            }
+            bus.notify(class::GENERIC, "copy_to", dst, to);
             true
         }
         None => false,

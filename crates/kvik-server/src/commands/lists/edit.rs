@@ -3,7 +3,7 @@
 //! LREM that found nothing, an LINSERT whose pivot is missing).
 
 use super::read::clamp_range;
-use super::{commit, list_mut, node_limit};
+use super::{commit, list_mut, node_limit, notify};
 use crate::commands::{args, errors, CmdResult, Ctx};
 use crate::types::list::End;
 
@@ -22,7 +22,7 @@ pub fn lset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(INDEX_OUT_OF_RANGE.into());
     };
     list.set(i, args[3], limit);
-    commit(ctx.keys, key, 1, false);
+    commit(ctx.keys, key, 1, false, "lset");
     ctx.out.ok();
     Ok(())
 }
@@ -38,7 +38,11 @@ pub fn ltrim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         list.discard(End::Head, first);
         list.discard(End::Tail, len - first - kept);
         let emptied = list.is_empty();
-        commit(ctx.keys, key, len - kept, emptied);
+        if len == kept {
+            // Nothing trimmed: no change to record, but Redis raises the event.
+            notify(ctx.keys, "ltrim", key);
+        }
+        commit(ctx.keys, key, len - kept, emptied, "ltrim");
     }
     ctx.out.ok();
     Ok(())
@@ -61,7 +65,7 @@ pub fn lrem(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     };
     let removed = list.remove_matching(args[3], max, from, limit);
     let emptied = list.is_empty();
-    commit(ctx.keys, key, removed, emptied);
+    commit(ctx.keys, key, removed, emptied, "lrem");
     ctx.out.int(removed as i64);
     Ok(())
 }
@@ -87,7 +91,7 @@ pub fn linsert(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Ok(());
     }
     let len = list.len();
-    commit(ctx.keys, key, 1, false);
+    commit(ctx.keys, key, 1, false, "linsert");
     ctx.out.int(len as i64);
     Ok(())
 }

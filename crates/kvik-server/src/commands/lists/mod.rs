@@ -23,6 +23,7 @@ pub use push::push_items;
 use super::table::{acl, flags, key_flags as kf, Command};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
+use crate::notify::class;
 use crate::server::Server;
 use crate::types::list::{End, List, NodeLimit};
 use crate::types::Value;
@@ -298,18 +299,41 @@ fn read_list<'k>(keys: &'k mut Locked<'_>, key: &[u8]) -> Result<Option<&'k List
 }
 
 /// Record that `changes` elements of the list at `key` were added, removed or
-/// replaced in place: a list left empty is deleted, any other is stamped as modified.
-/// Redis counts one change per element, and so does the dirty counter here.
-fn commit(keys: &mut Locked<'_>, key: &[u8], changes: usize, emptied: bool) {
+/// replaced in place by the command raising keyspace `event`: a list left empty is
+/// deleted (a `del` event follows), any other is stamped as modified. Redis counts
+/// one change per element, and so does the dirty counter here.
+fn commit(keys: &mut Locked<'_>, key: &[u8], changes: usize, emptied: bool, event: &str) {
     if changes == 0 {
         return;
     }
+    notify(keys, event, key);
     if emptied {
         keys.remove(key);
+        keys.env().bus.notify(class::GENERIC, "del", keys.db, key);
     } else {
         keys.modified(key);
     }
     keys.add_dirty(changes as u64 - 1);
+}
+
+/// Raise a list event on `key` of the selected database.
+fn notify(keys: &Locked<'_>, event: &str, key: &[u8]) {
+    keys.env().bus.notify(class::LIST, event, keys.db, key);
+}
+
+/// The events of pushes and pops at each end.
+fn push_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpush",
+        End::Tail => "rpush",
+    }
+}
+
+fn pop_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpop",
+        End::Tail => "rpop",
+    }
 }
 
 /// The node limit `list-max-listpack-size` currently sets.

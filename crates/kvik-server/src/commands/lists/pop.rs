@@ -10,7 +10,7 @@
 //! [`move_element`]) are what the blocking commands (BLPOP, BLMPOP, BLMOVE ...) serve
 //! a client with once a list has elements.
 
-use super::{commit, int_at_least, list_mut, node_limit, parse_end, push_items};
+use super::{commit, int_at_least, list_mut, node_limit, notify, parse_end, pop_event, push_items};
 use crate::commands::{errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
 use crate::types::list::{End, NodeLimit};
@@ -183,7 +183,7 @@ pub fn pop_and_reply(
     let mut scratch = itoa::Buffer::new();
     let taken = list.pop_many(end, wanted, |e| out.bulk(e.bytes(&mut scratch)));
     let emptied = list.is_empty();
-    commit(keys, key, taken, emptied);
+    commit(keys, key, taken, emptied, pop_event(end));
     Ok(Some(taken))
 }
 
@@ -208,8 +208,10 @@ pub fn move_element(
     let element = list.pop(from).expect("lists are never empty");
     let emptied = list.is_empty();
     push_items(keys, destination, to, &[&element], false, limit)?;
-    if source != destination {
-        commit(keys, source, 1, emptied);
+    if source == destination {
+        notify(keys, pop_event(from), source);
+    } else {
+        commit(keys, source, 1, emptied, pop_event(from));
     }
     Ok(Some(element))
 }

@@ -19,6 +19,7 @@
 use super::{max_intset, read_set, reply_set};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
+use crate::notify::class;
 use crate::types::set::{MemberRef, Set};
 use crate::types::Value;
 use std::cmp::Reverse;
@@ -110,15 +111,17 @@ fn difference(sets: &[Option<&Set>], max_intset: usize) -> Set {
 }
 
 /// Replace `destination` with `result`, or delete it when the result is empty, and
-/// reply the result's size.
-fn store(ctx: &mut Ctx, destination: &[u8], result: Set) {
+/// reply the result's size. Raises keyspace `event` (`del` for a deletion).
+fn store(ctx: &mut Ctx, destination: &[u8], result: Set, event: &str) {
     let len = result.len();
     if len == 0 {
         if let Some(old) = ctx.keys.remove(destination) {
             crate::lazyfree::free_entry(old);
+            ctx.notify(class::GENERIC, "del", destination);
         }
     } else {
         ctx.keys.set(destination, Value::Set(Box::new(result)), 0);
+        ctx.notify(class::SET, event, destination);
     }
     ctx.out.int(len as i64);
 }
@@ -136,7 +139,7 @@ pub fn sinterstore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let sets = sources(ctx.keys, &args[2..])?;
     let result =
         smallest_first(sets).map_or_else(Set::default, |sets| Set::collect(common(&sets), max));
-    store(ctx, args[1], result);
+    store(ctx, args[1], result, "sinterstore");
     Ok(())
 }
 
@@ -188,7 +191,7 @@ pub fn sunion(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 pub fn sunionstore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let max = max_intset(ctx);
     let result = union(&sources(ctx.keys, &args[2..])?, max);
-    store(ctx, args[1], result);
+    store(ctx, args[1], result, "sunionstore");
     Ok(())
 }
 
@@ -202,6 +205,6 @@ pub fn sdiff(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 pub fn sdiffstore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let max = max_intset(ctx);
     let result = difference(&sources(ctx.keys, &args[2..])?, max);
-    store(ctx, args[1], result);
+    store(ctx, args[1], result, "sdiffstore");
     Ok(())
 }

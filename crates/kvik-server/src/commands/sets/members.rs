@@ -6,6 +6,7 @@
 
 use super::{max_intset, read_set, reply_set, write_set};
 use crate::commands::{CmdResult, Ctx};
+use crate::notify::class;
 use crate::types::set::{MemberRef, Set};
 use crate::types::Value;
 
@@ -39,6 +40,9 @@ pub fn sadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         None => create(ctx, key, members(&args[2..])),
     };
+    if added > 0 {
+        ctx.notify(class::SET, "sadd", key);
+    }
     ctx.out.int(added as i64);
     Ok(())
 }
@@ -50,8 +54,13 @@ pub fn srem(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Ok(());
     };
     let removed = args[2..].iter().filter(|m| set.remove(m)).count();
-    if set.is_empty() {
+    let emptied = set.is_empty();
+    if removed > 0 {
+        ctx.notify(class::SET, "srem", key);
+    }
+    if emptied {
         ctx.keys.remove(key);
+        ctx.notify(class::GENERIC, "del", key);
     } else if removed > 0 {
         ctx.keys.modified(key);
     }
@@ -111,19 +120,28 @@ pub fn smove(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.out.int(0);
         return Ok(());
     }
-    if from.is_empty() {
+    let emptied = from.is_empty();
+    ctx.notify(class::SET, "srem", source);
+    if emptied {
         ctx.keys.remove(source);
+        ctx.notify(class::GENERIC, "del", source);
     } else {
         ctx.keys.modified(source);
     }
-    if destination_exists {
+    let added = if destination_exists {
         let max = max_intset(ctx);
         let to = write_set(ctx.keys, destination)?.expect("looked up above");
-        if to.insert(member, max) {
+        let added = to.insert(member, max);
+        if added {
             ctx.keys.modified(destination);
         }
+        added
     } else {
         create(ctx, destination, [MemberRef::Bytes(member)]);
+        true
+    };
+    if added {
+        ctx.notify(class::SET, "sadd", destination);
     }
     ctx.out.int(1);
     Ok(())

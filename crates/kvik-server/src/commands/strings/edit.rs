@@ -9,6 +9,7 @@
 
 use super::read_string;
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
+use crate::notify::class;
 use crate::types::string::StrValue;
 use crate::types::Value;
 use std::ops::Range;
@@ -75,6 +76,7 @@ pub fn append(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             total
         }
     };
+    ctx.notify(class::STRING, "append", key);
     ctx.out.int(len as i64);
     Ok(())
 }
@@ -96,6 +98,7 @@ pub fn setrange(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             let mut buf = Vec::new();
             write_at(&mut buf, offset as usize, patch, total)?;
             ctx.keys.set(key, Value::Str(StrValue::raw(buf)), 0);
+            ctx.notify(class::STRING, "setrange", key);
             total
         }
         Some(entry) => {
@@ -111,6 +114,7 @@ pub fn setrange(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 write_at(buf, offset as usize, patch, total)?;
                 let len = buf.len();
                 ctx.keys.modified(key);
+                ctx.notify(class::STRING, "setrange", key);
                 len
             }
         }

@@ -3,6 +3,7 @@
 
 use super::{change_zset, limits, write_score, zset_mut, NAN_SCORE};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
+use crate::notify::class;
 use crate::types::zset::{Limits, ZSet};
 use crate::types::Value;
 
@@ -108,6 +109,7 @@ fn add_to(
     limits: Limits,
     pairs: &[(f64, &[u8])],
 ) -> Result<Option<Vec<Outcome>>, CmdError> {
+    let event = if options.incr { "zincr" } else { "zadd" };
     let apply = |zset: &mut ZSet| {
         pairs
             .iter()
@@ -121,9 +123,10 @@ fn add_to(
         let mut zset = ZSet::default();
         let outcomes = apply(&mut zset)?;
         ctx.keys.set(key, Value::ZSet(Box::new(zset)), 0);
+        ctx.notify(class::ZSET, event, key);
         return Ok(Some(outcomes));
     }
-    change_zset(ctx.keys, key, |zset| {
+    change_zset(ctx.keys, key, event, |zset| {
         let outcomes = apply(zset)?;
         let changed = outcomes.iter().any(|o| match o {
             Outcome::Added(_) => true,
@@ -193,7 +196,7 @@ fn reply_to_zadd(ctx: &mut Ctx, o: AddOptions, outcomes: &[Outcome]) -> CmdResul
 }
 
 pub fn zrem(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let removed = change_zset(ctx.keys, args[1], |zset| {
+    let removed = change_zset(ctx.keys, args[1], "zrem", |zset| {
         let removed = args[2..]
             .iter()
             .filter(|member| zset.remove(member).is_some())

@@ -318,7 +318,7 @@ fn store_combined(ctx: &mut Ctx, args: &[&[u8]], op: Op, command: &str) -> CmdRe
         let mut entries: Vec<(&[u8], f64)> = combined.iter().map(|(m, s)| (&m[..], *s)).collect();
         ZSet::from_entries(&mut entries, limits)
     };
-    let stored = store(ctx.keys, destination, result);
+    let stored = store(ctx.keys, destination, result, command);
     ctx.out.int(stored as i64);
     Ok(())
 }

@@ -30,6 +30,7 @@ mod scan;
 use super::table::{acl, flags, key_flags, Command};
 use super::{errors, CmdError};
 use crate::keyspace::Locked;
+use crate::notify::class;
 use crate::server::Server;
 use crate::types::zset::{Limits, ZSet};
 use crate::types::Value;
@@ -318,10 +319,12 @@ fn zset_mut<'k>(keys: &'k mut Locked<'_>, key: &[u8]) -> Result<Option<&'k mut Z
 
 /// Change the sorted set at `key` in place with `change`, which returns its result
 /// and whether it changed anything. Without a key there is nothing to change: `None`.
-/// A set left empty is deleted, as Redis never keeps one.
+/// A set left empty is deleted, as Redis never keeps one. A change raises keyspace
+/// `event` (then `del` if it emptied the set).
 fn change_zset<T>(
     keys: &mut Locked<'_>,
     key: &[u8],
+    event: &str,
     change: impl FnOnce(&mut ZSet) -> Result<(T, bool), CmdError>,
 ) -> Result<Option<T>, CmdError> {
     let Some(zset) = zset_mut(keys, key)? else {
@@ -329,24 +332,37 @@ fn change_zset<T>(
     };
     let (result, changed) = change(zset)?;
     let emptied = zset.is_empty();
+    if changed {
+        notify(keys, class::ZSET, event, key);
+    }
     if emptied {
         keys.remove(key);
+        notify(keys, class::GENERIC, "del", key);
     } else if changed {
         keys.modified(key);
     }
     Ok(Some(result))
 }
 
-/// Store `zset` at `key` in place of whatever is there (a new value: no deadline);
-/// an empty result deletes the key instead. Returns the stored length.
-pub(crate) fn store(keys: &mut Locked<'_>, key: &[u8], zset: ZSet) -> usize {
+/// Store `zset` at `key` in place of whatever is there (a new value: no deadline),
+/// raising `event`; an empty result deletes the key instead (`del`, if there was
+/// one). Returns the stored length.
+pub(crate) fn store(keys: &mut Locked<'_>, key: &[u8], zset: ZSet, event: &str) -> usize {
     let len = zset.len();
     if len == 0 {
-        keys.remove(key);
+        if keys.remove(key).is_some() {
+            notify(keys, class::GENERIC, "del", key);
+        }
     } else {
         keys.set(key, Value::ZSet(Box::new(zset)), 0);
+        notify(keys, class::ZSET, event, key);
     }
     len
+}
+
+/// Raise a keyspace event on `key` of the selected database.
+fn notify(keys: &Locked<'_>, class: u32, event: &str, key: &[u8]) {
+    keys.env().bus.notify(class, event, keys.db, key);
 }
 
 /// The encoding thresholds in force.

@@ -23,7 +23,11 @@ pub fn pop(
     end: End,
     count: usize,
 ) -> Result<Option<Popped>, CmdError> {
-    change_zset(keys, key, |zset| {
+    let event = match end {
+        End::Min => "zpopmin",
+        End::Max => "zpopmax",
+    };
+    change_zset(keys, key, event, |zset| {
         let popped = zset.pop(end, count);
         let changed = !popped.is_empty();
         Ok((popped, changed))

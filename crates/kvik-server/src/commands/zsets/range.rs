@@ -218,29 +218,38 @@ pub fn zrangestore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         Some(source) => ZSet::from_entries(&mut request.select(source), limits),
         None => ZSet::default(),
     };
-    let stored = store(ctx.keys, args[1], result);
+    let stored = store(ctx.keys, args[1], result, "zrangestore");
     ctx.out.int(stored as i64);
     Ok(())
 }
 
 pub fn zremrangebyrank(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (start, stop) = (args::int(args[2])?, args::int(args[3])?);
-    remove_span(ctx, args[1], |zset| rank_span(start, stop, zset.len()))
+    remove_span(ctx, args[1], "zremrangebyrank", |zset| {
+        rank_span(start, stop, zset.len())
+    })
 }
 
 pub fn zremrangebyscore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let range = ScoreRange::parse(args[2], args[3]).ok_or(NOT_A_SCORE_RANGE)?;
-    remove_span(ctx, args[1], |zset| zset.score_span(&range))
+    remove_span(ctx, args[1], "zremrangebyscore", |zset| {
+        zset.score_span(&range)
+    })
 }
 
 pub fn zremrangebylex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let range = LexRange::parse(args[2], args[3]).ok_or(NOT_A_LEX_RANGE)?;
-    remove_span(ctx, args[1], |zset| zset.lex_span(&range))
+    remove_span(ctx, args[1], "zremrangebylex", |zset| zset.lex_span(&range))
 }
 
 /// Remove the ranks `span` picks from the set at `key`; replies how many went.
-fn remove_span(ctx: &mut Ctx, key: &[u8], span: impl FnOnce(&ZSet) -> Range<usize>) -> CmdResult {
-    let removed = change_zset(ctx.keys, key, |zset| {
+fn remove_span(
+    ctx: &mut Ctx,
+    key: &[u8],
+    event: &str,
+    span: impl FnOnce(&ZSet) -> Range<usize>,
+) -> CmdResult {
+    let removed = change_zset(ctx.keys, key, event, |zset| {
         let ranks = span(zset);
         let removed = ranks.len();
         zset.remove_ranks(ranks, |_, _| {});
