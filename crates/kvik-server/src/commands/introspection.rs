@@ -255,7 +255,7 @@ struct KeySearch {
 impl KeySearch {
     fn of(keys: KeySpec) -> Option<KeySearch> {
         match keys {
-            KeySpec::None => None,
+            KeySpec::None | KeySpec::Parsed(_) => None,
             KeySpec::Range { first, last, step } => {
                 // The last key counts from the first one, or from the end when negative.
                 let lastkey = if last < 0 { last } else { last - first };

@@ -150,7 +150,21 @@ pub enum KeySpec {
     Range { first: i32, last: i32, step: i32 },
     /// A count at `numkeys`, then that many keys starting right after it, `step` apart.
     Numkeys { numkeys: usize, step: usize },
+    /// Found by the command's own argument parser (XREAD's keys follow its options).
+    Parsed(KeyFinder),
 }
+
+/// A command's own way of finding its keys: `None` when the arguments are malformed.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyFinder(pub fn(&[&[u8]]) -> Option<KeyPositions>);
+
+impl PartialEq for KeyFinder {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::fn_addr_eq(self.0, other.0)
+    }
+}
+
+impl Eq for KeyFinder {}
 
 impl KeySpec {
     /// The argument indexes holding keys, or `None` when the arguments are malformed
@@ -188,13 +202,14 @@ impl KeySpec {
                 }
                 Some((0..count).map(|i| numkeys + 1 + i * step).collect())
             }
+            KeySpec::Parsed(find) => (find.0)(args),
         }
     }
 
     /// (first, last, step) as COMMAND INFO's legacy fields report them.
     pub fn legacy_triple(&self) -> (i64, i64, i64) {
         match *self {
-            KeySpec::None | KeySpec::Numkeys { .. } => (0, 0, 0),
+            KeySpec::None | KeySpec::Numkeys { .. } | KeySpec::Parsed(_) => (0, 0, 0),
             KeySpec::Range { first, last, step } => (first as i64, last as i64, step as i64),
         }
     }
@@ -277,6 +292,12 @@ impl Command {
     pub const fn numkeys(mut self, numkeys: usize, step: usize) -> Self {
         self.keys = KeySpec::Numkeys { numkeys, step };
         self.flags |= flags::MOVABLE_KEYS;
+        self
+    }
+
+    /// Keys found by the command's own parser.
+    pub const fn parsed_keys(mut self, find: fn(&[&[u8]]) -> Option<KeyPositions>) -> Self {
+        self.keys = KeySpec::Parsed(KeyFinder(find));
         self
     }
 
