@@ -24,6 +24,7 @@ pub mod lists;
 pub mod server;
 pub mod sets;
 pub mod sort;
+pub mod streams;
 pub mod strings;
 pub mod zsets;
 
@@ -48,6 +49,7 @@ pub fn registry() -> Registry {
         hashes::COMMANDS,
         sets::COMMANDS,
         zsets::COMMANDS,
+        streams::COMMANDS,
         sort::COMMANDS,
         connection::COMMANDS,
         client::COMMANDS,

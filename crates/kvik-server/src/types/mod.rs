@@ -8,6 +8,7 @@ mod bytes;
 pub mod hash;
 pub mod list;
 pub mod set;
+pub mod stream;
 pub mod string;
 pub mod zset;
 
@@ -23,6 +24,7 @@ pub enum Value {
     Hash(Box<hash::Hash>),
     Set(Box<set::Set>),
     ZSet(Box<zset::ZSet>),
+    Stream(Box<stream::Stream>),
 }
 
 /// The type names TYPE reports.
@@ -34,6 +36,7 @@ impl Value {
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -45,6 +48,7 @@ impl Value {
             Value::Hash(h) => h.encoding_name(),
             Value::Set(s) => s.encoding_name(),
             Value::ZSet(z) => z.encoding_name(),
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -70,6 +74,7 @@ impl Value {
             Value::Hash(h) => h.heap_size(),
             Value::Set(s) => s.heap_size(),
             Value::ZSet(z) => z.heap_size(),
+            Value::Stream(s) => s.heap_size(),
         }
     }
 }
