@@ -437,7 +437,19 @@ fn effects_are_deterministic() {
     q(&mut c, "XREADGROUP GROUP g bob NOACK COUNT 1 STREAMS s >");
     assert_eq!(
         drain(&rx),
-        vec![format!("XGROUP SETID s g {id} ENTRIESREAD 2")]
+        vec![
+            "XGROUP CREATECONSUMER s g bob".to_string(),
+            format!("XGROUP SETID s g {id} ENTRIESREAD 2")
+        ]
+    );
+    // Only a consumer a NOACK read creates is propagated, and only when served.
+    q(&mut c, "XREADGROUP GROUP g bob NOACK STREAMS s 0");
+    q(&mut c, "XREADGROUP GROUP g erin STREAMS s 0");
+    assert_eq!(drain(&rx), Vec::<String>::new());
+    q(&mut c, "XREADGROUP GROUP g frank NOACK STREAMS s 0");
+    assert_eq!(
+        drain(&rx),
+        vec!["XGROUP CREATECONSUMER s g frank".to_string()]
     );
     // A history read changes delivery counts but propagates nothing.
     q(&mut c, "XREADGROUP GROUP g alice STREAMS s 0");

@@ -10,8 +10,9 @@
 //!
 //! Entries handed out through a group enter its pending entries list, unless NOACK,
 //! and each is propagated as an idempotent `XCLAIM ... TIME t RETRYCOUNT n FORCE
-//! JUSTID LASTID id`; a NOACK read that moved the group propagates `XGROUP SETID ...
-//! ENTRIESREAD n` instead. XREAD itself propagates nothing.
+//! JUSTID LASTID id`; a NOACK read propagates instead the consumer it created
+//! (`XGROUP CREATECONSUMER`) and, when it moved the group, `XGROUP SETID ...
+//! ENTRIESREAD n`. XREAD itself propagates nothing.
 
 use super::{id_arg, int_arg, parse_id, write_entry, write_id};
 use crate::blocking::{self, Action};
@@ -311,17 +312,29 @@ impl GroupRead<'_> {
             return false;
         }
         // The consumer comes into being (or is seen) only when something is served.
-        touch_consumer(stream, self.group, self.consumer, now);
+        let mut effects = self.touch_consumer(stream, key, now);
         write_stream_key(out, key);
         match after {
             After::Id(id) => self.write_history(stream, out, id, now),
-            After::New => {
-                let effects = self.deliver_new(stream, out, key, now);
-                propagate_all(keys, &effects);
-            }
+            After::New => effects.extend(self.deliver_new(stream, out, key, now)),
         }
         keys.modified(key);
+        propagate_all(keys, &effects);
         true
+    }
+
+    /// Create the consumer if needed and note that it was seen now. A consumer made by
+    /// a NOACK read is propagated (no XCLAIM will create it on replicas); returns that
+    /// effect, if any.
+    fn touch_consumer(&self, stream: &mut Stream, key: &[u8], now: u64) -> Vec<Vec<Vec<u8>>> {
+        let group = stream.groups.get_mut(self.group).expect("group checked");
+        let (consumer, created) = group.consumer(self.consumer, now);
+        consumer.seen_at = now;
+        if !(created && self.noack) {
+            return Vec::new();
+        }
+        let words: [&[u8]; 5] = [b"XGROUP", b"CREATECONSUMER", key, self.group, self.consumer];
+        vec![words.iter().map(|w| w.to_vec()).collect()]
     }
 
     /// The consumer's pending entries after `after`, each counted as delivered again;
@@ -435,12 +448,6 @@ impl GroupRead<'_> {
         }
         effects
     }
-}
-
-/// Create the consumer if needed and note that it was seen now.
-fn touch_consumer(stream: &mut Stream, group: &[u8], consumer: &[u8], now: u64) {
-    let group = stream.groups.get_mut(group).expect("group checked");
-    group.consumer(consumer, now).0.seen_at = now;
 }
 
 /// The XCLAIM that gives a replica the same pending entry: idempotent, whatever the
@@ -558,10 +565,10 @@ impl Action for Wait {
             count: self.count,
             noack: group.noack,
         };
-        touch_consumer(stream, &group.name, &group.consumer, now);
+        let mut effects = request.touch_consumer(stream, key, now);
         write_streams_header(out, 1);
         write_stream_key(out, key);
-        let effects = request.deliver_new(stream, out, key, now);
+        effects.extend(request.deliver_new(stream, out, key, now));
         keys.modified(key);
         propagate_all(keys, &effects);
         Ok(())
