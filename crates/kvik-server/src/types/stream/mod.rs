@@ -363,13 +363,17 @@ impl Stream {
     }
 }
 
+/// Whether `node` takes no more entries, by Redis's rule: its listpack plus the raw
+/// bytes of the new entry would reach `stream-node-max-bytes` (1 GB when 0), or it
+/// stores (live or deleted) `stream-node-max-entries` entries.
 fn is_full(node: &Node, pairs: &[&[u8]], limits: NodeLimits) -> bool {
-    let bytes_limit = if limits.max_bytes == 0 {
-        u64::from(u32::MAX)
-    } else {
-        limits.max_bytes
+    const LISTPACK_MAX: u64 = 1 << 30;
+    let max_bytes = match limits.max_bytes {
+        0 => LISTPACK_MAX,
+        n => n.min(LISTPACK_MAX),
     };
-    (node.bytes() + Node::entry_size(pairs)) as u64 >= bytes_limit
+    let adding: usize = pairs.iter().map(|p| p.len()).sum();
+    (node.redis_bytes() + adding) as u64 >= max_bytes
         || (limits.max_entries != 0 && node.stored() >= limits.max_entries)
 }
 

@@ -15,8 +15,14 @@
 //! Deleting an entry only sets its `DELETED` flag, as Redis marks listpack entries:
 //! offsets stay valid, and a node whose entries are all deleted is dropped by the
 //! stream. A node is never rewritten, only appended to and flagged.
+//!
+//! Besides its own size a node keeps the size Redis's listpack for the same entries
+//! would have ([`Node::redis_bytes`]): whether a node is full under
+//! `stream-node-max-bytes` is decided on that figure, so nodes close where Redis's
+//! close and approximate trims remove what Redis's remove.
 
 use super::StreamId;
+use crate::util::numbers::parse_i64;
 
 const DELETED: u8 = 1;
 const SAME_FIELDS: u8 = 2;
@@ -33,6 +39,9 @@ pub struct Node {
     pub deleted: u32,
     /// The last ID stored, deleted or not.
     pub last: StreamId,
+    /// Redis's listpack bytes for the master fields and the entries (the header and
+    /// the live/deleted counters are added by [`Node::redis_bytes`]).
+    redis_body: u32,
 }
 
 /// One entry read from a node.
@@ -49,8 +58,10 @@ impl Node {
     pub fn new(id: StreamId, pairs: &[&[u8]]) -> Node {
         let mut buf = Vec::with_capacity(64);
         put_varint(&mut buf, (pairs.len() / 2) as u64);
+        let mut redis_body = lp_int_size((pairs.len() / 2) as i64) + lp_int_size(0);
         for field in pairs.iter().step_by(2) {
             put_bytes(&mut buf, field);
+            redis_body += lp_string_size(field);
         }
         let mut node = Node {
             entries_at: buf.len() as u32,
@@ -58,6 +69,7 @@ impl Node {
             live: 0,
             deleted: 0,
             last: id,
+            redis_body: redis_body as u32,
         };
         node.push(id, id, pairs);
         node
@@ -73,14 +85,18 @@ impl Node {
         self.buf.len()
     }
 
-    /// Bytes the buffer would grow by to store these pairs (an upper bound).
-    pub fn entry_size(pairs: &[&[u8]]) -> usize {
-        1 + 20 + pairs.iter().map(|p| p.len() + 5).sum::<usize>()
+    /// The size of Redis's listpack holding these entries: a 7-byte header and end,
+    /// the live and deleted counters, the master fields, the entries.
+    pub fn redis_bytes(&self) -> usize {
+        7 + lp_int_size(i64::from(self.live))
+            + lp_int_size(i64::from(self.deleted))
+            + self.redis_body as usize
     }
 
     /// Append an entry; `first` is the node's first ID, `id` is above every ID here.
     pub fn push(&mut self, first: StreamId, id: StreamId, pairs: &[&[u8]]) {
         let same = self.master_fields().eq(pairs.iter().step_by(2).copied());
+        self.redis_body += redis_entry_size(first, id, pairs, same) as u32;
         self.buf.push(if same { SAME_FIELDS } else { 0 });
         put_varint(&mut self.buf, id.ms - first.ms);
         put_varint(&mut self.buf, id.seq);
@@ -221,6 +237,64 @@ impl<'a> Iterator for Slots<'a> {
             },
         })
     }
+}
+
+/// Redis's listpack bytes for one entry: flags, the ID as two differences from the
+/// node's first ID, the field count and fields unless they are the master fields, the
+/// values, and the element count that lets Redis walk backwards.
+fn redis_entry_size(first: StreamId, id: StreamId, pairs: &[&[u8]], same: bool) -> usize {
+    let fields = pairs.len() / 2;
+    let mut elements = 3 + fields;
+    let mut size = lp_int_size(0)
+        + lp_int_size(id.ms.wrapping_sub(first.ms) as i64)
+        + lp_int_size(id.seq.wrapping_sub(first.seq) as i64);
+    let values = pairs.iter().skip(1).step_by(2);
+    size += values.map(|v| lp_string_size(v)).sum::<usize>();
+    if !same {
+        elements += fields + 1;
+        size += lp_int_size(fields as i64);
+        size += pairs
+            .iter()
+            .step_by(2)
+            .map(|f| lp_string_size(f))
+            .sum::<usize>();
+    }
+    size + lp_int_size(elements as i64)
+}
+
+/// A listpack element holding an integer: its encoding, then its back-length byte.
+fn lp_int_size(n: i64) -> usize {
+    let encoded = match n {
+        0..=127 => 1,
+        -4096..=4095 => 2,
+        -32768..=32767 => 3,
+        -8_388_608..=8_388_607 => 4,
+        -2_147_483_648..=2_147_483_647 => 5,
+        _ => 9,
+    };
+    encoded + 1
+}
+
+/// A listpack element holding a string (one that reads as an integer is stored as
+/// one): header, bytes, back-length.
+fn lp_string_size(s: &[u8]) -> usize {
+    if let Some(n) = parse_i64(s) {
+        return lp_int_size(n);
+    }
+    let header = match s.len() {
+        0..=63 => 1,
+        64..=4095 => 2,
+        _ => 5,
+    };
+    let element = header + s.len();
+    let backlen = match element {
+        0..=127 => 1,
+        128..=16_383 => 2,
+        16_384..=2_097_151 => 3,
+        2_097_152..=268_435_455 => 4,
+        _ => 5,
+    };
+    element + backlen
 }
 
 fn put_varint(buf: &mut Vec<u8>, mut n: u64) {

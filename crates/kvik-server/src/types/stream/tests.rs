@@ -50,8 +50,12 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
     #[test]
-    fn nodes_behave_like_a_map(ops in proptest::collection::vec(op(), 1..80), max_entries in 1u64..6) {
-        let limits = NodeLimits { max_entries, max_bytes: 0 };
+    fn nodes_behave_like_a_map(
+        ops in proptest::collection::vec(op(), 1..80),
+        max_entries in 1u64..6,
+        max_bytes in prop_oneof![Just(0u64), 20u64..120],
+    ) {
+        let limits = NodeLimits { max_entries, max_bytes };
         let mut stream = Stream::new();
         let mut model = Model::new();
         let mut next = StreamId::new(1, 0);
