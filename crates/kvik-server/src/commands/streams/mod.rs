@@ -190,13 +190,13 @@ pub const COMMANDS: &[Command] = &[
         .keys(1, 1, 1)
         .key_flags(RW_UPDATE)
         .doc("stream", "5.0.0", "O(1)", "An internal command for replicating stream values"),
-    Command::new("xread", -4, read::xread)
+    Command::new("xread", -4, read::read)
         .flags(flags::READONLY | flags::BLOCKING | flags::MOVABLE_KEYS)
         .acl(READ_SLOW | acl::BLOCKING)
         .parsed_keys(read::key_positions)
         .key_flags(RO_ACCESS)
         .doc("stream", "5.0.0", "For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block."),
-    Command::new("xreadgroup", -7, read::xreadgroup)
+    Command::new("xreadgroup", -7, read::read)
         .flags(flags::WRITE | flags::BLOCKING | flags::MOVABLE_KEYS)
         .acl(WRITE_SLOW | acl::BLOCKING)
         .parsed_keys(read::key_positions)

@@ -120,14 +120,6 @@ pub fn key_positions(args: &[&[u8]]) -> Option<KeyPositions> {
     Some((read.streams_at..read.streams_at + read.keys.len()).collect())
 }
 
-pub fn xread(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    read(ctx, args)
-}
-
-pub fn xreadgroup(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    read(ctx, args)
-}
-
 /// What a read starts after, per stream.
 #[derive(Clone, Copy)]
 enum After {
@@ -136,7 +128,9 @@ enum After {
     New,
 }
 
-fn read(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+/// `XREAD [COUNT n] [BLOCK ms] STREAMS key ... id ...` and `XREADGROUP GROUP group
+/// consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key ... id ...` (told apart by name).
+pub fn read(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let read = ReadArgs::parse(args)?;
     ctx.propagated = true;
     let afters = resolve_ids(ctx.keys, &read)?;
