@@ -39,6 +39,13 @@ pub trait Action: Send + Sync {
     /// Whether a key holding `value` lets the command finish (a list for BLPOP).
     fn ready(&self, value: &Value) -> bool;
 
+    /// Whether the command can finish now that `key` holds `value` (`None`: the key is
+    /// gone). Commands whose readiness depends on the key, or that end (with an error)
+    /// when their key goes away, like XREADGROUP, refine it.
+    fn ready_at(&self, _key: &[u8], value: Option<&Value>) -> bool {
+        value.is_some_and(|v| self.ready(v))
+    }
+
     /// A key the command writes besides the one it takes from (BLMOVE's destination):
     /// it is locked too, and its own waiters are served afterwards.
     fn also_writes(&self) -> Option<&[u8]> {
@@ -329,10 +336,13 @@ fn serve_one(
     let also = waiter.action.also_writes();
     let lock_keys: smallvec::SmallVec<[&[u8]; 2]> = std::iter::once(key).chain(also).collect();
     let mut keys = Locked::keys(env, db, crate::hlc::unix_ms(), &lock_keys);
-    match keys.peek(key) {
-        None => return Turn::Empty,
-        Some(entry) if !waiter.action.ready(&entry.value) => return Turn::Skipped,
-        Some(_) => {}
+    let value = keys.peek(key).map(|entry| &entry.value);
+    if !waiter.action.ready_at(key, value) {
+        return if value.is_none() {
+            Turn::Empty
+        } else {
+            Turn::Skipped
+        };
     }
     // Under the key's lock: a claim that succeeds here serves data that is there.
     if !waiter.claim() {

@@ -383,7 +383,11 @@ fn keys_of(registry: &Registry, line: &[&[u8]]) -> Result<(&'static Command, Fou
     }
     let cmd = registry.get(id);
     // Shard channels sit in a key spec but are not keys.
-    if cmd.specs().iter().all(|spec| spec.flags & key_flags::NOT_KEY != 0) {
+    if cmd
+        .specs()
+        .iter()
+        .all(|spec| spec.flags & key_flags::NOT_KEY != 0)
+    {
         return Err("ERR The command has no key arguments".into());
     }
     if !cmd.arity_ok(line.len()) {

@@ -27,6 +27,7 @@ pub mod pubsub;
 pub mod server;
 pub mod sets;
 pub mod sort;
+pub mod streams;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -54,6 +55,7 @@ pub fn registry() -> Registry {
         sets::COMMANDS,
         zsets::COMMANDS,
         geo::COMMANDS,
+        streams::COMMANDS,
         sort::COMMANDS,
         pubsub::COMMANDS,
         connection::COMMANDS,

@@ -9,6 +9,7 @@ pub mod hash;
 pub mod hll;
 pub mod list;
 pub mod set;
+pub mod stream;
 pub mod string;
 pub mod zset;
 
@@ -24,6 +25,7 @@ pub enum Value {
     Hash(Box<hash::Hash>),
     Set(Box<set::Set>),
     ZSet(Box<zset::ZSet>),
+    Stream(Box<stream::Stream>),
 }
 
 /// The type names TYPE reports.
@@ -35,6 +37,7 @@ impl Value {
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -46,6 +49,7 @@ impl Value {
             Value::Hash(h) => h.encoding_name(),
             Value::Set(s) => s.encoding_name(),
             Value::ZSet(z) => z.encoding_name(),
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -71,6 +75,7 @@ impl Value {
             Value::Hash(h) => h.heap_size(),
             Value::Set(s) => s.heap_size(),
             Value::ZSet(z) => z.heap_size(),
+            Value::Stream(s) => s.heap_size(),
         }
     }
 }

@@ -17,6 +17,7 @@ use crate::keyspace::{Entry, Locked};
 use crate::types::hash::Hash;
 use crate::types::list::List;
 use crate::types::set::Set;
+use crate::types::stream::{Stream, StreamId};
 use crate::types::string::StrValue;
 use crate::types::zset::ZSet;
 use crate::types::Value;
@@ -47,6 +48,7 @@ fn type_code(value: &Value) -> u32 {
         Value::Set(_) => 2,
         Value::ZSet(_) => 3,
         Value::Hash(_) => 4,
+        Value::Stream(_) => 6,
     }
 }
 
@@ -58,6 +60,19 @@ fn mix_value(acc: &mut Fingerprint, value: &Value) {
         Value::Set(set) => xor_set(acc, set),
         Value::Hash(hash) => xor_hash(acc, hash),
         Value::ZSet(zset) => xor_zset(acc, zset),
+        Value::Stream(stream) => mix_stream(acc, stream),
+    }
+}
+
+/// A stream counts by its entries in order: each ID (as `ms.seq`), then its fields and
+/// values. Consumer groups do not count, as in Redis 7.0.
+fn mix_stream(acc: &mut Fingerprint, stream: &Stream) {
+    for entry in stream.range(StreamId::MIN, StreamId::MAX, false) {
+        mix_in(acc, format!("{}.{}", entry.id.ms, entry.id.seq).as_bytes());
+        for (field, value) in &entry.fields {
+            mix_in(acc, field);
+            mix_in(acc, value);
+        }
     }
 }
 
