@@ -113,6 +113,33 @@ impl<'a> Locked<'a> {
         Self::with_ids(env, db, now_ms, ids)
     }
 
+    /// Take more shards (by global id) while holding some: a script reaching keys it
+    /// did not declare. A shard above every held one is waited for, which keeps the
+    /// global ascending order; one below a held shard is only tried for `patience`,
+    /// since waiting for it could deadlock against a command that holds it and waits
+    /// for ours. On failure returns the shard that could not be had (the shards taken
+    /// so far stay held).
+    pub fn acquire(&mut self, ids: &[usize], patience: std::time::Duration) -> Result<(), usize> {
+        let mut wanted: SmallVec<[usize; 4]> = ids.iter().copied().collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let ks = self.env.keyspace;
+        let bits = ks.shards_per_db().trailing_zeros();
+        for id in wanted {
+            let Err(at) = self.guards.binary_search_by_key(&id, |(g, _)| *g) else {
+                continue;
+            };
+            let shard = ks.shard(id >> bits, id & (ks.shards_per_db() - 1));
+            let guard = if at == self.guards.len() {
+                shard.lock()
+            } else {
+                shard.try_lock_for(patience).ok_or(id)?
+            };
+            self.guards.insert(at, (id, guard));
+        }
+        Ok(())
+    }
+
     pub fn env(&self) -> KeyEnv<'a> {
         self.env
     }
