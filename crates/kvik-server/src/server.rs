@@ -231,6 +231,8 @@ pub struct Server {
     errorstats: Mutex<BTreeMap<String, u64>>,
     pub workers: OnceLock<Vec<WorkerHandle>>,
     pub pause: Pause,
+    /// Script cache, function libraries and running scripts.
+    pub scripting: crate::scripting::Scripting,
     pub start_ms: u64,
     /// The replication id / run id (40 hex characters).
     pub run_id: String,
@@ -269,6 +271,7 @@ impl Server {
             errorstats: Mutex::new(BTreeMap::new()),
             workers: OnceLock::new(),
             pause: Pause::default(),
+            scripting: crate::scripting::Scripting::default(),
             start_ms: crate::hlc::unix_ms(),
             run_id,
             node_id,

@@ -16,11 +16,13 @@ pub mod client;
 pub mod config;
 pub mod connection;
 pub mod debug;
+pub mod functions;
 pub mod hashes;
 pub mod info;
 pub mod introspection;
 pub mod keys;
 pub mod lists;
+pub mod scripting;
 pub mod server;
 pub mod sets;
 pub mod sort;
@@ -56,6 +58,8 @@ pub fn registry() -> Registry {
         config::COMMANDS,
         introspection::COMMANDS,
         debug::COMMANDS,
+        scripting::COMMANDS,
+        functions::COMMANDS,
     ])
 }
 
@@ -206,6 +210,13 @@ fn execute(
 ) {
     let cmd: &'static Command = server.commands.get(id);
     client.last_command = cmd.name;
+    // While a script runs past busy-reply-threshold, answer before taking any lock.
+    let threshold = || crate::scripting::busy_threshold(server);
+    if let Err(e) = server.scripting.busy_gate(threshold, cmd) {
+        stats.add(&stats.per_command[id].rejected_calls, 1);
+        write_error(server, stats, out, &e.0);
+        return;
+    }
     let env = KeyEnv {
         keyspace: &server.keyspace,
         effects: &server.effects,
