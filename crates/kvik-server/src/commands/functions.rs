@@ -84,12 +84,12 @@ const SUBCOMMANDS: &[Command] = &[
 
 fn fcall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (keys, argv) = split_keys(args)?;
-    functions::fcall(ctx, args[1], keys, argv, false)
+    functions::fcall(ctx, args, keys, argv, false)
 }
 
 fn fcall_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (keys, argv) = split_keys(args)?;
-    functions::fcall(ctx, args[1], keys, argv, true)
+    functions::fcall(ctx, args, keys, argv, true)
 }
 
 /// FUNCTION LOAD [REPLACE] code: reply the library's name.

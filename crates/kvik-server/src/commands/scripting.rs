@@ -162,6 +162,7 @@ pub fn kill_running(ctx: &mut Ctx, kind: ScriptKind) -> CmdResult {
             Ok(())
         }
         KillOutcome::NotBusy => Err("NOTBUSY No scripts in execution right now.".into()),
+        KillOutcome::OtherKind(running) => Err(scripting::busy_text(running).into()),
         KillOutcome::Unkillable => Err("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.".into()),
     }
 }

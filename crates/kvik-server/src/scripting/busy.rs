@@ -39,6 +39,8 @@ pub enum KillOutcome {
     Killed,
     NotBusy,
     Unkillable,
+    /// The busy script is of the other kind (SCRIPT KILL while a function runs).
+    OtherKind(ScriptKind),
 }
 
 #[derive(Default)]
@@ -79,13 +81,21 @@ impl Monitor {
 
     /// SCRIPT KILL / FUNCTION KILL: stop the busy script of `kind` unless it wrote.
     pub fn kill(&self, kind: ScriptKind, threshold: Duration) -> KillOutcome {
-        match self.busy(threshold).filter(|s| s.kind == kind) {
+        match self.busy(threshold) {
             None => KillOutcome::NotBusy,
             Some(s) if s.wrote.load(Ordering::Acquire) => KillOutcome::Unkillable,
+            Some(s) if s.kind != kind => KillOutcome::OtherKind(s.kind),
             Some(s) => {
                 s.kill.store(true, Ordering::Release);
                 KillOutcome::Killed
             }
+        }
+    }
+
+    /// Stop every running script, written or not: the server is shutting down.
+    pub fn abort_all(&self) {
+        for s in self.scripts.lock().iter() {
+            s.kill.store(true, Ordering::Release);
         }
     }
 

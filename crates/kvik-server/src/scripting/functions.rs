@@ -78,7 +78,7 @@ impl Libraries {
         let mut libs = self.libs.write();
         for lib in &new {
             if collision == Collision::Fail && libs.contains_key(&lib.name) {
-                return Err(format!("ERR Library '{}' already exists", lib.name).into());
+                return Err(format!("ERR Library {} already exists", lib.name).into());
             }
         }
         let replaced: Vec<&str> = new.iter().map(|l| l.name.as_str()).collect();
@@ -245,11 +245,17 @@ fn refresh(engine: &Scripting, state: &mut ThreadState) -> CmdResult {
 }
 
 /// FCALL / FCALL_RO once the arguments are checked.
-pub fn fcall(ctx: &mut Ctx, name: &[u8], keys: &[&[u8]], argv: &[&[u8]], ro_command: bool) -> CmdResult {
+pub fn fcall(
+    ctx: &mut Ctx,
+    command: &[&[u8]],
+    keys: &[&[u8]],
+    argv: &[&[u8]],
+    ro_command: bool,
+) -> CmdResult {
     let engine = &ctx.server.scripting;
     with_state(engine, |state| {
         refresh(engine, state)?;
-        let name = String::from_utf8_lossy(name).into_owned();
+        let name = String::from_utf8_lossy(command[1]).into_owned();
         let Some((f, flags)) = state.functions.functions.get(&name).cloned() else {
             return Err("ERR Function not found".into());
         };
@@ -260,6 +266,7 @@ pub fn fcall(ctx: &mut Ctx, name: &[u8], keys: &[&[u8]], argv: &[&[u8]], ro_comm
             kind: ScriptKind::Function,
             name: &name,
             read_only: ro_command || flags.no_writes,
+            command,
         };
         run(ctx, state, &f, keys, argv, &spec)
     })?

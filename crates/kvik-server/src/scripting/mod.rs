@@ -113,11 +113,17 @@ pub fn sha1_hex(data: &[u8]) -> String {
     hex::encode(Sha1::digest(data))
 }
 
-/// Redis's BUSY texts.
-const BUSY_SCRIPT: &str =
-    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
-const BUSY_FUNCTION: &str =
-    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+/// Redis's BUSY text while a script of `kind` runs.
+pub fn busy_text(kind: ScriptKind) -> &'static str {
+    match kind {
+        ScriptKind::Eval => {
+            "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+        }
+        ScriptKind::Function => {
+            "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+        }
+    }
+}
 
 impl Scripting {
     pub fn cached(&self, sha: &str) -> Option<Arc<CachedScript>> {
@@ -140,8 +146,7 @@ impl Scripting {
             return Ok(());
         }
         match self.running.busy(threshold()) {
-            Some(s) if s.kind == ScriptKind::Function => Err(BUSY_FUNCTION.into()),
-            Some(_) => Err(BUSY_SCRIPT.into()),
+            Some(s) => Err(busy_text(s.kind).into()),
             None => Ok(()),
         }
     }
@@ -303,6 +308,8 @@ pub struct RunSpec<'s> {
     pub name: &'s str,
     /// Writes are refused (EVAL_RO, FCALL_RO, or the `no-writes` flag).
     pub read_only: bool,
+    /// The command that runs it, as FUNCTION STATS shows it (functions only).
+    pub command: &'s [&'s [u8]],
 }
 
 /// EVAL / EVALSHA / EVAL_RO / EVALSHA_RO once the arguments are checked: find or
@@ -328,6 +335,7 @@ pub fn eval(
             kind: ScriptKind::Eval,
             name: &sha,
             read_only: ro_command || flags.no_writes,
+            command: &[],
         };
         run(ctx, state, &f, keys, argv, &spec)
     })?
@@ -358,7 +366,7 @@ fn run(
         kind: spec.kind,
         started: Instant::now(),
         name: spec.name.to_string(),
-        command: Vec::new(),
+        command: spec.command.iter().map(|a| a.to_vec()).collect(),
         kill: AtomicBool::new(false),
         wrote: AtomicBool::new(false),
     });
@@ -390,26 +398,25 @@ fn run(
         // The commands the script ran were propagated one by one.
         ctx.propagated = true;
     }
-    if guard.script.kill.load(Ordering::Acquire) {
-        return Err(match spec.kind {
-            ScriptKind::Eval => "ERR Script killed by user with SCRIPT KILL...",
-            ScriptKind::Function => "ERR Script killed by user with FUNCTION KILL...",
-        }
-        .into());
-    }
     match outcome {
         Ok((true, value)) => {
             let resp: u8 = sandbox.bridge.raw_get("resp").unwrap_or(2);
             convert::lua_to_reply(&value, ctx.out, resp);
             Ok(())
         }
-        Ok((false, value)) => Err(script_error(&value, spec.name).into()),
+        Ok((false, value)) => {
+            // A killed script fails wherever the kill found it; say why, not what.
+            let killed = guard.script.kill.load(Ordering::Acquire);
+            let text = killed.then_some("ERR Script killed by user with SCRIPT KILL...");
+            Err(script_error(&value, text, spec.name).into())
+        }
         Err(e) => Err(format!("ERR {}", lua_error_text(&e)).into()),
     }
 }
 
-/// `<error> script: <name>, on <source>:<line>.` from the error handler's table.
-fn script_error(value: &Value, name: &str) -> String {
+/// `<error> script: <name>, on <source>:<line>.` from the error handler's table
+/// (`text` in place of its error text when given).
+fn script_error(value: &Value, text: Option<&str>, name: &str) -> String {
     let Value::Table(t) = value else {
         return format!("ERR unknown error script: {name}");
     };
@@ -421,7 +428,7 @@ fn script_error(value: &Value, name: &str) -> String {
     };
     format!(
         "{} script: {}, on {}:{}.",
-        field("err"),
+        text.map_or_else(|| field("err"), str::to_string),
         name,
         field("source"),
         field("line")
