@@ -324,6 +324,8 @@ impl Server {
     /// Ask every thread to stop; the main thread finishes the shutdown.
     pub fn request_shutdown(&self) {
         self.shutdown_requested.store(true, Ordering::Release);
+        // A script that never ends would keep its thread from ever stopping.
+        self.scripting.running.abort_all();
         self.broadcast(Message::Shutdown);
     }
 }
