@@ -224,7 +224,6 @@ for name, c_function in G.pairs(trampolines) do redis[name] = c_function end
 local loader_redis = {
   register_function = register_function,
   log = trampolines.log,
-  setresp = trampolines.setresp,
   REDIS_VERSION = redis.REDIS_VERSION,
   REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM,
   LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
@@ -239,11 +238,19 @@ G.redis = protect(redis)
 local globals = strict(G)
 rawset(G, '_G', globals)
 
--- Libraries see `redis` restricted while they load and whole when their functions run.
+-- While a library loads, its code sees only a restricted `redis`; its functions,
+-- when they run, see the globals scripts see, less KEYS and ARGV (they get theirs as
+-- arguments).
+local loading_globals = { redis = strict(loader_redis) }
+local not_for_functions = { KEYS = true, ARGV = true }
 local library_globals = setmetatable({}, {
   __index = function(_, k)
-    if k == 'redis' and bridge.loading then return strict(loader_redis) end
-    local v = rawget(G, k)
+    local v
+    if bridge.loading then
+      v = loading_globals[k]
+    elseif not not_for_functions[k] then
+      v = rawget(G, k)
+    end
     if v == nil then missing_global(k) end
     return v
   end,
