@@ -84,19 +84,14 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
         if cmd.has(flags::WRITE) && self.read_only {
             return Err("ERR Write commands are not allowed from read-only scripts.".into());
         }
+        // A SELECT earlier in the script moved it to another database.
+        self.ctx.keys.db = self.ctx.client.db;
         self.lock_keys_of(cmd, argv)?;
         let ctx = &mut *self.ctx;
         let now = ctx.keys.now_ms;
         ctx.keys.begin_command(now);
-        let ran = commands::run_locked(
-            server,
-            ctx.stats,
-            ctx.client,
-            reply,
-            argv,
-            cmd_id,
-            ctx.keys,
-        );
+        let ran =
+            commands::run_locked(server, ctx.stats, ctx.client, reply, argv, cmd_id, ctx.keys);
         commands::count_call(server, ctx.stats, cmd_id, ran.elapsed, ran.result.is_err());
         if ran.changes > 0 {
             self.script.wrote.store(true, Ordering::Release);
@@ -117,7 +112,9 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
                 .iter()
                 .map(|&i| ks.global_id(db, ks.shard_of(hash_key(argv[i]))))
                 .collect(),
-            Lock::Db => (0..ks.shards_per_db()).map(|s| ks.global_id(db, s)).collect(),
+            Lock::Db => (0..ks.shards_per_db())
+                .map(|s| ks.global_id(db, s))
+                .collect(),
             Lock::AllDbs => (0..ks.databases())
                 .flat_map(|d| (0..ks.shards_per_db()).map(move |s| ks.global_id(d, s)))
                 .collect(),

@@ -235,7 +235,10 @@ fn table_to_reply(t: &Table, out: &mut ReplyWriter, script_resp: u8) {
     } else if let Ok(Value::Table(v)) = t.raw_get::<Value>("verbatim_string") {
         let format = string_field(&v, "format").unwrap_or_default();
         let text = string_field(&v, "string").unwrap_or_default();
-        let format: [u8; 3] = format.get(..3).and_then(|f| f.try_into().ok()).unwrap_or(*b"txt");
+        let format: [u8; 3] = format
+            .get(..3)
+            .and_then(|f| f.try_into().ok())
+            .unwrap_or(*b"txt");
         out.verbatim(&format, &text);
     } else {
         // An array ends at the first nil, as Lua's length operator would have it.

@@ -83,7 +83,10 @@ impl Libraries {
         }
         let replaced: Vec<&str> = new.iter().map(|l| l.name.as_str()).collect();
         let mut owners: HashMap<&str, &str> = HashMap::new();
-        for lib in libs.values().filter(|l| !replaced.contains(&l.name.as_str())) {
+        for lib in libs
+            .values()
+            .filter(|l| !replaced.contains(&l.name.as_str()))
+        {
             for f in &lib.functions {
                 owners.insert(&f.name, &lib.name);
             }
@@ -168,9 +171,17 @@ fn run_library(state: &ThreadState, code: &[u8]) -> Result<Registered, CmdError>
         .set_mode(mlua::chunk::ChunkMode::Text)
         .set_environment(sandbox.library_env.clone())
         .into_function()
-        .map_err(|e| CmdError::from(format!("ERR Error compiling function: {}", lua_error_text(&e))))?;
+        .map_err(|e| {
+            CmdError::from(format!(
+                "ERR Error compiling function: {}",
+                lua_error_text(&e)
+            ))
+        })?;
     let registered = lua.create_table().map_err(internal)?;
-    sandbox.bridge.raw_set("registered", registered.clone()).map_err(internal)?;
+    sandbox
+        .bridge
+        .raw_set("registered", registered.clone())
+        .map_err(internal)?;
     sandbox.bridge.raw_set("loading", true).map_err(internal)?;
     let outcome: mlua::Result<(bool, Value)> = sandbox.run.call(chunk);
     let _ = sandbox.bridge.raw_set("loading", false);
@@ -205,7 +216,8 @@ fn run_library(state: &ThreadState, code: &[u8]) -> Result<Registered, CmdError>
             description: entry.raw_get("description").map_err(internal)?,
             flags,
         });
-        out.callbacks.push(entry.raw_get("callback").map_err(internal)?);
+        out.callbacks
+            .push(entry.raw_get("callback").map_err(internal)?);
     }
     if out.info.is_empty() {
         return Err("ERR No functions registered".into());

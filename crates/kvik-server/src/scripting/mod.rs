@@ -172,7 +172,10 @@ thread_local! {
 }
 
 /// Runs `work` with this thread's Lua state for `engine`, making or renewing it first.
-fn with_state<R>(engine: &Scripting, work: impl FnOnce(&mut ThreadState) -> R) -> Result<R, CmdError> {
+fn with_state<R>(
+    engine: &Scripting,
+    work: impl FnOnce(&mut ThreadState) -> R,
+) -> Result<R, CmdError> {
     STATE.with(|cell| {
         let mut slot = cell.borrow_mut();
         let epoch = engine.scripts_epoch.load(Ordering::Acquire);
@@ -250,7 +253,9 @@ fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, Vec<u8>), CmdError> {
 /// Returns its SHA1.
 pub fn load_script(engine: &Scripting, body: &[u8]) -> Result<String, CmdError> {
     let sha = sha1_hex(body);
-    with_state(engine, |state| compiled(engine, state, &sha, Some(body)).map(|_| ()))??;
+    with_state(engine, |state| {
+        compiled(engine, state, &sha, Some(body)).map(|_| ())
+    })??;
     Ok(sha)
 }
 
@@ -280,7 +285,12 @@ fn compiled(
         .set_mode(mlua::chunk::ChunkMode::Text)
         .set_environment(state.sandbox.script_env.clone())
         .into_function()
-        .map_err(|e| CmdError::from(format!("ERR Error compiling script (new function): {}", lua_error_text(&e))))?;
+        .map_err(|e| {
+            CmdError::from(format!(
+                "ERR Error compiling script (new function): {}",
+                lua_error_text(&e)
+            ))
+        })?;
     state.compiled.insert(sha.to_string(), f.clone());
     if cached.is_none() {
         engine
@@ -360,8 +370,22 @@ fn run(
     let sandbox = &state.sandbox;
     let lua = &sandbox.lua;
     let lua_err = |e: mlua::Error| CmdError::from(format!("ERR {}", lua_error_text(&e)));
-    let keys_table = lua.create_sequence_from(keys.iter().map(|k| lua.create_string(k)).collect::<mlua::Result<Vec<_>>>().map_err(lua_err)?).map_err(lua_err)?;
-    let argv_table = lua.create_sequence_from(argv.iter().map(|a| lua.create_string(a)).collect::<mlua::Result<Vec<_>>>().map_err(lua_err)?).map_err(lua_err)?;
+    let keys_table = lua
+        .create_sequence_from(
+            keys.iter()
+                .map(|k| lua.create_string(k))
+                .collect::<mlua::Result<Vec<_>>>()
+                .map_err(lua_err)?,
+        )
+        .map_err(lua_err)?;
+    let argv_table = lua
+        .create_sequence_from(
+            argv.iter()
+                .map(|a| lua.create_string(a))
+                .collect::<mlua::Result<Vec<_>>>()
+                .map_err(lua_err)?,
+        )
+        .map_err(lua_err)?;
     let guard = ctx.server.scripting.running.enter(RunningScript {
         kind: spec.kind,
         started: Instant::now(),
@@ -377,7 +401,8 @@ fn run(
     let outcome = {
         let mut caller = call::Caller::new(ctx, spec.read_only, &guard.script, &sandbox.bridge);
         lua.scope(|scope| {
-            let dispatch = scope.create_function_mut(|lua, args: mlua::MultiValue| caller.dispatch(lua, args))?;
+            let dispatch = scope
+                .create_function_mut(|lua, args: mlua::MultiValue| caller.dispatch(lua, args))?;
             sandbox.bridge.raw_set("dispatch", dispatch)?;
             let result: (bool, Value) = match spec.kind {
                 ScriptKind::Eval => {
@@ -393,6 +418,7 @@ fn run(
     };
     lua.remove_app_data::<Arc<RunningScript>>();
     ctx.client.db = saved_db;
+    ctx.keys.db = saved_db;
     ctx.client.deny_blocking = saved_deny;
     if ctx.keys.dirty() > 0 {
         // The commands the script ran were propagated one by one.

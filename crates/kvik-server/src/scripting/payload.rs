@@ -86,7 +86,9 @@ impl Reader<'_> {
         Some(match first >> 6 {
             0 => Length::Plain((first & 0x3f) as u64),
             1 => Length::Plain((((first & 0x3f) as u64) << 8) | self.byte()? as u64),
-            2 if first == 0x80 => Length::Plain(u32::from_be_bytes(self.take(4)?.try_into().ok()?) as u64),
+            2 if first == 0x80 => {
+                Length::Plain(u32::from_be_bytes(self.take(4)?.try_into().ok()?) as u64)
+            }
             2 if first == 0x81 => Length::Plain(u64::from_be_bytes(self.take(8)?.try_into().ok()?)),
             3 => Length::Encoded(first & 0x3f),
             _ => return None,

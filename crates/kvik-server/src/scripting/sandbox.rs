@@ -45,7 +45,9 @@ pub fn new_sandbox() -> mlua::Result<Sandbox> {
     // removed from the globals before any script runs.
     let lua = unsafe { Lua::unsafe_new_with(libs, options) };
     let globals = lua.globals();
-    for name in ["dofile", "loadfile", "print", "getfenv", "setfenv", "module", "require", "newproxy"] {
+    for name in [
+        "dofile", "loadfile", "print", "getfenv", "setfenv", "module", "require", "newproxy",
+    ] {
         globals.raw_set(name, mlua::Value::Nil)?;
     }
     globals.raw_set("package", mlua::Value::Nil)?;
@@ -128,7 +130,10 @@ unsafe fn forward(state: *mut mlua::lua_State, key: &std::ffi::CStr) -> std::ffi
 fn redis_table(lua: &Lua) -> mlua::Result<Table> {
     let redis = lua.create_table()?;
     redis.raw_set("REDIS_VERSION", crate::server::REDIS_VERSION)?;
-    redis.raw_set("REDIS_VERSION_NUM", version_num(crate::server::REDIS_VERSION))?;
+    redis.raw_set(
+        "REDIS_VERSION_NUM",
+        version_num(crate::server::REDIS_VERSION),
+    )?;
     redis.raw_set(
         "sha1hex",
         lua.create_function(|_, data: mlua::LuaString| Ok(super::sha1_hex(&data.as_bytes())))?,
