@@ -29,10 +29,20 @@ pub const COMMANDS: &[Command] = &[
         .acl(SCRIPTING)
         .numkeys(2, 1)
         .key_flags(key_flags::RO | key_flags::ACCESS)
-        .doc("scripting", "7.0.0", FCALL_COMPLEXITY, "Invoke a read-only function"),
+        .doc(
+            "scripting",
+            "7.0.0",
+            FCALL_COMPLEXITY,
+            "Invoke a read-only function",
+        ),
     Command::new("function", -2, help)
         .acl(acl::SLOW)
-        .doc("scripting", "7.0.0", "Depends on subcommand.", "A container for function commands")
+        .doc(
+            "scripting",
+            "7.0.0",
+            "Depends on subcommand.",
+            "A container for function commands",
+        )
         .subcommands(SUBCOMMANDS),
 ];
 
@@ -41,12 +51,22 @@ const SUBCOMMANDS: &[Command] = &[
         .flags(flags::WRITE | flags::DENYOOM | flags::NOSCRIPT)
         .acl(WRITE_SCRIPTING)
         .tips(ALL_SHARDS)
-        .doc("scripting", "7.0.0", "O(1) (considering compilation time is redundant)", "Create a function with the given arguments (name, code, description)"),
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(1) (considering compilation time is redundant)",
+            "Create a function with the given arguments (name, code, description)",
+        ),
     Command::new("function|list", -2, list)
         .flags(flags::NOSCRIPT)
         .acl(SCRIPTING)
         .tips(&["nondeterministic_output_order"])
-        .doc("scripting", "7.0.0", "O(N) where N is the number of functions", "List information about all the functions"),
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(N) where N is the number of functions",
+            "List information about all the functions",
+        ),
     Command::new("function|delete", 3, delete)
         .flags(flags::WRITE | flags::NOSCRIPT)
         .acl(WRITE_SCRIPTING)
@@ -56,30 +76,64 @@ const SUBCOMMANDS: &[Command] = &[
         .flags(flags::WRITE | flags::NOSCRIPT)
         .acl(WRITE_SCRIPTING)
         .tips(ALL_SHARDS)
-        .doc("scripting", "7.0.0", "O(N) where N is the number of functions deleted", "Deleting all functions"),
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(N) where N is the number of functions deleted",
+            "Deleting all functions",
+        ),
     Command::new("function|dump", 2, dump)
         .flags(flags::NOSCRIPT)
         .acl(SCRIPTING)
-        .doc("scripting", "7.0.0", "O(N) where N is the number of functions", "Dump all functions into a serialized binary payload"),
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(N) where N is the number of functions",
+            "Dump all functions into a serialized binary payload",
+        ),
     Command::new("function|restore", -3, restore)
         .flags(flags::WRITE | flags::DENYOOM | flags::NOSCRIPT)
         .acl(WRITE_SCRIPTING)
         .tips(ALL_SHARDS)
-        .doc("scripting", "7.0.0", "O(N) where N is the number of functions on the payload", "Restore all the functions on the given payload"),
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(N) where N is the number of functions on the payload",
+            "Restore all the functions on the given payload",
+        ),
     Command::new("function|stats", 2, stats)
         .flags(flags::NOSCRIPT | flags::ALLOW_BUSY)
         .acl(SCRIPTING)
-        .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"])
-        .doc("scripting", "7.0.0", "O(1)", "Return information about the function currently running (name, description, duration)"),
+        .tips(&[
+            "nondeterministic_output",
+            "request_policy:all_shards",
+            "response_policy:special",
+        ])
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(1)",
+            "Return information about the function currently running (name, description, duration)",
+        ),
     Command::new("function|kill", 2, kill)
         .flags(flags::NOSCRIPT | flags::ALLOW_BUSY)
         .acl(SCRIPTING)
         .tips(&["request_policy:all_shards", "response_policy:one_succeeded"])
-        .doc("scripting", "7.0.0", "O(1)", "Kill the function currently in execution."),
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(1)",
+            "Kill the function currently in execution.",
+        ),
     Command::new("function|help", 2, help)
         .flags(flags::LOADING | flags::STALE)
         .acl(SCRIPTING)
-        .doc("scripting", "7.0.0", "O(1)", "Show helpful text about the different subcommands"),
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(1)",
+            "Show helpful text about the different subcommands",
+        ),
 ];
 
 fn fcall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -100,7 +154,11 @@ fn load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             (Collision::Replace, code)
         }
         [_, _, other, ..] => {
-            return Err(format!("ERR Unknown option given: {}", String::from_utf8_lossy(other)).into())
+            return Err(format!(
+                "ERR Unknown option given: {}",
+                String::from_utf8_lossy(other)
+            )
+            .into())
         }
         _ => unreachable!("arity"),
     };
@@ -127,7 +185,11 @@ fn list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             with_code = true;
         } else if arg.eq_ignore_ascii_case(b"libraryname") && pattern.is_none() {
             i += 1;
-            pattern = Some(*args.get(i).ok_or("ERR library name argument was not given")?);
+            pattern = Some(
+                *args
+                    .get(i)
+                    .ok_or("ERR library name argument was not given")?,
+            );
         } else {
             return Err(format!("ERR Unknown argument {}", String::from_utf8_lossy(arg)).into());
         }

@@ -24,28 +24,53 @@ pub const COMMANDS: &[Command] = &[
         .acl(SCRIPTING)
         .numkeys(2, 1)
         .key_flags(RW_KEYS)
-        .doc("scripting", "2.6.0", EVAL_COMPLEXITY, "Execute a Lua script server side"),
+        .doc(
+            "scripting",
+            "2.6.0",
+            EVAL_COMPLEXITY,
+            "Execute a Lua script server side",
+        ),
     Command::new("evalsha", -3, evalsha)
         .flags(EVAL_FLAGS)
         .acl(SCRIPTING)
         .numkeys(2, 1)
         .key_flags(RW_KEYS)
-        .doc("scripting", "2.6.0", EVAL_COMPLEXITY, "Execute a Lua script server side"),
+        .doc(
+            "scripting",
+            "2.6.0",
+            EVAL_COMPLEXITY,
+            "Execute a Lua script server side",
+        ),
     Command::new("eval_ro", -3, eval_ro)
         .flags(flags::READONLY | EVAL_FLAGS)
         .acl(SCRIPTING)
         .numkeys(2, 1)
         .key_flags(RO_KEYS)
-        .doc("scripting", "7.0.0", EVAL_COMPLEXITY, "Execute a read-only Lua script server side"),
+        .doc(
+            "scripting",
+            "7.0.0",
+            EVAL_COMPLEXITY,
+            "Execute a read-only Lua script server side",
+        ),
     Command::new("evalsha_ro", -3, evalsha_ro)
         .flags(flags::READONLY | EVAL_FLAGS)
         .acl(SCRIPTING)
         .numkeys(2, 1)
         .key_flags(RO_KEYS)
-        .doc("scripting", "7.0.0", EVAL_COMPLEXITY, "Execute a read-only Lua script server side"),
+        .doc(
+            "scripting",
+            "7.0.0",
+            EVAL_COMPLEXITY,
+            "Execute a read-only Lua script server side",
+        ),
     Command::new("script", -2, help)
         .acl(acl::SLOW)
-        .doc("scripting", "2.6.0", "Depends on subcommand.", "A container for Lua scripts management commands")
+        .doc(
+            "scripting",
+            "2.6.0",
+            "Depends on subcommand.",
+            "A container for Lua scripts management commands",
+        )
         .subcommands(SCRIPT_SUBCOMMANDS),
 ];
 
@@ -76,8 +101,11 @@ const SCRIPT_SUBCOMMANDS: &[Command] = &[
         .doc("scripting", "5.0.0", "O(1)", "Show helpful text about the different subcommands"),
 ];
 
+/// A script's keys and its other arguments.
+pub type KeysAndArgs<'a> = (&'a [&'a [u8]], &'a [&'a [u8]]);
+
 /// The keys and arguments after a `numkeys` at `args[2]`, checked as Redis checks them.
-pub fn split_keys<'a>(args: &'a [&'a [u8]]) -> Result<(&'a [&'a [u8]], &'a [&'a [u8]]), super::CmdError> {
+pub fn split_keys<'a>(args: &'a [&'a [u8]]) -> Result<KeysAndArgs<'a>, super::CmdError> {
     let n = crate::util::numbers::parse_i64(args[2]).ok_or(super::errors::NOT_INTEGER)?;
     if n < 0 {
         return Err("ERR Number of keys can't be negative".into());
@@ -148,7 +176,11 @@ fn flush(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 pub fn flush_mode(args: &[&[u8]], error: &'static str) -> CmdResult {
     match args {
         [_, _] => Ok(()),
-        [_, _, mode] if mode.eq_ignore_ascii_case(b"sync") || mode.eq_ignore_ascii_case(b"async") => Ok(()),
+        [_, _, mode]
+            if mode.eq_ignore_ascii_case(b"sync") || mode.eq_ignore_ascii_case(b"async") =>
+        {
+            Ok(())
+        }
         _ => Err(error.into()),
     }
 }
