@@ -384,3 +384,18 @@ fn a_script_that_wrote_is_unkillable_but_shutdown_nosave_works() {
         thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn a_push_from_a_script_wakes_a_blocked_client() {
+    let kvik = Kvik::start();
+    let mut waiter = kvik.conn();
+    waiter.send_cmd(&["BLPOP", "queue", "10"]);
+    thread::sleep(Duration::from_millis(200));
+    let mut c = kvik.conn();
+    // `queue` is not declared: the script reaches it on demand.
+    assert_eq!(text(&c.cmd(&["EVAL", "return redis.call('RPUSH', 'queue', 'job')", "0"])), ":1\r\n");
+    assert_eq!(text(&waiter.read_reply()), "*2\r\n$5\r\nqueue\r\n$3\r\njob\r\n");
+    // Inside a script a blocking command is refused rather than waiting.
+    let reply = text(&c.cmd(&["EVAL", "return redis.pcall('BLPOP', 'queue', 0)", "0"]));
+    assert_eq!(reply, "-ERR This Redis command is not allowed from script\r\n");
+}

@@ -3,7 +3,7 @@
 
 use super::introspection::help_reply;
 use super::scripting::{flush_mode, kill_running, split_keys};
-use super::table::{acl, flags, key_flags, Command};
+use super::table::{acl, flags, key_flags, Command, Lock};
 use super::{CmdResult, Ctx};
 use crate::scripting::busy::ScriptKind;
 use crate::scripting::functions::{self, Collision, Library};
@@ -22,12 +22,14 @@ pub const COMMANDS: &[Command] = &[
         .flags(FCALL_FLAGS)
         .acl(SCRIPTING)
         .numkeys(2, 1)
+        .lock(Lock::Handler)
         .key_flags(key_flags::RW | key_flags::ACCESS | key_flags::UPDATE)
         .doc("scripting", "7.0.0", FCALL_COMPLEXITY, "Invoke a function"),
     Command::new("fcall_ro", -3, fcall_ro)
         .flags(flags::READONLY | FCALL_FLAGS)
         .acl(SCRIPTING)
         .numkeys(2, 1)
+        .lock(Lock::Handler)
         .key_flags(key_flags::RO | key_flags::ACCESS)
         .doc(
             "scripting",

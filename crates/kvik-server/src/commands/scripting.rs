@@ -1,11 +1,11 @@
 //! EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT LOAD / EXISTS / FLUSH / KILL / HELP:
 //! the command layer over [`crate::scripting`].
 //!
-//! EVAL's key spec (a count, then the keys) lets `call` lock the declared keys'
-//! shards before the handler runs; the script holds them for its whole run.
+//! EVAL's key spec (a count, then the keys) is for COMMAND INFO and GETKEYS; the
+//! script locks its declared keys' shards itself and holds them for its whole run.
 
 use super::introspection::help_reply;
-use super::table::{acl, flags, key_flags, Command};
+use super::table::{acl, flags, key_flags, Command, Lock};
 use super::{CmdResult, Ctx};
 use crate::scripting::busy::{KillOutcome, ScriptKind};
 use crate::scripting::{self, ScriptSource};
@@ -23,6 +23,7 @@ pub const COMMANDS: &[Command] = &[
         .flags(EVAL_FLAGS)
         .acl(SCRIPTING)
         .numkeys(2, 1)
+        .lock(Lock::Handler)
         .key_flags(RW_KEYS)
         .doc(
             "scripting",
@@ -34,6 +35,7 @@ pub const COMMANDS: &[Command] = &[
         .flags(EVAL_FLAGS)
         .acl(SCRIPTING)
         .numkeys(2, 1)
+        .lock(Lock::Handler)
         .key_flags(RW_KEYS)
         .doc(
             "scripting",
@@ -45,6 +47,7 @@ pub const COMMANDS: &[Command] = &[
         .flags(flags::READONLY | EVAL_FLAGS)
         .acl(SCRIPTING)
         .numkeys(2, 1)
+        .lock(Lock::Handler)
         .key_flags(RO_KEYS)
         .doc(
             "scripting",
@@ -56,6 +59,7 @@ pub const COMMANDS: &[Command] = &[
         .flags(flags::READONLY | EVAL_FLAGS)
         .acl(SCRIPTING)
         .numkeys(2, 1)
+        .lock(Lock::Handler)
         .key_flags(RO_KEYS)
         .doc(
             "scripting",

@@ -12,7 +12,7 @@ use super::busy::RunningScript;
 use super::convert::{error_table_text, reply_to_lua};
 use crate::commands::table::{flags, Command, Lock};
 use crate::commands::{self, Ctx};
-use crate::keyspace::hash_key;
+use crate::keyspace::{hash_key, Locked};
 use crate::util::numbers::write_f64;
 use kvik_resp::{Protocol, ReplyWriter};
 use mlua::{Lua, MultiValue, Table, Value};
@@ -26,6 +26,8 @@ const OUT_OF_ORDER_PATIENCE: Duration = Duration::from_millis(200);
 /// The script's side of its commands.
 pub struct Caller<'x, 'c, 'a> {
     ctx: &'x mut Ctx<'c, 'a>,
+    /// The shards the script holds: its declared keys' and those it reached since.
+    keys: &'x mut Locked<'a>,
     read_only: bool,
     script: &'x RunningScript,
     bridge: &'x Table,
@@ -34,12 +36,14 @@ pub struct Caller<'x, 'c, 'a> {
 impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
     pub fn new(
         ctx: &'x mut Ctx<'c, 'a>,
+        keys: &'x mut Locked<'a>,
         read_only: bool,
         script: &'x RunningScript,
         bridge: &'x Table,
     ) -> Self {
         Caller {
             ctx,
+            keys,
             read_only,
             script,
             bridge,
@@ -85,13 +89,14 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
             return Err("ERR Write commands are not allowed from read-only scripts.".into());
         }
         // A SELECT earlier in the script moved it to another database.
-        self.ctx.keys.db = self.ctx.client.db;
+        self.keys.db = self.ctx.client.db;
         self.lock_keys_of(cmd, argv)?;
         let ctx = &mut *self.ctx;
-        let now = ctx.keys.now_ms;
-        ctx.keys.begin_command(now);
-        let ran =
-            commands::run_locked(server, ctx.stats, ctx.client, reply, argv, cmd_id, ctx.keys);
+        let now = self.keys.now_ms;
+        self.keys.begin_command(now);
+        let ran = commands::run_locked(
+            server, ctx.stats, ctx.client, reply, argv, cmd_id, self.keys,
+        );
         commands::count_call(server, ctx.stats, cmd_id, ran.elapsed, ran.result.is_err());
         if ran.changes > 0 {
             self.script.wrote.store(true, Ordering::Release);
@@ -101,7 +106,7 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
 
     /// Makes sure the script holds the shards `cmd` needs.
     fn lock_keys_of(&mut self, cmd: &Command, argv: &[&[u8]]) -> Result<(), String> {
-        let keys = &mut *self.ctx.keys;
+        let keys = &mut *self.keys;
         let ks = keys.keyspace();
         let db = self.ctx.client.db;
         let ids: Vec<usize> = match cmd.lock {

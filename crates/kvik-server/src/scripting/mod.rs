@@ -8,10 +8,10 @@
 //! so error texts read as Redis's. SCRIPT FLUSH and changes to the libraries bump an
 //! epoch; a thread whose state is older rebuilds what it holds before its next run.
 //!
-//! A script runs on the thread that received it, under the shard locks of the keys it
-//! declared, which `call` took before EVAL's handler ran; [`call`] runs each
-//! `redis.call` through [`crate::commands::run_locked`] and takes the shard of an
-//! undeclared key on demand. [`busy`] tracks running scripts for BUSY and KILL.
+//! A script runs on the thread that received it, holding the shard locks of the keys
+//! it declared for its whole run (EVAL and FCALL lock for themselves); [`call`] runs
+//! each `redis.call` through [`crate::commands::run_locked`] and takes the shard of
+//! an undeclared key on demand. [`busy`] tracks running scripts for BUSY and KILL.
 
 pub mod busy;
 mod call;
@@ -24,6 +24,7 @@ pub use sandbox::load_libraries;
 
 use crate::commands::table::{flags, Command};
 use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::keyspace::Locked;
 use busy::{Monitor, RunningScript, ScriptKind};
 use mlua::{Function, Value};
 use parking_lot::RwLock;
@@ -370,22 +371,16 @@ fn run(
     let sandbox = &state.sandbox;
     let lua = &sandbox.lua;
     let lua_err = |e: mlua::Error| CmdError::from(format!("ERR {}", lua_error_text(&e)));
-    let keys_table = lua
-        .create_sequence_from(
-            keys.iter()
-                .map(|k| lua.create_string(k))
-                .collect::<mlua::Result<Vec<_>>>()
-                .map_err(lua_err)?,
-        )
-        .map_err(lua_err)?;
-    let argv_table = lua
-        .create_sequence_from(
-            argv.iter()
-                .map(|a| lua.create_string(a))
-                .collect::<mlua::Result<Vec<_>>>()
-                .map_err(lua_err)?,
-        )
-        .map_err(lua_err)?;
+    let keys_table = strings_table(lua, keys).map_err(lua_err)?;
+    let argv_table = strings_table(lua, argv).map_err(lua_err)?;
+    sandbox.bridge.raw_set("resp", 2).map_err(lua_err)?;
+    let saved_db = ctx.client.db;
+    // The script takes its own locks, starting with its declared keys' shards, so that
+    // once it has released them every key it wrote (declared or not, in any database)
+    // can be served to blocked clients: `call` does that for commands locking this way.
+    let mut locked = Locked::keys(ctx.key_env(), saved_db, ctx.keys.now_ms, keys);
+    locked.touch = ctx.keys.touch;
+    // It counts as running (for BUSY and KILL) once it holds its keys.
     let guard = ctx.server.scripting.running.enter(RunningScript {
         kind: spec.kind,
         started: Instant::now(),
@@ -395,11 +390,15 @@ fn run(
         wrote: AtomicBool::new(false),
     });
     lua.set_app_data(guard.script.clone());
-    sandbox.bridge.raw_set("resp", 2).map_err(lua_err)?;
-    let saved_db = ctx.client.db;
     let saved_deny = std::mem::replace(&mut ctx.client.deny_blocking, true);
     let outcome = {
-        let mut caller = call::Caller::new(ctx, spec.read_only, &guard.script, &sandbox.bridge);
+        let mut caller = call::Caller::new(
+            ctx,
+            &mut locked,
+            spec.read_only,
+            &guard.script,
+            &sandbox.bridge,
+        );
         lua.scope(|scope| {
             let dispatch = scope
                 .create_function_mut(|lua, args: mlua::MultiValue| caller.dispatch(lua, args))?;
@@ -418,12 +417,13 @@ fn run(
     };
     lua.remove_app_data::<Arc<RunningScript>>();
     ctx.client.db = saved_db;
-    ctx.keys.db = saved_db;
     ctx.client.deny_blocking = saved_deny;
-    if ctx.keys.dirty() > 0 {
+    if locked.dirty() > 0 {
         // The commands the script ran were propagated one by one.
         ctx.propagated = true;
+        ctx.extra_dirty += locked.dirty();
     }
+    drop(locked);
     match outcome {
         Ok((true, value)) => {
             let resp: u8 = sandbox.bridge.raw_get("resp").unwrap_or(2);
@@ -438,6 +438,15 @@ fn run(
         }
         Err(e) => Err(format!("ERR {}", lua_error_text(&e)).into()),
     }
+}
+
+/// A Lua array of byte strings (KEYS, ARGV).
+fn strings_table(lua: &mlua::Lua, items: &[&[u8]]) -> mlua::Result<mlua::Table> {
+    let table = lua.create_table_with_capacity(items.len(), 0)?;
+    for (i, item) in items.iter().enumerate() {
+        table.raw_set(i + 1, lua.create_string(item)?)?;
+    }
+    Ok(table)
 }
 
 /// `<error> script: <name>, on <source>:<line>.` from the error handler's table
