@@ -51,11 +51,11 @@ pub mod flags {
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
         (MAY_REPLICATE, "may_replicate"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (PROTECTED, "protected"),
         (NO_MULTI, "no_multi"),
         (MOVABLE_KEYS, "movablekeys"),
         (ALLOW_BUSY, "allow_busy"),
-        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
-        (PROTECTED, "protected"),
     ];
 }
 
