@@ -22,6 +22,11 @@ pub struct KeyEnv<'a> {
     pub keyspace: &'a Keyspace,
     pub effects: &'a EffectLog,
     pub stats: &'a ThreadStats,
+    /// When set, taking the locks waits for a busy shard in short slices and gives up
+    /// (see [`Locked::gave_up`]) as soon as this says so: while a script runs past
+    /// busy-reply-threshold, a command that meets one of its shards answers BUSY
+    /// instead of sitting on the mutex. Only the `Locked` built from this env uses it.
+    pub wait_gate: Option<&'a dyn Fn() -> bool>,
 }
 
 pub struct Locked<'a> {
@@ -39,6 +44,8 @@ pub struct Locked<'a> {
     dirty: u64,
     /// Largest MVCC timestamp given out, for the effects of the command.
     last_ts: u64,
+    /// The wait gate said stop before every shard was had; nothing is held.
+    gave_up: bool,
 }
 
 impl<'a> Locked<'a> {
@@ -47,22 +54,56 @@ impl<'a> Locked<'a> {
         ids.dedup();
         let ks = env.keyspace;
         let bits = ks.shards_per_db().trailing_zeros();
-        let guards = ids
-            .into_iter()
-            .map(|id| {
-                let (d, s) = (id >> bits, id & (ks.shards_per_db() - 1));
-                (id, ks.shard(d, s).lock())
-            })
-            .collect();
+        let mut guards = SmallVec::with_capacity(ids.len());
+        let mut gave_up = false;
+        for id in ids {
+            let shard = ks.shard(id >> bits, id & (ks.shards_per_db() - 1));
+            match env.wait_gate {
+                None => guards.push((id, shard.lock())),
+                Some(gate) => match Self::lock_unless(shard, gate) {
+                    Some(guard) => guards.push((id, guard)),
+                    None => {
+                        guards.clear();
+                        gave_up = true;
+                        break;
+                    }
+                },
+            }
+        }
         Locked {
-            env,
+            env: KeyEnv {
+                wait_gate: None,
+                ..env
+            },
             db,
             now_ms,
             touch: true,
             guards,
             dirty: 0,
             last_ts: 0,
+            gave_up,
         }
+    }
+
+    /// Waits for a shard in short slices until it is had or `gate` says stop.
+    fn lock_unless(
+        shard: &'a parking_lot::Mutex<ShardData>,
+        gate: &dyn Fn() -> bool,
+    ) -> Option<MutexGuard<'a, ShardData>> {
+        loop {
+            if let Some(guard) = shard.try_lock_for(std::time::Duration::from_millis(2)) {
+                return Some(guard);
+            }
+            if gate() {
+                return None;
+            }
+        }
+    }
+
+    /// The locks were not taken: the wait gate stopped the wait (see
+    /// [`KeyEnv::wait_gate`]).
+    pub fn gave_up(&self) -> bool {
+        self.gave_up
     }
 
     /// Lock nothing (commands that do not touch keys).
