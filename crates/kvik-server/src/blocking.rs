@@ -329,6 +329,7 @@ fn serve_one(
         keyspace: &server.keyspace,
         effects: &server.effects,
         stats,
+        wait_gate: None,
     };
     let also = waiter.action.also_writes();
     let lock_keys: smallvec::SmallVec<[&[u8]; 2]> = std::iter::once(key).chain(also).collect();

@@ -210,17 +210,23 @@ fn execute(
 ) {
     let cmd: &'static Command = server.commands.get(id);
     client.last_command = cmd.name;
-    // While a script runs past busy-reply-threshold, answer before taking any lock.
-    let threshold = || crate::scripting::busy_threshold(server);
-    if let Err(e) = server.scripting.busy_gate(threshold, cmd) {
-        stats.add(&stats.per_command[id].rejected_calls, 1);
-        write_error(server, stats, out, &e.0);
-        return;
+    // While a script runs past busy-reply-threshold, answer BUSY before taking any
+    // lock, or while waiting for one (the script may hold it).
+    let scripts = &server.scripting;
+    let busy = || scripts.busy_gate(|| crate::scripting::busy_threshold(server), cmd);
+    let refusal = std::cell::Cell::new(None);
+    let gave_up_waiting = || busy().map_err(|e| refusal.set(Some(e))).is_err();
+    if let Err(e) = busy() {
+        return refuse(server, stats, out, id, &e);
     }
     let env = KeyEnv {
         keyspace: &server.keyspace,
         effects: &server.effects,
         stats,
+        wait_gate: scripts
+            .running
+            .any()
+            .then_some(&gave_up_waiting as &dyn Fn() -> bool),
     };
     let db = client.db;
     let mut keys: smallvec::SmallVec<[&[u8]; 4]> = smallvec::SmallVec::new();
@@ -239,6 +245,10 @@ fn execute(
         }
         Lock::Handler => Locked::none(env, db, now),
     };
+    if locked.gave_up() {
+        let e = refusal.take().expect("the gate gives up with a refusal");
+        return refuse(server, stats, out, id, &e);
+    }
     locked.touch = !client.no_touch;
     let ran = run_locked(server, stats, client, out, args, id, &mut locked);
     drop(locked);
@@ -260,6 +270,12 @@ fn execute(
     if let Err(e) = ran.result {
         write_error(server, stats, out, &e.0);
     }
+}
+
+/// Answer a command with an error without running it (BUSY).
+fn refuse(server: &Server, stats: &ThreadStats, out: &mut ReplyWriter, id: usize, e: &CmdError) {
+    stats.add(&stats.per_command[id].rejected_calls, 1);
+    write_error(server, stats, out, &e.0);
 }
 
 /// What running one command against held shards produced.
