@@ -393,9 +393,46 @@ fn a_push_from_a_script_wakes_a_blocked_client() {
     thread::sleep(Duration::from_millis(200));
     let mut c = kvik.conn();
     // `queue` is not declared: the script reaches it on demand.
-    assert_eq!(text(&c.cmd(&["EVAL", "return redis.call('RPUSH', 'queue', 'job')", "0"])), ":1\r\n");
-    assert_eq!(text(&waiter.read_reply()), "*2\r\n$5\r\nqueue\r\n$3\r\njob\r\n");
+    assert_eq!(
+        text(&c.cmd(&["EVAL", "return redis.call('RPUSH', 'queue', 'job')", "0"])),
+        ":1\r\n"
+    );
+    assert_eq!(
+        text(&waiter.read_reply()),
+        "*2\r\n$5\r\nqueue\r\n$3\r\njob\r\n"
+    );
     // Inside a script a blocking command is refused rather than waiting.
     let reply = text(&c.cmd(&["EVAL", "return redis.pcall('BLPOP', 'queue', 0)", "0"]));
-    assert_eq!(reply, "-ERR This Redis command is not allowed from script\r\n");
+    assert_eq!(
+        reply,
+        "-ERR This Redis command is not allowed from script\r\n"
+    );
+}
+
+/// A command that was already waiting for a shard the script holds when the script
+/// crossed the threshold answers BUSY instead of waiting for the script to end.
+#[test]
+fn a_command_waiting_on_a_busy_scripts_key_answers_busy() {
+    let server = TestServer::start(&["--server-threads", "4", "--busy-reply-threshold", "500"]);
+    let addr = server.addr();
+    let mut looping = server.raw();
+    looping.send_cmd(&["EVAL", "while true do end", "1", "held"]);
+    thread::sleep(Duration::from_millis(100));
+    // Before the threshold: this waits for the script's shard.
+    let started = Instant::now();
+    let reply = loop {
+        if let Some(r) = reply_within(&addr, &["GET", "held"], Duration::from_secs(5)) {
+            break r;
+        }
+    };
+    assert_eq!(reply, BUSY);
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        reply_within(&addr, &["SCRIPT", "KILL"], Duration::from_secs(5)).as_deref(),
+        Some("+OK\r\n")
+    );
 }
