@@ -23,10 +23,15 @@ pub struct KeyEnv<'a> {
     pub effects: &'a EffectLog,
     pub stats: &'a ThreadStats,
     /// When set, taking the locks waits for a busy shard in short slices and gives up
-    /// (see [`Locked::gave_up`]) as soon as this says so: while a script runs past
+    /// (see [`Locked::gave_up`]) as soon as the gate says so: while a script runs past
     /// busy-reply-threshold, a command that meets one of its shards answers BUSY
     /// instead of sitting on the mutex. Only the `Locked` built from this env uses it.
-    pub wait_gate: Option<&'a dyn Fn() -> bool>,
+    pub wait_gate: Option<&'a dyn WaitGate>,
+}
+
+/// Decides when a lock wait should stop (see [`KeyEnv::wait_gate`]).
+pub trait WaitGate {
+    fn give_up(&self) -> bool;
 }
 
 pub struct Locked<'a> {
@@ -88,13 +93,13 @@ impl<'a> Locked<'a> {
     /// Waits for a shard in short slices until it is had or `gate` says stop.
     fn lock_unless(
         shard: &'a parking_lot::Mutex<ShardData>,
-        gate: &dyn Fn() -> bool,
+        gate: &dyn WaitGate,
     ) -> Option<MutexGuard<'a, ShardData>> {
         loop {
             if let Some(guard) = shard.try_lock_for(std::time::Duration::from_millis(2)) {
                 return Some(guard);
             }
-            if gate() {
+            if gate.give_up() {
                 return None;
             }
         }

@@ -15,7 +15,7 @@ mod locked;
 mod shard;
 
 pub use entry::{Entry, EntryBox, EntryData};
-pub use locked::{KeyEnv, Locked};
+pub use locked::{KeyEnv, Locked, WaitGate};
 pub use shard::ShardData;
 
 use parking_lot::Mutex;
