@@ -31,7 +31,7 @@ pub mod zsets;
 
 use crate::blocking::{self, Written};
 use crate::client::{ClientState, ReplyMode};
-use crate::keyspace::{KeyEnv, Locked};
+use crate::keyspace::{KeyEnv, Locked, WaitGate};
 use crate::server::Server;
 use crate::stats::ThreadStats;
 use kvik_resp::ReplyWriter;
@@ -213,20 +213,15 @@ fn execute(
     // While a script runs past busy-reply-threshold, answer BUSY before taking any
     // lock, or while waiting for one (the script may hold it).
     let scripts = &server.scripting;
-    let busy = || scripts.busy_gate(|| crate::scripting::busy_threshold(server), cmd);
-    let refusal = std::cell::Cell::new(None);
-    let gave_up_waiting = || busy().map_err(|e| refusal.set(Some(e))).is_err();
-    if let Err(e) = busy() {
+    if let Err(e) = scripts.busy_gate(cmd) {
         return refuse(server, stats, out, id, &e);
     }
+    let gated = scripts.running.any() && !cmd.has(table::flags::ALLOW_BUSY);
     let env = KeyEnv {
         keyspace: &server.keyspace,
         effects: &server.effects,
         stats,
-        wait_gate: scripts
-            .running
-            .any()
-            .then_some(&gave_up_waiting as &dyn Fn() -> bool),
+        wait_gate: gated.then_some(scripts as &dyn WaitGate),
     };
     let db = client.db;
     let mut keys: smallvec::SmallVec<[&[u8]; 4]> = smallvec::SmallVec::new();
@@ -246,8 +241,7 @@ fn execute(
         Lock::Handler => Locked::none(env, db, now),
     };
     if locked.gave_up() {
-        let e = refusal.take().expect("the gate gives up with a refusal");
-        return refuse(server, stats, out, id, &e);
+        return refuse(server, stats, out, id, &scripts.busy_reply());
     }
     locked.touch = !client.no_touch;
     let ran = run_locked(server, stats, client, out, args, id, &mut locked);
