@@ -191,8 +191,8 @@ pub fn flush_mode(args: &[&[u8]], error: &'static str) -> CmdResult {
 
 /// SCRIPT KILL / FUNCTION KILL.
 pub fn kill_running(ctx: &mut Ctx, kind: ScriptKind) -> CmdResult {
-    let threshold = scripting::busy_threshold(ctx.server);
-    match ctx.server.scripting.running.kill(kind, threshold) {
+    let scripting = &ctx.server.scripting;
+    match scripting.running.kill(kind, scripting.threshold()) {
         KillOutcome::Killed => {
             ctx.out.ok();
             Ok(())

@@ -24,7 +24,7 @@ pub use sandbox::load_libraries;
 
 use crate::commands::table::{flags, Command};
 use crate::commands::{CmdError, CmdResult, Ctx};
-use crate::keyspace::Locked;
+use crate::keyspace::{KeyEnv, Locked, WaitGate};
 use busy::{Monitor, RunningScript, ScriptKind};
 use mlua::{Function, Value};
 use parking_lot::RwLock;
@@ -93,6 +93,9 @@ pub struct Scripting {
     scripts_epoch: AtomicU64,
     pub libraries: functions::Libraries,
     pub running: Monitor,
+    /// `busy-reply-threshold` in ms, read from the configuration as each script
+    /// starts (so the per-command check never touches the configuration lock).
+    threshold_ms: AtomicU64,
 }
 
 impl Default for Scripting {
@@ -104,6 +107,7 @@ impl Default for Scripting {
             scripts_epoch: AtomicU64::new(0),
             libraries: functions::Libraries::default(),
             running: Monitor::default(),
+            threshold_ms: AtomicU64::new(5000),
         }
     }
 }
@@ -142,20 +146,35 @@ impl Scripting {
     }
 
     /// The BUSY reply for `cmd` while a script has run past the threshold.
-    pub fn busy_gate(&self, threshold: impl FnOnce() -> Duration, cmd: &Command) -> CmdResult {
+    pub fn busy_gate(&self, cmd: &Command) -> CmdResult {
         if cmd.has(flags::ALLOW_BUSY) || !self.running.any() {
             return Ok(());
         }
-        match self.running.busy(threshold()) {
+        match self.running.busy(self.threshold()) {
             Some(s) => Err(busy_text(s.kind).into()),
             None => Ok(()),
         }
     }
+
+    /// The BUSY reply for the script running now (a plain script's if it just ended).
+    pub fn busy_reply(&self) -> CmdError {
+        let kind = self
+            .running
+            .busy(self.threshold())
+            .map_or(ScriptKind::Eval, |s| s.kind);
+        busy_text(kind).into()
+    }
+
+    /// `busy-reply-threshold`, as read when the latest script started.
+    pub fn threshold(&self) -> Duration {
+        Duration::from_millis(self.threshold_ms.load(Ordering::Relaxed))
+    }
 }
 
-/// The script-busy threshold from the configuration.
-pub fn busy_threshold(server: &crate::server::Server) -> Duration {
-    Duration::from_millis(server.config.read().busy_reply_threshold)
+impl WaitGate for Scripting {
+    fn give_up(&self) -> bool {
+        self.running.busy(self.threshold()).is_some()
+    }
 }
 
 /// One thread's Lua state and what it compiled into it.
@@ -378,7 +397,10 @@ fn run(
     // The script takes its own locks, starting with its declared keys' shards, so that
     // once it has released them every key it wrote (declared or not, in any database)
     // can be served to blocked clients: `call` does that for commands locking this way.
-    let mut locked = Locked::keys(ctx.key_env(), saved_db, ctx.keys.now_ms, keys);
+    let engine = &ctx.server.scripting;
+    let threshold = ctx.server.config.read().busy_reply_threshold;
+    engine.threshold_ms.store(threshold, Ordering::Relaxed);
+    let mut locked = lock_declared_keys(ctx, keys)?;
     locked.touch = ctx.keys.touch;
     // It counts as running (for BUSY and KILL) once it holds its keys.
     let guard = ctx.server.scripting.running.enter(RunningScript {
@@ -438,6 +460,24 @@ fn run(
         }
         Err(e) => Err(format!("ERR {}", lua_error_text(&e)).into()),
     }
+}
+
+/// Locks a script's declared keys. While another script runs, the wait may end in
+/// BUSY, as for any command (see `KeyEnv::wait_gate`).
+fn lock_declared_keys<'a>(ctx: &Ctx<'_, 'a>, keys: &[&[u8]]) -> Result<Locked<'a>, CmdError> {
+    let scripting = &ctx.server.scripting;
+    let env = KeyEnv {
+        wait_gate: scripting
+            .running
+            .any()
+            .then_some(scripting as &dyn WaitGate),
+        ..ctx.key_env()
+    };
+    let locked = Locked::keys(env, ctx.client.db, ctx.keys.now_ms, keys);
+    if locked.gave_up() {
+        return Err(scripting.busy_reply());
+    }
+    Ok(locked)
 }
 
 /// A Lua array of byte strings (KEYS, ARGV).
