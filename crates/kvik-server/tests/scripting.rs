@@ -436,3 +436,12 @@ fn a_command_waiting_on_a_busy_scripts_key_answers_busy() {
         Some("+OK\r\n")
     );
 }
+
+#[test]
+fn a_table_holding_itself_ends_in_an_error_not_a_crash() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    let reply = c.cmd(&["EVAL", "local t = {} t[1] = t return t", "0"]);
+    assert!(text(&reply).ends_with("*1\r\n-ERR reached lua stack limit\r\n"));
+    assert_eq!(text(&c.cmd(&["PING"])), "+PONG\r\n");
+}

@@ -163,9 +163,22 @@ fn line_end(buf: &[u8], from: usize) -> usize {
         .map_or(buf.len(), |p| from + p)
 }
 
+/// How deep a returned table may nest. Redis stops where its Lua stack ends (a table
+/// holding itself is the usual way there); kvik stops earlier, at a depth no real
+/// reply reaches, with the same error in place of the rest.
+const MAX_REPLY_DEPTH: usize = 1000;
+
 /// Writes a script's return value as the client's reply. `script_resp` is the
 /// protocol the script chose (`redis.setresp`): with 3, booleans are booleans.
 pub fn lua_to_reply(value: &Value, out: &mut ReplyWriter, script_resp: u8) {
+    write_value(value, out, script_resp, 0);
+}
+
+fn write_value(value: &Value, out: &mut ReplyWriter, script_resp: u8, depth: usize) {
+    if depth > MAX_REPLY_DEPTH {
+        out.error("ERR reached lua stack limit");
+        return;
+    }
     match value {
         Value::String(s) => out.bulk(&s.as_bytes()),
         Value::Boolean(b) if script_resp == 3 => out.boolean(*b),
@@ -173,7 +186,7 @@ pub fn lua_to_reply(value: &Value, out: &mut ReplyWriter, script_resp: u8) {
         Value::Boolean(false) => out.null(),
         Value::Integer(n) => out.int(*n),
         Value::Number(n) => out.int(*n as i64),
-        Value::Table(t) => table_to_reply(t, out, script_resp),
+        Value::Table(t) => table_to_reply(t, out, script_resp, depth),
         _ => out.null(),
     }
 }
@@ -198,7 +211,7 @@ fn one_line(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).replace(['\r', '\n'], " ")
 }
 
-fn table_to_reply(t: &Table, out: &mut ReplyWriter, script_resp: u8) {
+fn table_to_reply(t: &Table, out: &mut ReplyWriter, script_resp: u8, depth: usize) {
     if let Some(err) = string_field(t, "err") {
         out.error(&one_line(&err));
     } else if let Some(ok) = string_field(t, "ok") {
@@ -219,8 +232,8 @@ fn table_to_reply(t: &Table, out: &mut ReplyWriter, script_resp: u8) {
         let pairs: Vec<(Value, Value)> = map.pairs().filter_map(Result::ok).collect();
         out.map(pairs.len());
         for (k, v) in &pairs {
-            lua_to_reply(k, out, script_resp);
-            lua_to_reply(v, out, script_resp);
+            write_value(k, out, script_resp, depth + 1);
+            write_value(v, out, script_resp, depth + 1);
         }
     } else if let Ok(Value::Table(set)) = t.raw_get::<Value>("set") {
         let members: Vec<Value> = set
@@ -230,7 +243,7 @@ fn table_to_reply(t: &Table, out: &mut ReplyWriter, script_resp: u8) {
             .collect();
         out.set(members.len());
         for m in &members {
-            lua_to_reply(m, out, script_resp);
+            write_value(m, out, script_resp, depth + 1);
         }
     } else if let Ok(Value::Table(v)) = t.raw_get::<Value>("verbatim_string") {
         let format = string_field(&v, "format").unwrap_or_default();
@@ -251,7 +264,7 @@ fn table_to_reply(t: &Table, out: &mut ReplyWriter, script_resp: u8) {
         }
         out.array(items.len());
         for v in &items {
-            lua_to_reply(v, out, script_resp);
+            write_value(v, out, script_resp, depth + 1);
         }
     }
 }
