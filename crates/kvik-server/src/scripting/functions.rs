@@ -8,7 +8,9 @@
 //! code again in its own Lua state to get callable functions.
 
 use super::busy::ScriptKind;
-use super::{lua_error_text, run, with_state, RunSpec, ScriptFlags, Scripting, ThreadState};
+use super::run::{run, RunSpec};
+use super::state::{lua_error_text, with_state, ThreadState};
+use super::{ScriptFlags, Scripting};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use mlua::{Function, Table, Value};
 use parking_lot::RwLock;
