@@ -16,8 +16,9 @@ pub(super) struct ThreadState {
     owner: u64,
     scripts_epoch: u64,
     pub sandbox: Sandbox,
-    /// Compiled scripts by SHA1.
-    compiled: HashMap<String, Function>,
+    /// Compiled scripts by SHA1, with their flags: a hit needs no shared lock (a
+    /// flush renews the whole state).
+    compiled: HashMap<String, (Function, ScriptFlags)>,
     pub functions: functions::Loaded,
 }
 
@@ -121,10 +122,10 @@ pub(super) fn compiled(
     sha: &str,
     body: Option<&[u8]>,
 ) -> Result<(Function, ScriptFlags), CmdError> {
-    let cached = engine.cached(sha);
-    if let (Some(f), Some(script)) = (state.compiled.get(sha), &cached) {
-        return Ok((f.clone(), script.flags));
+    if let Some(hit) = state.compiled.get(sha) {
+        return Ok(hit.clone());
     }
+    let cached = engine.cached(sha);
     let body = match (body, &cached) {
         (Some(b), _) => b.to_vec(),
         (None, Some(script)) => script.body.clone(),
@@ -145,7 +146,7 @@ pub(super) fn compiled(
                 lua_error_text(&e)
             ))
         })?;
-    state.compiled.insert(sha.to_string(), f.clone());
+    state.compiled.insert(sha.to_string(), (f.clone(), flags));
     if cached.is_none() {
         engine
             .scripts
