@@ -185,7 +185,7 @@ fn write_value(value: &Value, out: &mut ReplyWriter, script_resp: u8, depth: usi
         Value::Boolean(true) => out.int(1),
         Value::Boolean(false) => out.null(),
         Value::Integer(n) => out.int(*n),
-        Value::Number(n) => out.int(*n as i64),
+        Value::Number(n) => out.int(truncate_like_c(*n)),
         Value::Table(t) => table_to_reply(t, out, script_resp, depth),
         _ => out.null(),
     }
@@ -195,6 +195,17 @@ fn string_field(t: &Table, name: &str) -> Option<Vec<u8>> {
     match t.raw_get::<Value>(name).ok()? {
         Value::String(s) => Some(s.as_bytes().to_vec()),
         _ => None,
+    }
+}
+
+/// A double cut to an integer as C's cast does on x86-64 (Redis's conversion): NaN and
+/// values outside the range become `i64::MIN`.
+fn truncate_like_c(d: f64) -> i64 {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    if d.is_nan() || d >= LIMIT || d < -LIMIT {
+        i64::MIN
+    } else {
+        d as i64
     }
 }
 
