@@ -186,6 +186,11 @@ impl<'a> Locked<'a> {
         Ok(())
     }
 
+    /// Holds no shard (a command that locks for itself, run outside a transaction).
+    pub fn holds_none(&self) -> bool {
+        self.guards.is_empty()
+    }
+
     pub fn env(&self) -> KeyEnv<'a> {
         self.env
     }
