@@ -26,8 +26,10 @@ const OUT_OF_ORDER_PATIENCE: Duration = Duration::from_millis(200);
 /// The script's side of its commands.
 pub struct Caller<'x, 'c, 'a> {
     ctx: &'x mut Ctx<'c, 'a>,
-    /// The shards the script holds: its declared keys' and those it reached since.
-    keys: &'x mut Locked<'a>,
+    /// The shards the script holds (its declared keys' and those it reached since)
+    /// when it locked for itself; `None` inside a transaction, whose shards (in
+    /// `ctx.keys`) it extends instead.
+    own: Option<&'x mut Locked<'a>>,
     read_only: bool,
     script: &'x RunningScript,
     bridge: &'x Table,
@@ -36,14 +38,14 @@ pub struct Caller<'x, 'c, 'a> {
 impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
     pub fn new(
         ctx: &'x mut Ctx<'c, 'a>,
-        keys: &'x mut Locked<'a>,
+        own: Option<&'x mut Locked<'a>>,
         read_only: bool,
         script: &'x RunningScript,
         bridge: &'x Table,
     ) -> Self {
         Caller {
             ctx,
-            keys,
+            own,
             read_only,
             script,
             bridge,
@@ -88,54 +90,68 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
         if cmd.has(flags::WRITE) && self.read_only {
             return Err("ERR Write commands are not allowed from read-only scripts.".into());
         }
-        // A SELECT earlier in the script moved it to another database.
-        self.keys.db = self.ctx.client.db;
-        self.lock_keys_of(cmd, argv)?;
         let ctx = &mut *self.ctx;
-        let now = self.keys.now_ms;
-        self.keys.begin_command(now);
-        let ran = commands::run_locked(
-            server, ctx.stats, ctx.client, reply, argv, cmd_id, self.keys,
-        );
+        let keys: &mut Locked<'a> = match &mut self.own {
+            Some(own) => own,
+            None => ctx.keys,
+        };
+        // A SELECT earlier in the script moved it to another database.
+        keys.db = ctx.client.db;
+        lock_keys_of(keys, cmd, argv)?;
+        let now = keys.now_ms;
+        keys.begin_command(now);
+        let ran = commands::run_locked(server, ctx.stats, ctx.client, reply, argv, cmd_id, keys);
         commands::count_call(server, ctx.stats, cmd_id, ran.elapsed, ran.result.is_err());
         if ran.changes > 0 {
             self.script.wrote.store(true, Ordering::Release);
         }
         ran.result.map_err(|e| e.0.into_owned())
     }
+}
 
-    /// Makes sure the script holds the shards `cmd` needs.
-    fn lock_keys_of(&mut self, cmd: &Command, argv: &[&[u8]]) -> Result<(), String> {
-        let keys = &mut *self.keys;
-        let ks = keys.keyspace();
-        let db = self.ctx.client.db;
-        let ids: Vec<usize> = match cmd.lock {
-            Lock::Keys => cmd
-                .keys
-                .key_positions(argv)
-                .unwrap_or_default()
-                .iter()
-                .map(|&i| ks.global_id(db, ks.shard_of(hash_key(argv[i]))))
-                .collect(),
-            Lock::Db => (0..ks.shards_per_db())
-                .map(|s| ks.global_id(db, s))
-                .collect(),
-            Lock::AllDbs => (0..ks.databases())
-                .flat_map(|d| (0..ks.shards_per_db()).map(move |s| ks.global_id(d, s)))
-                .collect(),
-            Lock::Handler => {
-                return Err(format!(
-                    "ERR '{}' cannot be called from a script in this version",
-                    cmd.name
-                ))
-            }
-        };
-        keys.acquire(&ids, OUT_OF_ORDER_PATIENCE).map_err(|_| {
-            "ERR a key the script did not declare is locked by another client; \
-             declare every key the script uses in KEYS"
-                .to_string()
-        })
-    }
+/// Makes sure the script holds the shards `cmd` needs (in `keys.db`).
+fn lock_keys_of(keys: &mut Locked, cmd: &Command, argv: &[&[u8]]) -> Result<(), String> {
+    let ks = keys.keyspace();
+    let db = keys.db;
+    let ids: Vec<usize> = match cmd.lock {
+        Lock::Keys => {
+            let positions = cmd.keys.key_positions(argv).unwrap_or_default();
+            let named: Vec<&[u8]> = positions.iter().map(|&i| argv[i]).collect();
+            return acquire_keys(keys, &named);
+        }
+        Lock::Db => (0..ks.shards_per_db())
+            .map(|s| ks.global_id(db, s))
+            .collect(),
+        Lock::AllDbs => (0..ks.databases())
+            .flat_map(|d| (0..ks.shards_per_db()).map(move |s| ks.global_id(d, s)))
+            .collect(),
+        Lock::Handler => {
+            return Err(format!(
+                "ERR '{}' cannot be called from a script in this version",
+                cmd.name
+            ))
+        }
+    };
+    acquire(keys, &ids)
+}
+
+/// Takes the shards of `names` (in `keys.db`) that `keys` does not hold yet.
+pub fn acquire_keys(keys: &mut Locked, names: &[&[u8]]) -> Result<(), String> {
+    let ks = keys.keyspace();
+    let db = keys.db;
+    let ids: Vec<usize> = names
+        .iter()
+        .map(|k| ks.global_id(db, ks.shard_of(hash_key(k))))
+        .collect();
+    acquire(keys, &ids)
+}
+
+fn acquire(keys: &mut Locked, ids: &[usize]) -> Result<(), String> {
+    keys.acquire(ids, OUT_OF_ORDER_PATIENCE).map_err(|_| {
+        "ERR a key the script did not declare is locked by another client; \
+         declare every key the script uses in KEYS"
+            .to_string()
+    })
 }
 
 /// Finds the command (or subcommand) a script named and checks its arity, with the

@@ -166,6 +166,11 @@ impl Scripting {
         busy_text(kind).into()
     }
 
+    /// Keep `busy-reply-threshold` (ms) for the checks made while a script runs.
+    fn note_threshold(&self, ms: u64) {
+        self.threshold_ms.store(ms, Ordering::Relaxed);
+    }
+
     /// `busy-reply-threshold`, as read when the latest script started.
     pub fn threshold(&self) -> Duration {
         Duration::from_millis(self.threshold_ms.load(Ordering::Relaxed))

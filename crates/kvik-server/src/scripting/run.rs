@@ -77,12 +77,20 @@ pub(super) fn run(
     // The script takes its own locks, starting with its declared keys' shards, so that
     // once it has released them every key it wrote (declared or not, in any database)
     // can be served to blocked clients: `call` does that for commands locking this way.
-    let engine = &ctx.server.scripting;
-    let threshold = ctx.server.config.read().busy_reply_threshold;
-    engine.threshold_ms.store(threshold, Ordering::Relaxed);
-    let mut locked = lock_declared_keys(ctx, keys)?;
-    locked.touch = ctx.keys.touch;
+    // Inside a transaction, which already holds shards, it extends those instead.
+    let in_transaction = !ctx.keys.holds_none();
+    let mut own = if in_transaction {
+        call::acquire_keys(ctx.keys, keys).map_err(CmdError::from)?;
+        None
+    } else {
+        let mut locked = lock_declared_keys(ctx, keys)?;
+        locked.touch = ctx.keys.touch;
+        Some(locked)
+    };
+    let dirty_before = ctx.keys.dirty();
     // It counts as running (for BUSY and KILL) once it holds its keys.
+    let threshold = ctx.server.config.read().busy_reply_threshold;
+    ctx.server.scripting.note_threshold(threshold);
     let guard = ctx.server.scripting.running.enter(RunningScript {
         kind: spec.kind,
         started: Instant::now(),
@@ -96,7 +104,7 @@ pub(super) fn run(
     let outcome = {
         let mut caller = call::Caller::new(
             ctx,
-            &mut locked,
+            own.as_mut(),
             spec.read_only,
             &guard.script,
             &sandbox.bridge,
@@ -120,12 +128,18 @@ pub(super) fn run(
     lua.remove_app_data::<Arc<RunningScript>>();
     ctx.client.db = saved_db;
     ctx.client.deny_blocking = saved_deny;
-    if locked.dirty() > 0 {
+    ctx.keys.db = saved_db;
+    let wrote = match own {
+        Some(locked) => {
+            ctx.extra_dirty += locked.dirty();
+            locked.dirty() > 0
+        }
+        None => ctx.keys.dirty() > dirty_before,
+    };
+    if wrote {
         // The commands the script ran were propagated one by one.
         ctx.propagated = true;
-        ctx.extra_dirty += locked.dirty();
     }
-    drop(locked);
     match outcome {
         Ok((true, value)) => {
             let resp: u8 = sandbox.bridge.raw_get("resp").unwrap_or(2);
