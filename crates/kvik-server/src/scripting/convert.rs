@@ -202,7 +202,7 @@ fn string_field(t: &Table, name: &str) -> Option<Vec<u8>> {
 /// values outside the range become `i64::MIN`.
 fn truncate_like_c(d: f64) -> i64 {
     const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
-    if d.is_nan() || d >= LIMIT || d < -LIMIT {
+    if !(-LIMIT..LIMIT).contains(&d) {
         i64::MIN
     } else {
         d as i64
