@@ -24,6 +24,7 @@ pub mod logging;
 pub mod net;
 pub mod notify;
 pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod stats;
 pub mod types;

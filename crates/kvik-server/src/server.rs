@@ -293,6 +293,8 @@ pub struct Server {
     errorstats: Mutex<BTreeMap<String, u64>>,
     pub workers: OnceLock<Vec<WorkerHandle>>,
     pub pause: Pause,
+    /// Script cache, function libraries and running scripts.
+    pub scripting: crate::scripting::Scripting,
     pub start_ms: u64,
     /// The replication id / run id (40 hex characters).
     pub run_id: String,
@@ -332,6 +334,7 @@ impl Server {
             errorstats: Mutex::new(BTreeMap::new()),
             workers: OnceLock::new(),
             pause: Pause::default(),
+            scripting: crate::scripting::Scripting::default(),
             start_ms: crate::hlc::unix_ms(),
             run_id,
             node_id,
@@ -394,6 +397,7 @@ impl Server {
             effects: &self.effects,
             stats,
             bus: self.bus(),
+            wait_gate: None,
         }
     }
 
@@ -411,6 +415,8 @@ impl Server {
     /// Ask every thread to stop; the main thread finishes the shutdown.
     pub fn request_shutdown(&self) {
         self.shutdown_requested.store(true, Ordering::Release);
+        // A script that never ends would keep its thread from ever stopping.
+        self.scripting.running.abort_all();
         self.broadcast(Message::Shutdown);
     }
 }

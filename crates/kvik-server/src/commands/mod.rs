@@ -16,6 +16,7 @@ pub mod client;
 pub mod config;
 pub mod connection;
 pub mod debug;
+pub mod functions;
 pub mod geo;
 pub mod hashes;
 pub mod hyperloglog;
@@ -24,6 +25,7 @@ pub mod introspection;
 pub mod keys;
 pub mod lists;
 pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod sets;
 pub mod sort;
@@ -34,7 +36,7 @@ pub mod zsets;
 
 use crate::blocking::{self, Written};
 use crate::client::{ClientState, ReplyMode};
-use crate::keyspace::{KeyEnv, Locked};
+use crate::keyspace::{KeyEnv, Locked, WaitGate};
 use crate::server::Server;
 use crate::stats::ThreadStats;
 use kvik_resp::ReplyWriter;
@@ -66,6 +68,8 @@ pub fn registry() -> Registry {
         introspection::COMMANDS,
         transactions::COMMANDS,
         debug::COMMANDS,
+        scripting::COMMANDS,
+        functions::COMMANDS,
     ])
 }
 
@@ -279,7 +283,17 @@ fn execute(
 ) {
     let cmd: &'static Command = server.commands.get(id);
     client.last_command = cmd.name;
-    let env = server.key_env(stats);
+    // While a script runs past busy-reply-threshold, answer BUSY before taking any
+    // lock, or while waiting for one (the script may hold it).
+    let scripts = &server.scripting;
+    if let Err(e) = scripts.busy_gate(cmd) {
+        return refuse(server, stats, out, id, &e);
+    }
+    let gated = scripts.running.any() && !cmd.has(table::flags::ALLOW_BUSY);
+    let env = KeyEnv {
+        wait_gate: gated.then_some(scripts as &dyn WaitGate),
+        ..server.key_env(stats)
+    };
     let db = client.db;
     let mut keys: smallvec::SmallVec<[&[u8]; 4]> = smallvec::SmallVec::new();
     let mut locked = match cmd.lock {
@@ -302,6 +316,9 @@ fn execute(
         }
         Lock::Handler => Locked::none(env, db, now),
     };
+    if locked.gave_up() {
+        return refuse(server, stats, out, id, &scripts.busy_reply());
+    }
     locked.touch = !client.no_touch;
     let ran = run_locked(server, stats, client, out, args, id, &mut locked);
     drop(locked);
@@ -368,6 +385,12 @@ pub fn plan_locks(
         }
     }
     db
+}
+
+/// Answer a command with an error without running it (BUSY).
+fn refuse(server: &Server, stats: &ThreadStats, out: &mut ReplyWriter, id: usize, e: &CmdError) {
+    stats.add(&stats.per_command[id].rejected_calls, 1);
+    write_error(server, stats, out, &e.0);
 }
 
 /// What running one command against held shards produced.

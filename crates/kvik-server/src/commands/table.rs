@@ -51,10 +51,10 @@ pub mod flags {
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
         (MAY_REPLICATE, "may_replicate"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
         (NO_MULTI, "no_multi"),
         (MOVABLE_KEYS, "movablekeys"),
         (ALLOW_BUSY, "allow_busy"),
-        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
         // PROTECTED is not reported: Redis 7.0's COMMAND INFO leaves it out.
     ];
 }

@@ -30,6 +30,16 @@ pub struct KeyEnv<'a> {
     pub stats: &'a ThreadStats,
     /// Where keyspace notifications go (`expired`, `new`, `keymiss` are raised here).
     pub bus: crate::pubsub::Bus<'a>,
+    /// When set, taking the locks waits for a busy shard in short slices and gives up
+    /// (see [`Locked::gave_up`]) as soon as the gate says so: while a script runs past
+    /// busy-reply-threshold, a command that meets one of its shards answers BUSY
+    /// instead of sitting on the mutex. Only the `Locked` built from this env uses it.
+    pub wait_gate: Option<&'a dyn WaitGate>,
+}
+
+/// Decides when a lock wait should stop (see [`KeyEnv::wait_gate`]).
+pub trait WaitGate {
+    fn give_up(&self) -> bool;
 }
 
 pub struct Locked<'a> {
@@ -49,6 +59,8 @@ pub struct Locked<'a> {
     last_ts: u64,
     /// The effects of an open effect group, held until it finishes.
     group: Option<Vec<GroupedEffect>>,
+    /// The wait gate said stop before every shard was had; nothing is held.
+    gave_up: bool,
 }
 
 impl<'a> Locked<'a> {
@@ -63,15 +75,27 @@ impl<'a> Locked<'a> {
         ids.dedup();
         let ks = env.keyspace;
         let bits = ks.shards_per_db().trailing_zeros();
-        let guards = ids
-            .into_iter()
-            .map(|id| {
-                let (d, s) = (id >> bits, id & (ks.shards_per_db() - 1));
-                (id, ks.shard(d, s).lock())
-            })
-            .collect();
+        let mut guards = SmallVec::with_capacity(ids.len());
+        let mut gave_up = false;
+        for id in ids {
+            let shard = ks.shard(id >> bits, id & (ks.shards_per_db() - 1));
+            match env.wait_gate {
+                None => guards.push((id, shard.lock())),
+                Some(gate) => match Self::lock_unless(shard, gate) {
+                    Some(guard) => guards.push((id, guard)),
+                    None => {
+                        guards.clear();
+                        gave_up = true;
+                        break;
+                    }
+                },
+            }
+        }
         Locked {
-            env,
+            env: KeyEnv {
+                wait_gate: None,
+                ..env
+            },
             db,
             now_ms,
             touch: true,
@@ -79,7 +103,29 @@ impl<'a> Locked<'a> {
             dirty: 0,
             last_ts: 0,
             group: None,
+            gave_up,
         }
+    }
+
+    /// Waits for a shard in short slices until it is had or `gate` says stop.
+    fn lock_unless(
+        shard: &'a parking_lot::Mutex<ShardData>,
+        gate: &dyn WaitGate,
+    ) -> Option<MutexGuard<'a, ShardData>> {
+        loop {
+            if let Some(guard) = shard.try_lock_for(std::time::Duration::from_millis(2)) {
+                return Some(guard);
+            }
+            if gate.give_up() {
+                return None;
+            }
+        }
+    }
+
+    /// The locks were not taken: the wait gate stopped the wait (see
+    /// [`KeyEnv::wait_gate`]).
+    pub fn gave_up(&self) -> bool {
+        self.gave_up
     }
 
     /// Lock nothing (commands that do not touch keys).
@@ -105,6 +151,38 @@ impl<'a> Locked<'a> {
             .flat_map(|&d| (0..ks.shards_per_db()).map(move |s| ks.global_id(d, s)))
             .collect();
         Self::with_ids(env, db, now_ms, ids)
+    }
+
+    /// Take more shards (by global id) while holding some: a script reaching keys it
+    /// did not declare. A shard above every held one is waited for, which keeps the
+    /// global ascending order; one below a held shard is only tried for `patience`,
+    /// since waiting for it could deadlock against a command that holds it and waits
+    /// for ours. On failure returns the shard that could not be had (the shards taken
+    /// so far stay held).
+    pub fn acquire(&mut self, ids: &[usize], patience: std::time::Duration) -> Result<(), usize> {
+        let mut wanted: SmallVec<[usize; 4]> = ids.iter().copied().collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let ks = self.env.keyspace;
+        let bits = ks.shards_per_db().trailing_zeros();
+        for id in wanted {
+            let Err(at) = self.guards.binary_search_by_key(&id, |(g, _)| *g) else {
+                continue;
+            };
+            let shard = ks.shard(id >> bits, id & (ks.shards_per_db() - 1));
+            let guard = if at == self.guards.len() {
+                shard.lock()
+            } else {
+                shard.try_lock_for(patience).ok_or(id)?
+            };
+            self.guards.insert(at, (id, guard));
+        }
+        Ok(())
+    }
+
+    /// Holds no shard (a command that locks for itself, run outside a transaction).
+    pub fn holds_none(&self) -> bool {
+        self.guards.is_empty()
     }
 
     pub fn env(&self) -> KeyEnv<'a> {

@@ -16,7 +16,7 @@ mod observers;
 mod shard;
 
 pub use entry::{Entry, EntryBox, EntryData};
-pub use locked::{KeyEnv, Locked};
+pub use locked::{KeyEnv, Locked, WaitGate};
 pub use observers::{KeyObserver, KeyObservers};
 pub use shard::ShardData;
 

@@ -1,0 +1,287 @@
+//! FUNCTION libraries: the shared registry of loaded libraries, loading a library's
+//! code (header, registrations, errors), and each thread's compiled copy of them.
+//!
+//! A library's source is the only thing shared between threads. FUNCTION LOAD runs the
+//! code once on the loading thread to validate it and learn its functions; the
+//! registry then holds the source and the function list, and bumps an epoch. Every
+//! thread, before its next FCALL, notices the newer epoch and runs all libraries'
+//! code again in its own Lua state to get callable functions.
+
+use super::busy::ScriptKind;
+use super::run::{run, RunSpec};
+use super::state::{lua_error_text, with_state, ThreadState};
+use super::{ScriptFlags, Scripting};
+use crate::commands::{CmdError, CmdResult, Ctx};
+use mlua::{Function, Table, Value};
+use parking_lot::RwLock;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// One function as registered.
+#[derive(Debug, Clone)]
+pub struct FunctionInfo {
+    pub name: String,
+    pub description: Option<String>,
+    pub flags: ScriptFlags,
+}
+
+/// One library: its code and what it registered.
+#[derive(Debug)]
+pub struct Library {
+    pub name: String,
+    pub code: Vec<u8>,
+    pub functions: Vec<FunctionInfo>,
+}
+
+/// All libraries, by name.
+#[derive(Default)]
+pub struct Libraries {
+    libs: RwLock<BTreeMap<String, Arc<Library>>>,
+    epoch: AtomicU64,
+}
+
+/// What a restore or load does with a library of the same name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collision {
+    Fail,
+    Replace,
+}
+
+impl Libraries {
+    pub fn all(&self) -> Vec<Arc<Library>> {
+        self.libs.read().values().cloned().collect()
+    }
+
+    pub fn counts(&self) -> (usize, usize) {
+        let libs = self.libs.read();
+        (libs.len(), libs.values().map(|l| l.functions.len()).sum())
+    }
+
+    fn changed(&self) {
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub fn flush(&self) {
+        self.libs.write().clear();
+        self.changed();
+    }
+
+    pub fn delete(&self, name: &str) -> bool {
+        let removed = self.libs.write().remove(name).is_some();
+        if removed {
+            self.changed();
+        }
+        removed
+    }
+
+    /// Adds libraries at once (LOAD adds one, RESTORE several): all or none.
+    pub fn install(&self, new: Vec<Library>, collision: Collision) -> CmdResult {
+        let mut libs = self.libs.write();
+        for lib in &new {
+            if collision == Collision::Fail && libs.contains_key(&lib.name) {
+                return Err(format!("ERR Library {} already exists", lib.name).into());
+            }
+        }
+        let replaced: Vec<&str> = new.iter().map(|l| l.name.as_str()).collect();
+        let mut owners: HashMap<&str, &str> = HashMap::new();
+        for lib in libs
+            .values()
+            .filter(|l| !replaced.contains(&l.name.as_str()))
+        {
+            for f in &lib.functions {
+                owners.insert(&f.name, &lib.name);
+            }
+        }
+        for lib in &new {
+            for f in &lib.functions {
+                if owners.insert(&f.name, &lib.name).is_some() {
+                    return Err(format!("ERR Function {} already exists", f.name).into());
+                }
+            }
+        }
+        for lib in new {
+            libs.insert(lib.name.clone(), Arc::new(lib));
+        }
+        drop(libs);
+        self.changed();
+        Ok(())
+    }
+}
+
+/// A thread's callable functions.
+#[derive(Default)]
+pub struct Loaded {
+    epoch: Option<u64>,
+    functions: HashMap<String, (Function, ScriptFlags)>,
+}
+
+/// The library name in a `#!lua name=<lib>` first line, and the code.
+pub fn parse_header(code: &[u8]) -> Result<String, CmdError> {
+    if !code.starts_with(b"#!") {
+        return Err("ERR Missing library metadata".into());
+    }
+    let Some(eol) = code.iter().position(|&b| b == b'\n') else {
+        return Err("ERR Invalid library metadata".into());
+    };
+    let line = String::from_utf8_lossy(&code[2..eol]).into_owned();
+    let mut parts = line.split(' ').filter(|p| !p.is_empty());
+    let engine = parts.next().unwrap_or("");
+    if !engine.eq_ignore_ascii_case("lua") {
+        return Err(format!("ERR Engine '{engine}' not found").into());
+    }
+    let mut name = None;
+    for part in parts {
+        match part.strip_prefix("name=") {
+            Some(_) if name.is_some() => {
+                return Err(
+                    "ERR Invalid metadata value, name argument was given multiple times".into(),
+                )
+            }
+            Some(n) => name = Some(n.to_string()),
+            None => return Err(format!("ERR Invalid metadata value given: {part}").into()),
+        }
+    }
+    let name = name.ok_or("ERR Library name was not given")?;
+    if !valid_name(&name) {
+        return Err("ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long".into());
+    }
+    Ok(name)
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// A library's functions as registered by running its code in `state`.
+struct Registered {
+    info: Vec<FunctionInfo>,
+    callbacks: Vec<Function>,
+}
+
+/// Runs a library's code in `state` with the load-time `redis` table, collecting what
+/// it registers.
+fn run_library(state: &ThreadState, code: &[u8]) -> Result<Registered, CmdError> {
+    let sandbox = &state.sandbox;
+    let lua = &sandbox.lua;
+    let internal = |e: mlua::Error| CmdError::from(format!("ERR {}", lua_error_text(&e)));
+    // The header line becomes a comment so line numbers stay right.
+    let source = [b"--", code].concat();
+    let chunk = lua
+        .load(&source[..])
+        .set_name("@user_function")
+        .set_mode(mlua::chunk::ChunkMode::Text)
+        .set_environment(sandbox.library_env.clone())
+        .into_function()
+        .map_err(|e| {
+            CmdError::from(format!(
+                "ERR Error compiling function: {}",
+                lua_error_text(&e)
+            ))
+        })?;
+    let registered = lua.create_table().map_err(internal)?;
+    sandbox
+        .bridge
+        .raw_set("registered", registered.clone())
+        .map_err(internal)?;
+    sandbox.bridge.raw_set("loading", true).map_err(internal)?;
+    let outcome: mlua::Result<(bool, Value)> = sandbox.run.call(chunk);
+    let _ = sandbox.bridge.raw_set("loading", false);
+    let _ = sandbox.bridge.raw_set("registered", Value::Nil);
+    match outcome.map_err(internal)? {
+        (true, _) => {}
+        (false, Value::Table(t)) => {
+            let text: String = t.raw_get("err").unwrap_or_default();
+            return Err(format!("ERR Error registering functions: {text}").into());
+        }
+        (false, _) => return Err("ERR Error registering functions".into()),
+    }
+    let mut out = Registered {
+        info: Vec::new(),
+        callbacks: Vec::new(),
+    };
+    for entry in registered.sequence_values::<Table>() {
+        let entry = entry.map_err(internal)?;
+        let mut flags = ScriptFlags {
+            shebang: true,
+            ..ScriptFlags::default()
+        };
+        let names: Vec<String> = entry
+            .raw_get::<Table>("flags")
+            .and_then(|t| t.sequence_values().collect())
+            .map_err(internal)?;
+        for name in names {
+            flags.set(&name);
+        }
+        out.info.push(FunctionInfo {
+            name: entry.raw_get("name").map_err(internal)?,
+            description: entry.raw_get("description").map_err(internal)?,
+            flags,
+        });
+        out.callbacks
+            .push(entry.raw_get("callback").map_err(internal)?);
+    }
+    if out.info.is_empty() {
+        return Err("ERR No functions registered".into());
+    }
+    Ok(out)
+}
+
+/// Checks a library's code by running it, returning the library to install.
+pub fn compile_library(engine: &Scripting, code: &[u8]) -> Result<Library, CmdError> {
+    let name = parse_header(code)?;
+    let registered = with_state(engine, |state| run_library(state, code))??;
+    Ok(Library {
+        name,
+        code: code.to_vec(),
+        functions: registered.info,
+    })
+}
+
+/// Makes `state`'s functions match the registry.
+fn refresh(engine: &Scripting, state: &mut ThreadState) -> CmdResult {
+    let epoch = engine.libraries.epoch.load(Ordering::Acquire);
+    if state.functions.epoch == Some(epoch) {
+        return Ok(());
+    }
+    let mut functions = HashMap::new();
+    for lib in engine.libraries.all() {
+        let registered = run_library(state, &lib.code)?;
+        for (info, f) in registered.info.into_iter().zip(registered.callbacks) {
+            functions.insert(info.name, (f, info.flags));
+        }
+    }
+    state.functions = Loaded {
+        epoch: Some(epoch),
+        functions,
+    };
+    Ok(())
+}
+
+/// FCALL / FCALL_RO once the arguments are checked.
+pub fn fcall(
+    ctx: &mut Ctx,
+    command: &[&[u8]],
+    keys: &[&[u8]],
+    argv: &[&[u8]],
+    ro_command: bool,
+) -> CmdResult {
+    let engine = &ctx.server.scripting;
+    with_state(engine, |state| {
+        refresh(engine, state)?;
+        let name = String::from_utf8_lossy(command[1]).into_owned();
+        let Some((f, flags)) = state.functions.functions.get(&name).cloned() else {
+            return Err("ERR Function not found".into());
+        };
+        if ro_command && !flags.no_writes {
+            return Err("ERR Can not execute a script with write flag using *_ro command.".into());
+        }
+        let spec = RunSpec {
+            kind: ScriptKind::Function,
+            name: &name,
+            read_only: ro_command || flags.no_writes,
+            command,
+        };
+        run(ctx, state, &f, keys, argv, &spec)
+    })?
+}

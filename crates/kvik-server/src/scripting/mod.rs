@@ -1,0 +1,184 @@
+//! Lua scripting: EVAL scripts, FUNCTION libraries, and the engine that runs both.
+//!
+//! Each worker thread owns a Lua state of its own (Lua states are single-threaded),
+//! created on first use. What must be the same on every thread is shared here: the
+//! script cache (SHA1 -> source, filled by EVAL and SCRIPT LOAD), the function
+//! libraries, and the list of running scripts. A thread compiles a cached script into
+//! its own state the first time it runs it, as a chunk named `@user_script`, so error
+//! texts read as Redis's ([`state`]). SCRIPT FLUSH and changes to the libraries bump
+//! an epoch; a thread whose state is older rebuilds what it holds before its next run.
+//!
+//! A script runs ([`run`]) on the thread that received it, holding the shard locks of
+//! the keys it declared for its whole run (EVAL and FCALL lock for themselves); [`call`] runs
+//! each `redis.call` through [`crate::commands::run_locked`] and takes the shard of
+//! an undeclared key on demand. [`busy`] tracks running scripts for BUSY and KILL.
+
+pub mod busy;
+mod call;
+mod convert;
+pub mod functions;
+pub mod payload;
+mod run;
+mod sandbox;
+mod state;
+
+pub use run::{eval, ScriptSource};
+pub use sandbox::load_libraries;
+pub use state::load_script;
+
+use crate::commands::table::{flags, Command};
+use crate::commands::{CmdError, CmdResult};
+use crate::keyspace::WaitGate;
+use busy::{Monitor, ScriptKind};
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A script's declared flags: from its `#!lua flags=...` line, or a function's
+/// registration.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScriptFlags {
+    /// The script has a shebang (and so is held to its flags).
+    pub shebang: bool,
+    pub no_writes: bool,
+    pub allow_oom: bool,
+    pub allow_stale: bool,
+    pub no_cluster: bool,
+    pub allow_cross_slot_keys: bool,
+}
+
+impl ScriptFlags {
+    /// Sets the flag `name`; false if there is no such flag.
+    fn set(&mut self, name: &str) -> bool {
+        let field = match name {
+            "no-writes" => &mut self.no_writes,
+            "allow-oom" => &mut self.allow_oom,
+            "allow-stale" => &mut self.allow_stale,
+            "no-cluster" => &mut self.no_cluster,
+            "allow-cross-slot-keys" => &mut self.allow_cross_slot_keys,
+            _ => return false,
+        };
+        *field = true;
+        true
+    }
+
+    /// The flag names, in Redis's order (FUNCTION LIST).
+    pub fn names(&self) -> Vec<&'static str> {
+        [
+            (self.no_writes, "no-writes"),
+            (self.allow_oom, "allow-oom"),
+            (self.allow_stale, "allow-stale"),
+            (self.no_cluster, "no-cluster"),
+            (self.allow_cross_slot_keys, "allow-cross-slot-keys"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
+    }
+}
+
+/// A script in the cache.
+pub struct CachedScript {
+    pub body: Vec<u8>,
+    pub flags: ScriptFlags,
+}
+
+/// The scripting state all threads share (one per server).
+pub struct Scripting {
+    /// Tells this server's thread-local states apart from another server's in the
+    /// same process (tests start several).
+    id: u64,
+    scripts: RwLock<HashMap<String, Arc<CachedScript>>>,
+    scripts_epoch: AtomicU64,
+    pub libraries: functions::Libraries,
+    pub running: Monitor,
+    /// `busy-reply-threshold` in ms, read from the configuration as each script
+    /// starts (so the per-command check never touches the configuration lock).
+    threshold_ms: AtomicU64,
+}
+
+impl Default for Scripting {
+    fn default() -> Self {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        Scripting {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            scripts: RwLock::default(),
+            scripts_epoch: AtomicU64::new(0),
+            libraries: functions::Libraries::default(),
+            running: Monitor::default(),
+            threshold_ms: AtomicU64::new(5000),
+        }
+    }
+}
+
+/// The lowercase hex SHA1 of `data`.
+pub fn sha1_hex(data: &[u8]) -> String {
+    use sha1::{Digest, Sha1};
+    hex::encode(Sha1::digest(data))
+}
+
+/// Redis's BUSY text while a script of `kind` runs.
+pub fn busy_text(kind: ScriptKind) -> &'static str {
+    match kind {
+        ScriptKind::Eval => {
+            "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+        }
+        ScriptKind::Function => {
+            "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+        }
+    }
+}
+
+impl Scripting {
+    pub fn cached(&self, sha: &str) -> Option<Arc<CachedScript>> {
+        self.scripts.read().get(sha).cloned()
+    }
+
+    pub fn exists(&self, sha: &str) -> bool {
+        self.scripts.read().contains_key(sha)
+    }
+
+    /// SCRIPT FLUSH: forget every script; each thread drops its Lua state.
+    pub fn flush_scripts(&self) {
+        self.scripts.write().clear();
+        self.scripts_epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The BUSY reply for `cmd` while a script has run past the threshold.
+    pub fn busy_gate(&self, cmd: &Command) -> CmdResult {
+        if cmd.has(flags::ALLOW_BUSY) || !self.running.any() {
+            return Ok(());
+        }
+        match self.running.busy(self.threshold()) {
+            Some(s) => Err(busy_text(s.kind).into()),
+            None => Ok(()),
+        }
+    }
+
+    /// The BUSY reply for the script running now (a plain script's if it just ended).
+    pub fn busy_reply(&self) -> CmdError {
+        let kind = self
+            .running
+            .busy(self.threshold())
+            .map_or(ScriptKind::Eval, |s| s.kind);
+        busy_text(kind).into()
+    }
+
+    /// Keep `busy-reply-threshold` (ms) for the checks made while a script runs.
+    fn note_threshold(&self, ms: u64) {
+        self.threshold_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// `busy-reply-threshold`, as read when the latest script started.
+    pub fn threshold(&self) -> Duration {
+        Duration::from_millis(self.threshold_ms.load(Ordering::Relaxed))
+    }
+}
+
+impl WaitGate for Scripting {
+    fn give_up(&self) -> bool {
+        self.running.busy(self.threshold()).is_some()
+    }
+}

@@ -1,0 +1,262 @@
+-- Runs once in every new Lua state, with the full standard library still in reach,
+-- and returns what the Rust side needs. It builds the sandbox scripts see: every
+-- global and library table read-only, reading a missing global an error, `pcall`
+-- turning error tables into their text, and the Lua half of the `redis` table.
+local G, trampolines = ...
+-- Lua implementations of `redis` members, registered by name for the C trampolines
+-- the engine installs in their place (see sandbox.rs).
+local impl = {}
+local getinfo = debug.getinfo
+local type, tostring, error, select, unpack = type, tostring, error, select, unpack
+local rawget, rawset, setmetatable, getmetatable = rawget, rawset, setmetatable, getmetatable
+local raw_pcall, raw_xpcall = pcall, xpcall
+
+-- Filled by the engine for the length of one run: `dispatch` (the Rust side of
+-- redis.call), `resp` (the protocol chosen with redis.setresp), `loading` (a library
+-- is being loaded) and `registered` (what it registered).
+local bridge = { resp = 2, loading = false }
+
+local readonly = setmetatable({}, { __mode = 'k' })
+
+local function deny_write()
+  error('Attempt to modify a readonly table', 2)
+end
+
+local function protect(t)
+  local proxy = setmetatable({}, { __index = t, __newindex = deny_write, __metatable = false })
+  readonly[proxy] = true
+  return proxy
+end
+
+local function missing_global(name)
+  error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 3)
+end
+
+local function strict(t)
+  local proxy = setmetatable({}, {
+    __index = function(_, k)
+      local v = rawget(t, k)
+      if v == nil then missing_global(k) end
+      return v
+    end,
+    __newindex = deny_write,
+    __metatable = false,
+  })
+  readonly[proxy] = true
+  return proxy
+end
+
+G.rawset = function(t, k, v)
+  if readonly[t] then error('Attempt to modify a readonly table', 0) end
+  return rawset(t, k, v)
+end
+G.setmetatable = function(t, mt)
+  if readonly[t] then error('Attempt to modify a readonly table', 0) end
+  return setmetatable(t, mt)
+end
+
+local function pcall_result(ok, ...)
+  if ok then return ok, ... end
+  local e = ...
+  if type(e) == 'table' then
+    local text = rawget(e, 'err')
+    if type(text) == 'string' or type(text) == 'number' then e = text end
+  end
+  return false, e
+end
+G.pcall = function(...) return pcall_result(raw_pcall(...)) end
+
+-- Where an uncaught error happened, and its text as an error table, for the
+-- "... script: <name>, on @user_script:<line>." reply.
+local function error_handler(err)
+  -- The function that raised it, past the C functions (error, redis.call) and the
+  -- sandbox's own Lua helpers in between.
+  local level = 2
+  local info = getinfo(level, 'nSl')
+  while info and (info.what == 'C' or info.source == '=kvik') do
+    level = level + 1
+    info = getinfo(level, 'nSl')
+  end
+  if type(err) ~= 'table' then
+    err = { err = 'ERR ' .. tostring(err) }
+  end
+  if info then
+    err.source = info.source
+    err.line = info.currentline
+  end
+  return err
+end
+
+local function run(f, ...)
+  local n, args = select('#', ...), { ... }
+  if n == 0 then return raw_xpcall(f, error_handler) end
+  return raw_xpcall(function() return f(unpack(args, 1, n)) end, error_handler)
+end
+
+local redis = G.redis
+
+function impl.call(...)
+  local ok, v = bridge.dispatch(...)
+  if ok then return v end
+  error({ err = v })
+end
+
+function impl.pcall(...)
+  local ok, v = bridge.dispatch(...)
+  if ok then return v end
+  return { err = v }
+end
+
+function impl.setresp(...)
+  if select('#', ...) ~= 1 then error('redis.setresp() requires one argument.', 0) end
+  local v = ...
+  if v ~= 2 and v ~= 3 then error('RESP version must be 2 or 3.', 0) end
+  bridge.resp = v
+end
+
+redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
+function impl.set_repl(...)
+  if select('#', ...) ~= 1 then error('redis.set_repl() requires two arguments.', 0) end
+  local flags = ...
+  if type(flags) ~= 'number' or flags < 0 or flags > 3 then
+    error('Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.', 0)
+  end
+end
+
+function redis.replicate_commands() return true end
+function redis.breakpoint() return false end
+function redis.debug() end
+
+redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
+local write_log = redis.log
+function impl.log(...)
+  local n = select('#', ...)
+  if n < 2 then error('redis.log() requires two arguments or more.', 0) end
+  local level = ...
+  if type(level) ~= 'number' or level < 0 or level > 3 then error('Invalid debug level.', 0) end
+  local parts = { select(2, ...) }
+  for i = 1, n - 1 do
+    local p = parts[i]
+    parts[i] = (type(p) == 'string' or type(p) == 'number') and tostring(p) or ''
+  end
+  write_log(level, table.concat(parts, ' ', 1, n - 1))
+end
+
+local digest = redis.sha1hex
+function impl.sha1hex(...)
+  if select('#', ...) ~= 1 then error('wrong number of arguments', 0) end
+  local s = ...
+  return digest(tostring(s))
+end
+
+local function wrong_args() return { err = 'ERR wrong number or type of arguments' } end
+function redis.status_reply(s)
+  if type(s) ~= 'string' then return wrong_args() end
+  return { ok = s }
+end
+local error_text = redis.error_reply
+function redis.error_reply(s)
+  if type(s) ~= 'string' then return wrong_args() end
+  return { err = error_text(s) }
+end
+
+-- FUNCTION LOAD: a library's code runs with only these in `redis`.
+local known_flags = {
+  ['no-writes'] = true, ['allow-oom'] = true, ['allow-stale'] = true,
+  ['no-cluster'] = true, ['allow-cross-slot-keys'] = true,
+}
+local function is_string(v) return type(v) == 'string' or type(v) == 'number' end
+
+local function register_function(...)
+  local name, callback, flags, description
+  local n = select('#', ...)
+  if n == 1 then
+    local spec = ...
+    if type(spec) ~= 'table' then
+      error('calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).', 0)
+    end
+    for k, v in G.pairs(spec) do
+      if k == 'function_name' then name = v
+      elseif k == 'callback' then callback = v
+      elseif k == 'flags' then flags = v
+      elseif k == 'description' then description = v
+      else error('unknown argument given to redis.register_function', 0) end
+    end
+    if name == nil then error('redis.register_function must get a function name argument', 0) end
+    if callback == nil then error('redis.register_function must get a callback argument', 0) end
+    if not is_string(name) then error('function_name argument given to redis.register_function must be a string', 0) end
+    if type(callback) ~= 'function' then error('callback argument given to redis.register_function must be a function', 0) end
+    if description ~= nil and not is_string(description) then
+      error('description argument given to redis.register_function must be a string', 0)
+    end
+  elseif n == 2 then
+    name, callback = ...
+    if not is_string(name) then error('first argument to redis.register_function must be a string', 0) end
+    if type(callback) ~= 'function' then error('second argument to redis.register_function must be a function', 0) end
+  else
+    error('wrong number of arguments to redis.register_function', 0)
+  end
+  name = tostring(name)
+  local names = {}
+  if flags ~= nil then
+    if type(flags) ~= 'table' then
+      error('flags argument to redis.register_function must be a table representing function flags', 0)
+    end
+    for _, f in G.ipairs(flags) do
+      if type(f) ~= 'string' or not known_flags[f] then error('unknown flag given', 0) end
+      names[#names + 1] = f
+    end
+  end
+  if not name:match('^[%w_]+$') then
+    error('Library names can only contain letters, numbers, or underscores(_) and must be at least one character long', 0)
+  end
+  local registered = bridge.registered
+  if registered[name] then error('Function already exists in the library', 0) end
+  registered[name] = true
+  registered[#registered + 1] = {
+    name = name, callback = callback, flags = names,
+    description = description ~= nil and tostring(description) or nil,
+  }
+end
+
+for name, c_function in G.pairs(trampolines) do redis[name] = c_function end
+
+local loader_redis = {
+  register_function = register_function,
+  log = trampolines.log,
+  REDIS_VERSION = redis.REDIS_VERSION,
+  REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM,
+  LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+}
+
+-- Every library table read-only; `debug` leaves the globals (Redis has none).
+G.debug = nil
+for k, v in G.next, G do
+  if type(v) == 'table' and k ~= '_G' then rawset(G, k, protect(v)) end
+end
+G.redis = protect(redis)
+local globals = strict(G)
+rawset(G, '_G', globals)
+
+-- While a library loads, its code sees only a restricted `redis`; its functions,
+-- when they run, see the globals scripts see, less KEYS and ARGV (they get theirs as
+-- arguments).
+local loading_globals = { redis = strict(loader_redis) }
+local not_for_functions = { KEYS = true, ARGV = true }
+local library_globals = setmetatable({}, {
+  __index = function(_, k)
+    local v
+    if bridge.loading then
+      v = loading_globals[k]
+    elseif not not_for_functions[k] then
+      v = rawget(G, k)
+    end
+    if v == nil then missing_global(k) end
+    return v
+  end,
+  __newindex = deny_write,
+  __metatable = false,
+})
+readonly[library_globals] = true
+
+return { run = run, bridge = bridge, globals = globals, library_globals = library_globals, impl = impl }

@@ -1,0 +1,175 @@
+//! A new Lua state with Redis's libraries and sandbox.
+//!
+//! Scripts get the base library (less its file and module functions; with Lua 5.1's
+//! `coroutine`), `table`, `string`, `math`, and the libraries [`load_libraries`] adds; every
+//! global and library table is read-only to them, so nothing one script does can leak
+//! into the next. The Lua half of the sandbox and of the `redis` table lives in
+//! `prelude.lua`; the parts that need Rust (SHA1, the log, error normalising) are
+//! plain functions here. `redis.call` reaches the engine through the prelude's
+//! `bridge` table, which the engine fills for each run.
+
+use super::convert::error_table_text;
+use crate::logging::{self, Level};
+use mlua::{Function, Lua, LuaOptions, StdLib, Table};
+
+const PRELUDE: &str = include_str!("prelude.lua");
+
+/// What the engine keeps of a state's prelude.
+pub struct Sandbox {
+    pub lua: Lua,
+    /// The real globals table behind the read-only view (KEYS and ARGV go here).
+    pub globals: Table,
+    /// The read-only view scripts run in.
+    pub script_env: Table,
+    /// The view library code runs in (its `redis` is restricted while it loads).
+    pub library_env: Table,
+    /// `run(f, ...)`: calls `f` under the error handler; returns ok plus the result or
+    /// the error table.
+    pub run: Function,
+    pub bridge: Table,
+}
+
+/// Adds the libraries Redis bundles besides Lua's own (cjson, cmsgpack, bit, struct)
+/// to a new state's globals. They are written separately; until they are wired in,
+/// scripts see none of them.
+pub fn load_libraries(_lua: &Lua) -> mlua::Result<()> {
+    Ok(())
+}
+
+pub fn new_sandbox() -> mlua::Result<Sandbox> {
+    let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG;
+    // Rust panics do not cross into Lua here (callbacks catch nothing Lua could), and
+    // scripts need Lua's own pcall, which the prelude wraps as Redis does.
+    let options = LuaOptions::new().catch_rust_panics(false);
+    // The debug library is only handed to the prelude (for error positions); it is
+    // removed from the globals before any script runs.
+    let lua = unsafe { Lua::unsafe_new_with(libs, options) };
+    let globals = lua.globals();
+    for name in [
+        "dofile", "loadfile", "print", "getfenv", "setfenv", "module", "require", "newproxy",
+    ] {
+        globals.raw_set(name, mlua::Value::Nil)?;
+    }
+    globals.raw_set("package", mlua::Value::Nil)?;
+    load_libraries(&lua)?;
+    globals.raw_set("redis", redis_table(&lua)?)?;
+    let trampolines = lua.create_table()?;
+    for (name, c_function) in TRAMPOLINES {
+        // SAFETY: each trampoline only moves values on the Lua stack it was given.
+        trampolines.raw_set(*name, unsafe { lua.create_c_function(*c_function)? })?;
+    }
+    let prelude: Table = lua
+        .load(PRELUDE)
+        .set_name("=kvik")
+        .call((globals.clone(), trampolines))?;
+    let implementations: Table = prelude.get("impl")?;
+    for (name, _) in TRAMPOLINES {
+        let f: Function = implementations.get(*name)?;
+        lua.set_named_registry_value(&registry_key(name), f)?;
+    }
+    let script_env: Table = prelude.get("globals")?;
+    lua.set_globals(script_env.clone())?;
+    Ok(Sandbox {
+        globals,
+        script_env,
+        library_env: prelude.get("library_globals")?,
+        run: prelude.get("run")?,
+        bridge: prelude.get("bridge")?,
+        lua,
+    })
+}
+
+/// `redis.call` and the other members written in Lua are reached through C functions:
+/// Lua turns `return redis.call(...)` into a tail call, which would erase the
+/// script's frame and with it the line an error reply names; a C function keeps it,
+/// as Redis's own C implementations do.
+const TRAMPOLINES: &[(&str, mlua::lua_CFunction)] = &[
+    ("call", trampoline_call),
+    ("pcall", trampoline_pcall),
+    ("setresp", trampoline_setresp),
+    ("set_repl", trampoline_set_repl),
+    ("log", trampoline_log),
+    ("sha1hex", trampoline_sha1hex),
+];
+
+fn registry_key(name: &str) -> String {
+    format!("kvik.redis.{name}")
+}
+
+macro_rules! trampoline {
+    ($fn_name:ident, $key:literal) => {
+        unsafe extern "C-unwind" fn $fn_name(state: *mut mlua::lua_State) -> std::ffi::c_int {
+            forward(state, $key)
+        }
+    };
+}
+
+trampoline!(trampoline_call, c"kvik.redis.call");
+trampoline!(trampoline_pcall, c"kvik.redis.pcall");
+trampoline!(trampoline_setresp, c"kvik.redis.setresp");
+trampoline!(trampoline_set_repl, c"kvik.redis.set_repl");
+trampoline!(trampoline_log, c"kvik.redis.log");
+trampoline!(trampoline_sha1hex, c"kvik.redis.sha1hex");
+
+/// Calls the Lua function registered under `key` with this call's arguments and
+/// returns all its results; its errors pass through.
+///
+/// # Safety
+/// `state` is the Lua state calling this C function.
+unsafe fn forward(state: *mut mlua::lua_State, key: &std::ffi::CStr) -> std::ffi::c_int {
+    use mlua::ffi;
+    let argc = ffi::lua_gettop(state);
+    ffi::lua_getfield(state, ffi::LUA_REGISTRYINDEX, key.as_ptr());
+    ffi::lua_insert(state, 1);
+    ffi::lua_call(state, argc, ffi::LUA_MULTRET);
+    ffi::lua_gettop(state)
+}
+
+/// The Rust-made members of `redis`; the prelude wraps some of them with Redis's
+/// argument checks.
+fn redis_table(lua: &Lua) -> mlua::Result<Table> {
+    let redis = lua.create_table()?;
+    redis.raw_set("REDIS_VERSION", crate::server::REDIS_VERSION)?;
+    redis.raw_set(
+        "REDIS_VERSION_NUM",
+        version_num(crate::server::REDIS_VERSION),
+    )?;
+    redis.raw_set(
+        "sha1hex",
+        lua.create_function(|_, data: mlua::LuaString| Ok(super::sha1_hex(&data.as_bytes())))?,
+    )?;
+    redis.raw_set(
+        "error_reply",
+        lua.create_function(|_, text: mlua::LuaString| {
+            let text = text.as_bytes();
+            let dashed = if text.first() == Some(&b'-') {
+                text.to_vec()
+            } else {
+                [b"-", &text[..]].concat()
+            };
+            Ok(error_table_text(&dashed))
+        })?,
+    )?;
+    redis.raw_set(
+        "log",
+        lua.create_function(|_, (level, text): (u8, mlua::LuaString)| {
+            let level = match level {
+                0 => Level::Debug,
+                1 => Level::Verbose,
+                2 => Level::Notice,
+                _ => Level::Warning,
+            };
+            logging::log(level, &String::from_utf8_lossy(&text.as_bytes()));
+            Ok(())
+        })?,
+    )?;
+    Ok(redis)
+}
+
+/// `7.0.15` -> 0x07000f, as REDIS_VERSION_NUM.
+fn version_num(version: &str) -> i64 {
+    version
+        .split('.')
+        .take(3)
+        .fold(0, |n, part| (n << 8) | part.parse::<i64>().unwrap_or(0))
+}

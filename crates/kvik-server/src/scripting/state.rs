@@ -1,0 +1,167 @@
+//! Each thread's Lua state: made on first use, renewed when the shared epoch moves,
+//! and the scripts compiled into it.
+
+use super::busy::RunningScript;
+use super::sandbox::{self, Sandbox};
+use super::{functions, sha1_hex, CachedScript, ScriptFlags, Scripting};
+use crate::commands::CmdError;
+use mlua::Function;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// One thread's Lua state and what it compiled into it.
+pub(super) struct ThreadState {
+    owner: u64,
+    scripts_epoch: u64,
+    pub sandbox: Sandbox,
+    /// Compiled scripts by SHA1, with their flags: a hit needs no shared lock (a
+    /// flush renews the whole state).
+    compiled: HashMap<String, (Function, ScriptFlags)>,
+    pub functions: functions::Loaded,
+}
+
+thread_local! {
+    static STATE: RefCell<Option<ThreadState>> = const { RefCell::new(None) };
+}
+
+/// Runs `work` with this thread's Lua state for `engine`, making or renewing it first.
+pub(super) fn with_state<R>(
+    engine: &Scripting,
+    work: impl FnOnce(&mut ThreadState) -> R,
+) -> Result<R, CmdError> {
+    STATE.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let epoch = engine.scripts_epoch.load(Ordering::Acquire);
+        let stale = slot
+            .as_ref()
+            .is_none_or(|s| s.owner != engine.id || s.scripts_epoch != epoch);
+        if stale {
+            let sandbox = sandbox::new_sandbox()
+                .map_err(|e| CmdError::from(format!("ERR cannot create the Lua state: {e}")))?;
+            install_kill_hook(&sandbox.lua)
+                .map_err(|e| CmdError::from(format!("ERR cannot create the Lua state: {e}")))?;
+            *slot = Some(ThreadState {
+                owner: engine.id,
+                scripts_epoch: epoch,
+                sandbox,
+                compiled: HashMap::new(),
+                functions: functions::Loaded::default(),
+            });
+        }
+        Ok(work(slot.as_mut().expect("state made above")))
+    })
+}
+
+/// Every few thousand instructions the script checks whether SCRIPT KILL asked it
+/// to stop; once asked, it fails at each check, so a `pcall` cannot keep it alive.
+fn install_kill_hook(lua: &mlua::Lua) -> mlua::Result<()> {
+    lua.set_hook(
+        mlua::HookTriggers::new().every_nth_instruction(10_000),
+        |lua, _| {
+            let killed = lua
+                .app_data_ref::<Arc<RunningScript>>()
+                .is_some_and(|s| s.kill.load(Ordering::Acquire));
+            if killed {
+                Err(mlua::Error::runtime("Script killed by user"))
+            } else {
+                Ok(mlua::VmState::Continue)
+            }
+        },
+    )
+}
+
+/// Splits `#!lua [flags=a,b]` off a script: its flags and the source Lua compiles
+/// (the shebang line becomes a comment, so line numbers stay right).
+fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, Vec<u8>), CmdError> {
+    if !body.starts_with(b"#!") {
+        return Ok((ScriptFlags::default(), body.to_vec()));
+    }
+    let Some(eol) = body.iter().position(|&b| b == b'\n') else {
+        return Err("ERR Invalid script shebang".into());
+    };
+    let line = String::from_utf8_lossy(&body[..eol]);
+    let mut words = line.split(' ').filter(|w| !w.is_empty());
+    let engine = words.next().unwrap_or("");
+    if engine != "#!lua" {
+        return Err(format!("ERR Unexpected engine in script shebang: {engine}").into());
+    }
+    let mut flags = ScriptFlags {
+        shebang: true,
+        ..ScriptFlags::default()
+    };
+    for word in words {
+        let Some(list) = word.strip_prefix("flags=") else {
+            return Err(format!("ERR Unknown lua shebang option: {word}").into());
+        };
+        for name in list.split(',').filter(|n| !n.is_empty()) {
+            if !flags.set(name) {
+                return Err(format!("ERR Unexpected flag in script shebang: {name}").into());
+            }
+        }
+    }
+    Ok((flags, [b"--", body].concat()))
+}
+
+/// Compiles a script into this thread's state (once) and caches it for all threads.
+/// Returns its SHA1.
+pub fn load_script(engine: &Scripting, body: &[u8]) -> Result<String, CmdError> {
+    let sha = sha1_hex(body);
+    with_state(engine, |state| {
+        compiled(engine, state, &sha, Some(body)).map(|_| ())
+    })??;
+    Ok(sha)
+}
+
+/// The compiled script `sha` in `state`: compiled from `body` (EVAL, SCRIPT LOAD) or
+/// from the cache (EVALSHA). `NOSCRIPT` when neither has it.
+pub(super) fn compiled(
+    engine: &Scripting,
+    state: &mut ThreadState,
+    sha: &str,
+    body: Option<&[u8]>,
+) -> Result<(Function, ScriptFlags), CmdError> {
+    if let Some(hit) = state.compiled.get(sha) {
+        return Ok(hit.clone());
+    }
+    let cached = engine.cached(sha);
+    let body = match (body, &cached) {
+        (Some(b), _) => b.to_vec(),
+        (None, Some(script)) => script.body.clone(),
+        (None, None) => return Err("NOSCRIPT No matching script. Please use EVAL.".into()),
+    };
+    let (flags, source) = parse_shebang(&body)?;
+    let f = state
+        .sandbox
+        .lua
+        .load(&source[..])
+        .set_name("@user_script")
+        .set_mode(mlua::chunk::ChunkMode::Text)
+        .set_environment(state.sandbox.script_env.clone())
+        .into_function()
+        .map_err(|e| {
+            CmdError::from(format!(
+                "ERR Error compiling script (new function): {}",
+                lua_error_text(&e)
+            ))
+        })?;
+    state.compiled.insert(sha.to_string(), (f.clone(), flags));
+    if cached.is_none() {
+        engine
+            .scripts
+            .write()
+            .insert(sha.to_string(), Arc::new(CachedScript { body, flags }));
+    }
+    Ok((f, flags))
+}
+
+/// The message of a Lua error without mlua's decoration.
+pub(super) fn lua_error_text(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        mlua::Error::RuntimeError(m) => m.clone(),
+        mlua::Error::CallbackError { cause, .. } => lua_error_text(cause),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,447 @@
+//! Lua scripting over TCP: conversions, error texts, the sandbox, SCRIPT commands,
+//! effects, atomicity under many clients on several threads, keys a script did not
+//! declare, and BUSY / SCRIPT KILL / SHUTDOWN NOSAVE while a script loops.
+
+mod support;
+
+use redis::Value;
+use std::thread;
+use std::time::{Duration, Instant};
+use support::in_process::Kvik;
+use support::{RawConn, TestServer};
+
+const BUSY: &str =
+    "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n";
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn sha1(s: &str) -> String {
+    use sha1::{Digest, Sha1};
+    hex::encode(Sha1::digest(s.as_bytes()))
+}
+
+fn eval(
+    c: &mut redis::Connection,
+    script: &str,
+    keys: &[&str],
+    args: &[&str],
+) -> redis::RedisResult<Value> {
+    redis::cmd("EVAL")
+        .arg(script)
+        .arg(keys.len())
+        .arg(keys)
+        .arg(args)
+        .query(c)
+}
+
+#[test]
+fn replies_convert_both_ways() {
+    let kvik = Kvik::start();
+    let mut c = kvik.client();
+    redis::cmd("RPUSH")
+        .arg("l")
+        .arg(&["a", "b"])
+        .query::<()>(&mut c)
+        .unwrap();
+    assert_eq!(
+        eval(
+            &mut c,
+            "return redis.call('LRANGE', KEYS[1], 0, -1)",
+            &["l"],
+            &[]
+        )
+        .unwrap(),
+        Value::Array(vec![
+            Value::BulkString(b"a".to_vec()),
+            Value::BulkString(b"b".to_vec())
+        ])
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "return redis.call('GET', 'nokey') == false",
+            &[],
+            &[]
+        )
+        .unwrap(),
+        Value::Int(1)
+    );
+    assert_eq!(
+        eval(&mut c, "return {1, 'x', nil, 3}", &[], &[]).unwrap(),
+        Value::Array(vec![Value::Int(1), Value::BulkString(b"x".to_vec())])
+    );
+    assert_eq!(eval(&mut c, "return 7.9", &[], &[]).unwrap(), Value::Int(7));
+    assert_eq!(
+        eval(&mut c, "return redis.status_reply('FINE')", &[], &[]).unwrap(),
+        Value::SimpleString("FINE".into())
+    );
+    let mut raw = kvik.conn();
+    assert_eq!(
+        text(&raw.cmd(&["EVAL", "return {err='MY fault'}", "0"])),
+        "-MY fault\r\n"
+    );
+    assert_eq!(
+        text(&raw.cmd(&["EVAL", "return ARGV[2] .. KEYS[1]", "1", "k", "a", "b"])),
+        "$2\r\nbk\r\n"
+    );
+    assert_eq!(text(&raw.cmd(&["HELLO", "3"]))[..1].to_string(), "%");
+    assert_eq!(
+        text(&raw.cmd(&["EVAL", "return {map={a=1}}", "0"])),
+        "%1\r\n$1\r\na\r\n:1\r\n"
+    );
+    assert_eq!(
+        text(&raw.cmd(&["EVAL", "return {double=2.5}", "0"])),
+        ",2.5\r\n"
+    );
+    assert_eq!(
+        text(&raw.cmd(&[
+            "EVAL",
+            "redis.setresp(3); return redis.call('HGETALL', 'nohash')",
+            "0"
+        ])),
+        "%0\r\n"
+    );
+}
+
+#[test]
+fn errors_carry_redis_texts() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    let sha = sha1("return redis.call('nosuch')");
+    assert_eq!(
+        text(&c.cmd(&["EVAL", "return redis.call('nosuch')", "0"])),
+        format!(
+            "-ERR Unknown Redis command called from script script: {sha}, on @user_script:1.\r\n"
+        )
+    );
+    let sha = sha1("\nreturn 1 + nil");
+    assert_eq!(
+        text(&c.cmd(&["EVAL", "\nreturn 1 + nil", "0"])),
+        format!("-ERR user_script:2: attempt to perform arithmetic on a nil value script: {sha}, on @user_script:2.\r\n")
+    );
+    assert_eq!(
+        text(&c.cmd(&["EVAL", "return 1 +", "0"])),
+        "-ERR Error compiling script (new function): user_script:1: unexpected symbol near '<eof>'\r\n"
+    );
+    assert_eq!(
+        text(&c.cmd(&["EVAL", "return redis.pcall('incr', 'a', 'b')", "0"])),
+        "-ERR Wrong number of args calling Redis command from script\r\n"
+    );
+    let sha = sha1("return redis.call('set', KEYS[1], 'x')");
+    assert_eq!(
+        text(&c.cmd(&["EVAL_RO", "return redis.call('set', KEYS[1], 'x')", "1", "k"])),
+        format!("-ERR Write commands are not allowed from read-only scripts. script: {sha}, on @user_script:1.\r\n")
+    );
+    assert_eq!(
+        text(&c.cmd(&[
+            "EVAL",
+            "local ok, e = pcall(redis.call, 'blpop', 'l', 0); return e",
+            "0"
+        ])),
+        "$49\r\nERR This Redis command is not allowed from script\r\n"
+    );
+    assert_eq!(
+        text(&c.cmd(&["EVAL", "return 1", "2", "a"])),
+        "-ERR Number of keys can't be greater than number of args\r\n"
+    );
+}
+
+#[test]
+fn nothing_leaks_between_scripts() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    assert!(text(&c.cmd(&["EVAL", "x = 1", "0"])).contains("Attempt to modify a readonly table"));
+    assert!(text(&c.cmd(&["EVAL", "rawset(_G, 'x', 1)", "0"]))
+        .contains("Attempt to modify a readonly table"));
+    assert!(text(&c.cmd(&["EVAL", "loadstring('x = 1')()", "0"]))
+        .contains("Attempt to modify a readonly table"));
+    assert!(text(&c.cmd(&["EVAL", "string.len = nil", "0"]))
+        .contains("Attempt to modify a readonly table"));
+    assert!(text(&c.cmd(&["EVAL", "return x", "0"]))
+        .contains("Script attempted to access nonexistent global variable 'x'"));
+    for lib in [
+        "os", "io", "loadfile", "dofile", "require", "debug", "package",
+    ] {
+        let reply = text(&c.cmd(&["EVAL", &format!("return {lib}"), "0"]));
+        assert!(
+            reply.contains("nonexistent global variable"),
+            "{lib}: {reply}"
+        );
+    }
+    assert_eq!(
+        text(&c.cmd(&["EVAL", "return string.len('abc')", "0"])),
+        ":3\r\n"
+    );
+}
+
+#[test]
+fn script_cache_commands() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    let body = "return KEYS[1] .. ARGV[1]";
+    let sha = sha1(body);
+    assert_eq!(
+        text(&c.cmd(&["SCRIPT", "LOAD", body])),
+        format!("$40\r\n{sha}\r\n")
+    );
+    // Another connection, likely on another thread, finds it in the shared cache.
+    let mut other = kvik.conn();
+    assert_eq!(
+        text(&other.cmd(&["EVALSHA", &sha, "1", "k", "v"])),
+        "$2\r\nkv\r\n"
+    );
+    assert_eq!(
+        text(&other.cmd(&["EVALSHA", &sha.to_uppercase(), "1", "k", "v"])),
+        "$2\r\nkv\r\n"
+    );
+    assert_eq!(
+        text(&c.cmd(&[
+            "SCRIPT",
+            "EXISTS",
+            &sha,
+            "0000000000000000000000000000000000000000"
+        ])),
+        "*2\r\n:1\r\n:0\r\n"
+    );
+    assert_eq!(text(&c.cmd(&["SCRIPT", "FLUSH"])), "+OK\r\n");
+    assert_eq!(
+        text(&other.cmd(&["EVALSHA", &sha, "1", "k", "v"])),
+        "-NOSCRIPT No matching script. Please use EVAL.\r\n"
+    );
+    assert_eq!(
+        text(&c.cmd(&["SCRIPT", "KILL"])),
+        "-NOTBUSY No scripts in execution right now.\r\n"
+    );
+}
+
+#[test]
+fn a_script_replicates_as_its_effects() {
+    let kvik = Kvik::start();
+    let effects = kvik.effects();
+    let mut c = kvik.conn();
+    c.cmd(&["EVAL", "redis.call('SET', KEYS[1], 'a'); redis.call('GET', KEYS[1]); return redis.call('INCR', 'undeclared')", "1", "k"]);
+    let mut seen = Vec::new();
+    while let Ok(e) = effects.recv_timeout(Duration::from_millis(500)) {
+        seen.push(e.argv.iter().map(|a| text(a)).collect::<Vec<_>>().join(" "));
+    }
+    assert_eq!(seen, ["SET k a", "INCR undeclared"]);
+}
+
+#[test]
+fn undeclared_keys_are_reachable() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    let script = "for i = 1, 50 do redis.call('SET', 'u:' .. i, i) end return redis.call('MGET', 'u:1', 'u:50')";
+    assert_eq!(
+        text(&c.cmd(&["EVAL", script, "1", "declared"])),
+        "*2\r\n$1\r\n1\r\n$2\r\n50\r\n"
+    );
+    assert_eq!(
+        text(&c.cmd(&["EVAL", "return #redis.call('KEYS', 'u:*')", "0"])),
+        ":50\r\n"
+    );
+    assert_eq!(
+        text(&c.cmd(&[
+            "EVAL",
+            "redis.call('SELECT', 3); return redis.call('SET', 'in3', 'x')",
+            "0"
+        ])),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        text(&c.cmd(&["GET", "in3"])),
+        "$-1\r\n",
+        "the script's SELECT ends with it"
+    );
+    assert_eq!(text(&c.cmd(&["SELECT", "3"])), "+OK\r\n");
+    assert_eq!(text(&c.cmd(&["GET", "in3"])), "$1\r\nx\r\n");
+}
+
+/// Many clients on several server threads: every INCR of a script counted, and two
+/// keys updated together are never seen apart.
+#[test]
+fn scripts_are_atomic_under_concurrency() {
+    let server = TestServer::start(&["--server-threads", "4"]);
+    let mut setup = server.raw();
+    let incr = "return redis.call('INCR', KEYS[1])";
+    let pair = "local a = redis.call('INCR', KEYS[1]); local b = redis.call('INCR', KEYS[2]); \
+                local u = redis.call('INCR', 'undeclared'); return a - b";
+    let incr_sha = text(&setup.cmd(&["SCRIPT", "LOAD", incr]))[5..45].to_string();
+    const CLIENTS: usize = 12;
+    const ROUNDS: usize = 300;
+    let addr = server.addr();
+    let workers: Vec<_> = (0..CLIENTS)
+        .map(|i| {
+            let (addr, sha) = (addr.clone(), incr_sha.clone());
+            thread::spawn(move || {
+                let mut c = RawConn::connect(&addr);
+                let mut undeclared_ok = 0;
+                for _ in 0..ROUNDS {
+                    assert!(text(&c.cmd(&["EVALSHA", &sha, "1", "counter"])).starts_with(':'));
+                    // Half the clients name the pair in the other order.
+                    let (k1, k2) = if i % 2 == 0 {
+                        ("p:a", "p:b")
+                    } else {
+                        ("p:b", "p:a")
+                    };
+                    let reply = text(&c.cmd(&["EVAL", pair, "2", k1, k2]));
+                    if reply.starts_with(':') {
+                        assert!(
+                            reply == ":0\r\n" || reply == ":1\r\n" || reply == ":-1\r\n",
+                            "{reply}"
+                        );
+                        undeclared_ok += 1;
+                    } else {
+                        panic!("{reply}");
+                    }
+                }
+                undeclared_ok
+            })
+        })
+        .collect();
+    let pairs: usize = workers.into_iter().map(|w| w.join().unwrap()).sum();
+    let total = CLIENTS * ROUNDS;
+    assert_eq!(
+        text(&setup.cmd(&["GET", "counter"])),
+        format!("${}\r\n{total}\r\n", total.to_string().len())
+    );
+    assert_eq!(pairs, total);
+    for key in ["p:a", "p:b", "undeclared"] {
+        assert_eq!(
+            text(&setup.cmd(&["GET", key])),
+            format!("${}\r\n{total}\r\n", total.to_string().len()),
+            "{key}"
+        );
+    }
+}
+
+/// Sends `args` on a fresh connection and returns its reply within `wait`, or None
+/// when the connection is served by the thread running the script.
+fn reply_within(addr: &str, args: &[&str], wait: Duration) -> Option<String> {
+    let mut c = RawConn::connect(addr);
+    c.set_read_timeout(wait);
+    c.send_cmd(args);
+    c.read_reply_or_eof().ok().flatten().map(|r| text(&r))
+}
+
+fn wait_for_busy(addr: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if reply_within(addr, &["GET", "x"], Duration::from_millis(500)).as_deref() == Some(BUSY) {
+            return;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    panic!("never got BUSY");
+}
+
+#[test]
+fn script_kill_stops_a_busy_read_only_script() {
+    let server = TestServer::start(&["--server-threads", "4", "--busy-reply-threshold", "100"]);
+    let addr = server.addr();
+    let mut looping = server.raw();
+    let body = "local n = 0 while true do n = n + 1 end";
+    looping.send_cmd(&["EVAL", body, "0"]);
+    wait_for_busy(&addr);
+    // Commands flagged allow-busy still run.
+    assert_eq!(
+        reply_within(&addr, &["SCRIPT", "KILL"], Duration::from_secs(5)).as_deref(),
+        Some("+OK\r\n")
+    );
+    looping.set_read_timeout(Duration::from_secs(10));
+    assert_eq!(
+        text(&looping.read_reply()),
+        format!(
+            "-ERR Script killed by user with SCRIPT KILL... script: {}, on @user_script:1.\r\n",
+            sha1(body)
+        )
+    );
+    assert_eq!(text(&looping.cmd(&["PING"])), "+PONG\r\n");
+    assert_eq!(
+        reply_within(&addr, &["SCRIPT", "KILL"], Duration::from_secs(5)).as_deref(),
+        Some("-NOTBUSY No scripts in execution right now.\r\n")
+    );
+}
+
+#[test]
+fn a_script_that_wrote_is_unkillable_but_shutdown_nosave_works() {
+    let mut server = TestServer::start(&["--server-threads", "4", "--busy-reply-threshold", "100"]);
+    let addr = server.addr();
+    let mut looping = server.raw();
+    looping.send_cmd(&["EVAL", "redis.call('SET', 'x', 1) while true do end", "0"]);
+    wait_for_busy(&addr);
+    let reply = reply_within(&addr, &["SCRIPT", "KILL"], Duration::from_secs(5)).unwrap();
+    assert!(
+        reply.starts_with("-UNKILLABLE Sorry the script already executed write commands"),
+        "{reply}"
+    );
+    let _ = reply_within(&addr, &["SHUTDOWN", "NOSAVE"], Duration::from_secs(5));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.is_running() {
+        assert!(Instant::now() < deadline, "the server did not exit");
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_push_from_a_script_wakes_a_blocked_client() {
+    let kvik = Kvik::start();
+    let mut waiter = kvik.conn();
+    waiter.send_cmd(&["BLPOP", "queue", "10"]);
+    thread::sleep(Duration::from_millis(200));
+    let mut c = kvik.conn();
+    // `queue` is not declared: the script reaches it on demand.
+    assert_eq!(
+        text(&c.cmd(&["EVAL", "return redis.call('RPUSH', 'queue', 'job')", "0"])),
+        ":1\r\n"
+    );
+    assert_eq!(
+        text(&waiter.read_reply()),
+        "*2\r\n$5\r\nqueue\r\n$3\r\njob\r\n"
+    );
+    // Inside a script a blocking command is refused rather than waiting.
+    let reply = text(&c.cmd(&["EVAL", "return redis.pcall('BLPOP', 'queue', 0)", "0"]));
+    assert_eq!(
+        reply,
+        "-ERR This Redis command is not allowed from script\r\n"
+    );
+}
+
+/// A command that was already waiting for a shard the script holds when the script
+/// crossed the threshold answers BUSY instead of waiting for the script to end.
+#[test]
+fn a_command_waiting_on_a_busy_scripts_key_answers_busy() {
+    let server = TestServer::start(&["--server-threads", "4", "--busy-reply-threshold", "500"]);
+    let addr = server.addr();
+    let mut looping = server.raw();
+    looping.send_cmd(&["EVAL", "while true do end", "1", "held"]);
+    thread::sleep(Duration::from_millis(100));
+    // Before the threshold: this waits for the script's shard.
+    let started = Instant::now();
+    let reply = loop {
+        if let Some(r) = reply_within(&addr, &["GET", "held"], Duration::from_secs(5)) {
+            break r;
+        }
+    };
+    assert_eq!(reply, BUSY);
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        reply_within(&addr, &["SCRIPT", "KILL"], Duration::from_secs(5)).as_deref(),
+        Some("+OK\r\n")
+    );
+}
+
+#[test]
+fn a_table_holding_itself_ends_in_an_error_not_a_crash() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    let reply = c.cmd(&["EVAL", "local t = {} t[1] = t return t", "0"]);
+    assert!(text(&reply).ends_with("*1\r\n-ERR reached lua stack limit\r\n"));
+    assert_eq!(text(&c.cmd(&["PING"])), "+PONG\r\n");
+}
