@@ -20,6 +20,7 @@ pub mod keyspace;
 pub mod lazyfree;
 pub mod logging;
 pub mod net;
+pub mod scripting;
 pub mod server;
 pub mod stats;
 pub mod types;

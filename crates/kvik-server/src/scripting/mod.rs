@@ -1,0 +1,3 @@
+//! Server-side Lua scripting.
+
+pub mod libs;
