@@ -800,6 +800,34 @@ fn cjson_matches_redis() {
             r#"pcall(cmsgpack.unpack, "\129\192\1")"#,
             r#"OK bo:false s:table index is nil"#,
         ),
+        (
+            r#"(function() local c = cjson.new() c.decode_max_depth(100000) return c.decode(string.rep("[", 10000)) end)()"#,
+            r#"ERR user_script:17: Found too many nested data structures (7999) at character 7999"#,
+        ),
+        (
+            r#"(function() local c = cjson.new() c.decode_max_depth(100000) return c.decode(string.rep("{\"a\":", 10000)) end)()"#,
+            r#"ERR user_script:17: Found too many nested data structures (4000) at character 19996"#,
+        ),
+        (
+            r#"(function() local c = cjson.new() c.decode_max_depth(100000) return c.decode(string.rep("[{\"a\":", 10000)) end)()"#,
+            r#"ERR user_script:17: Found too many nested data structures (5333) at character 15997"#,
+        ),
+        (
+            r#"(function() local c = cjson.new() c.decode_max_depth(100000) return #c.encode(c.decode(string.rep("[", 7998) .. string.rep("]", 7998))) end)()"#,
+            r#"ERR user_script:17: Cannot serialise, excessive nesting (1001)"#,
+        ),
+        (
+            r#"(function() local c = cjson.new() c.encode_max_depth(100000) local t = {} local x = t for i = 1, 10000 do x[1] = {} x = x[1] end return c.encode(t) end)()"#,
+            r#"ERR user_script:17: Cannot serialise, excessive nesting (7998)"#,
+        ),
+        (
+            r#"(function() local c = cjson.new() c.encode_max_depth(100000) local t = {} local x = t for i = 1, 10000 do x.k = {} x = x.k end return c.encode(t) end)()"#,
+            r#"ERR user_script:17: Cannot serialise, excessive nesting (4000)"#,
+        ),
+        (
+            r#"(function() local c = cjson.new() c.encode_max_depth(100000) local t = {} local x = t for i = 1, 7990 do x[1] = {} x = x[1] end return #c.encode(t) end)()"#,
+            r#"OK nu:15982"#,
+        ),
     ]);
 }
 

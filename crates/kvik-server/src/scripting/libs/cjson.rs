@@ -188,7 +188,7 @@ unsafe fn encode(l: *mut lua_State) -> Outcome {
     }
     let config = *config(l);
     let mut out = Vec::new();
-    encode_top(l, &config, 0, &mut out)?;
+    encode_top(l, &config, &mut out)?;
     push_bytes(l, &out);
     Ok(1)
 }
@@ -199,11 +199,47 @@ unsafe fn cannot_serialise(l: *mut lua_State, index: c_int, reason: &str) -> Fai
     Failure::positioned(format!("Cannot serialise {type_name}: {reason}"))
 }
 
-/// Appends the value on top of the stack (left there) at nesting `depth`.
-unsafe fn encode_top(
+/// A table being written: how far the encoder got in it.
+enum OpenTable {
+    /// Written as an array of `len` elements; `next` is the next index to write.
+    Array { len: c_int, next: c_int },
+    /// Written as an object; the key `next` returned last is on the stack.
+    Object { first: bool },
+}
+
+/// Appends the value on top of the stack (left there). Nested tables are walked
+/// with an explicit list rather than recursion, so the depth Lua's stack allows
+/// (thousands) cannot exhaust the thread's stack.
+unsafe fn encode_top(l: *mut lua_State, config: &Config, out: &mut Vec<u8>) -> Result<(), Failure> {
+    let mut open: Vec<OpenTable> = Vec::new();
+    loop {
+        if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+            open.push(open_table(l, config, open.len() as c_int + 1, out)?);
+        } else {
+            encode_scalar(l, config, out)?;
+            if open.is_empty() {
+                return Ok(());
+            }
+            ffi::lua_pop(l, 1);
+        }
+        // Push the next value to write, closing the tables that are done.
+        while let Some(table) = open.last_mut() {
+            if next_in_table(l, config, table, out)? {
+                break;
+            }
+            open.pop();
+            if open.is_empty() {
+                return Ok(());
+            }
+            ffi::lua_pop(l, 1);
+        }
+    }
+}
+
+/// Appends a value that is not a table.
+unsafe fn encode_scalar(
     l: *mut lua_State,
     config: &Config,
-    depth: c_int,
     out: &mut Vec<u8>,
 ) -> Result<(), Failure> {
     match ffi::lua_type(l, -1) {
@@ -214,7 +250,6 @@ unsafe fn encode_top(
         } else {
             b"false"
         }),
-        ffi::LUA_TTABLE => encode_table(l, config, depth + 1, out)?,
         ffi::LUA_TNIL => out.extend_from_slice(b"null"),
         ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, -1).is_null() => {
             out.extend_from_slice(b"null")
@@ -224,21 +259,87 @@ unsafe fn encode_top(
     Ok(())
 }
 
-unsafe fn encode_table(
+/// Starts writing the table on top of the stack, nested `depth` deep.
+unsafe fn open_table(
     l: *mut lua_State,
     config: &Config,
     depth: c_int,
     out: &mut Vec<u8>,
-) -> Result<(), Failure> {
+) -> Result<OpenTable, Failure> {
     if depth > config.encode_max_depth || !stack_has_room(l, 3) {
         return Err(Failure::positioned(format!(
             "Cannot serialise, excessive nesting ({depth})"
         )));
     }
-    match array_length(l, config)? {
-        Some(len) => encode_array(l, config, depth, len, out),
-        None => encode_object(l, config, depth, out),
+    Ok(match array_length(l, config)? {
+        Some(len) => {
+            out.push(b'[');
+            OpenTable::Array { len, next: 1 }
+        }
+        None => {
+            out.push(b'{');
+            ffi::lua_pushnil(l);
+            OpenTable::Object { first: true }
+        }
+    })
+}
+
+/// Pushes the next value of `table` (writing the separator and, in objects, the key
+/// before it), or writes the table's end and returns false when there is none.
+unsafe fn next_in_table(
+    l: *mut lua_State,
+    config: &Config,
+    table: &mut OpenTable,
+    out: &mut Vec<u8>,
+) -> Result<bool, Failure> {
+    match table {
+        OpenTable::Array { len, next } => {
+            if *next > *len {
+                out.push(b']');
+                return Ok(false);
+            }
+            if *next > 1 {
+                out.push(b',');
+            }
+            ffi::lua_rawgeti_(l, -1, *next);
+            *next += 1;
+        }
+        OpenTable::Object { first } => {
+            if ffi::lua_next(l, -2) == 0 {
+                out.push(b'}');
+                return Ok(false);
+            }
+            if !*first {
+                out.push(b',');
+            }
+            *first = false;
+            encode_key(l, config, out)?;
+        }
     }
+    Ok(true)
+}
+
+/// Appends the key under the value on top of the stack, with its colon.
+unsafe fn encode_key(l: *mut lua_State, config: &Config, out: &mut Vec<u8>) -> Result<(), Failure> {
+    match ffi::lua_type(l, -2) {
+        ffi::LUA_TNUMBER => {
+            out.push(b'"');
+            encode_number(l, config, -2, out)?;
+            out.extend_from_slice(b"\":");
+        }
+        ffi::LUA_TSTRING => {
+            encode_string(out, string_at(l, -2, false).unwrap_or_default());
+            out.push(b':');
+        }
+        _ => {
+            return Err(cannot_serialise(
+                l,
+                -2,
+                "table key must be a number or string",
+            ))
+        }
+    }
+    Ok(())
 }
 
 /// The length to encode the table on top of the stack with as an array, or `None`
@@ -272,65 +373,6 @@ unsafe fn array_length(l: *mut lua_State, config: &Config) -> Result<Option<c_in
     }
     // Keys beyond the C int range leave a negative length: such tables are objects.
     Ok(Some(max).filter(|&len| len > 0))
-}
-
-unsafe fn encode_array(
-    l: *mut lua_State,
-    config: &Config,
-    depth: c_int,
-    len: c_int,
-    out: &mut Vec<u8>,
-) -> Result<(), Failure> {
-    out.push(b'[');
-    for index in 1..=len {
-        if index > 1 {
-            out.push(b',');
-        }
-        ffi::lua_rawgeti_(l, -1, index);
-        encode_top(l, config, depth, out)?;
-        ffi::lua_pop(l, 1);
-    }
-    out.push(b']');
-    Ok(())
-}
-
-unsafe fn encode_object(
-    l: *mut lua_State,
-    config: &Config,
-    depth: c_int,
-    out: &mut Vec<u8>,
-) -> Result<(), Failure> {
-    out.push(b'{');
-    let mut first = true;
-    ffi::lua_pushnil(l);
-    while ffi::lua_next(l, -2) != 0 {
-        if !first {
-            out.push(b',');
-        }
-        first = false;
-        match ffi::lua_type(l, -2) {
-            ffi::LUA_TNUMBER => {
-                out.push(b'"');
-                encode_number(l, config, -2, out)?;
-                out.extend_from_slice(b"\":");
-            }
-            ffi::LUA_TSTRING => {
-                encode_string(out, string_at(l, -2, false).unwrap_or_default());
-                out.push(b':');
-            }
-            _ => {
-                return Err(cannot_serialise(
-                    l,
-                    -2,
-                    "table key must be a number or string",
-                ))
-            }
-        }
-        encode_top(l, config, depth, out)?;
-        ffi::lua_pop(l, 1);
-    }
-    out.push(b'}');
-    Ok(())
 }
 
 unsafe fn encode_number(
@@ -644,16 +686,104 @@ impl Parser<'_> {
         Some(())
     }
 
-    /// Pushes the value that starts with `token`.
-    unsafe fn value(&mut self, l: *mut lua_State, token: Token) -> Result<(), Failure> {
+    /// Pushes the value that starts with `token`. Nested arrays and objects are
+    /// tracked in a list rather than by recursion, so the depth Lua's stack allows
+    /// (thousands) cannot exhaust the thread's stack.
+    unsafe fn value(&mut self, l: *mut lua_State, first: Token) -> Result<(), Failure> {
+        let mut open: Vec<OpenValue> = Vec::new();
+        let mut token = first;
+        loop {
+            if let Some((container, member)) = self.begin_value(l, token)? {
+                open.push(container);
+                token = member;
+                continue;
+            }
+            // A value is complete on top of the stack: store it in its container.
+            loop {
+                let Some(container) = open.last_mut() else {
+                    return Ok(());
+                };
+                let end = match container {
+                    OpenValue::Array { next_index } => {
+                        ffi::lua_rawseti_(l, -2, *next_index);
+                        *next_index += 1;
+                        let after = self.next_token();
+                        match after.kind {
+                            Kind::ArrayEnd => true,
+                            Kind::Comma => false,
+                            _ => return Err(parse_error("comma or array end", after)),
+                        }
+                    }
+                    OpenValue::Object => {
+                        ffi::lua_rawset(l, -3);
+                        let after = self.next_token();
+                        match after.kind {
+                            Kind::ObjectEnd => true,
+                            Kind::Comma => {
+                                let key = self.next_token();
+                                self.member_key(l, key)?;
+                                false
+                            }
+                            _ => return Err(parse_error("comma or object end", after)),
+                        }
+                    }
+                };
+                if !end {
+                    break;
+                }
+                // The container itself is now a complete value.
+                open.pop();
+                self.depth -= 1;
+            }
+            token = self.next_token();
+        }
+    }
+
+    /// Pushes the value `token` starts: a complete one (`None`), or an array or
+    /// object with members to come, with the first token of its first member's value.
+    unsafe fn begin_value(
+        &mut self,
+        l: *mut lua_State,
+        token: Token,
+    ) -> Result<Option<(OpenValue, Token)>, Failure> {
         match token.kind {
             Kind::String => push_bytes(l, &self.text),
             Kind::Number(number) => ffi::lua_pushnumber(l, number),
             Kind::Boolean(value) => ffi::lua_pushboolean(l, c_int::from(value)),
             Kind::Null => ffi::lua_pushlightuserdata(l, std::ptr::null_mut()),
-            Kind::ObjectBegin => self.object(l)?,
-            Kind::ArrayBegin => self.array(l)?,
+            Kind::ArrayBegin => {
+                self.descend(l, 2)?;
+                ffi::lua_newtable(l);
+                let first = self.next_token();
+                if first.kind != Kind::ArrayEnd {
+                    return Ok(Some((OpenValue::Array { next_index: 1 }, first)));
+                }
+                self.depth -= 1;
+            }
+            Kind::ObjectBegin => {
+                self.descend(l, 3)?;
+                ffi::lua_newtable(l);
+                let first = self.next_token();
+                if first.kind != Kind::ObjectEnd {
+                    self.member_key(l, first)?;
+                    return Ok(Some((OpenValue::Object, self.next_token())));
+                }
+                self.depth -= 1;
+            }
             _ => return Err(parse_error("value", token)),
+        }
+        Ok(None)
+    }
+
+    /// Pushes an object member's key (`token`) and reads the colon after it.
+    unsafe fn member_key(&mut self, l: *mut lua_State, token: Token) -> Result<(), Failure> {
+        if token.kind != Kind::String {
+            return Err(parse_error("object key string", token));
+        }
+        push_bytes(l, &self.text);
+        let colon = self.next_token();
+        if colon.kind != Kind::Colon {
+            return Err(parse_error("colon", colon));
         }
         Ok(())
     }
@@ -669,59 +799,14 @@ impl Parser<'_> {
         }
         Ok(())
     }
+}
 
-    unsafe fn object(&mut self, l: *mut lua_State) -> Result<(), Failure> {
-        self.descend(l, 3)?;
-        ffi::lua_newtable(l);
-        let mut token = self.next_token();
-        if token.kind == Kind::ObjectEnd {
-            self.depth -= 1;
-            return Ok(());
-        }
-        loop {
-            if token.kind != Kind::String {
-                return Err(parse_error("object key string", token));
-            }
-            push_bytes(l, &self.text);
-            token = self.next_token();
-            if token.kind != Kind::Colon {
-                return Err(parse_error("colon", token));
-            }
-            let value = self.next_token();
-            self.value(l, value)?;
-            ffi::lua_rawset(l, -3);
-            token = self.next_token();
-            match token.kind {
-                Kind::ObjectEnd => break,
-                Kind::Comma => token = self.next_token(),
-                _ => return Err(parse_error("comma or object end", token)),
-            }
-        }
-        self.depth -= 1;
-        Ok(())
-    }
-
-    unsafe fn array(&mut self, l: *mut lua_State) -> Result<(), Failure> {
-        self.descend(l, 2)?;
-        ffi::lua_newtable(l);
-        let mut token = self.next_token();
-        if token.kind == Kind::ArrayEnd {
-            self.depth -= 1;
-            return Ok(());
-        }
-        for index in 1.. {
-            self.value(l, token)?;
-            ffi::lua_rawseti_(l, -2, index);
-            token = self.next_token();
-            match token.kind {
-                Kind::ArrayEnd => break,
-                Kind::Comma => token = self.next_token(),
-                _ => return Err(parse_error("comma or array end", token)),
-            }
-        }
-        self.depth -= 1;
-        Ok(())
-    }
+/// An array or object being decoded, whose table is on the stack.
+enum OpenValue {
+    /// The next element goes to `next_index`.
+    Array { next_index: c_int },
+    /// The key of the member being read is on the stack above the table.
+    Object,
 }
 
 // ---------------------------------------------------------------- the module

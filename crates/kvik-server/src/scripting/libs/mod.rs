@@ -220,19 +220,19 @@ pub(crate) unsafe fn ensure_stack(
 /// C's `(int64_t)x` on x86-64: truncation, and `i64::MIN` for NaN or out of range
 /// values (where Rust's `as` would saturate).
 pub(crate) fn c_double_to_i64(x: f64) -> i64 {
-    if x.is_nan() || x >= 9_223_372_036_854_775_808.0 || x < -9_223_372_036_854_775_808.0 {
-        i64::MIN
-    } else {
+    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
         x as i64
+    } else {
+        i64::MIN
     }
 }
 
 /// C's `(int)x` on x86-64: truncation, and `i32::MIN` for NaN or out of range values.
 pub(crate) fn c_double_to_i32(x: f64) -> i32 {
-    if x.is_nan() || x >= 2_147_483_648.0 || x < -2_147_483_648.0 {
-        i32::MIN
-    } else {
+    if (-2_147_483_648.0..2_147_483_648.0).contains(&x) {
         x as i32
+    } else {
+        i32::MIN
     }
 }
 
