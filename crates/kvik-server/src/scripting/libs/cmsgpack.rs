@@ -229,8 +229,64 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Decodes one value and pushes it.
+/// An array or map being decoded, whose table is on the stack.
+enum OpenTable {
+    /// `left` elements to go; the index of the next one is on the stack.
+    Array { left: usize, index: usize },
+    /// `left` entries to go; `key_read` when the current entry's key is on the stack.
+    Map { left: usize, key_read: bool },
+}
+
+/// Decodes one value and pushes it. Nested arrays and maps are tracked in a list
+/// rather than by recursion, so thousands of levels cannot exhaust the thread's stack.
 unsafe fn decode_value(l: *mut lua_State, input: &mut Cursor) -> Result<(), Failure> {
+    let mut open: Vec<OpenTable> = Vec::new();
+    loop {
+        if let Some(table) = begin_value(l, input)? {
+            open.push(table);
+            continue;
+        }
+        // A value is complete on top of the stack: store it in its table.
+        while let Some(table) = open.last_mut() {
+            let more = match table {
+                OpenTable::Array { left, index } => {
+                    ffi::lua_settable(l, -3);
+                    *left -= 1;
+                    *index += 1;
+                    if *left > 0 {
+                        ffi::lua_pushnumber(l, *index as f64);
+                    }
+                    *left > 0
+                }
+                OpenTable::Map {
+                    key_read: key_read @ false,
+                    ..
+                } => {
+                    *key_read = true;
+                    true
+                }
+                OpenTable::Map { left, key_read } => {
+                    check_key(l, -2)?;
+                    ffi::lua_settable(l, -3);
+                    *left -= 1;
+                    *key_read = false;
+                    *left > 0
+                }
+            };
+            if more {
+                break;
+            }
+            open.pop();
+        }
+        if open.is_empty() {
+            return Ok(());
+        }
+    }
+}
+
+/// Pushes the value starting at the input: a complete one (`None`), or an array or
+/// map with elements to come (with, for an array, the first index pushed).
+unsafe fn begin_value(l: *mut lua_State, input: &mut Cursor) -> Result<Option<OpenTable>, Failure> {
     let Some(&kind) = input.rest.first() else {
         return Err(Failure::positioned(MISSING_BYTES));
     };
@@ -239,95 +295,91 @@ unsafe fn decode_value(l: *mut lua_State, input: &mut Cursor) -> Result<(), Fail
         1,
         "too many return values at once; use unpack_one or unpack_limit instead.",
     )?;
-    match kind {
+    let number = match kind {
         0x00..=0x7f => {
             input.take(1)?;
-            ffi::lua_pushnumber(l, f64::from(kind));
+            f64::from(kind)
         }
         0xe0..=0xff => {
             input.take(1)?;
-            ffi::lua_pushnumber(l, f64::from(kind as i8));
+            f64::from(kind as i8)
         }
-        0xcc => push_number(l, input.number::<1>()? as f64),
-        0xcd => push_number(l, input.number::<2>()? as f64),
-        0xce => push_number(l, input.number::<4>()? as f64),
+        0xcc => input.number::<1>()? as f64,
+        0xcd => input.number::<2>()? as f64,
+        0xce => input.number::<4>()? as f64,
         // Pushed through a signed Lua integer, so the top half reads negative.
-        0xcf => push_number(l, input.number::<8>()? as i64 as f64),
-        0xd0 => push_number(l, f64::from(input.number::<1>()? as i8)),
-        0xd1 => push_number(l, f64::from(input.number::<2>()? as i16)),
-        0xd2 => push_number(l, f64::from(input.number::<4>()? as i32)),
-        0xd3 => push_number(l, input.number::<8>()? as i64 as f64),
-        0xca => push_number(l, f64::from(f32::from_bits(input.number::<4>()? as u32))),
-        0xcb => push_number(l, f64::from_bits(input.number::<8>()?)),
+        0xcf | 0xd3 => input.number::<8>()? as i64 as f64,
+        0xd0 => f64::from(input.number::<1>()? as i8),
+        0xd1 => f64::from(input.number::<2>()? as i16),
+        0xd2 => f64::from(input.number::<4>()? as i32),
+        0xca => f64::from(f32::from_bits(input.number::<4>()? as u32)),
+        0xcb => f64::from_bits(input.number::<8>()?),
+        _ => return begin_other(l, input, kind),
+    };
+    ffi::lua_pushnumber(l, number);
+    Ok(None)
+}
+
+/// [`begin_value`] for the kinds that are not numbers.
+unsafe fn begin_other(
+    l: *mut lua_State,
+    input: &mut Cursor,
+    kind: u8,
+) -> Result<Option<OpenTable>, Failure> {
+    let (is_array, len) = match kind {
         0xc0 => {
             input.take(1)?;
             ffi::lua_pushnil(l);
+            return Ok(None);
         }
         0xc2 | 0xc3 => {
             input.take(1)?;
             ffi::lua_pushboolean(l, c_int::from(kind == 0xc3));
+            return Ok(None);
         }
         0xa0..=0xbf => {
-            let len = usize::from(kind & 0x1f);
-            let bytes = input.take(1 + len)?;
+            let bytes = input.take(1 + usize::from(kind & 0x1f))?;
             push_bytes(l, &bytes[1..]);
+            return Ok(None);
         }
-        0xd9 => push_bytes(l, input.sized_bytes::<1>()?),
-        0xda => push_bytes(l, input.sized_bytes::<2>()?),
-        0xdb => push_bytes(l, input.sized_bytes::<4>()?),
+        0xd9 => return push_string(l, input.sized_bytes::<1>()?),
+        0xda => return push_string(l, input.sized_bytes::<2>()?),
+        0xdb => return push_string(l, input.sized_bytes::<4>()?),
         0x90..=0x9f => {
             input.take(1)?;
-            decode_array(l, input, usize::from(kind & 0x0f))?;
+            (true, usize::from(kind & 0x0f))
         }
-        0xdc => {
-            let len = input.take_header::<2>()?;
-            decode_array(l, input, len)?;
-        }
-        0xdd => {
-            let len = input.take_header::<4>()?;
-            decode_array(l, input, len)?;
-        }
+        0xdc => (true, input.take_header::<2>()?),
+        0xdd => (true, input.take_header::<4>()?),
         0x80..=0x8f => {
             input.take(1)?;
-            decode_map(l, input, usize::from(kind & 0x0f))?;
+            (false, usize::from(kind & 0x0f))
         }
-        0xde => {
-            let len = input.take_header::<2>()?;
-            decode_map(l, input, len)?;
-        }
-        0xdf => {
-            let len = input.take_header::<4>()?;
-            decode_map(l, input, len)?;
-        }
+        0xde => (false, input.take_header::<2>()?),
+        0xdf => (false, input.take_header::<4>()?),
         _ => return Err(Failure::positioned(BAD_FORMAT)),
-    }
-    Ok(())
-}
-
-unsafe fn push_number(l: *mut lua_State, number: f64) {
-    ffi::lua_pushnumber(l, number);
-}
-
-unsafe fn decode_array(l: *mut lua_State, input: &mut Cursor, len: usize) -> Result<(), Failure> {
+    };
     ffi::lua_newtable(l);
+    if !is_array {
+        return Ok((len > 0).then_some(OpenTable::Map {
+            left: len,
+            key_read: false,
+        }));
+    }
     ensure_stack(l, 1, "in function mp_decode_to_lua_array")?;
-    for index in 1..=len {
-        ffi::lua_pushnumber(l, index as f64);
-        decode_value(l, input)?;
-        ffi::lua_settable(l, -3);
+    if len == 0 {
+        return Ok(None);
     }
-    Ok(())
+    ffi::lua_pushnumber(l, 1.0);
+    Ok(Some(OpenTable::Array {
+        left: len,
+        index: 1,
+    }))
 }
 
-unsafe fn decode_map(l: *mut lua_State, input: &mut Cursor, len: usize) -> Result<(), Failure> {
-    ffi::lua_newtable(l);
-    for _ in 0..len {
-        decode_value(l, input)?;
-        decode_value(l, input)?;
-        check_key(l, -2)?;
-        ffi::lua_settable(l, -3);
-    }
-    Ok(())
+unsafe fn push_string(l: *mut lua_State, bytes: &[u8]) -> Result<Option<OpenTable>, Failure> {
+    push_bytes(l, bytes);
+    Ok(None)
 }
 
 /// The errors `lua_settable` would raise for a key that cannot index a table.
