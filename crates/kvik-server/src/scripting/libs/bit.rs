@@ -8,7 +8,7 @@ use std::ffi::c_int;
 
 use mlua::ffi::{self, lua_State};
 
-use super::{lua_functions, register, Outcome};
+use super::{lua_functions, push_bytes, register, type_error, Failure, Outcome};
 
 /// Adding 2^52 + 2^51 to a double whose magnitude is below 2^51 leaves the integer
 /// nearest to it (ties to even) in the low bits of the mantissa: the reduction every
@@ -21,12 +21,12 @@ fn to_bits(x: f64) -> u32 {
 
 /// The 32 bits of argument `arg`. Like LuaBitOp, only a zero result is checked for
 /// not being a number at all: anything else that converts is taken.
-unsafe fn bits_arg(l: *mut lua_State, arg: c_int) -> u32 {
+unsafe fn bits_arg(l: *mut lua_State, arg: c_int) -> Result<u32, Failure> {
     let bits = to_bits(ffi::lua_tonumber(l, arg));
     if bits == 0 && ffi::lua_isnumber(l, arg) == 0 {
-        ffi::luaL_typerror(l, arg, c"number".as_ptr());
+        return Err(type_error(l, arg, "number"));
     }
-    bits
+    Ok(bits)
 }
 
 unsafe fn push_bits(l: *mut lua_State, bits: u32) -> Outcome {
@@ -35,23 +35,23 @@ unsafe fn push_bits(l: *mut lua_State, bits: u32) -> Outcome {
 }
 
 unsafe fn tobit(l: *mut lua_State) -> Outcome {
-    push_bits(l, bits_arg(l, 1))
+    push_bits(l, bits_arg(l, 1)?)
 }
 
 unsafe fn bnot(l: *mut lua_State) -> Outcome {
-    push_bits(l, !bits_arg(l, 1))
+    push_bits(l, !bits_arg(l, 1)?)
 }
 
 unsafe fn bswap(l: *mut lua_State) -> Outcome {
-    push_bits(l, bits_arg(l, 1).swap_bytes())
+    push_bits(l, bits_arg(l, 1)?.swap_bytes())
 }
 
 /// Folds every argument into the first with `op`, reading them from the last one
 /// down to the second, which decides which bad argument is reported first.
 unsafe fn fold(l: *mut lua_State, op: fn(u32, u32) -> u32) -> Outcome {
-    let mut bits = bits_arg(l, 1);
+    let mut bits = bits_arg(l, 1)?;
     for arg in (2..=ffi::lua_gettop(l)).rev() {
-        bits = op(bits, bits_arg(l, arg));
+        bits = op(bits, bits_arg(l, arg)?);
     }
     push_bits(l, bits)
 }
@@ -70,8 +70,8 @@ unsafe fn bxor(l: *mut lua_State) -> Outcome {
 
 /// Applies a shift or rotation by the second argument taken modulo 32.
 unsafe fn shift(l: *mut lua_State, op: fn(u32, u32) -> u32) -> Outcome {
-    let bits = bits_arg(l, 1);
-    let count = bits_arg(l, 2) & 31;
+    let bits = bits_arg(l, 1)?;
+    let count = bits_arg(l, 2)? & 31;
     push_bits(l, op(bits, count))
 }
 
@@ -98,11 +98,11 @@ unsafe fn ror(l: *mut lua_State) -> Outcome {
 /// `bit.tohex(x [, n])`: the low `|n|` hex digits of `x` (8 at most, 8 by default),
 /// upper case when `n` is negative.
 unsafe fn tohex(l: *mut lua_State) -> Outcome {
-    let mut bits = bits_arg(l, 1);
+    let mut bits = bits_arg(l, 1)?;
     let requested = if ffi::lua_isnone(l, 2) != 0 {
         8
     } else {
-        bits_arg(l, 2) as i32
+        bits_arg(l, 2)? as i32
     };
     let digits: &[u8; 16] = if requested < 0 {
         b"0123456789ABCDEF"
@@ -115,7 +115,7 @@ unsafe fn tohex(l: *mut lua_State) -> Outcome {
         *slot = digits[(bits & 15) as usize];
         bits >>= 4;
     }
-    super::push_bytes(l, &text[..width]);
+    push_bytes(l, &text[..width]);
     Ok(1)
 }
 

@@ -8,10 +8,10 @@
 //! and stack limits fail at the same depth as the originals.
 //!
 //! The one rule every function here follows: a Lua error unwinds the C stack with
-//! `longjmp`, so nothing owning memory may be alive in a Rust frame when one can be
-//! raised. Checks of arguments happen first, before anything is allocated; failures
-//! found later are returned as a [`Failure`] and raised by [`run`] once the Rust
-//! frames are gone.
+//! `longjmp`, which skips Rust destructors. So the functions never raise errors
+//! themselves: they return a [`Failure`], which [`run`] raises once their frames are
+//! gone (only an allocation failure inside the Lua API can still unwind through them,
+//! leaking what they hold).
 
 mod bit;
 mod cjson;
