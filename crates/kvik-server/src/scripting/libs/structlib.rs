@@ -17,7 +17,7 @@ use super::{
     register, Failure, Outcome,
 };
 
-/// The widest integer a format may ask for (`i32`).
+/// The widest integer a format may ask for, in bytes (`i32`).
 const MAX_INT_SIZE: usize = 32;
 
 /// The alignment `!` sets without a number: the strictest one of the platform.
