@@ -219,12 +219,12 @@ impl<'a> Cursor<'a> {
 
     /// A string whose length sits in the `N` bytes after the type byte.
     fn sized_bytes<const N: usize>(&mut self) -> Result<&'a [u8], Failure> {
-        let header = self.take_header::<N>()?;
+        let header = self.length::<N>()?;
         self.take(header)
     }
 
-    /// The length in the `N` bytes after the type byte, only checked for presence.
-    fn take_header<const N: usize>(&mut self) -> Result<usize, Failure> {
+    /// A length in the `N` bytes after the type byte, both consumed.
+    fn length<const N: usize>(&mut self) -> Result<usize, Failure> {
         Ok(self.number::<N>()? as usize)
     }
 }
@@ -349,14 +349,14 @@ unsafe fn begin_other(
             input.take(1)?;
             (true, usize::from(kind & 0x0f))
         }
-        0xdc => (true, input.take_header::<2>()?),
-        0xdd => (true, input.take_header::<4>()?),
+        0xdc => (true, input.length::<2>()?),
+        0xdd => (true, input.length::<4>()?),
         0x80..=0x8f => {
             input.take(1)?;
             (false, usize::from(kind & 0x0f))
         }
-        0xde => (false, input.take_header::<2>()?),
-        0xdf => (false, input.take_header::<4>()?),
+        0xde => (false, input.length::<2>()?),
+        0xdf => (false, input.length::<4>()?),
         _ => return Err(Failure::positioned(BAD_FORMAT)),
     };
     ffi::lua_newtable(l);
