@@ -17,6 +17,7 @@ pub mod busy;
 mod call;
 mod convert;
 pub mod functions;
+pub mod libs;
 pub mod payload;
 mod run;
 mod sandbox;

@@ -30,10 +30,9 @@ pub struct Sandbox {
 }
 
 /// Adds the libraries Redis bundles besides Lua's own (cjson, cmsgpack, bit, struct)
-/// to a new state's globals. They are written separately; until they are wired in,
-/// scripts see none of them.
-pub fn load_libraries(_lua: &Lua) -> mlua::Result<()> {
-    Ok(())
+/// to a new state's globals; the sandbox then makes them read-only with the rest.
+pub fn load_libraries(lua: &Lua) -> mlua::Result<()> {
+    super::libs::open_all(lua)
 }
 
 pub fn new_sandbox() -> mlua::Result<Sandbox> {
