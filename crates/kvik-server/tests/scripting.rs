@@ -226,7 +226,8 @@ fn a_script_replicates_as_its_effects() {
     while let Ok(e) = effects.recv_timeout(Duration::from_millis(500)) {
         seen.push(e.argv.iter().map(|a| text(a)).collect::<Vec<_>>().join(" "));
     }
-    assert_eq!(seen, ["SET k a", "INCR undeclared"]);
+    // As Redis 7.0: the writes, wrapped in one MULTI ... EXEC.
+    assert_eq!(seen, ["MULTI", "SET k a", "INCR undeclared", "EXEC"]);
 }
 
 #[test]
@@ -444,4 +445,24 @@ fn a_table_holding_itself_ends_in_an_error_not_a_crash() {
     let reply = c.cmd(&["EVAL", "local t = {} t[1] = t return t", "0"]);
     assert!(text(&reply).ends_with("*1\r\n-ERR reached lua stack limit\r\n"));
     assert_eq!(text(&c.cmd(&["PING"])), "+PONG\r\n");
+}
+
+#[test]
+fn scripts_run_inside_transactions() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    assert_eq!(text(&c.cmd(&["MULTI"])), "+OK\r\n");
+    c.cmd(&["EVAL", "return redis.call('INCR', KEYS[1])", "1", "k"]);
+    c.cmd(&["EVAL", "return redis.call('INCRBY', 'undeclared', 5)", "0"]);
+    c.cmd(&["EVAL", "return redis.call('DBSIZE')", "0"]);
+    assert_eq!(text(&c.cmd(&["EXEC"])), "*3\r\n:1\r\n:5\r\n:2\r\n");
+    // A script may run commands that walk the database (they lock every shard).
+    assert_eq!(
+        text(&c.cmd(&[
+            "EVAL",
+            "return #redis.call('SCAN', 0, 'COUNT', 1000)[2]",
+            "0"
+        ])),
+        ":2\r\n"
+    );
 }

@@ -22,9 +22,11 @@ local function deny_write()
   error('Attempt to modify a readonly table', 2)
 end
 
+-- Lua 5.1 has no read-only tables: a protected table is an empty proxy that reads
+-- through to it, remembered here with its contents.
 local function protect(t)
   local proxy = setmetatable({}, { __index = t, __newindex = deny_write, __metatable = false })
-  readonly[proxy] = true
+  readonly[proxy] = t
   return proxy
 end
 
@@ -42,7 +44,7 @@ local function strict(t)
     __newindex = deny_write,
     __metatable = false,
   })
-  readonly[proxy] = true
+  readonly[proxy] = t
   return proxy
 end
 
@@ -53,6 +55,23 @@ end
 G.setmetatable = function(t, mt)
   if readonly[t] then error('Attempt to modify a readonly table', 0) end
   return setmetatable(t, mt)
+end
+
+-- What iterates or reads a table's own contents looks through a proxy, as it would
+-- on Redis's read-only tables (`pairs(cjson)` lists cjson's functions). The locals
+-- keep the names argument errors report ("bad argument #1 to 'pairs'"); the calls
+-- are not tail calls, which would lose them.
+local function contents(t)
+  local target = readonly[t]
+  if type(target) == 'table' then return target end
+  return t
+end
+do
+  local pairs, next, ipairs, rawget = pairs, next, ipairs, rawget
+  G.pairs = function(t) local f, s, c = pairs(contents(t)) return f, s, c end
+  G.next = function(t, k) local nk, v = next(contents(t), k) return nk, v end
+  G.ipairs = function(t) local f, s, c = ipairs(contents(t)) return f, s, c end
+  G.rawget = function(t, k) local v = rawget(contents(t), k) return v end
 end
 
 local function pcall_result(ok, ...)
