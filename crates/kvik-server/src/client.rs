@@ -272,6 +272,9 @@ pub struct ClientState {
     pub pubsub: crate::pubsub::Subscriptions,
     /// In MONITOR mode: every command the server runs is sent to this client.
     pub monitor: bool,
+    /// A script is running the client's commands (`redis.call`): MONITOR shows them
+    /// as coming from `lua`.
+    pub running_script: bool,
 }
 
 impl ClientState {
@@ -292,6 +295,7 @@ impl ClientState {
             query_buffer: QueryBufferUsage::default(),
             blocked: None,
             deny_blocking: false,
+            running_script: false,
             multi: None,
             watching: None,
             pubsub: Default::default(),

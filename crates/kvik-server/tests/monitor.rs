@@ -110,3 +110,31 @@ fn monitor_clients_are_flagged_and_reset_stops_monitoring() {
     let list = String::from_utf8(c.cmd(&["CLIENT", "LIST"])).expect("utf8");
     assert!(!list.contains(" flags=O "), "{list}");
 }
+
+#[test]
+fn transactions_and_scripts_show_the_commands_they_run() {
+    let server = TestServer::start(&["--server-threads", "2"]);
+    let mut monitor = server.raw();
+    assert_eq!(monitor.cmd(&["MONITOR"]), b"+OK\r\n");
+    let mut c = server.raw();
+    let addr = addr_of(&mut c);
+    c.cmd(&["MULTI"]);
+    c.cmd(&["SET", "a", "1"]);
+    c.cmd(&["EXEC"]);
+    let script = "redis.call('set','b','2') redis.call('select','4') return 1";
+    c.cmd(&["EVAL", script, "0"]);
+    let expected = [
+        format!("[0 {addr}] \"CLIENT\" \"INFO\""),
+        format!("[0 {addr}] \"MULTI\""),
+        // Queued commands show when EXEC runs them, then EXEC itself.
+        format!("[0 {addr}] \"SET\" \"a\" \"1\""),
+        format!("[0 {addr}] \"EXEC\""),
+        // EVAL shows before its script's commands, which come from `lua`.
+        format!("[0 {addr}] \"EVAL\" \"{script}\" \"0\""),
+        "[0 lua] \"set\" \"b\" \"2\"".to_string(),
+        "[4 lua] \"select\" \"4\"".to_string(),
+    ];
+    for want in expected {
+        assert_eq!(without_time(&monitor.read_reply()), want);
+    }
+}

@@ -322,9 +322,6 @@ fn execute(
     locked.touch = !client.no_touch;
     let ran = run_locked(server, stats, client, out, args, id, &mut locked);
     drop(locked);
-    if server.pubsub.has_monitors() {
-        pubsub::feed_monitors(server, client, cmd, args);
-    }
     stats.add(&stats.dirty, ran.changes);
     if ran.changes > 0 {
         let written = match cmd.lock {
@@ -440,6 +437,10 @@ pub fn run_locked<'a>(
     if changes > 0 && !ctx.propagated {
         let db = ctx.keys.db;
         ctx.keys.propagate(db, args);
+    }
+    // Commands inside EXEC and scripts are shown too, each after it ran.
+    if server.pubsub.has_monitors() {
+        pubsub::feed_monitors(server, ctx.client, cmd, args);
     }
     Ran {
         result,

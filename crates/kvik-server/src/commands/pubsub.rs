@@ -457,11 +457,22 @@ pub fn feed_monitors(server: &Server, client: &ClientState, cmd: &Command, args:
     if cmd.has(flags::SKIP_MONITOR | flags::ADMIN) {
         return;
     }
-    let shown = redacted(cmd, args);
+    show_to_monitors(server, client, &redacted(cmd, args));
+}
+
+/// Send one MONITOR line for `args` run by `client` (EVAL and FCALL, flagged
+/// `skip_monitor`, show themselves this way before their script runs, as in Redis).
+pub fn show_to_monitors(server: &Server, client: &ClientState, args: &[&[u8]]) {
     let now_us = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as u64);
-    let line = monitor_line(now_us, client.db, &client.info.addr, &shown);
+    // Redis names the source of a script's commands `lua`.
+    let source = if client.running_script {
+        "lua"
+    } else {
+        &client.info.addr
+    };
+    let line = monitor_line(now_us, client.db, source, args);
     server.bus().feed_monitors(&line);
 }
 

@@ -132,7 +132,7 @@ fn eval_with(ctx: &mut Ctx, args: &[&[u8]], by_sha: bool, read_only: bool) -> Cm
     } else {
         ScriptSource::Body(args[1])
     };
-    scripting::eval(ctx, source, keys, argv, read_only)
+    scripting::eval(ctx, args, source, keys, argv, read_only)
 }
 
 fn eval(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

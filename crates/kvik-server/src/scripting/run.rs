@@ -18,7 +18,7 @@ pub struct RunSpec<'s> {
     pub name: &'s str,
     /// Writes are refused (EVAL_RO, FCALL_RO, or the `no-writes` flag).
     pub read_only: bool,
-    /// The command that runs it, as FUNCTION STATS shows it (functions only).
+    /// The command that runs it, as FUNCTION STATS and MONITOR show it.
     pub command: &'s [&'s [u8]],
 }
 
@@ -26,6 +26,7 @@ pub struct RunSpec<'s> {
 /// compile the script and run it.
 pub fn eval(
     ctx: &mut Ctx,
+    command: &[&[u8]],
     source: ScriptSource,
     keys: &[&[u8]],
     argv: &[&[u8]],
@@ -45,7 +46,7 @@ pub fn eval(
             kind: ScriptKind::Eval,
             name: &sha,
             read_only: ro_command || flags.no_writes,
-            command: &[],
+            command,
         };
         run(ctx, state, &f, keys, argv, &spec)
     })?
@@ -74,6 +75,11 @@ pub(super) fn run(
     let argv_table = strings_table(lua, argv).map_err(lua_err)?;
     sandbox.bridge.raw_set("resp", 2).map_err(lua_err)?;
     let saved_db = ctx.client.db;
+    // EVAL and FCALL skip the usual MONITOR line after the command: they show
+    // before the commands their script runs, as in Redis.
+    if ctx.server.pubsub.has_monitors() {
+        crate::commands::pubsub::show_to_monitors(ctx.server, ctx.client, spec.command);
+    }
     // The script takes its own locks, starting with its declared keys' shards, so that
     // once it has released them every key it wrote (declared or not, in any database)
     // can be served to blocked clients: `call` does that for commands locking this way.
@@ -104,6 +110,7 @@ pub(super) fn run(
     });
     lua.set_app_data(guard.script.clone());
     let saved_deny = std::mem::replace(&mut ctx.client.deny_blocking, true);
+    ctx.client.running_script = true;
     let outcome = {
         let mut caller = call::Caller::new(
             ctx,
@@ -131,6 +138,7 @@ pub(super) fn run(
     lua.remove_app_data::<Arc<RunningScript>>();
     ctx.client.db = saved_db;
     ctx.client.deny_blocking = saved_deny;
+    ctx.client.running_script = false;
     ctx.keys.db = saved_db;
     let wrote = match own {
         Some(mut locked) => {
