@@ -5,9 +5,7 @@
 //! what it removes depends on the node layout; for replicas the command is rewritten
 //! to the exact trim it amounted to.
 
-use super::{
-    id_arg, int_arg, notify, parse_add_id, parse_id, stream_mut, stream_read, write_id,
-};
+use super::{id_arg, int_arg, notify, parse_add_id, parse_id, stream_mut, stream_read, write_id};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::server::Server;
 use crate::types::stream::{NodeLimits, Stream, StreamId, Trim, TrimTo};
