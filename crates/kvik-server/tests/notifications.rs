@@ -1,16 +1,17 @@
 //! Keyspace notifications: which classes `notify-keyspace-events` enables, the two
 //! channel forms, and the events (names and order, as Redis 7.0 raises them) of each
-//! command family, including expiry (lazy and active), new keys and key misses.
+//! command family, including expiry (lazy and active), new keys and key misses. The
+//! expectations were checked against Redis 7.0.15.
 
 mod support;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use support::{RawConn, TestServer};
 
 /// A server with `flags` enabled, a subscriber to every keyspace and keyevent channel,
 /// and a connection to run commands on.
 struct Watch {
-    _server: TestServer,
+    server: TestServer,
     sub: RawConn,
     conn: RawConn,
 }
@@ -27,11 +28,7 @@ impl Watch {
         );
         let mut sub = server.raw();
         sub.cmd(&["PSUBSCRIBE", "__key*__:*"]);
-        Watch {
-            _server: server,
-            sub,
-            conn,
-        }
+        Watch { server, sub, conn }
     }
 
     /// Run `commands` (each split on spaces) and return the events they raised, as
@@ -309,6 +306,210 @@ fn bitmap_and_sort_events() {
             "rpush l",
             "sortstore sorted",
             "del sorted",
+        ])
+    );
+}
+
+#[test]
+fn stream_events() {
+    let mut w = Watch::new("Etg");
+    assert_eq!(
+        w.events(&[
+            "XADD s 1-1 a 1",
+            "XADD s MAXLEN 1 2-1 a 2",
+            "XADD s MAXLEN 5 3-1 a 3",
+            "XTRIM s MAXLEN 10",
+            "XTRIM s MAXLEN 1",
+            "XDEL s 1-1",
+            "XDEL s 3-1",
+            "XSETID s 10-1",
+            "XADD nothing NOMKSTREAM * a 1",
+            "XGROUP CREATE s g 0",
+            "XGROUP CREATE t g $ MKSTREAM",
+            "XGROUP SETID s g 0",
+            "XGROUP CREATECONSUMER s g c1",
+            "XGROUP CREATECONSUMER s g c1",
+            "XGROUP DELCONSUMER s g c1",
+            "XGROUP DELCONSUMER s g c1",
+            "XGROUP DESTROY s g",
+            "XGROUP DESTROY s g",
+            "XLEN s",
+            "XRANGE s - +",
+        ]),
+        keyevents(&[
+            "xadd s",
+            "xadd s",
+            "xtrim s",
+            "xadd s",
+            "xtrim s",
+            "xdel s",
+            "xsetid s",
+            "xgroup-create s",
+            "xgroup-create t",
+            "xgroup-setid s",
+            "xgroup-createconsumer s",
+            "xgroup-delconsumer s",
+            "xgroup-destroy s",
+        ])
+    );
+}
+
+#[test]
+fn reads_and_claims_that_make_a_consumer_raise_createconsumer() {
+    let mut w = Watch::new("Et");
+    assert_eq!(
+        w.events(&[
+            "XADD s 1-1 a 1",
+            "XADD s 2-1 a 2",
+            "XGROUP CREATE s g 0",
+            "XREADGROUP GROUP g c1 COUNT 1 STREAMS s >",
+            "XREADGROUP GROUP g c1 COUNT 1 STREAMS s >",
+            // Nothing new to serve: the consumer is not made.
+            "XREADGROUP GROUP g c2 STREAMS s >",
+            "XREADGROUP GROUP g c3 STREAMS s 0",
+            "XGROUP SETID s g 0",
+            "XREADGROUP GROUP g c4 NOACK COUNT 1 STREAMS s >",
+            // A claim makes its consumer with the first entry it takes.
+            "XCLAIM s g c5 0 99-1",
+            "XCLAIM s g c5 0 1-1",
+            "XAUTOCLAIM s g c6 100000000 0",
+            "XAUTOCLAIM s g c6 0 0",
+            "XAUTOCLAIM s g c6 0 0",
+        ]),
+        keyevents(&[
+            "xadd s",
+            "xadd s",
+            "xgroup-create s",
+            "xgroup-createconsumer s",
+            "xgroup-createconsumer s",
+            "xgroup-setid s",
+            "xgroup-createconsumer s",
+            "xgroup-createconsumer s",
+            "xgroup-createconsumer s",
+        ])
+    );
+}
+
+#[test]
+fn a_waiting_xreadgroup_makes_its_consumer_when_served() {
+    let mut w = Watch::new("Et");
+    w.conn.cmd(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
+    w.events(&[]);
+    let mut reader = w.server.raw();
+    reader.send_cmd(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c",
+        "BLOCK",
+        "0",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
+    wait_blocked(&mut w.conn, 1);
+    assert_eq!(
+        w.events(&["XADD s 1-1 a 1"]),
+        keyevents(&["xadd s", "xgroup-createconsumer s"])
+    );
+    assert!(reader.read_reply().starts_with(b"*1\r\n"));
+}
+
+/// Wait until `n` clients are blocked.
+fn wait_blocked(conn: &mut RawConn, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let line = format!("blocked_clients:{n}\r\n");
+    while !String::from_utf8_lossy(&conn.cmd(&["INFO", "clients"])).contains(&line) {
+        assert!(Instant::now() < deadline, "never {n} blocked clients");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn stream_lookups_raise_new_and_keymiss() {
+    let mut w = Watch::new("Enm");
+    assert_eq!(
+        w.events(&[
+            "XADD s 1-1 a 1",
+            // XREAD looks each key up twice: to read its ID, and to serve it.
+            "XREAD STREAMS s nothing 0 0",
+            "XREADGROUP GROUP g c STREAMS nothing >",
+            "XLEN nothing",
+            "XADD nothing NOMKSTREAM * a 1",
+            "XGROUP CREATE t g $ MKSTREAM",
+        ]),
+        keyevents(&[
+            "new s",
+            "keymiss nothing",
+            "keymiss nothing",
+            "keymiss nothing",
+            "keymiss nothing",
+            "new t",
+        ])
+    );
+}
+
+#[test]
+fn hyperloglog_events() {
+    let mut w = Watch::new("E$nm");
+    assert_eq!(
+        w.events(&[
+            "PFADD h a b c",
+            "PFADD h a",
+            "PFADD h d",
+            "PFADD e",
+            "PFADD e",
+            "PFCOUNT h",
+            "PFCOUNT h nothing other",
+            // The destination is read as the first source.
+            "PFMERGE d h nothing",
+            "PFMERGE d h",
+            "PFDEBUG TODENSE h",
+            "PFDEBUG GETREG nothing",
+        ]),
+        keyevents(&[
+            "new h",
+            "pfadd h",
+            "pfadd h",
+            "new e",
+            "pfadd e",
+            "keymiss nothing",
+            "keymiss other",
+            "keymiss d",
+            "keymiss nothing",
+            "new d",
+            "pfadd d",
+            "pfadd d",
+        ])
+    );
+}
+
+#[test]
+fn geo_events() {
+    let mut w = Watch::new("Ezg");
+    assert_eq!(
+        w.events(&[
+            "GEOADD g 13.361389 38.115556 Palermo 15.087269 37.502669 Catania",
+            "GEOADD g 13.361389 38.115556 Palermo",
+            "GEOADD g XX 13 38 Palermo",
+            "GEOADD g NX 13 38 Palermo",
+            "GEOADD nothing XX 13 38 Palermo",
+            "GEORADIUS g 15 37 200 km STORE r",
+            "GEORADIUSBYMEMBER g Palermo 10 km STOREDIST r",
+            "GEOSEARCHSTORE s g FROMLONLAT 15 37 BYRADIUS 200 km",
+            "GEOSEARCHSTORE s g FROMLONLAT 0 0 BYRADIUS 1 km",
+            "GEOSEARCHSTORE s g FROMLONLAT 0 0 BYRADIUS 1 km",
+            "GEORADIUS nothing 0 0 1 km STORE r",
+            "GEOSEARCH g FROMLONLAT 15 37 BYRADIUS 200 km",
+        ]),
+        keyevents(&[
+            "zadd g",
+            "zadd g",
+            "georadiusstore r",
+            "georadiusstore r",
+            "geosearchstore s",
+            "del s",
+            "del r",
         ])
     );
 }

@@ -9,10 +9,16 @@
 //!   their union and changes nothing;
 //! - PFMERGE's destination is one of its sources; it turns dense when any source is;
 //! - PFDEBUG GETREG and TODENSE convert to dense, a change that is propagated.
+//!
+//! Keyspace events are string events (class `$`): `pfadd` when PFADD created the key
+//! or raised a register, and on PFMERGE's destination whenever the merge succeeds.
+//! PFCOUNT and PFDEBUG raise none (PFCOUNT's and PFMERGE's read lookups raise
+//! `keymiss` for each missing key, the destination of PFMERGE included).
 
 use super::table::{acl, flags, key_flags, Command, KeySpec};
 use super::{errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::{Entry, Locked};
+use crate::notify::class;
 use crate::types::hll::{self, Encoding, Registers, REGISTERS};
 use crate::types::string::StrValue;
 use crate::types::Value;
@@ -153,6 +159,7 @@ fn pfadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let changed = created || raised > 0;
     if changed {
         hll::invalidate_cache(hll);
+        ctx.notify(class::STRING, "pfadd", key);
     }
     if raised > 0 {
         // One change per register raised, as Redis counts them.
@@ -221,6 +228,7 @@ fn pfmerge(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if !created {
         ctx.keys.modified(dest);
     }
+    ctx.notify(class::STRING, "pfadd", dest);
     ctx.out.ok();
     Ok(())
 }

@@ -13,6 +13,11 @@
 //! the ID it chose and, after a `~` trim, what the trim did (`MAXLEN = <length>` or
 //! `MINID = <first id>`); XREADGROUP and the claims propagate one idempotent XCLAIM
 //! per entry they hand out (and XGROUP SETID when a NOACK read moved the group).
+//!
+//! Keyspace events (class `t`) are raised only for what changed, as in Redis: `xadd`
+//! (then `xtrim` if its trim removed anything), `xtrim` and `xdel` when they removed
+//! entries, `xsetid`, the `xgroup-*` events of XGROUP, and `xgroup-createconsumer`
+//! when a read or a claim brings its consumer into being.
 
 mod groups;
 mod info;
@@ -24,6 +29,7 @@ mod write;
 use super::table::{acl, flags, key_flags, Command, FindKeys, KeySpec};
 use super::{args, errors, CmdError};
 use crate::keyspace::Locked;
+use crate::notify::class;
 use crate::types::stream::{EntryRef, Stream, StreamId};
 use crate::types::Value;
 use crate::util::numbers::parse_i64;
@@ -341,6 +347,11 @@ pub fn stream_read<'l>(
             _ => Err(errors::WRONGTYPE.into()),
         },
     }
+}
+
+/// Raise stream event `event` on `key` of the selected database.
+fn notify(keys: &Locked<'_>, event: &str, key: &[u8]) {
+    keys.env().bus.notify(class::STREAM, event, keys.db, key);
 }
 
 pub fn write_id(out: &mut ReplyWriter, id: StreamId) {

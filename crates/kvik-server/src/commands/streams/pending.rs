@@ -7,7 +7,7 @@
 
 use super::range::{interval_start, parse_bound};
 use super::read::{claim_effect, propagate_all};
-use super::{id_arg, int_arg, parse_id, stream_read, write_entry, write_id};
+use super::{id_arg, int_arg, notify, parse_id, stream_mut, stream_read, write_entry, write_id};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
 use crate::types::stream::{Group, Name, Stream, StreamId};
@@ -223,7 +223,8 @@ pub fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         _ => now,
     } as u64;
     let (key, group_name, consumer) = (args[1], args[2], args[3]);
-    let stream = pending_stream(ctx.keys, args)?;
+    // Checked above; looked up again without counting a second keyspace hit.
+    let stream = stream_mut(ctx.keys, key)?.expect("checked above");
     let mut moved_last_id = false;
     {
         let group = stream.groups.get_mut(group_name).expect("checked");
@@ -238,7 +239,7 @@ pub fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         protocol: ctx.out.protocol,
     };
     let mut claimed = 0;
-    let mut owner: Option<Name> = None;
+    let mut owner: Option<(Name, bool)> = None;
     for id in ids {
         let exists = stream.contains(id);
         let group = stream.groups.get_mut(group_name).expect("checked");
@@ -265,10 +266,7 @@ pub fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             None if options.force => 1,
             None => continue,
         };
-        let name = owner.get_or_insert_with(|| {
-            group.consumer(consumer, now as u64).0.seen_at = now as u64;
-            group.consumer_name(consumer).expect("made")
-        });
+        let (name, _) = owner.get_or_insert_with(|| claimant(group, consumer, now as u64));
         let deliveries = match options.retry_count {
             Some(n) if n >= 0 => n as u64,
             _ if options.justid => previous_deliveries,
@@ -298,11 +296,27 @@ pub fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if moved_last_id || !effects.is_empty() {
         ctx.keys.modified(key);
     }
+    created_event(ctx.keys, key, &owner);
     ctx.propagated = true;
     propagate_all(ctx.keys, &effects);
     ctx.out.array(claimed);
     ctx.out.buf.extend_from_slice(&reply.buf);
     Ok(())
+}
+
+/// The consumer a claim gives entries to, created when it claims its first one (as
+/// in Redis) and seen now; and whether it was created.
+fn claimant(group: &mut Group, consumer: &[u8], now: u64) -> (Name, bool) {
+    let (claimant, created) = group.consumer(consumer, now);
+    claimant.seen_at = now;
+    (group.consumer_name(consumer).expect("made"), created)
+}
+
+/// `xgroup-createconsumer` when the claim created its consumer.
+fn created_event(keys: &Locked<'_>, key: &[u8], owner: &Option<(Name, bool)>) {
+    if owner.as_ref().is_some_and(|(_, created)| *created) {
+        notify(keys, "xgroup-createconsumer", key);
+    }
 }
 
 /// `XGROUP SETID key group last-id ENTRIESREAD n`
@@ -361,7 +375,7 @@ pub fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut claimed = Vec::new();
     let mut deleted = Vec::new();
     let mut effects = Vec::new();
-    let mut owner: Option<Name> = None;
+    let mut owner: Option<(Name, bool)> = None;
     for &id in &candidates {
         if attempts == 0 || left == 0 {
             break;
@@ -390,10 +404,7 @@ pub fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             continue;
         }
         let deliveries = pending.deliveries + u64::from(!justid);
-        let name = owner.get_or_insert_with(|| {
-            group.consumer(consumer, now).0.seen_at = now;
-            group.consumer_name(consumer).expect("made")
-        });
+        let (name, _) = owner.get_or_insert_with(|| claimant(group, consumer, now));
         group.assign(id, name, now, deliveries);
         effects.push(claim_effect(
             key,
@@ -425,6 +436,7 @@ pub fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if !effects.is_empty() {
         ctx.keys.modified(key);
     }
+    created_event(ctx.keys, key, &owner);
     ctx.propagated = true;
     propagate_all(ctx.keys, &effects);
     Ok(())

@@ -246,7 +246,8 @@ fn serve_plain(
     let After::Id(after) = after else {
         return false;
     };
-    let Ok(Some(stream)) = super::stream_mut(keys, key) else {
+    // A read lookup again (a keyspace hit or miss), as Redis's serving pass does.
+    let Ok(Some(stream)) = super::stream_read(keys, key) else {
         return false;
     };
     let has_new = stream.last_entry().is_some_and(|e| e.id > after);
@@ -288,7 +289,8 @@ impl GroupRead<'_> {
         after: After,
         now: u64,
     ) -> bool {
-        let Ok(Some(stream)) = super::stream_mut(keys, key) else {
+        // A read lookup again (a keyspace hit), as Redis's serving pass does.
+        let Ok(Some(stream)) = super::stream_read(keys, key) else {
             return false;
         };
         let group_last = stream.groups[self.group].last_id;
@@ -297,30 +299,43 @@ impl GroupRead<'_> {
         if !history && !has_new {
             return false;
         }
-        // The consumer comes into being (or is seen) only when something is served.
-        let mut effects = self.touch_consumer(stream, key, now);
+        self.serve(stream, out, key, after, now).record(keys, key);
+        true
+    }
+
+    /// Serve `stream`, which has the group: the consumer comes into being (or is
+    /// seen) only now that something is served, then gets its history after an ID or
+    /// the new entries for `>`.
+    fn serve(
+        &self,
+        stream: &mut Stream,
+        out: &mut ReplyWriter,
+        key: &[u8],
+        after: After,
+        now: u64,
+    ) -> Served {
+        let created = self.touch_consumer(stream, now);
+        let mut effects = Vec::new();
+        if created && self.noack {
+            // No XCLAIM will create it on replicas: propagate it.
+            let words: [&[u8]; 5] = [b"XGROUP", b"CREATECONSUMER", key, self.group, self.consumer];
+            effects.push(words.iter().map(|w| w.to_vec()).collect());
+        }
         write_stream_key(out, key);
         match after {
             After::Id(id) => self.write_history(stream, out, id, now),
             After::New => effects.extend(self.deliver_new(stream, out, key, now)),
         }
-        keys.modified(key);
-        propagate_all(keys, &effects);
-        true
+        Served { created, effects }
     }
 
-    /// Create the consumer if needed and note that it was seen now. A consumer made by
-    /// a NOACK read is propagated (no XCLAIM will create it on replicas); returns that
-    /// effect, if any.
-    fn touch_consumer(&self, stream: &mut Stream, key: &[u8], now: u64) -> Vec<Vec<Vec<u8>>> {
+    /// Create the consumer if needed and note that it was seen now. Returns whether
+    /// it was created.
+    fn touch_consumer(&self, stream: &mut Stream, now: u64) -> bool {
         let group = stream.groups.get_mut(self.group).expect("group checked");
         let (consumer, created) = group.consumer(self.consumer, now);
         consumer.seen_at = now;
-        if !(created && self.noack) {
-            return Vec::new();
-        }
-        let words: [&[u8]; 5] = [b"XGROUP", b"CREATECONSUMER", key, self.group, self.consumer];
-        vec![words.iter().map(|w| w.to_vec()).collect()]
+        created
     }
 
     /// The consumer's pending entries after `after`, each counted as delivered again;
@@ -433,6 +448,26 @@ impl GroupRead<'_> {
             ]);
         }
         effects
+    }
+}
+
+/// What serving one stream to a group reader did, to account for once the stream is
+/// no longer borrowed.
+struct Served {
+    /// The consumer came into being.
+    created: bool,
+    /// The commands replicas get.
+    effects: Vec<Vec<Vec<u8>>>,
+}
+
+impl Served {
+    /// The consumer's keyspace event, the change, and the effects.
+    fn record(self, keys: &mut Locked<'_>, key: &[u8]) {
+        if self.created {
+            super::notify(keys, "xgroup-createconsumer", key);
+        }
+        keys.modified(key);
+        propagate_all(keys, &self.effects);
     }
 }
 
@@ -551,12 +586,10 @@ impl Action for Wait {
             count: self.count,
             noack: group.noack,
         };
-        let mut effects = request.touch_consumer(stream, key, now);
         write_streams_header(out, 1);
-        write_stream_key(out, key);
-        effects.extend(request.deliver_new(stream, out, key, now));
-        keys.modified(key);
-        propagate_all(keys, &effects);
+        request
+            .serve(stream, out, key, After::New, now)
+            .record(keys, key);
         Ok(())
     }
 }
