@@ -41,7 +41,9 @@ struct ReadArgs<'a> {
 }
 
 impl<'a> ReadArgs<'a> {
-    fn parse(args: &'a [&'a [u8]]) -> Result<ReadArgs<'a>, CmdError> {
+    /// `from_script`: a script runs it, where BLOCK is refused outright (Redis keeps
+    /// this older error for scripts rather than answering as a timeout).
+    fn parse(args: &'a [&'a [u8]], from_script: bool) -> Result<ReadArgs<'a>, CmdError> {
         let grouped = args[0].len() == 10;
         let mut read = ReadArgs {
             block_ms: None,
@@ -57,6 +59,13 @@ impl<'a> ReadArgs<'a> {
             let more = args.len() - 1 - i;
             let opt = args[i];
             if args::is(opt, "block") && more > 0 {
+                if from_script {
+                    return Err(format!(
+                        "ERR {} command is not allowed with BLOCK option from scripts",
+                        String::from_utf8_lossy(args[0])
+                    )
+                    .into());
+                }
                 i += 1;
                 read.block_ms = Some(parse_block_ms(args[i])?);
             } else if args::is(opt, "count") && more > 0 {
@@ -123,7 +132,7 @@ enum After {
 /// `XREAD [COUNT n] [BLOCK ms] STREAMS key ... id ...` and `XREADGROUP GROUP group
 /// consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key ... id ...` (told apart by name).
 pub fn read(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let read = ReadArgs::parse(args)?;
+    let read = ReadArgs::parse(args, ctx.client.running_script)?;
     ctx.propagated = true;
     let afters = resolve_ids(ctx.keys, &read)?;
     let now = ctx.keys.now_ms;
