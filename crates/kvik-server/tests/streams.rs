@@ -434,12 +434,15 @@ fn effects_are_deterministic() {
         &words[8..],
         &["RETRYCOUNT", "1", "FORCE", "JUSTID", "LASTID", "5-0"]
     );
+    // Several effects of one command go as one MULTI ... EXEC, as in Redis 7.0.
     q(&mut c, "XREADGROUP GROUP g bob NOACK COUNT 1 STREAMS s >");
     assert_eq!(
         drain(&rx),
         vec![
+            "MULTI".to_string(),
             "XGROUP CREATECONSUMER s g bob".to_string(),
-            format!("XGROUP SETID s g {id} ENTRIESREAD 2")
+            format!("XGROUP SETID s g {id} ENTRIESREAD 2"),
+            "EXEC".to_string()
         ]
     );
     // Only a consumer a NOACK read creates is propagated, and only when served.

@@ -414,6 +414,13 @@ pub fn run_locked<'a>(
 ) -> Ran {
     let cmd: &'static Command = server.commands.get(id);
     let dirty_before = locked.dirty();
+    // A command whose write takes several effects (XREADGROUP's claims, a lazily
+    // expired key's DEL before a SET) reaches replicas as one MULTI ... EXEC, as in
+    // Redis 7.0; inside a transaction or script, the group already open holds them.
+    let own_group = !locked.in_effect_group();
+    if own_group {
+        locked.begin_effect_group();
+    }
     let started = Instant::now();
     let mut ctx = Ctx {
         server,
@@ -437,6 +444,9 @@ pub fn run_locked<'a>(
     if changes > 0 && !ctx.propagated {
         let db = ctx.keys.db;
         ctx.keys.propagate(db, args);
+    }
+    if own_group {
+        ctx.keys.finish_effect_group();
     }
     // Commands inside EXEC and scripts are shown too, each after it ran.
     if server.pubsub.has_monitors() {

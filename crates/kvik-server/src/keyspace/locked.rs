@@ -506,6 +506,11 @@ impl<'a> Locked<'a> {
         self.group.get_or_insert_with(Vec::new);
     }
 
+    /// Is an effect group open (a transaction or script is running commands)?
+    pub fn in_effect_group(&self) -> bool {
+        self.group.is_some()
+    }
+
     /// Close the open effect group and append its effects with
     /// [`EffectLog::append_group`]: several are wrapped in MULTI ... EXEC, one goes
     /// alone, none appends nothing (a read-only transaction propagates nothing).
