@@ -79,11 +79,14 @@ fn spop_propagates_one_srem_per_member_and_del_for_the_whole_set() {
     run::<i64>(&mut c, "SADD s 1 2 3 4 5 6 7 8 9 10");
     assert_eq!(next(&rx)[..2], ["SADD", "s"]);
 
+    // As Redis 7.0: one SREM per member, wrapped in MULTI ... EXEC.
     let popped: Vec<String> = run(&mut c, "SPOP s 3");
     assert_eq!(popped.len(), 3);
+    assert_eq!(next(&rx), ["MULTI"]);
     for member in &popped {
         assert_eq!(next(&rx), ["SREM", "s", member.as_str()]);
     }
+    assert_eq!(next(&rx), ["EXEC"]);
     let one: String = run(&mut c, "SPOP s");
     assert_eq!(next(&rx), ["SREM", "s", one.as_str()]);
 
