@@ -244,17 +244,8 @@ pub fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let exists = stream.contains(id);
         let group = stream.groups.get_mut(group_name).expect("checked");
         if !exists {
-            if let Some(pending) = group.pel.get(&id) {
-                effects.push(claim_effect(
-                    key,
-                    group_name,
-                    &pending.consumer,
-                    id,
-                    pending.delivered_at,
-                    pending.deliveries,
-                    group.last_id,
-                ));
-                group.acknowledge(id);
+            if group.pel.contains_key(&id) {
+                effects.push(drop_deleted(key, group_name, group, id));
             }
             continue;
         }
@@ -384,22 +375,13 @@ pub fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         examined += 1;
         let exists = stream.contains(id);
         let group = stream.groups.get_mut(group_name).expect("checked");
-        let pending = &group.pel[&id];
         if !exists {
-            effects.push(claim_effect(
-                key,
-                group_name,
-                &pending.consumer,
-                id,
-                pending.delivered_at,
-                pending.deliveries,
-                group.last_id,
-            ));
-            group.acknowledge(id);
+            effects.push(drop_deleted(key, group_name, group, id));
             deleted.push(id);
             left -= 1;
             continue;
         }
+        let pending = &group.pel[&id];
         if min_idle != 0 && (now as i64) - (pending.delivered_at as i64) < min_idle {
             continue;
         }
@@ -440,4 +422,22 @@ pub fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     ctx.propagated = true;
     propagate_all(ctx.keys, &effects);
     Ok(())
+}
+
+/// A pending entry whose stream entry was deleted leaves the group's pending list
+/// when a claim meets it; the effect says so to replicas (Redis propagates the XCLAIM
+/// it would have made, which acknowledges the missing entry there too).
+fn drop_deleted(key: &[u8], group_name: &[u8], group: &mut Group, id: StreamId) -> Vec<Vec<u8>> {
+    let pending = &group.pel[&id];
+    let effect = claim_effect(
+        key,
+        group_name,
+        &pending.consumer,
+        id,
+        pending.delivered_at,
+        pending.deliveries,
+        group.last_id,
+    );
+    group.acknowledge(id);
+    effect
 }
