@@ -193,11 +193,16 @@ pub fn call(
         client.reply_mode = ReplyMode::Skipping;
     }
     let in_multi = client.multi.is_some();
+    let tracking = client.tracking.is_some();
+    if tracking {
+        crate::tracking::before_command(client);
+    }
     let checked = resolve(server, client, args).and_then(|id| {
         pubsub::check_subscribed_mode(client, out.protocol, server.commands.get(id))
             .map(|()| id)
             .map_err(|e| (e, Some(id)))
     });
+    let command = checked.as_ref().ok().map(|&id| server.commands.get(id));
     match checked {
         Ok(id) if in_multi && !transactions::runs_at_once(server.commands.get(id)) => {
             let cmd = server.commands.get(id);
@@ -226,6 +231,10 @@ pub fn call(
             client.reply_mode = ReplyMode::On;
         }
         ReplyMode::On | ReplyMode::SkipNext => {}
+    }
+    // Invalidations are pushed even to a client that turned replies off, as in Redis.
+    if tracking || client.tracking.is_some() {
+        crate::tracking::after_command(server, client, out, command);
     }
 }
 
@@ -413,6 +422,10 @@ pub fn run_locked<'a>(
         crate::log_warning!("Internal error while running '{}'", cmd.name);
         Err(format!("ERR internal error while running '{}'", cmd.name).into())
     });
+    // Remembered while the keys' shards are still locked: no write slips between.
+    if ctx.client.tracking.is_some() && cmd.has(table::flags::READONLY) {
+        crate::tracking::remember_reads(server, ctx.client, cmd, args);
+    }
     let changes = ctx.keys.dirty() - dirty_before + ctx.extra_dirty;
     if changes > 0 && !ctx.propagated {
         let db = ctx.keys.db;
