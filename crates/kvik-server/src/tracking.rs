@@ -121,10 +121,13 @@ impl ClientTracking {
     /// BCAST mode; under OPTIN only after CLIENT CACHING YES, under OPTOUT unless
     /// after CLIENT CACHING NO.
     fn remembers_reads(&self) -> bool {
-        if self.optin {
-            self.caching
-        } else {
-            !self.bcast && !(self.optout && self.caching)
+        if self.bcast {
+            return false;
+        }
+        match (self.optin, self.optout) {
+            (true, _) => self.caching,
+            (_, true) => !self.caching,
+            _ => true,
         }
     }
 }
