@@ -264,6 +264,11 @@ impl Tracking {
 
     /// Stop hearing writes once nobody tracks and the table is empty.
     fn stop_hearing_if_idle(&self, observers: &KeyObservers) {
+        if self.client_count() != 0 || self.total_keys() != 0 {
+            return;
+        }
+        // Decided under the lock `start` takes, so a client turning tracking on
+        // meanwhile keeps the observer on.
         let clients = self.clients.lock();
         if clients.is_empty() && self.keys.load(Ordering::Relaxed) == 0 {
             self.hearing.store(false, Ordering::Relaxed);
@@ -434,10 +439,12 @@ pub fn enable(server: &Server, client: &mut ClientState, request: Request) {
         prefixes: previous.prefixes,
     };
     if request.bcast {
-        let all_keys = [Vec::new()];
-        let prefixes = match request.prefixes.is_empty() {
-            true => &all_keys[..],
-            false => &request.prefixes[..],
+        // No prefix given: the empty one, which every key starts with.
+        let every_key = [Vec::new()];
+        let prefixes = if request.prefixes.is_empty() {
+            &every_key[..]
+        } else {
+            &request.prefixes[..]
         };
         for prefix in prefixes {
             if tracking.prefixes.insert(prefix.clone()) {
@@ -708,9 +715,10 @@ pub fn receive(
                 .filter(|(_, writer)| !(tracking.noloop && *writer == me))
                 .map(|(key, _)| key.clone())
                 .collect();
-            match keys.is_empty() {
-                true => Vec::new(),
-                false => vec![Some(keys)],
+            if keys.is_empty() {
+                Vec::new()
+            } else {
+                vec![Some(keys)]
             }
         }
         _ => Vec::new(),

@@ -202,7 +202,10 @@ pub fn call(
             .map(|()| id)
             .map_err(|e| (e, Some(id)))
     });
-    let command = checked.as_ref().ok().map(|&id| server.commands.get(id));
+    let tracked_command = match (&checked, tracking) {
+        (Ok(id), true) => Some(server.commands.get(*id)),
+        _ => None,
+    };
     match checked {
         Ok(id) if in_multi && !transactions::runs_at_once(server.commands.get(id)) => {
             let cmd = server.commands.get(id);
@@ -234,7 +237,7 @@ pub fn call(
     }
     // Invalidations are pushed even to a client that turned replies off, as in Redis.
     if tracking || client.tracking.is_some() {
-        crate::tracking::after_command(server, client, out, command);
+        crate::tracking::after_command(server, client, out, tracked_command);
     }
 }
 
