@@ -89,6 +89,8 @@ pub struct ClientSnapshot {
     pub subscriptions: (usize, usize, usize),
     /// In MONITOR mode (`flags=O`).
     pub monitor: bool,
+    /// Client-side caching, while on (`flags=t`, `R`, `B` and `redir=`).
+    pub tracking: Option<crate::tracking::Summary>,
 }
 
 impl ClientSnapshot {
@@ -121,6 +123,15 @@ impl ClientSnapshot {
         }
         if self.multi.is_some() {
             flags.push('x');
+        }
+        if let Some(tracking) = self.tracking {
+            flags.push('t');
+            if tracking.broken_redirect {
+                flags.push('R');
+            }
+            if tracking.bcast {
+                flags.push('B');
+            }
         }
         if self.no_evict {
             flags.push('e');
@@ -187,20 +198,20 @@ impl ClientInfo {
     }
 
     /// Append this client's CLIENT LIST line (with its newline) to `out`, as Redis 7.0
-    /// words it. Fields kvik has no counterpart for yet (tracking) show the values of a
-    /// client that uses none of them.
+    /// words it.
     pub fn describe(&self, snap: &ClientSnapshot, now_ms: u64, out: &mut String) {
         let name = snap.name.as_deref().unwrap_or_default();
         let events = if snap.write_pending { "rw" } else { "r" };
         let (multi, multi_mem) = snap.multi.map_or((-1, 0), |(n, mem)| (n as i64, mem));
         let (sub, psub, ssub) = snap.subscriptions;
         let (obl, oll, omem) = snap.output_split();
+        let redir = snap.tracking.map_or(-1, |t| t.redirect as i64);
         let _ = writeln!(
             out,
             "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} \
              sub={sub} psub={psub} ssub={ssub} multi={} qbuf={} qbuf-free={} argv-mem={} \
              multi-mem={} rbs={} rbp={} obl={obl} oll={oll} omem={omem} tot-mem={} events={} \
-             cmd={} user={} redir=-1 resp={}",
+             cmd={} user={} redir={redir} resp={}",
             self.id,
             self.addr,
             self.laddr,
@@ -275,6 +286,8 @@ pub struct ClientState {
     /// A script is running the client's commands (`redis.call`): MONITOR shows them
     /// as coming from `lua`.
     pub running_script: bool,
+    /// Client-side caching settings, while CLIENT TRACKING is on.
+    pub tracking: Option<crate::tracking::ClientTracking>,
 }
 
 impl ClientState {
@@ -300,6 +313,7 @@ impl ClientState {
             watching: None,
             pubsub: Default::default(),
             monitor: false,
+            tracking: None,
         }
     }
 
@@ -323,6 +337,17 @@ impl ClientState {
     pub fn set_lib_ver(&mut self, lib_ver: Option<Vec<u8>>) {
         self.info.snapshot.lock().lib_ver = lib_ver.clone();
         self.lib_ver = lib_ver;
+    }
+
+    /// CLIENT TRACKING ON/OFF: shows in CLIENT LIST at once.
+    pub fn set_tracking(&mut self, tracking: Option<crate::tracking::ClientTracking>) {
+        self.tracking = tracking;
+        self.publish_tracking();
+    }
+
+    /// Show a change of the tracking settings (a redirect found broken) in CLIENT LIST.
+    pub fn publish_tracking(&self) {
+        self.info.snapshot.lock().tracking = self.tracking.as_ref().map(|t| t.summary());
     }
 
     /// What CLIENT LIST shows for this client while it runs a command: the published
@@ -353,6 +378,7 @@ impl ClientState {
             user: self.user.clone(),
             subscriptions: self.pubsub.counts(),
             monitor: self.monitor,
+            tracking: self.tracking.as_ref().map(|t| t.summary()),
             ..published
         }
     }

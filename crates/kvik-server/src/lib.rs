@@ -7,6 +7,7 @@
 //! - [`blocking`]: clients waiting in blocking commands, woken across threads;
 //! - [`pubsub`] and [`notify`]: channels, MONITOR and keyspace notifications, whose
 //!   messages travel to the subscribers' threads through their mailboxes;
+//! - [`tracking`]: client-side caching, whose invalidations travel the same way;
 //! - [`types`]: the values keys hold;
 //! - [`effects`] and [`hlc`]: the ordered stream of deterministic writes and the clock
 //!   that stamps them, which persistence and replication consume;
@@ -27,5 +28,6 @@ pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod stats;
+pub mod tracking;
 pub mod types;
 pub mod util;

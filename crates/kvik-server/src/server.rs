@@ -51,6 +51,13 @@ pub enum Message {
         bytes: Arc<[u8]>,
         targets: Vec<(usize, u64)>,
     },
+    /// Client-side caching: tell the connection at `token`, if it is still client
+    /// `client`'s, that keys it may cache changed (see [`crate::tracking`]).
+    Invalidate {
+        token: usize,
+        client: u64,
+        invalidation: Arc<crate::tracking::Invalidation>,
+    },
 }
 
 thread_local! {
@@ -103,6 +110,8 @@ pub struct HotConfig {
     pub latency_tracking: AtomicBool,
     /// `hll-sparse-max-bytes`: the longest a sparse HyperLogLog may grow.
     pub hll_sparse_max_bytes: AtomicU64,
+    /// `tracking-table-max-keys`: keys the client-side caching table may hold.
+    pub tracking_table_max_keys: AtomicU64,
     /// `client-output-buffer-limit` per class (normal, replica, pubsub).
     output_limits: [[AtomicU64; 3]; 3],
     /// Thresholds for the compact encodings of collections, one atomic each so
@@ -174,6 +183,7 @@ impl HotConfig {
             active_expire: AtomicBool::new(true),
             latency_tracking: AtomicBool::new(c.latency_tracking),
             hll_sparse_max_bytes: AtomicU64::new(c.hll_sparse_max_bytes),
+            tracking_table_max_keys: AtomicU64::new(c.tracking_table_max_keys),
             output_limits: c
                 .client_output_buffer_limit
                 .map(|l| [l.hard, l.soft, l.soft_seconds].map(AtomicU64::new)),
@@ -206,6 +216,10 @@ impl HotConfig {
             .store(fresh.latency_tracking.into_inner(), Ordering::Relaxed);
         self.hll_sparse_max_bytes
             .store(fresh.hll_sparse_max_bytes.into_inner(), Ordering::Relaxed);
+        self.tracking_table_max_keys.store(
+            fresh.tracking_table_max_keys.into_inner(),
+            Ordering::Relaxed,
+        );
         for (mine, new) in self.encoding.iter().zip(fresh.encoding) {
             mine.store(new.into_inner(), Ordering::Relaxed);
         }
@@ -287,6 +301,8 @@ pub struct Server {
     pub blocking: blocking::Registry,
     /// Pub/sub subscriptions, MONITOR clients and the keyspace notification switch.
     pub pubsub: Hub,
+    /// Client-side caching: the tracking table, tracking clients and BCAST prefixes.
+    pub tracking: Arc<crate::tracking::Tracking>,
     pub commands: Registry,
     /// One per worker thread (each written only by its own thread).
     pub thread_stats: Vec<Arc<ThreadStats>>,
@@ -322,9 +338,13 @@ impl Server {
         let node_id: NodeId = rand::random();
         let run_id = hex::encode(rand::random::<[u8; 20]>());
         let memory_startup = crate::stats::allocator_stats().allocated;
+        let keyspace = Keyspace::new(config.databases.max(1), DEFAULT_SHARD_BITS);
+        let tracking = Arc::new(crate::tracking::Tracking::default());
+        keyspace.observers.install_all_keys(tracking.clone());
         Server {
             hot: HotConfig::from_config(&config),
-            keyspace: Keyspace::new(config.databases.max(1), DEFAULT_SHARD_BITS),
+            keyspace,
+            tracking,
             effects: EffectLog::new(node_id),
             clients: client::Registry::default(),
             blocking: blocking::Registry::default(),

@@ -4,12 +4,15 @@
 //! The calling client's own state is changed directly. Other clients live on other
 //! threads: they are read through their published [`ClientInfo`] snapshots, killed
 //! by flagging them and messaging their worker, which closes them, and unblocked by
-//! ending their wait and sending the reply to their worker.
+//! ending their wait and sending the reply to their worker. TRACKING, CACHING,
+//! GETREDIR and TRACKINGINFO parse and answer here; client-side caching itself is
+//! [`crate::tracking`].
 
 use super::table::{acl, flags, Command};
 use super::{args, errors, CmdError, CmdResult, Ctx};
 use crate::client::{ClientInfo, ClientSnapshot, ClientType, ReplyMode};
 use crate::server::Message;
+use crate::tracking;
 
 /// Flags every CLIENT subcommand has.
 const SUB_FLAGS: u32 = flags::NOSCRIPT | flags::LOADING | flags::STALE;
@@ -144,6 +147,22 @@ const SUBCOMMANDS: &[Command] = &[
         no_touch,
         "7.2.0",
         "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
+    ),
+    Command::new("client|tracking", -3, tracking)
+        .flags(SUB_FLAGS)
+        .acl(CONN_ACL)
+        .doc(
+            "connection",
+            "6.0.0",
+            "O(1). Some options may introduce additional complexity.",
+            "Controls server-assisted client-side caching for the connection.",
+        ),
+    sub(
+        "client|caching",
+        3,
+        caching,
+        "6.0.0",
+        "Instructs the server whether to track the keys in the next request.",
     ),
     sub(
         "client|getredir",
@@ -574,29 +593,134 @@ fn no_touch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-/// Tracking is never on, so there is no redirection.
-fn getredir(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    ctx.out.int(-1);
+/// `CLIENT TRACKING ON|OFF [REDIRECT id] [BCAST] [PREFIX p ...] [OPTIN] [OPTOUT]
+/// [NOLOOP]`. The options are read (and REDIRECT's client looked up) before ON or
+/// OFF is, as Redis does.
+fn tracking(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let request = parse_tracking_options(ctx, &args[3..])?;
+    if args::is(args[2], "ON") {
+        let late_error = tracking::check_request(ctx.client.tracking.as_ref(), &request)?;
+        if let Some(error) = late_error {
+            super::write_error(ctx.server, ctx.stats, ctx.out, &error);
+        }
+        tracking::enable(ctx.server, ctx.client, request);
+    } else if args::is(args[2], "OFF") {
+        tracking::disable(ctx.server, ctx.client);
+    } else {
+        return Err(errors::SYNTAX.into());
+    }
+    ctx.out.ok();
     Ok(())
 }
 
-/// Tracking is never on: the reply of a client that did not enable it.
+fn parse_tracking_options(ctx: &Ctx, options: &[&[u8]]) -> Result<tracking::Request, CmdError> {
+    let mut request = tracking::Request::default();
+    let mut options = options.iter();
+    while let Some(option) = options.next() {
+        let has_value = options.len() > 0;
+        if args::is(option, "REDIRECT") && has_value {
+            let id = options.next().expect("checked above");
+            if request.redirect.is_some() {
+                return Err("ERR A client can only redirect to a single other client".into());
+            }
+            let id = args::int(id)?;
+            match u64::try_from(id)
+                .ok()
+                .filter(|&id| ctx.server.clients.get(id).is_some())
+            {
+                Some(id) => request.redirect = Some(id),
+                None => return Err("ERR The client ID you want redirect to does not exist".into()),
+            }
+        } else if args::is(option, "PREFIX") && has_value {
+            let prefix = options.next().expect("checked above");
+            request.prefixes.push(prefix.to_vec());
+        } else if args::is(option, "BCAST") {
+            request.bcast = true;
+        } else if args::is(option, "OPTIN") {
+            request.optin = true;
+        } else if args::is(option, "OPTOUT") {
+            request.optout = true;
+        } else if args::is(option, "NOLOOP") {
+            request.noloop = true;
+        } else {
+            return Err(errors::SYNTAX.into());
+        }
+    }
+    Ok(request)
+}
+
+/// `CLIENT CACHING YES|NO`: track (OPTIN) or skip (OPTOUT) the keys of the next
+/// command, or of the next transaction.
+fn caching(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let yes = if args::is(args[2], "YES") {
+        Some(true)
+    } else if args::is(args[2], "NO") {
+        Some(false)
+    } else {
+        None
+    };
+    tracking::set_caching(ctx.client, yes)?;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// The client tracking notifications go to: 0 for itself, -1 when not tracking.
+fn getredir(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.out.int(redirect_of(ctx));
+    Ok(())
+}
+
+fn redirect_of(ctx: &Ctx) -> i64 {
+    ctx.client
+        .tracking
+        .as_ref()
+        .map_or(-1, |t| t.redirect as i64)
+}
+
+/// `flags` (a set), `redirect` and `prefixes`, as Redis 7.0 lists them.
 fn trackinginfo(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let redirect = redirect_of(ctx);
+    let settings = ctx.client.tracking.as_ref();
+    let mut flags: Vec<&[u8]> = Vec::new();
+    match settings {
+        None => flags.push(b"off"),
+        Some(t) => {
+            flags.push(b"on");
+            let named: [(bool, &[u8]); 7] = [
+                (t.bcast, b"bcast"),
+                (t.optin, b"optin"),
+                (t.optin && t.caching, b"caching-yes"),
+                (t.optout, b"optout"),
+                (t.optout && t.caching, b"caching-no"),
+                (t.noloop, b"noloop"),
+                (t.broken_redirect, b"broken_redirect"),
+            ];
+            flags.extend(named.iter().filter(|(on, _)| *on).map(|(_, name)| *name));
+        }
+    }
     let out = &mut *ctx.out;
     out.map(3);
     out.bulk(b"flags");
-    out.set(1);
-    out.bulk(b"off");
+    out.set(flags.len());
+    for flag in flags {
+        out.bulk(flag);
+    }
     out.bulk(b"redirect");
-    out.int(-1);
+    out.int(redirect);
     out.bulk(b"prefixes");
-    out.array(0);
+    let prefixes = settings.map(|t| &t.prefixes);
+    out.array(prefixes.map_or(0, |p| p.len()));
+    for prefix in prefixes.into_iter().flatten() {
+        out.bulk(prefix);
+    }
     Ok(())
 }
 
 /// CLIENT HELP: Redis's text for the subcommands kvik implements.
 const HELP: &[&str] = &[
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
     "GETREDIR",
     "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME",
@@ -641,6 +765,9 @@ const HELP: &[&str] = &[
     "    * LIB-VER: the client lib version.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
     "TRACKINGINFO",
     "    Report tracking status for the current connection.",
     "NO-EVICT (ON|OFF)",

@@ -108,6 +108,7 @@ fn quit(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 fn reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     super::transactions::discard_state(ctx.client);
     super::pubsub::leave(ctx.server, ctx.client);
+    crate::tracking::disable(ctx.server, ctx.client);
     let c = &mut *ctx.client;
     c.db = 0;
     c.reply_mode = ReplyMode::On;

@@ -247,7 +247,7 @@ fn clients_section(server: &Server, r: &mut Report) {
     r.field("client_recent_max_input_buffer", buffers.max_input);
     r.field("client_recent_max_output_buffer", buffers.max_output);
     r.field("blocked_clients", server.blocking.blocked_clients());
-    r.field("tracking_clients", 0);
+    r.field("tracking_clients", server.tracking.client_count());
     r.field(
         "clients_in_timeout_table",
         server.blocking.clients_with_timeout(),
@@ -489,12 +489,13 @@ fn stats_section(server: &Server, r: &mut Report) {
         "active_defrag_key_misses",
         "total_active_defrag_time",
         "current_active_defrag_time",
-        "tracking_total_keys",
-        "tracking_total_items",
-        "tracking_total_prefixes",
     ] {
         r.field(idle, 0);
     }
+    let tracking = &server.tracking;
+    r.field("tracking_total_keys", tracking.total_keys());
+    r.field("tracking_total_items", tracking.total_items());
+    r.field("tracking_total_prefixes", tracking.total_prefixes());
     r.field(
         "unexpected_error_replies",
         sum(|s| &s.unexpected_error_replies),

@@ -197,11 +197,19 @@ pub fn call(
         client.reply_mode = ReplyMode::Skipping;
     }
     let in_multi = client.multi.is_some();
+    let tracking = client.tracking.is_some();
+    if tracking {
+        crate::tracking::before_command(client);
+    }
     let checked = resolve(server, client, args).and_then(|id| {
         pubsub::check_subscribed_mode(client, out.protocol, server.commands.get(id))
             .map(|()| id)
             .map_err(|e| (e, Some(id)))
     });
+    let tracked_command = match (&checked, tracking) {
+        (Ok(id), true) => Some(server.commands.get(*id)),
+        _ => None,
+    };
     match checked {
         Ok(id) if in_multi && !transactions::runs_at_once(server.commands.get(id)) => {
             let cmd = server.commands.get(id);
@@ -230,6 +238,10 @@ pub fn call(
             client.reply_mode = ReplyMode::On;
         }
         ReplyMode::On | ReplyMode::SkipNext => {}
+    }
+    // Invalidations are pushed even to a client that turned replies off, as in Redis.
+    if tracking || client.tracking.is_some() {
+        crate::tracking::after_command(server, client, out, tracked_command);
     }
 }
 
@@ -440,6 +452,10 @@ pub fn run_locked<'a>(
         crate::log_warning!("Internal error while running '{}'", cmd.name);
         Err(format!("ERR internal error while running '{}'", cmd.name).into())
     });
+    // Remembered while the keys' shards are still locked: no write slips between.
+    if ctx.client.tracking.is_some() && cmd.has(table::flags::READONLY) {
+        crate::tracking::remember_reads(server, ctx.client, cmd, args);
+    }
     let changes = ctx.keys.dirty() - dirty_before + ctx.extra_dirty;
     if changes > 0 && !ctx.propagated {
         let db = ctx.keys.db;

@@ -90,6 +90,7 @@ fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     parse_flush_mode(args)?;
     let db = ctx.client.db;
     let removed = flush_db(ctx, db);
+    crate::tracking::flushed(ctx.server);
     ctx.keys.add_dirty(removed.max(1));
     ctx.out.ok();
     Ok(())
@@ -101,6 +102,7 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     for db in 0..ctx.server.keyspace.databases() {
         removed += flush_db(ctx, db);
     }
+    crate::tracking::flushed(ctx.server);
     ctx.keys.add_dirty(removed.max(1));
     ctx.out.ok();
     Ok(())

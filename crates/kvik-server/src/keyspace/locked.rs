@@ -522,10 +522,12 @@ impl<'a> Locked<'a> {
         }
     }
 
-    /// Send the "key modified" signal for every observed key of `db` that `db` holds,
-    /// or that `replaced_with` holds (the database whose contents `db` takes, SWAPDB):
-    /// what FLUSHDB, FLUSHALL and SWAPDB change, as Redis 7.0 decides it. Call it
-    /// before emptying or swapping, holding every shard of both databases.
+    /// Send the "key modified" signal to the per-key observers (WATCH) of every key
+    /// of `db` that `db` holds, or that `replaced_with` holds (the database whose
+    /// contents `db` takes, SWAPDB): what FLUSHDB, FLUSHALL and SWAPDB change, as
+    /// Redis 7.0 decides it. Client-side caching hears of a flush as a whole
+    /// instead, and of SWAPDB not at all, as in Redis 7.0. Call it before emptying
+    /// or swapping, holding every shard of both databases.
     pub fn signal_db_replaced(&mut self, db: usize, replaced_with: Option<usize>) {
         let ks = self.env.keyspace;
         if ks.observers.is_idle() {
@@ -536,7 +538,7 @@ impl<'a> Locked<'a> {
             let present =
                 |locked: &mut Self, d: usize| locked.shard_mut(d, hash).find(hash, &key).is_some();
             if present(self, db) || replaced_with.is_some_and(|other| present(self, other)) {
-                ks.signal_modified(db, &key);
+                ks.observers.signal_key_observers(db, &key);
             }
         }
     }

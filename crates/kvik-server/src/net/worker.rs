@@ -95,8 +95,13 @@ impl Worker {
                 timeout = timeout.min(Duration::from_millis(left));
             }
             // What this thread sent itself (a publisher and its subscribers sharing
-            // it) leaves now, with the replies of the round, not after a wake-up.
-            while self.own_handle().has_mail() {
+            // it, the invalidations its writes caused) leaves now, with the replies
+            // of the round, not after a wake-up.
+            loop {
+                crate::tracking::before_sleep(&self.server);
+                if !self.own_handle().has_mail() {
+                    break;
+                }
                 if self.handle_mailbox() {
                     return;
                 }
@@ -143,6 +148,11 @@ impl Worker {
                 Message::Deliver { bytes, targets } => {
                     self.append_output(&bytes, &targets, &mut delivered)
                 }
+                Message::Invalidate {
+                    token,
+                    client,
+                    invalidation,
+                } => self.invalidate(token, client, &invalidation, &mut delivered),
                 Message::Unblocked {
                     token,
                     client,
@@ -193,6 +203,28 @@ impl Worker {
                 }
                 // Gone meanwhile (its slot may hold another client now): dropped.
                 _ => {}
+            }
+        }
+    }
+
+    /// Tell the client at `token`, if it is still `client`, that keys it may cache
+    /// changed; the token goes to `delivered` to be written.
+    fn invalidate(
+        &mut self,
+        token: usize,
+        client: u64,
+        invalidation: &crate::tracking::Invalidation,
+        delivered: &mut Vec<usize>,
+    ) {
+        if let Some(conn) = self.conns.get_mut(token) {
+            if conn.state.id() == client {
+                crate::tracking::receive(
+                    &self.server,
+                    &mut conn.state,
+                    &mut conn.out,
+                    invalidation,
+                );
+                delivered.push(token);
             }
         }
     }
@@ -367,6 +399,7 @@ impl Worker {
         let mut conn = self.conns.remove(key);
         let _ = self.poll.registry().deregister(&mut conn.stream);
         crate::commands::pubsub::leave(&self.server, &mut conn.state);
+        crate::tracking::disable(&self.server, &mut conn.state);
         if let Some(blocked) = conn.state.blocked.take() {
             // Served meanwhile or not, nobody may serve it any more.
             self.server.blocking.end_wait(&blocked.waiter);
