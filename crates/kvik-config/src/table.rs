@@ -655,7 +655,7 @@ params! {
     tls_session_caching: bool = Bool,
         "tls-session-caching", 0, "yes", "Enable TLS session caching.";
     tracking_table_max_keys: u64 = Int(0, LL),
-        "tracking-table-max-keys", 0, "1000000", "Keys tracked for client-side caching (0 = no limit).";
+        "tracking-table-max-keys", LIVE, "1000000", "Keys tracked for client-side caching (0 = no limit).";
     unixsocket: String = Str,
         "unixsocket", IMM, "", "Unix socket path to listen on.";
     unixsocketperm: u32 = Octal(0, 0o777),
