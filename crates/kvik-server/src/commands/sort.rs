@@ -9,9 +9,10 @@
 //! - A BY pattern without `*` means "do not sort", and that sticks even if a later BY
 //!   has one. A list or sorted set left unsorted keeps its own order (scores for a
 //!   sorted set); DESC walks it from the far end and LIMIT cuts that walk. A set left
-//!   unsorted comes out in its own order, DESC or not, except with STORE: then it is
-//!   sorted with ALPHA, so that the stored list (and a replica replaying the command)
-//!   does not depend on how the set happens to be laid out.
+//!   unsorted comes out in its own order, DESC or not, except with STORE or inside a
+//!   script: then it is sorted with ALPHA, so that the stored list (and a replica
+//!   replaying the command) or the script's result does not depend on how the set
+//!   happens to be laid out.
 //! - Numeric sorting reads every weight with C's `strtod` ([`parse_sort_weight`]); a
 //!   missing weight is 0, and equal weights fall back to the elements' bytes, so the
 //!   order is total. One unreadable weight fails the command ("One or more scores
@@ -44,9 +45,8 @@
 //! Redis's partial quicksort may reorder elements of equal weight; kvik's full stable
 //! sort keeps their reading order there too.
 //!
-//! Not modelled (kvik has none of these yet): a client running a script also sorts an
-//! unsorted set (so a script's result is deterministic); cluster mode and ACL users
-//! without access to every key refuse BY and GET patterns.
+//! Not modelled (kvik has none of these yet): cluster mode and ACL users without
+//! access to every key refuse BY and GET patterns.
 
 use super::table::{acl, flags, key_flags, Command, FoundKeys, KeySpec, Lock};
 use super::{args, errors, hashes, strings, CmdError, CmdResult, Ctx};
@@ -131,8 +131,9 @@ fn sort_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn run(ctx: &mut Ctx, args: &[&[u8]], can_store: bool) -> CmdResult {
     let mut options = Options::parse(&args[2..], can_store)?;
     let source = open_source(ctx.keys, args[1])?;
-    if matches!(source, Some(Value::Set(_))) && options.unsorted && options.store.is_some() {
-        options.sort_set_for_store();
+    let must_be_deterministic = options.store.is_some() || ctx.client.running_script;
+    if matches!(source, Some(Value::Set(_))) && options.unsorted && must_be_deterministic {
+        options.sort_set_by_members();
     }
     let len = source.as_deref().map_or(0, collection_len);
     let window = Window::new(options.limit, len);
@@ -205,9 +206,9 @@ impl<'a> Options<'a> {
         Ok(parsed)
     }
 
-    /// A set stored unsorted would come out in whatever order its layout gives:
+    /// A set left unsorted would come out in whatever order its layout gives:
     /// sort it by its members' bytes instead.
-    fn sort_set_for_store(&mut self) {
+    fn sort_set_by_members(&mut self) {
         self.unsorted = false;
         self.alpha = true;
         self.by = None;
