@@ -202,7 +202,9 @@ pub fn call(
         crate::tracking::before_command(client);
     }
     let checked = resolve(server, client, args).and_then(|id| {
-        pubsub::check_subscribed_mode(client, out.protocol, server.commands.get(id))
+        let cmd = server.commands.get(id);
+        pubsub::check_subscribed_mode(client, out.protocol, cmd)
+            .and_then(|()| refuse_if_busy(&server.scripting, cmd))
             .map(|()| id)
             .map_err(|e| (e, Some(id)))
     });
@@ -295,15 +297,9 @@ fn execute(
 ) {
     let cmd: &'static Command = server.commands.get(id);
     client.last_command = cmd.name;
-    // While a script runs past busy-reply-threshold, answer BUSY before taking any
-    // lock, or while waiting for one (the script may hold it).
     let scripts = &server.scripting;
-    if let Err(e) = scripts.busy_gate(cmd) {
-        return refuse(server, stats, out, id, &e);
-    }
-    let gated = scripts.running.any() && !cmd.has(table::flags::ALLOW_BUSY);
     let env = KeyEnv {
-        wait_gate: gated.then_some(scripts as &dyn WaitGate),
+        wait_gate: lock_wait_gate(scripts, cmd),
         ..server.key_env(stats)
     };
     let db = client.db;
@@ -351,6 +347,50 @@ fn execute(
     count_call(server, stats, id, ran.elapsed, ran.result.is_err());
     if let Err(e) = ran.result {
         write_error(server, stats, out, &e.0);
+    }
+}
+
+/// While a script runs past busy-reply-threshold, commands not flagged allow-busy
+/// are answered BUSY, before they are queued (inside MULTI, which EXEC then aborts)
+/// or take any lock, as Redis does.
+fn refuse_if_busy(scripts: &crate::scripting::Scripting, cmd: &Command) -> Result<(), CmdError> {
+    if cmd.has(table::flags::ALLOW_BUSY) || !scripts.running.any() {
+        return Ok(());
+    }
+    // Served from inside this thread's own busy script: nothing else may run in the
+    // middle of it.
+    if crate::net::serving_while_busy() {
+        return Err(scripts.busy_reply());
+    }
+    scripts.busy_gate(cmd)
+}
+
+/// How a command may wait for shard locks while scripts run (a script may hold
+/// them): one not flagged allow-busy gives up once a script turns busy, and answers
+/// BUSY; one served from inside its own thread's busy script
+/// ([`crate::net::serving_while_busy`]) may not wait at all, since the script cannot
+/// move on until it returns.
+fn lock_wait_gate<'s>(
+    scripts: &'s crate::scripting::Scripting,
+    cmd: &Command,
+) -> Option<&'s dyn WaitGate> {
+    if !scripts.running.any() {
+        None
+    } else if crate::net::serving_while_busy() {
+        Some(&NeverWait)
+    } else if cmd.has(table::flags::ALLOW_BUSY) {
+        None
+    } else {
+        Some(scripts)
+    }
+}
+
+/// The wait gate of commands that must not wait for a lock at all.
+struct NeverWait;
+
+impl WaitGate for NeverWait {
+    fn give_up(&self) -> bool {
+        true
     }
 }
 

@@ -3,9 +3,13 @@
 //! Owns sockets, buffers and the threads that drive them. Must not interpret commands
 //! (that is [`crate::commands`]) or touch keys directly.
 
+mod busy;
 mod conn;
+mod conns;
 pub mod listener;
 mod worker;
+
+pub use busy::{serve_clients_while_busy, serving_while_busy};
 
 use crate::server::{Server, WorkerHandle};
 use mio::Poll;

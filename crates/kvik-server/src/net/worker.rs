@@ -8,15 +8,21 @@
 //!
 //! The loop also times out this thread's blocked clients: their deadlines sit in an
 //! ordered set, and the poller never sleeps past the earliest one.
+//!
+//! A connection runs its commands checked out of the table ([`Worker::drive`]), so
+//! that a long script it runs can serve the thread's other clients meanwhile
+//! ([`super::busy`]).
 
+use super::busy;
 use super::conn::{Conn, Next};
+use super::conns::Conns;
 use crate::client::{ClientInfo, ClientSnapshot, ClientState};
 use crate::server::{Message, Server, WorkerHandle};
 use crate::stats::ThreadStats;
+use mio::event::Event;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
-use slab::Slab;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
@@ -35,12 +41,37 @@ pub struct Worker {
     server: Arc<Server>,
     poll: Poll,
     listeners: Vec<TcpListener>,
-    conns: Slab<Conn>,
+    conns: Conns,
+    /// Socket events polled but not handled yet. A queue rather than the poller's
+    /// buffer, because a busy script serving the other clients must handle those the
+    /// loop polled before it started, too (see [`super::busy`]).
+    ready: VecDeque<Ready>,
+    /// Connections whose events arrived while they were checked out (running a busy
+    /// script that served the others): looked at again once they are back.
+    missed_events: Vec<usize>,
     stats: Arc<ThreadStats>,
     /// Where the active expiry cycle resumes: (db, shard position).
     expire_cursor: (usize, usize),
     /// Deadlines of this thread's blocked clients: (unix ms, connection token).
     block_timers: BTreeSet<(u64, usize)>,
+}
+
+/// A socket event, as polled.
+#[derive(Clone, Copy)]
+struct Ready {
+    token: Token,
+    readable: bool,
+    writable: bool,
+}
+
+impl Ready {
+    fn of(event: &Event, token: Token) -> Self {
+        Ready {
+            token,
+            readable: event.is_readable(),
+            writable: event.is_writable(),
+        }
+    }
 }
 
 fn listener_token(i: usize) -> Token {
@@ -64,7 +95,9 @@ impl Worker {
             server,
             poll,
             listeners,
-            conns: Slab::new(),
+            conns: Conns::default(),
+            ready: VecDeque::new(),
+            missed_events: Vec::new(),
             stats,
             expire_cursor: (0, 0),
             block_timers: BTreeSet::new(),
@@ -116,23 +149,63 @@ impl Worker {
             // Messages first: what another thread sent before this client's next
             // command arrived (a pub/sub message, a MONITOR line) goes out before that
             // command's reply.
-            if events.iter().any(|e| e.token() == WAKER) && self.handle_mailbox() {
+            if self.queue_events(&events) && self.handle_mailbox() {
                 return;
             }
-            for event in events.iter() {
-                match event.token() {
-                    WAKER => {}
-                    t if t.0 > LISTENER_BASE - self.listeners.len() && t.0 <= LISTENER_BASE => {
-                        self.accept_all(LISTENER_BASE - t.0)
-                    }
-                    Token(key) => self.on_conn_event(key, event.is_readable(), event.is_writable()),
-                }
+            self.handle_ready();
+            while let Some(key) = self.missed_events.pop() {
+                self.on_conn_event(key, true, true);
             }
             self.time_out_blocked();
             if self.server.shutdown_requested.load(Ordering::Acquire) {
                 return;
             }
         }
+    }
+
+    /// Queue the socket events of a poll; returns whether the waker fired (the
+    /// mailbox has mail), which is the caller's business.
+    fn queue_events(&mut self, events: &Events) -> bool {
+        let mut woken = false;
+        for event in events.iter() {
+            match event.token() {
+                WAKER => woken = true,
+                token => self.ready.push_back(Ready::of(event, token)),
+            }
+        }
+        woken
+    }
+
+    /// Handle the queued socket events: connections to accept, clients' sockets ready.
+    fn handle_ready(&mut self) {
+        while let Some(ready) = self.ready.pop_front() {
+            match ready.token {
+                t if t.0 > LISTENER_BASE - self.listeners.len() && t.0 <= LISTENER_BASE => {
+                    self.accept_all(LISTENER_BASE - t.0)
+                }
+                Token(key) => self.on_conn_event(key, ready.readable, ready.writable),
+            }
+        }
+    }
+
+    pub(super) fn server(&self) -> &Arc<Server> {
+        &self.server
+    }
+
+    pub(super) fn stats(&self) -> &Arc<ThreadStats> {
+        &self.stats
+    }
+
+    /// Serve the other clients from inside a script of this thread that has run past
+    /// `busy-reply-threshold` (see [`super::busy`]): whatever the sockets have now,
+    /// without waiting. The mailbox, timers and cron wait for the script to end.
+    pub(super) fn serve_while_busy(&mut self) {
+        let mut events = Events::with_capacity(256);
+        if self.poll.poll(&mut events, Some(Duration::ZERO)).is_ok() {
+            // The waker's mail waits: the loop reads the mailbox before it sleeps.
+            self.queue_events(&events);
+        }
+        self.handle_ready();
     }
 
     fn own_handle(&self) -> &WorkerHandle {
@@ -320,8 +393,7 @@ impl Worker {
             }),
         });
         let state = ClientState::new(info.clone(), !requirepass);
-        let entry = self.conns.vacant_entry();
-        let key = entry.key();
+        let key = self.conns.vacant_key();
         let mut conn = Conn::new(stream, state);
         if let Err(e) =
             self.poll
@@ -332,25 +404,39 @@ impl Worker {
             server.clients.release_reservation();
             return;
         }
-        entry.insert(conn);
+        let inserted = self.conns.insert(conn);
+        debug_assert_eq!(inserted, key, "the token registered is the slot taken");
         server.clients.add(info);
     }
 
     fn on_conn_event(&mut self, key: usize, readable: bool, writable: bool) {
-        let server = &*self.server;
-        let stats = &*self.stats;
-        let Some(conn) = self.conns.get_mut(key) else {
+        if self.conns.is_checked_out(key) {
+            self.missed_events.push(key);
+            return;
+        }
+        self.drive(key, |conn, server, stats| {
+            let mut next = Next::Keep {
+                wants_write: conn.write_registered,
+            };
+            if writable {
+                next = conn.flush(server, stats);
+            }
+            if readable && next != Next::Close && !conn.paused {
+                next = conn.on_readable(server, stats);
+            }
+            next
+        });
+    }
+
+    /// Run `work` (which may run commands) on the connection at `key`, checked out of
+    /// the table while it runs and with this worker as the thread's host, so that a
+    /// long script it runs can serve the other clients; then apply the outcome.
+    fn drive(&mut self, key: usize, work: impl FnOnce(&mut Conn, &Server, &ThreadStats) -> Next) {
+        let Some(mut conn) = self.conns.check_out(key) else {
             return;
         };
-        let mut next = Next::Keep {
-            wants_write: conn.write_registered,
-        };
-        if writable {
-            next = conn.flush(server, stats);
-        }
-        if readable && next != Next::Close && !conn.paused {
-            next = conn.on_readable(server, stats);
-        }
+        let next = busy::hosting(self, |server, stats| work(&mut conn, server, stats));
+        self.conns.check_in(key, conn);
         self.settle(key, next);
     }
 
@@ -393,10 +479,9 @@ impl Worker {
     }
 
     fn close(&mut self, key: usize) {
-        if !self.conns.contains(key) {
+        let Some(mut conn) = self.conns.remove(key) else {
             return;
-        }
-        let mut conn = self.conns.remove(key);
+        };
         let _ = self.poll.registry().deregister(&mut conn.stream);
         crate::commands::pubsub::leave(&self.server, &mut conn.state);
         crate::tracking::disable(&self.server, &mut conn.state);
@@ -428,13 +513,11 @@ impl Worker {
     /// Give a blocked client its reply, then run the commands that waited behind the
     /// blocking one and write everything.
     fn finish_wait(&mut self, token: usize, reply: &[u8], failed: bool) {
-        let server = &*self.server;
-        let stats = &*self.stats;
-        let conn = &mut self.conns[token];
-        conn.unblock(server, stats, reply, failed);
-        conn.run_commands(server, stats);
-        let next = conn.flush(server, stats);
-        self.settle(token, next);
+        self.drive(token, |conn, server, stats| {
+            conn.unblock(server, stats, reply, failed);
+            conn.run_commands(server, stats);
+            conn.flush(server, stats)
+        });
     }
 
     /// Answer the blocked clients whose deadline has passed with the timeout reply.
@@ -473,19 +556,17 @@ impl Worker {
             .map(|(k, _)| k)
             .collect();
         for key in waiting {
-            let server = &*self.server;
-            let stats = &*self.stats;
-            let conn = &mut self.conns[key];
-            conn.paused = false;
-            conn.run_commands(server, stats);
-            let next = if conn.paused {
-                Next::Keep {
-                    wants_write: conn.write_registered,
+            self.drive(key, |conn, server, stats| {
+                conn.paused = false;
+                conn.run_commands(server, stats);
+                if conn.paused {
+                    Next::Keep {
+                        wants_write: conn.write_registered,
+                    }
+                } else {
+                    conn.on_readable(server, stats)
                 }
-            } else {
-                conn.on_readable(server, stats)
-            };
-            self.settle(key, next);
+            });
         }
     }
 

@@ -56,10 +56,17 @@ pub(super) fn with_state<R>(
 
 /// Every few thousand instructions the script checks whether SCRIPT KILL asked it
 /// to stop; once asked, it fails at each check, so a `pcall` cannot keep it alive.
+/// Past `busy-reply-threshold` the check also lets the thread's other clients in
+/// ([`crate::net::serve_clients_while_busy`]): that is how SCRIPT KILL reaches a
+/// script whose thread is the only one.
 fn install_kill_hook(lua: &mlua::Lua) -> mlua::Result<()> {
     lua.set_hook(
         mlua::HookTriggers::new().every_nth_instruction(10_000),
         |lua, _| {
+            let Some(started) = lua.app_data_ref::<Arc<RunningScript>>().map(|s| s.started) else {
+                return Ok(mlua::VmState::Continue);
+            };
+            crate::net::serve_clients_while_busy(started);
             let killed = lua
                 .app_data_ref::<Arc<RunningScript>>()
                 .is_some_and(|s| s.kill.load(Ordering::Acquire));
