@@ -7,7 +7,9 @@
 //! the smallest to the largest, as Redis does, so that sums of more than two
 //! weighted scores round the same way; the difference keeps the first key first.
 //! A weighted score that is not a number (0 times infinity) counts as 0, and so does
-//! a sum of opposite infinities.
+//! a sum of opposite infinities; except that an intersection, as in Redis, adds the
+//! scores of the later inputs unzeroed (a sum with such a score is 0, a minimum or
+//! maximum passes it over).
 //!
 //! The STORE forms have two key specs: the destination, then the counted inputs;
 //! `call` (or EXEC) locks both.
@@ -363,7 +365,9 @@ fn intersect(mut inputs: Vec<Weighted<'_>>, aggregate: Aggregate, limit: usize) 
         let mut total = weighted(score, first.weight);
         for other in others {
             match other.source.score(&member) {
-                Some(score) => aggregate.apply(&mut total, weighted(score, other.weight)),
+                // Not zeroed when it is not a number, as Redis does here: a sum
+                // with it becomes 0, a minimum or maximum ignores it.
+                Some(score) => aggregate.apply(&mut total, score * other.weight),
                 None => return true,
             }
         }

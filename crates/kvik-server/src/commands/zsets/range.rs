@@ -118,7 +118,7 @@ impl<'a> Request<'a> {
                 }
             }
             Bounds::Scores(range) => self.limited(zset.score_span(range)),
-            Bounds::Members(range) => self.limited(zset.lex_span(range)),
+            Bounds::Members(range) => self.limited(zset.lex_span(range, self.reverse)),
         }
     }
 
@@ -239,7 +239,9 @@ pub fn zremrangebyscore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 pub fn zremrangebylex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let range = LexRange::parse(args[2], args[3]).ok_or(NOT_A_LEX_RANGE)?;
-    remove_span(ctx, args[1], "zremrangebylex", |zset| zset.lex_span(&range))
+    remove_span(ctx, args[1], "zremrangebylex", |zset| {
+        zset.lex_span(&range, false)
+    })
 }
 
 /// Remove the ranks `span` picks from the set at `key`; replies how many went.

@@ -202,15 +202,42 @@ impl ZSet {
         start..end
     }
 
-    /// The ranks of the entries whose members are in `range` (meaningful when all
-    /// scores are equal, as Redis documents).
-    pub fn lex_span(&self, range: &LexRange) -> Range<usize> {
-        if range.is_empty() {
+    /// The ranks of the entries whose members are in `range`, found the way Redis
+    /// finds them. That is meaningful when all scores are equal, as Redis documents;
+    /// when they are not, a listpack gives Redis's exact answer anyway, because both
+    /// walk it alike: nothing unless the last member reaches the minimum and the
+    /// first is within the maximum; then, walking from the end the range is read
+    /// from (the top for ZREVRANGEBYLEX: `from_top`), the first member past the near
+    /// bound starts the span, which runs while members stay on this side of the far
+    /// one. (Redis's skiplist answers that case by where its random levels lead.)
+    pub fn lex_span(&self, range: &LexRange, from_top: bool) -> Range<usize> {
+        let len = self.len();
+        if range.is_empty()
+            || len == 0
+            || !range.reaches_min(self.get(len - 1).0)
+            || !range.within_max(self.get(0).0)
+        {
             return 0..0;
         }
-        let start = self.partition_point(0, |member, _| !range.reaches_min(member));
-        let end = self.partition_point(start, |member, _| range.within_max(member));
-        start..end
+        match &self.repr {
+            Repr::Listpack(lp) if from_top => {
+                let members: Vec<&[u8]> = lp.iter().map(|(member, _)| member).collect();
+                let Some(last) = members.iter().rposition(|m| range.within_max(m)) else {
+                    return 0..0;
+                };
+                let below = members[..=last]
+                    .iter()
+                    .rev()
+                    .take_while(|m| range.reaches_min(m))
+                    .count();
+                last + 1 - below..last + 1
+            }
+            _ => {
+                let start = self.partition_point(0, |member, _| !range.reaches_min(member));
+                let end = self.partition_point(start, |member, _| range.within_max(member));
+                start..end
+            }
+        }
     }
 
     /// Call `f` with the entries whose ranks are in `ranks`, lowest first, or

@@ -162,7 +162,9 @@ fn step(zset: &mut ZSet, model: &mut Model, op: Op, limits: Limits) -> Result<()
                 .cloned()
                 .collect();
             let mut got = Vec::new();
-            flat.visit(flat.lex_span(&range), false, |m, _| got.push(m.to_vec()));
+            flat.visit(flat.lex_span(&range, false), false, |m, _| {
+                got.push(m.to_vec())
+            });
             if range.is_empty() {
                 prop_assert!(got.is_empty());
             } else {
