@@ -5,7 +5,7 @@
 //! the script's return value becomes the client's reply in the client's protocol.
 
 use super::stack::Stack;
-use crate::util::numbers::write_f64;
+use crate::util::numbers::{parse_i64, write_f64};
 use kvik_resp::ReplyWriter;
 use mlua::{Table, Value};
 use std::ffi::c_int;
@@ -53,10 +53,7 @@ impl ReplyParser<'_> {
     }
 
     fn number(&mut self) -> i64 {
-        std::str::from_utf8(self.line())
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0)
+        parse_i64(self.line()).unwrap_or(0)
     }
 
     fn bytes(&mut self, len: usize) -> &[u8] {

@@ -13,23 +13,31 @@ use super::call;
 use super::convert::error_table_text;
 use super::stack::Stack;
 use crate::logging::{self, Level};
-use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
+use mlua::{Function, Lua, LuaOptions, RegistryKey, StdLib, Table, Value};
 
 const PRELUDE: &str = include_str!("prelude.lua");
 
 /// What the engine keeps of a state's prelude.
 pub struct Sandbox {
     pub lua: Lua,
-    /// The real globals table behind the read-only view (KEYS and ARGV go here).
-    pub globals: Table,
     /// The read-only view scripts run in.
     pub script_env: Table,
     /// The view library code runs in (its `redis` is restricted while it loads).
     pub library_env: Table,
+    pub bridge: Table,
+    pinned: Pinned,
+}
+
+/// What every run pushes, kept in the Lua registry: reading one there is a single
+/// array read, cheaper than moving an mlua handle over or interning a name.
+struct Pinned {
     /// Turns an error into the table a script's error reply is made of, with the
     /// place in the script where it happened.
-    error_handler: Function,
-    pub bridge: Table,
+    error_handler: RegistryKey,
+    /// The real globals table behind the read-only view (KEYS and ARGV go here).
+    globals: RegistryKey,
+    keys_name: RegistryKey,
+    argv_name: RegistryKey,
 }
 
 /// What a called chunk gets.
@@ -88,12 +96,17 @@ pub fn new_sandbox() -> mlua::Result<Sandbox> {
     }
     let script_env: Table = prelude.get("globals")?;
     lua.set_globals(script_env.clone())?;
+    let pinned = Pinned {
+        error_handler: lua.create_registry_value(prelude.get::<Function>("error_handler")?)?,
+        globals: lua.create_registry_value(globals)?,
+        keys_name: lua.create_registry_value("KEYS")?,
+        argv_name: lua.create_registry_value("ARGV")?,
+    };
     Ok(Sandbox {
-        globals,
         script_env,
         library_env: prelude.get("library_globals")?,
-        error_handler: prelude.get("error_handler")?,
         bridge: prelude.get("bridge")?,
+        pinned,
         lua,
     })
 }
@@ -104,6 +117,7 @@ impl Sandbox {
     /// fail, Lua's message). Works on the stack directly: this is every script's way
     /// in, and mlua's call would cost a reference for each value passed.
     pub fn call(&self, f: &Function, inputs: Inputs) -> mlua::Result<Result<Value, Value>> {
+        let pinned = &self.pinned;
         self.lua.exec_raw_lua(|raw| unsafe {
             let stack = Stack::new(raw.state());
             let base = stack.top();
@@ -111,17 +125,19 @@ impl Sandbox {
                 if !stack.ensure(8) {
                     return Err(mlua::Error::StackError);
                 }
-                raw.push(&self.error_handler)?;
+                stack.push_registered(&pinned.error_handler);
                 raw.push(f)?;
                 let args = match inputs {
                     Inputs::Nothing => 0,
                     Inputs::Globals { keys, argv } => {
-                        raw.push(&self.globals)?;
+                        stack.push_registered(&pinned.globals);
                         let globals = stack.top();
+                        stack.push_registered(&pinned.keys_name);
                         push_strings(stack, keys);
-                        stack.set_field(globals, b"KEYS");
+                        stack.set_pair(globals);
+                        stack.push_registered(&pinned.argv_name);
                         push_strings(stack, argv);
-                        stack.set_field(globals, b"ARGV");
+                        stack.set_pair(globals);
                         stack.set_top(globals - 1);
                         0
                     }

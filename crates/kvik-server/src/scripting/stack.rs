@@ -84,6 +84,12 @@ impl Stack {
         unsafe { ffi::lua_pushnil(self.0) }
     }
 
+    /// Pushes the value `key` holds in the registry (the key must belong to this
+    /// state).
+    pub fn push_registered(self, key: &mlua::RegistryKey) {
+        unsafe { ffi::lua_rawgeti_(self.0, ffi::LUA_REGISTRYINDEX, key.id()) }
+    }
+
     /// Pushes a new table with room for `array` items and `fields` named fields.
     pub fn push_table(self, array: usize, fields: usize) {
         let size = |n: usize| c_int::try_from(n).unwrap_or(c_int::MAX);
