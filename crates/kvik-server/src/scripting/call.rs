@@ -1,5 +1,6 @@
-//! `redis.call`, `redis.pcall` and `redis.setresp`: the members of `redis` that reach
-//! the running script's command context, written as C functions over the Lua stack.
+//! `redis.call`, `redis.pcall`, `redis.setresp` and `redis.set_repl`: the members of
+//! `redis` that reach the running script's command context, written as C functions
+//! over the Lua stack.
 //!
 //! A command runs through [`commands::run_locked`] under the script's own
 //! [`Locked`](crate::keyspace::Locked), so it is part of the script's atomic whole.
@@ -7,7 +8,8 @@
 //! `Locked::acquire`): a shard above every held one is waited for, a lower one only
 //! tried for a moment, since waiting for it could deadlock against a command that
 //! holds it and waits for ours. The reply is written in the protocol the script chose
-//! and parsed back into Lua values on the stack.
+//! and parsed back into Lua values on the stack. The command's effects go where the
+//! script last said with `redis.set_repl` (see [`crate::effects::Targets`]).
 //!
 //! Being C functions keeps `return redis.call(...)` from erasing the script's frame
 //! (a Lua tail call would), so error replies name the script's line, as in Redis; it
@@ -16,10 +18,11 @@
 //! by `longjmp`, so one is raised only once every Rust value of the call is gone.
 
 use super::busy::Slot;
-use super::convert::{error_table_text, push_reply};
+use super::convert::{error_table_text, push_reply, truncate_like_c};
 use super::stack::Stack;
 use crate::commands::table::{flags, Command};
 use crate::commands::{self, Ctx};
+use crate::effects::Targets;
 use crate::keyspace::{hash_key, Locked};
 use crate::util::numbers::write_f64;
 use kvik_resp::{Protocol, ReplyWriter};
@@ -42,6 +45,8 @@ pub(super) trait ScriptCalls {
     fn command(&mut self, stack: Stack, argv: &[&[u8]]) -> Result<(), String>;
     /// `redis.setresp`: the protocol of the replies that follow (2 or 3).
     fn set_resp(&mut self, resp: u8);
+    /// `redis.set_repl`: where the effects of the commands that follow go.
+    fn set_targets(&mut self, targets: Targets);
 }
 
 thread_local! {
@@ -126,33 +131,68 @@ fn command_from_lua(stack: Stack) -> bool {
     }
 }
 
-/// `redis.setresp(2|3)`: the protocol of the replies `redis.call` converts. The
-/// argument is read as Redis reads it: as a number, cut to an integer.
+/// `redis.setresp(2|3)`: the protocol of the replies `redis.call` converts.
 ///
 /// # Safety
 /// Called by Lua, as a C function.
 pub(super) unsafe extern "C-unwind" fn redis_setresp(state: *mut lua_State) -> c_int {
     let stack = Stack::new(state);
-    match set_resp_from_lua(stack) {
+    raise_on_error(stack, set_resp_from_lua(stack))
+}
+
+/// `redis.set_repl(flags)`: where the effects of the following commands go, as the
+/// bits of `redis.REPL_AOF` and `redis.REPL_REPLICA` (none: nowhere).
+///
+/// # Safety
+/// Called by Lua, as a C function.
+pub(super) unsafe extern "C-unwind" fn redis_set_repl(state: *mut lua_State) -> c_int {
+    let stack = Stack::new(state);
+    raise_on_error(stack, set_repl_from_lua(stack))
+}
+
+/// What a C function without results returns: nothing, or it raises `outcome`'s
+/// error text.
+///
+/// # Safety
+/// `stack` belongs to the C function being run.
+unsafe fn raise_on_error(stack: Stack, outcome: Result<(), &'static str>) -> c_int {
+    match outcome {
         Ok(()) => 0,
         Err(text) => {
             stack.push_bytes(text.as_bytes());
-            ffi::lua_error(state)
+            ffi::lua_error(stack.state())
         }
     }
 }
 
-fn set_resp_from_lua(stack: Stack) -> Result<(), &'static str> {
+/// The one argument of `redis.setresp` or `redis.set_repl`, read as Redis reads it:
+/// `lua_tonumber` (0 for what is not a number) cut to a C `int`.
+fn int_argument(stack: Stack, count_error: &'static str) -> Result<i32, &'static str> {
     if stack.top() != 1 {
-        return Err("redis.setresp() requires one argument.");
+        return Err(count_error);
     }
-    match stack.number(1) as i32 {
+    Ok(i32::try_from(truncate_like_c(stack.number(1))).unwrap_or(i32::MIN))
+}
+
+fn set_resp_from_lua(stack: Stack) -> Result<(), &'static str> {
+    match int_argument(stack, "redis.setresp() requires one argument.")? {
         resp @ (2 | 3) => with_current(
             "redis.setresp can only be called inside a script invocation",
             |calls| calls.set_resp(resp as u8),
         ),
         _ => Err("RESP version must be 2 or 3."),
     }
+}
+
+fn set_repl_from_lua(stack: Stack) -> Result<(), &'static str> {
+    // Redis's own wording, though one argument is what it takes.
+    let flags = int_argument(stack, "redis.set_repl() requires two arguments.")?;
+    let targets = Targets::from_bits(flags)
+        .ok_or("Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")?;
+    with_current(
+        "redis.set_repl can only be called inside a script invocation",
+        |calls| calls.set_targets(targets),
+    )
 }
 
 /// The arguments of a `redis.call` as bytes, read in place: strings as they are,
@@ -191,6 +231,8 @@ pub struct Caller<'x, 'c, 'a> {
     slot: &'x Slot,
     /// The protocol chosen with `redis.setresp`.
     resp: u8,
+    /// The destinations chosen with `redis.set_repl`.
+    targets: Targets,
     /// Each command's reply, before it becomes Lua values (the buffer is reused).
     reply: Vec<u8>,
     /// The shards each command needs (the buffer is reused).
@@ -210,6 +252,7 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
             read_only,
             slot,
             resp: 2,
+            targets: Targets::ALL,
             reply: Vec::new(),
             shards: Vec::new(),
         }
@@ -243,7 +286,10 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
         acquire(keys, &self.shards)?;
         let now = keys.now_ms;
         keys.begin_command(now);
+        // Only this command's effects: a transaction goes on with its own after.
+        keys.effect_targets = self.targets;
         let ran = commands::run_locked(server, ctx.stats, ctx.client, reply, argv, cmd_id, keys);
+        keys.effect_targets = Targets::ALL;
         commands::count_call(server, ctx.stats, cmd_id, ran.elapsed, ran.result.is_err());
         if ran.changes > 0 {
             self.slot.note_write();
@@ -274,6 +320,10 @@ impl ScriptCalls for Caller<'_, '_, '_> {
 
     fn set_resp(&mut self, resp: u8) {
         self.resp = resp;
+    }
+
+    fn set_targets(&mut self, targets: Targets) {
+        self.targets = targets;
     }
 }
 

@@ -246,7 +246,7 @@ fn string_field(t: &Table, name: &str) -> Option<Vec<u8>> {
 
 /// A double cut to an integer as C's cast does on x86-64 (Redis's conversion): NaN and
 /// values outside the range become `i64::MIN`.
-fn truncate_like_c(d: f64) -> i64 {
+pub fn truncate_like_c(d: f64) -> i64 {
     const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
     if !(-LIMIT..LIMIT).contains(&d) {
         i64::MIN

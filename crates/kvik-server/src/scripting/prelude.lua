@@ -102,13 +102,6 @@ end
 local redis = G.redis
 
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
-function impl.set_repl(...)
-  if select('#', ...) ~= 1 then error('redis.set_repl() requires two arguments.', 0) end
-  local flags = ...
-  if type(flags) ~= 'number' or flags < 0 or flags > 3 then
-    error('Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.', 0)
-  end
-end
 
 function redis.replicate_commands() return true end
 function redis.breakpoint() return false end

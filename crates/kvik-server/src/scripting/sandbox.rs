@@ -4,8 +4,8 @@
 //! `coroutine`), `table`, `string`, `math`, and the libraries [`load_libraries`] adds; every
 //! global and library table is read-only to them, so nothing one script does can leak
 //! into the next. The Lua half of the sandbox and of the `redis` table lives in
-//! `prelude.lua`; `redis.call`, `redis.pcall` and `redis.setresp` are C functions in
-//! [`super::call`], and the parts that need Rust (SHA1, the log, error normalising)
+//! `prelude.lua`; `redis.call`, `redis.pcall`, `redis.setresp` and `redis.set_repl`
+//! are C functions in [`super::call`], and the parts that need Rust (SHA1, the log, error normalising)
 //! are plain functions here. [`Sandbox::call`] runs a script, a function or a
 //! library's code under the prelude's error handler.
 
@@ -172,17 +172,15 @@ const NATIVE: &[(&str, mlua::lua_CFunction)] = &[
     ("call", call::redis_call),
     ("pcall", call::redis_pcall),
     ("setresp", call::redis_setresp),
+    ("set_repl", call::redis_set_repl),
 ];
 
 /// The members of `redis` written in Lua are reached through C functions: Lua turns
 /// `return redis.log(...)` into a tail call, which would erase the script's frame and
 /// with it the line an error reply names; a C function keeps it, as Redis's own C
 /// implementations do.
-const TRAMPOLINES: &[(&str, mlua::lua_CFunction)] = &[
-    ("set_repl", trampoline_set_repl),
-    ("log", trampoline_log),
-    ("sha1hex", trampoline_sha1hex),
-];
+const TRAMPOLINES: &[(&str, mlua::lua_CFunction)] =
+    &[("log", trampoline_log), ("sha1hex", trampoline_sha1hex)];
 
 fn registry_key(name: &str) -> String {
     format!("kvik.redis.{name}")
@@ -196,7 +194,6 @@ macro_rules! trampoline {
     };
 }
 
-trampoline!(trampoline_set_repl, c"kvik.redis.set_repl");
 trampoline!(trampoline_log, c"kvik.redis.log");
 trampoline!(trampoline_sha1hex, c"kvik.redis.sha1hex");
 
