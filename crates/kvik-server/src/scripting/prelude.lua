@@ -218,6 +218,14 @@ G.redis = protect(redis)
 local globals = strict(G)
 rawset(G, '_G', globals)
 
+-- Strings share one metatable, which scripts reach with getmetatable(''): it reads
+-- through to the read-only string table, and what getmetatable returns for a string
+-- (its __metatable) is a read-only view of it, so no script can change what string
+-- methods do for the next one.
+local string_meta = getmetatable('')
+string_meta.__index = G.string
+string_meta.__metatable = protect(string_meta)
+
 -- While a library loads, its code sees only a restricted `redis`; its functions,
 -- when they run, see the globals scripts see, less KEYS and ARGV (they get theirs as
 -- arguments).
