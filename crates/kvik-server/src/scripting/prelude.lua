@@ -59,11 +59,27 @@ local function contents(t)
   if type(target) == 'table' then return target end
   return t
 end
+-- The iterators they return go through the view too: the table behind a view is
+-- never handed to a script (which could then write to it).
 do
   local pairs, next, ipairs, rawget = pairs, next, ipairs, rawget
-  G.pairs = function(t) local f, s, c = pairs(contents(t)) return f, s, c end
-  G.next = function(t, k) local nk, v = next(contents(t), k) return nk, v end
-  G.ipairs = function(t) local f, s, c = ipairs(contents(t)) return f, s, c end
+  local function view_next(t, k) local nk, v = next(contents(t), k) return nk, v end
+  local function view_inext(t, i)
+    i = i + 1
+    local v = rawget(contents(t), i)
+    if v ~= nil then return i, v end
+  end
+  G.next = view_next
+  G.pairs = function(t)
+    local f, s, c = pairs(contents(t))
+    if s ~= t then return view_next, t, c end
+    return f, s, c
+  end
+  G.ipairs = function(t)
+    local f, s, c = ipairs(contents(t))
+    if s ~= t then return view_inext, t, c end
+    return f, s, c
+  end
   G.rawget = function(t, k) local v = rawget(contents(t), k) return v end
 end
 
