@@ -133,10 +133,10 @@ fn eval_with(ctx: &mut Ctx, args: &[&[u8]], by_sha: bool, read_only: bool) -> Cm
             read_only,
         );
     }
-    // A text that is not a SHA1 cannot name a cached script.
+    // A text that is not a SHA1 (40 hex digits) cannot name a cached script.
     let mut sha = [0; 40];
-    match std::str::from_utf8(args[1]) {
-        Ok(text) if text.len() == 40 => sha.copy_from_slice(text.as_bytes()),
+    match args[1] {
+        text if text.len() == 40 && text.is_ascii() => sha.copy_from_slice(text),
         _ => return Err("NOSCRIPT No matching script. Please use EVAL.".into()),
     }
     sha.make_ascii_lowercase();

@@ -35,6 +35,8 @@ pub struct Slot {
 /// The run a slot holds, if `active`.
 struct Run {
     active: bool,
+    /// Counts the slot's runs, telling one from the next.
+    serial: u64,
     kind: ScriptKind,
     started: Instant,
     /// For a function, its name and the command that called it (FUNCTION STATS, the
@@ -48,6 +50,7 @@ impl Slot {
         Slot {
             run: Mutex::new(Run {
                 active: false,
+                serial: 0,
                 kind: ScriptKind::Eval,
                 started: Instant::now(),
                 name: String::new(),
@@ -70,9 +73,9 @@ impl Slot {
 }
 
 impl Run {
-    fn describe(&mut self, name: &str, command: &[&[u8]]) {
+    fn describe(&mut self, name: &[u8], command: &[&[u8]]) {
         self.name.clear();
-        self.name.push_str(name);
+        self.name.push_str(&String::from_utf8_lossy(name));
         self.command.truncate(command.len());
         for (i, arg) in command.iter().enumerate() {
             match self.command.get_mut(i) {
@@ -120,20 +123,23 @@ impl Monitor {
         slot
     }
 
-    /// Show a script of `kind` as running in `slot` until the guard drops. `name` (the
-    /// function's) and `command` are kept for FUNCTION STATS when it is a function.
+    /// Show a script of `kind`, running since `started`, in `slot` until the guard
+    /// drops. `name` (the function's) and `command` are kept for FUNCTION STATS when
+    /// it is a function.
     pub fn enter<'m>(
         &'m self,
         slot: &'m Slot,
         kind: ScriptKind,
-        name: &str,
+        started: Instant,
+        name: &[u8],
         command: &[&[u8]],
     ) -> RunningGuard<'m> {
         {
             let mut run = slot.run.lock();
             run.active = true;
+            run.serial += 1;
             run.kind = kind;
-            run.started = Instant::now();
+            run.started = started;
             if kind == ScriptKind::Function {
                 run.describe(name, command);
             }
@@ -168,16 +174,17 @@ impl Monitor {
             return None;
         }
         let slots = self.slots.lock();
-        let (oldest, started) = slots
+        let (oldest, _, serial) = slots
             .iter()
             .filter_map(|slot| {
                 let run = slot.run.lock();
-                run.busy(threshold).then_some((slot, run.started))
+                run.busy(threshold)
+                    .then_some((slot, run.started, run.serial))
             })
-            .min_by_key(|&(_, started)| started)?;
+            .min_by_key(|&(_, started, _)| started)?;
         let run = oldest.run.lock();
         // Still the same run: it may have ended since it was found.
-        (run.active && run.started == started).then(|| act(oldest, &run))
+        (run.active && run.serial == serial).then(|| act(oldest, &run))
     }
 
     /// SCRIPT KILL / FUNCTION KILL: stop the busy script of `kind` unless it wrote.

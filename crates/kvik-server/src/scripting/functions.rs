@@ -279,7 +279,7 @@ pub fn fcall(
         }
         let spec = RunSpec {
             kind: ScriptKind::Function,
-            name: &name,
+            name: name.as_bytes(),
             read_only: ro_command || flags.no_writes,
             command,
         };

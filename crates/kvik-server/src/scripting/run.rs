@@ -5,7 +5,7 @@ use super::busy::{ScriptKind, Slot};
 use super::call::{self, Caller, Installed};
 use super::convert;
 use super::sandbox::{Inputs, Sandbox};
-use super::state::{compiled, lua_error_text, sha_of, sha_text, with_state, Sha};
+use super::state::{compiled, lua_error_text, sha_of, with_state, Sha};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::keyspace::{KeyEnv, Locked, WaitGate};
 use mlua::{Function, Value};
@@ -14,7 +14,7 @@ use mlua::{Function, Value};
 pub struct RunSpec<'s> {
     pub kind: ScriptKind,
     /// The script's SHA1 or the function's name, for error texts and STATS.
-    pub name: &'s str,
+    pub name: &'s [u8],
     /// Writes are refused (EVAL_RO, FCALL_RO, or the `no-writes` flag).
     pub read_only: bool,
     /// The command that runs it, as FUNCTION STATS and MONITOR show it.
@@ -43,7 +43,7 @@ pub fn eval(
         }
         let spec = RunSpec {
             kind: ScriptKind::Eval,
-            name: sha_text(&sha),
+            name: &sha,
             read_only: ro_command || flags.no_writes,
             command,
         };
@@ -93,12 +93,13 @@ pub(super) fn run(
         Some(locked)
     };
     let dirty_before = ctx.keys.dirty();
-    // It counts as running (for BUSY and KILL) once it holds its keys.
-    let running = ctx
-        .server
-        .scripting
-        .running
-        .enter(slot, spec.kind, spec.name, spec.command);
+    // It counts as running (for BUSY and KILL) once it holds its keys, and as running
+    // since its command started (which spares reading the clock again).
+    let running =
+        ctx.server
+            .scripting
+            .running
+            .enter(slot, spec.kind, ctx.started, spec.name, spec.command);
     let saved_deny = std::mem::replace(&mut ctx.client.deny_blocking, true);
     ctx.client.running_script = true;
     let (outcome, resp) = {
@@ -162,7 +163,8 @@ fn lock_declared_keys<'a>(ctx: &Ctx<'_, 'a>, keys: &[&[u8]]) -> Result<Locked<'a
 
 /// `<error> script: <name>, on <source>:<line>.` from the error handler's table
 /// (`text` in place of its error text when given).
-fn script_error(value: &Value, text: Option<&str>, name: &str) -> String {
+fn script_error(value: &Value, text: Option<&str>, name: &[u8]) -> String {
+    let name = String::from_utf8_lossy(name);
     let Value::Table(t) = value else {
         return format!("ERR unknown error script: {name}");
     };

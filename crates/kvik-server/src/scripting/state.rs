@@ -140,9 +140,9 @@ pub(super) fn sha_of(body: &[u8]) -> Sha {
         .expect("a SHA1 has 40 hex digits")
 }
 
-/// A SHA1 (or any name made of ASCII, such as a lowercased EVALSHA argument) as text.
-pub(super) fn sha_text(sha: &Sha) -> &str {
-    std::str::from_utf8(sha).expect("lowercased UTF-8 stays UTF-8")
+/// A SHA1 (or an EVALSHA argument, which is checked to be ASCII) as text.
+fn sha_text(sha: &Sha) -> &str {
+    std::str::from_utf8(sha).expect("ASCII is UTF-8")
 }
 
 /// The compiled script `sha` in `compiled`: compiled from `body` (EVAL, SCRIPT LOAD)
