@@ -12,6 +12,12 @@
 //! Owns the sequence and its subscribers. Must not decide *what* a command
 //! propagates: commands and the keyspace do that.
 //!
+//! Each effect also says where it goes ([`Targets`]): the AOF, the replicas, or both
+//! (the default). A script narrows that with `redis.set_repl` (REPL_AOF, REPL_REPLICA);
+//! what it writes after `redis.set_repl(redis.REPL_NONE)` is not recorded at all. The
+//! stream carries every effect meant for any destination; each consumer takes those
+//! meant for it (an AOF writer the `aof` ones, replication the `replicas` ones).
+//!
 //! Nothing is recorded while nobody listens (no AOF, no replica, no test subscriber):
 //! a write then pays one relaxed atomic load here, nothing more.
 
@@ -22,16 +28,57 @@ use std::sync::mpsc;
 /// This node's identity in the effects it originates.
 pub type NodeId = [u8; 16];
 
+/// Where an effect goes: a set of destinations. The bits are Redis's, which scripts
+/// see as `redis.REPL_AOF` (1) and `redis.REPL_REPLICA` (2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Targets(u8);
+
+impl Targets {
+    /// Nowhere: the write is not propagated (`redis.REPL_NONE`).
+    pub const NONE: Targets = Targets(0);
+    /// The append-only file only (`redis.REPL_AOF`).
+    pub const AOF: Targets = Targets(1);
+    /// The replicas only (`redis.REPL_REPLICA`).
+    pub const REPLICAS: Targets = Targets(2);
+    /// Every destination: what every write propagates unless a script says otherwise.
+    pub const ALL: Targets = Targets(3);
+
+    /// The destinations `redis.set_repl` names by these bits; `None` for bits
+    /// outside them.
+    pub fn from_bits(bits: i32) -> Option<Targets> {
+        u8::try_from(bits)
+            .ok()
+            .filter(|b| b & !Self::ALL.0 == 0)
+            .map(Targets)
+    }
+
+    pub fn aof(self) -> bool {
+        self.0 & Self::AOF.0 != 0
+    }
+
+    pub fn replicas(self) -> bool {
+        self.0 & Self::REPLICAS.0 != 0
+    }
+
+    pub fn is_none(self) -> bool {
+        self == Self::NONE
+    }
+}
+
 /// One deterministic write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Effect {
-    /// Offset of the first byte of this effect in the stream.
+    /// Where this effect starts in the replication stream: the offset grows by the
+    /// size of each effect that goes to the replicas, so an effect for the AOF alone
+    /// starts where the next one will.
     pub offset: u64,
     pub db: usize,
     pub argv: Vec<Vec<u8>>,
     /// MVCC timestamp of the write (see [`crate::hlc`]).
     pub ts: u64,
     pub origin: NodeId,
+    /// Where it goes; never [`Targets::NONE`].
+    pub targets: Targets,
 }
 
 impl Effect {
@@ -53,6 +100,7 @@ pub struct GroupedEffect {
     pub db: usize,
     pub ts: u64,
     pub argv: Vec<Vec<u8>>,
+    pub targets: Targets,
 }
 
 struct Inner {
@@ -97,29 +145,39 @@ impl EffectLog {
         self.origin
     }
 
-    /// Append one effect. Call it while holding the shard locks of the keys written.
+    /// Append one effect for every destination. Call it while holding the shard
+    /// locks of the keys written.
     pub fn append(&self, db: usize, ts: u64, argv: &[&[u8]]) {
-        if !self.recording() {
+        self.append_to(db, ts, argv, Targets::ALL);
+    }
+
+    /// Append one effect for `targets` (none: nothing is recorded). Call it while
+    /// holding the shard locks of the keys written.
+    pub fn append_to(&self, db: usize, ts: u64, argv: &[&[u8]], targets: Targets) {
+        if !self.recording() || targets.is_none() {
             return;
         }
         let mut inner = self.inner.lock();
-        self.push(&mut inner, db, ts, argv);
+        self.push(&mut inner, db, ts, argv, targets);
         if inner.subscribers.is_empty() {
             self.recording.store(false, Ordering::Relaxed);
         }
     }
 
     /// Give one effect its offset and send it to every subscriber.
-    fn push(&self, inner: &mut Inner, db: usize, ts: u64, argv: &[&[u8]]) {
+    fn push(&self, inner: &mut Inner, db: usize, ts: u64, argv: &[&[u8]], targets: Targets) {
         let effect = Effect {
             offset: inner.offset,
             db,
             argv: argv.iter().map(|a| a.to_vec()).collect(),
             ts,
             origin: self.origin,
+            targets,
         };
-        inner.offset += Effect::encoded_len(argv);
-        self.offset.store(inner.offset, Ordering::Relaxed);
+        if targets.replicas() {
+            inner.offset += Effect::encoded_len(argv);
+            self.offset.store(inner.offset, Ordering::Relaxed);
+        }
         inner.subscribers.retain(|s| s.send(effect.clone()).is_ok());
     }
 
@@ -127,8 +185,11 @@ impl EffectLog {
     /// as one uninterrupted run: nothing another thread appends can fall between them.
     /// More than one is wrapped in MULTI ... EXEC (the MULTI in the first effect's
     /// database), so that a replica applies them at once too; a single effect goes
-    /// alone, as Redis 7.0 propagates it. Call it while holding the shard locks of
-    /// the keys written.
+    /// alone, as Redis 7.0 propagates it. The group holds only effects that go
+    /// somewhere (a script's REPL_NONE writes were never added), and MULTI and EXEC
+    /// go to every destination whatever the effects' own targets, as in Redis 7.0
+    /// (with both an AOF and replicas). Call it while holding the shard locks of the
+    /// keys written.
     pub fn append_group(&self, group: &[GroupedEffect]) {
         if group.is_empty() || !self.recording() {
             return;
@@ -137,14 +198,14 @@ impl EffectLog {
         let wrap = group.len() > 1;
         let (first, last) = (&group[0], &group[group.len() - 1]);
         if wrap {
-            self.push(&mut inner, first.db, first.ts, &[b"MULTI"]);
+            self.push(&mut inner, first.db, first.ts, &[b"MULTI"], Targets::ALL);
         }
         for effect in group {
             let argv: Vec<&[u8]> = effect.argv.iter().map(Vec::as_slice).collect();
-            self.push(&mut inner, effect.db, effect.ts, &argv);
+            self.push(&mut inner, effect.db, effect.ts, &argv, effect.targets);
         }
         if wrap {
-            self.push(&mut inner, last.db, last.ts, &[b"EXEC"]);
+            self.push(&mut inner, last.db, last.ts, &[b"EXEC"], Targets::ALL);
         }
         if inner.subscribers.is_empty() {
             self.recording.store(false, Ordering::Relaxed);
@@ -184,6 +245,38 @@ mod tests {
     }
 
     #[test]
+    fn only_effects_for_replicas_advance_the_offset() {
+        let log = EffectLog::new([7; 16]);
+        let rx = log.subscribe();
+        log.append_to(0, 1, &[b"SET", b"k", b"v"], Targets::AOF);
+        log.append_to(0, 1, &[b"SET", b"k", b"w"], Targets::NONE);
+        log.append_to(0, 1, &[b"SET", b"k", b"x"], Targets::REPLICAS);
+        log.append(0, 1, &[b"DEL", b"k"]);
+        let seen: Vec<(u64, Targets)> = rx.try_iter().map(|e| (e.offset, e.targets)).collect();
+        let set_len = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n".len() as u64;
+        assert_eq!(
+            seen,
+            [
+                (0, Targets::AOF),
+                (0, Targets::REPLICAS),
+                (set_len, Targets::ALL)
+            ]
+        );
+    }
+
+    #[test]
+    fn set_repl_flags_are_the_target_bits() {
+        assert_eq!(Targets::from_bits(0), Some(Targets::NONE));
+        assert_eq!(Targets::from_bits(1), Some(Targets::AOF));
+        assert_eq!(Targets::from_bits(2), Some(Targets::REPLICAS));
+        assert_eq!(Targets::from_bits(3), Some(Targets::ALL));
+        assert_eq!(Targets::from_bits(4), None);
+        assert_eq!(Targets::from_bits(-1), None);
+        assert!(Targets::ALL.aof() && Targets::ALL.replicas());
+        assert!(!Targets::AOF.replicas() && !Targets::REPLICAS.aof());
+    }
+
+    #[test]
     fn groups_of_several_effects_are_wrapped_in_multi_exec() {
         let log = EffectLog::new([7; 16]);
         let rx = log.subscribe();
@@ -191,6 +284,7 @@ mod tests {
             db,
             ts: 1,
             argv: vec![word.to_vec()],
+            targets: Targets::ALL,
         };
         log.append_group(&[effect(2, b"A"), effect(3, b"B")]);
         log.append_group(&[effect(0, b"C")]);

@@ -341,6 +341,8 @@ impl Server {
         let keyspace = Keyspace::new(config.databases.max(1), DEFAULT_SHARD_BITS);
         let tracking = Arc::new(crate::tracking::Tracking::default());
         keyspace.observers.install_all_keys(tracking.clone());
+        let scripting = crate::scripting::Scripting::default();
+        scripting.set_threshold(config.busy_reply_threshold);
         Server {
             hot: HotConfig::from_config(&config),
             keyspace,
@@ -354,7 +356,7 @@ impl Server {
             errorstats: Mutex::new(BTreeMap::new()),
             workers: OnceLock::new(),
             pause: Pause::default(),
-            scripting: crate::scripting::Scripting::default(),
+            scripting,
             start_ms: crate::hlc::unix_ms(),
             run_id,
             node_id,
@@ -396,6 +398,7 @@ impl Server {
     /// Apply a changed configuration to the copies read on hot paths (after CONFIG SET).
     pub fn refresh_hot(&self, c: &Config) {
         self.hot.refresh(c);
+        self.scripting.set_threshold(c.busy_reply_threshold);
         self.pubsub
             .keyspace_events
             .store(c.notify_keyspace_events, Ordering::Relaxed);

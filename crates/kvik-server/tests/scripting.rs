@@ -4,7 +4,9 @@
 
 mod support;
 
+use kvik_server::effects::{Effect, Targets};
 use redis::Value;
+use std::sync::mpsc::Receiver;
 use std::thread;
 use std::time::{Duration, Instant};
 use support::in_process::Kvik;
@@ -228,6 +230,127 @@ fn a_script_replicates_as_its_effects() {
     }
     // As Redis 7.0: the writes, wrapped in one MULTI ... EXEC.
     assert_eq!(seen, ["MULTI", "SET k a", "INCR undeclared", "EXEC"]);
+}
+
+/// Every effect appended so far and not yet seen: its words, and where it goes.
+fn targeted(effects: &Receiver<Effect>) -> Vec<(String, Targets)> {
+    effects
+        .try_iter()
+        .map(|e| {
+            let words: Vec<String> = e.argv.iter().map(|a| text(a)).collect();
+            (words.join(" "), e.targets)
+        })
+        .collect()
+}
+
+/// Expected effects, as (words, targets).
+fn expect(effects: &[(&str, Targets)]) -> Vec<(String, Targets)> {
+    effects.iter().map(|&(w, t)| (w.to_string(), t)).collect()
+}
+
+#[test]
+fn set_repl_chooses_where_a_scripts_writes_go() {
+    use Targets as T;
+    let kvik = Kvik::start();
+    let effects = kvik.effects();
+    let mut c = kvik.conn();
+    let mut run = |script: &str| {
+        assert_eq!(text(&c.cmd(&["EVAL", script, "0"])), "$-1\r\n", "{script}");
+        targeted(&effects)
+    };
+    // Everywhere by default; several writes are one MULTI ... EXEC.
+    assert_eq!(
+        run("redis.call('SET', 'a', 1) redis.call('SET', 'b', 2)"),
+        expect(&[
+            ("MULTI", T::ALL),
+            ("SET a 1", T::ALL),
+            ("SET b 2", T::ALL),
+            ("EXEC", T::ALL)
+        ])
+    );
+    // REPL_NONE: the writes are recorded nowhere, and no empty MULTI ... EXEC either.
+    assert_eq!(
+        run("redis.set_repl(redis.REPL_NONE) redis.call('SET', 'a', 1) redis.call('SET', 'b', 2)"),
+        expect(&[])
+    );
+    // Only what is propagated counts for the wrapping: one write is left, alone.
+    assert_eq!(
+        run("redis.set_repl(redis.REPL_NONE) redis.call('SET', 'a', 1) \
+             redis.set_repl(redis.REPL_ALL) redis.call('SET', 'b', 2)"),
+        expect(&[("SET b 2", T::ALL)])
+    );
+    // REPL_AOF and REPL_REPLICA (REPL_SLAVE is the same) narrow each write; MULTI and
+    // EXEC go everywhere, as in Redis 7.0.
+    assert_eq!(
+        run("redis.call('SET', 'a', 1) \
+             redis.set_repl(redis.REPL_AOF) redis.call('SET', 'b', 2) \
+             redis.set_repl(redis.REPL_REPLICA) redis.call('SET', 'c', 3) \
+             redis.set_repl(redis.REPL_SLAVE) redis.call('SET', 'd', 4) \
+             redis.set_repl(redis.REPL_NONE) redis.call('SET', 'e', 5)"),
+        expect(&[
+            ("MULTI", T::ALL),
+            ("SET a 1", T::ALL),
+            ("SET b 2", T::AOF),
+            ("SET c 3", T::REPLICAS),
+            ("SET d 4", T::REPLICAS),
+            ("EXEC", T::ALL),
+        ])
+    );
+    assert_eq!(
+        run("redis.set_repl(redis.REPL_AOF) redis.call('SET', 'a', 1)"),
+        expect(&[("SET a 1", T::AOF)])
+    );
+    // Each script starts with REPL_ALL; Redis reads the flags as a number cut to an
+    // integer (what is not a number is 0: REPL_NONE).
+    assert_eq!(
+        run("redis.call('SET', 'a', 1)"),
+        expect(&[("SET a 1", T::ALL)])
+    );
+    assert_eq!(
+        run("redis.set_repl('1') redis.call('SET', 'a', 1) redis.set_repl({}) redis.call('SET', 'b', 2)"),
+        expect(&[("SET a 1", T::AOF)])
+    );
+    // Functions choose the same way.
+    let library = "#!lua name=repl\nredis.register_function('f', function() \
+                   redis.set_repl(redis.REPL_REPLICA) return redis.call('SET', 'a', 1) end)";
+    assert_eq!(
+        text(&c.cmd(&["FUNCTION", "LOAD", library])),
+        "$4\r\nrepl\r\n"
+    );
+    assert_eq!(text(&c.cmd(&["FCALL", "f", "0"])), "+OK\r\n");
+    assert_eq!(targeted(&effects), expect(&[("SET a 1", T::REPLICAS)]));
+}
+
+#[test]
+fn set_repl_leaves_expiry_and_the_rest_of_a_transaction_alone() {
+    use Targets as T;
+    let kvik = Kvik::start();
+    let effects = kvik.effects();
+    let mut c = kvik.conn();
+    // A transaction around a REPL_NONE script propagates its other command alone, as
+    // Redis 7.0 does, and that command goes everywhere.
+    for line in [
+        &["MULTI"][..],
+        &[
+            "EVAL",
+            "redis.set_repl(redis.REPL_NONE) redis.call('SET', 't', 1)",
+            "0",
+        ],
+        &["SET", "z", "1"],
+    ] {
+        c.cmd(line);
+    }
+    assert_eq!(text(&c.cmd(&["EXEC"])), "*2\r\n$-1\r\n+OK\r\n");
+    assert_eq!(targeted(&effects), expect(&[("SET z 1", T::ALL)]));
+    // A key found expired while a REPL_NONE script runs is deleted everywhere: expiry
+    // is not the script's write.
+    c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    c.cmd(&["SET", "e", "1", "PX", "1"]);
+    thread::sleep(Duration::from_millis(20));
+    targeted(&effects);
+    let script = "redis.set_repl(redis.REPL_NONE) return redis.call('GET', KEYS[1])";
+    assert_eq!(text(&c.cmd(&["EVAL", script, "1", "e"])), "$-1\r\n");
+    assert_eq!(targeted(&effects), expect(&[("DEL e", T::ALL)]));
 }
 
 #[test]

@@ -117,6 +117,8 @@ pub struct Ctx<'c, 'a> {
     pub propagated: bool,
     /// Changes made that `keys` did not count (EXEC's, made under its own `Locked`).
     pub extra_dirty: u64,
+    /// When the command started (a script's run counts from here for BUSY).
+    pub started: Instant,
 }
 
 impl<'c, 'a> Ctx<'c, 'a> {
@@ -482,6 +484,7 @@ pub fn run_locked<'a>(
         stats,
         propagated: false,
         extra_dirty: 0,
+        started,
     };
     // A bug in one handler must not take the worker thread and its clients down with
     // it: the panic becomes an error reply (the shard locks unlock as the stack unwinds).

@@ -123,16 +123,24 @@ pub fn split_keys<'a>(args: &'a [&'a [u8]]) -> Result<KeysAndArgs<'a>, super::Cm
 
 fn eval_with(ctx: &mut Ctx, args: &[&[u8]], by_sha: bool, read_only: bool) -> CmdResult {
     let (keys, argv) = split_keys(args)?;
-    let source = if by_sha {
-        // A text that is not a SHA1 cannot name a cached script.
-        match std::str::from_utf8(args[1]) {
-            Ok(sha) if sha.len() == 40 => ScriptSource::Sha(sha),
-            _ => return Err("NOSCRIPT No matching script. Please use EVAL.".into()),
-        }
-    } else {
-        ScriptSource::Body(args[1])
-    };
-    scripting::eval(ctx, args, source, keys, argv, read_only)
+    if !by_sha {
+        return scripting::eval(
+            ctx,
+            args,
+            ScriptSource::Body(args[1]),
+            keys,
+            argv,
+            read_only,
+        );
+    }
+    // A text that is not a SHA1 (40 hex digits) cannot name a cached script.
+    let mut sha = [0; 40];
+    match args[1] {
+        text if text.len() == 40 && text.is_ascii() => sha.copy_from_slice(text),
+        _ => return Err("NOSCRIPT No matching script. Please use EVAL.".into()),
+    }
+    sha.make_ascii_lowercase();
+    scripting::eval(ctx, args, ScriptSource::Sha(&sha), keys, argv, read_only)
 }
 
 fn eval(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

@@ -16,7 +16,7 @@
 //! by [`Locked::finish_effect_group`], wrapped in MULTI ... EXEC, before its locks go.
 
 use super::{access_clock, hash_key, Entry, EntryBox, EntryData, Keyspace, ShardData};
-use crate::effects::{EffectLog, GroupedEffect};
+use crate::effects::{EffectLog, GroupedEffect, Targets};
 use crate::stats::ThreadStats;
 use crate::types::Value;
 use parking_lot::MutexGuard;
@@ -51,6 +51,9 @@ pub struct Locked<'a> {
     pub now_ms: u64,
     /// Whether reads refresh the access clock (CLIENT NO-TOUCH turns it off).
     pub touch: bool,
+    /// Where the effects of the commands run now go: everywhere, unless a script
+    /// said otherwise with `redis.set_repl`.
+    pub effect_targets: Targets,
     /// Held shards, sorted by global id.
     guards: SmallVec<[(usize, MutexGuard<'a, ShardData>); 2]>,
     /// Changes made so far (Redis's `dirty`).
@@ -99,6 +102,7 @@ impl<'a> Locked<'a> {
             db,
             now_ms,
             touch: true,
+            effect_targets: Targets::ALL,
             guards,
             dirty: 0,
             last_ts: 0,
@@ -271,7 +275,9 @@ impl<'a> Locked<'a> {
         self.env.stats.add(&self.env.stats.expired_keys, 1);
         self.env.keyspace.signal_modified(db, entry.key());
         let ts = crate::hlc::next_after(entry.ts, self.now_ms);
-        self.emit(db, ts, &[b"DEL", entry.key()]);
+        // Expiry is not the command's own write: it goes everywhere, as in Redis,
+        // whatever a script chose with redis.set_repl.
+        self.emit(db, ts, &[b"DEL", entry.key()], Targets::ALL);
         self.env
             .bus
             .notify(crate::notify::class::EXPIRED, "expired", db, entry.key());
@@ -474,16 +480,17 @@ impl<'a> Locked<'a> {
         self.env.keyspace.signal_modified(db, key);
     }
 
-    /// Append an effect of the current command (while the locks are held).
+    /// Append an effect of the current command (while the locks are held), for
+    /// [`Locked::effect_targets`]; with none, it is not recorded at all.
     pub fn propagate(&mut self, db: usize, argv: &[&[u8]]) {
-        if self.env.effects.recording() {
+        if self.env.effects.recording() && !self.effect_targets.is_none() {
             let ts = self.effect_ts();
-            self.emit(db, ts, argv);
+            self.emit(db, ts, argv, self.effect_targets);
         }
     }
 
     /// An effect goes to the open group, or else straight to the stream.
-    fn emit(&mut self, db: usize, ts: u64, argv: &[&[u8]]) {
+    fn emit(&mut self, db: usize, ts: u64, argv: &[&[u8]], targets: Targets) {
         if !self.env.effects.recording() {
             return;
         }
@@ -492,8 +499,9 @@ impl<'a> Locked<'a> {
                 db,
                 ts,
                 argv: argv.iter().map(|a| a.to_vec()).collect(),
+                targets,
             }),
-            None => self.env.effects.append(db, ts, argv),
+            None => self.env.effects.append_to(db, ts, argv, targets),
         }
     }
 

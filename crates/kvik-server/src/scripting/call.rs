@@ -1,27 +1,224 @@
-//! `redis.call` and `redis.pcall`: one Redis command run from inside a script.
+//! `redis.call`, `redis.pcall`, `redis.setresp` and `redis.set_repl`: the members of
+//! `redis` that reach the running script's command context, written as C functions
+//! over the Lua stack.
 //!
-//! The command runs through [`commands::run_locked`] under the script's own
+//! A command runs through [`commands::run_locked`] under the script's own
 //! [`Locked`](crate::keyspace::Locked), so it is part of the script's atomic whole.
 //! Keys the script did not declare have their shards taken on demand (see
 //! `Locked::acquire`): a shard above every held one is waited for, a lower one only
 //! tried for a moment, since waiting for it could deadlock against a command that
 //! holds it and waits for ours. The reply is written in the protocol the script chose
-//! and parsed back into Lua values.
+//! and parsed back into Lua values on the stack. The command's effects go where the
+//! script last said with `redis.set_repl` (see [`crate::effects::Targets`]).
+//!
+//! Being C functions keeps `return redis.call(...)` from erasing the script's frame
+//! (a Lua tail call would), so error replies name the script's line, as in Redis; it
+//! also spares every call a Lua wrapper and an mlua callback. The run that is going
+//! on is found through a thread-local pointer ([`Installed`]). A Lua error unwinds
+//! by `longjmp`, so one is raised only once every Rust value of the call is gone.
 
-use super::busy::RunningScript;
-use super::convert::{error_table_text, reply_to_lua};
+use super::busy::Slot;
+use super::convert::{error_table_text, push_reply, truncate_like_c};
+use super::stack::Stack;
 use crate::commands::table::{flags, Command};
 use crate::commands::{self, Ctx};
+use crate::effects::Targets;
 use crate::keyspace::{hash_key, Locked};
 use crate::util::numbers::write_f64;
 use kvik_resp::{Protocol, ReplyWriter};
-use mlua::{Lua, MultiValue, Table, Value};
-use std::sync::atomic::Ordering;
+use mlua::ffi::{self, lua_State};
+use smallvec::SmallVec;
+use std::cell::Cell;
+use std::ffi::c_int;
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr::NonNull;
 use std::time::Duration;
 
 /// How long a script waits for the shard of an undeclared key that sorts below a
 /// shard it holds before its call fails.
 const OUT_OF_ORDER_PATIENCE: Duration = Duration::from_millis(200);
+
+/// What the `redis.*` C functions ask of the run in progress.
+pub(super) trait ScriptCalls {
+    /// Runs one command and pushes its reply on `stack`, or returns its error text.
+    fn command(&mut self, stack: Stack, argv: &[&[u8]]) -> Result<(), String>;
+    /// `redis.setresp`: the protocol of the replies that follow (2 or 3).
+    fn set_resp(&mut self, resp: u8);
+    /// `redis.set_repl`: where the effects of the commands that follow go.
+    fn set_targets(&mut self, targets: Targets);
+}
+
+thread_local! {
+    /// The run in progress on this thread, while one is.
+    static CURRENT: Cell<Option<NonNull<dyn ScriptCalls>>> = const { Cell::new(None) };
+}
+
+/// Makes a run what this thread's `redis.*` C functions reach, until dropped.
+pub(super) struct Installed<'x>(PhantomData<&'x mut ()>);
+
+impl<'x> Installed<'x> {
+    pub fn new(calls: &'x mut (dyn ScriptCalls + 'x)) -> Self {
+        let ptr = NonNull::from(calls);
+        // SAFETY: only the lifetime is erased. `Installed` holds the borrow of `calls`
+        // for 'x and withdraws the pointer when it drops, so it is never used later.
+        let ptr: NonNull<dyn ScriptCalls + 'static> = unsafe { std::mem::transmute(ptr) };
+        CURRENT.with(|current| current.set(Some(ptr)));
+        Installed(PhantomData)
+    }
+}
+
+impl Drop for Installed<'_> {
+    fn drop(&mut self) {
+        CURRENT.with(|current| current.set(None));
+    }
+}
+
+/// Runs `work` on the run in progress. Fails with `outside` when there is none, or
+/// with an internal error when `work` panicked (a bug, which must not unwind through
+/// Lua's C frames).
+fn with_current<R>(
+    outside: &'static str,
+    work: impl FnOnce(&mut dyn ScriptCalls) -> R,
+) -> Result<R, &'static str> {
+    let ptr = CURRENT.with(Cell::take).ok_or(outside)?;
+    // SAFETY: put there by a live `Installed`, and taken out of the cell while in use,
+    // so this is the only reference to it.
+    let calls = unsafe { &mut *ptr.as_ptr() };
+    let result = catch_unwind(AssertUnwindSafe(|| work(calls)));
+    CURRENT.with(|current| current.set(Some(ptr)));
+    result.map_err(|_| "ERR internal error while running a script command")
+}
+
+/// `redis.call(command, ...)`: the reply, or the error raised as `{err = text}`.
+///
+/// # Safety
+/// Called by Lua, as a C function.
+pub(super) unsafe extern "C-unwind" fn redis_call(state: *mut lua_State) -> c_int {
+    if command_from_lua(Stack::new(state)) {
+        1
+    } else {
+        ffi::lua_error(state)
+    }
+}
+
+/// `redis.pcall(command, ...)`: the reply, or the error returned as `{err = text}`.
+///
+/// # Safety
+/// Called by Lua, as a C function.
+pub(super) unsafe extern "C-unwind" fn redis_pcall(state: *mut lua_State) -> c_int {
+    command_from_lua(Stack::new(state));
+    1
+}
+
+/// Runs the command the arguments on `stack` name and pushes its reply (true) or an
+/// error table (false).
+fn command_from_lua(stack: Stack) -> bool {
+    let outcome = match script_argv(stack) {
+        Ok(argv) => with_current(
+            "ERR redis.call/pcall can only be called inside a script invocation",
+            |calls| calls.command(stack, &argv),
+        )
+        .unwrap_or_else(|text| Err(text.to_string())),
+        Err(text) => Err(text.to_string()),
+    };
+    match outcome {
+        Ok(()) => true,
+        Err(text) => {
+            stack.push_tagged(b"err", text.as_bytes());
+            false
+        }
+    }
+}
+
+/// `redis.setresp(2|3)`: the protocol of the replies `redis.call` converts.
+///
+/// # Safety
+/// Called by Lua, as a C function.
+pub(super) unsafe extern "C-unwind" fn redis_setresp(state: *mut lua_State) -> c_int {
+    let stack = Stack::new(state);
+    raise_on_error(stack, set_resp_from_lua(stack))
+}
+
+/// `redis.set_repl(flags)`: where the effects of the following commands go, as the
+/// bits of `redis.REPL_AOF` and `redis.REPL_REPLICA` (none: nowhere).
+///
+/// # Safety
+/// Called by Lua, as a C function.
+pub(super) unsafe extern "C-unwind" fn redis_set_repl(state: *mut lua_State) -> c_int {
+    let stack = Stack::new(state);
+    raise_on_error(stack, set_repl_from_lua(stack))
+}
+
+/// What a C function without results returns: nothing, or it raises `outcome`'s
+/// error text.
+///
+/// # Safety
+/// `stack` belongs to the C function being run.
+unsafe fn raise_on_error(stack: Stack, outcome: Result<(), &'static str>) -> c_int {
+    match outcome {
+        Ok(()) => 0,
+        Err(text) => {
+            stack.push_bytes(text.as_bytes());
+            ffi::lua_error(stack.state())
+        }
+    }
+}
+
+/// The one argument of `redis.setresp` or `redis.set_repl`, read as Redis reads it:
+/// `lua_tonumber` (0 for what is not a number) cut to a C `int`.
+fn int_argument(stack: Stack, count_error: &'static str) -> Result<i32, &'static str> {
+    if stack.top() != 1 {
+        return Err(count_error);
+    }
+    Ok(i32::try_from(truncate_like_c(stack.number(1))).unwrap_or(i32::MIN))
+}
+
+fn set_resp_from_lua(stack: Stack) -> Result<(), &'static str> {
+    match int_argument(stack, "redis.setresp() requires one argument.")? {
+        resp @ (2 | 3) => with_current(
+            "redis.setresp can only be called inside a script invocation",
+            |calls| calls.set_resp(resp as u8),
+        ),
+        _ => Err("RESP version must be 2 or 3."),
+    }
+}
+
+fn set_repl_from_lua(stack: Stack) -> Result<(), &'static str> {
+    // Redis's own wording, though one argument is what it takes.
+    let flags = int_argument(stack, "redis.set_repl() requires two arguments.")?;
+    let targets = Targets::from_bits(flags)
+        .ok_or("Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")?;
+    with_current(
+        "redis.set_repl can only be called inside a script invocation",
+        |calls| calls.set_targets(targets),
+    )
+}
+
+/// The arguments of a `redis.call` as bytes, read in place: strings as they are,
+/// numbers as Redis formats them (`%.17g`, so integers plainly), each number
+/// replaced on the stack by its text so that every argument is a Lua string.
+fn script_argv<'s>(stack: Stack) -> Result<SmallVec<[&'s [u8]; 8]>, &'static str> {
+    let count = stack.top();
+    if count == 0 {
+        return Err("ERR Please specify at least one argument for this redis lib call");
+    }
+    for at in 1..=count {
+        match stack.type_at(at) {
+            ffi::LUA_TSTRING => {}
+            ffi::LUA_TNUMBER => {
+                let mut text = Vec::new();
+                write_f64(&mut text, stack.number(at));
+                stack.push_bytes(&text);
+                stack.replace(at);
+            }
+            _ => return Err("ERR Lua redis lib command arguments must be strings or integers"),
+        }
+    }
+    Ok((1..=count)
+        .map(|at| stack.bytes(at).expect("every argument is a string now"))
+        .collect())
+}
 
 /// The script's side of its commands.
 pub struct Caller<'x, 'c, 'a> {
@@ -31,8 +228,15 @@ pub struct Caller<'x, 'c, 'a> {
     /// `ctx.keys`) it extends instead.
     own: Option<&'x mut Locked<'a>>,
     read_only: bool,
-    script: &'x RunningScript,
-    bridge: &'x Table,
+    slot: &'x Slot,
+    /// The protocol chosen with `redis.setresp`.
+    resp: u8,
+    /// The destinations chosen with `redis.set_repl`.
+    targets: Targets,
+    /// Each command's reply, before it becomes Lua values (the buffer is reused).
+    reply: Vec<u8>,
+    /// The shards each command needs (the buffer is reused).
+    shards: Vec<usize>,
 }
 
 impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
@@ -40,43 +244,23 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
         ctx: &'x mut Ctx<'c, 'a>,
         own: Option<&'x mut Locked<'a>>,
         read_only: bool,
-        script: &'x RunningScript,
-        bridge: &'x Table,
+        slot: &'x Slot,
     ) -> Self {
         Caller {
             ctx,
             own,
             read_only,
-            script,
-            bridge,
+            slot,
+            resp: 2,
+            targets: Targets::ALL,
+            reply: Vec::new(),
+            shards: Vec::new(),
         }
     }
 
-    /// Runs one command; `(true, reply)` or `(false, error text)`.
-    pub fn dispatch(&mut self, lua: &Lua, args: MultiValue) -> mlua::Result<(bool, Value)> {
-        let argv = match script_argv(args) {
-            Ok(argv) => argv,
-            Err(text) => return Ok((false, Value::String(lua.create_string(text)?))),
-        };
-        let protocol = match self.bridge.raw_get::<i64>("resp").unwrap_or(2) {
-            3 => Protocol::Resp3,
-            _ => Protocol::Resp2,
-        };
-        let mut reply = ReplyWriter {
-            buf: Vec::new(),
-            protocol,
-        };
-        let argv: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-        if let Err(text) = self.run(&argv, &mut reply) {
-            return Ok((false, Value::String(lua.create_string(text)?)));
-        }
-        match reply_to_lua(lua, &reply.buf)? {
-            Ok(value) => Ok((true, value)),
-            Err(text) => {
-                let text = error_table_text(&[b"-", text.as_bytes()].concat());
-                Ok((false, Value::String(lua.create_string(text)?)))
-            }
-        }
+    /// The protocol the script chose last (for its own reply's booleans).
+    pub fn resp(&self) -> u8 {
+        self.resp
     }
 
     /// Checks and runs the command, its reply going to `reply`.
@@ -97,37 +281,57 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
         };
         // A SELECT earlier in the script moved it to another database.
         keys.db = ctx.client.db;
-        lock_keys_of(server, keys, cmd, argv)?;
+        self.shards.clear();
+        commands::plan_locks(server, cmd, argv, keys.db, &mut self.shards);
+        acquire(keys, &self.shards)?;
         let now = keys.now_ms;
         keys.begin_command(now);
+        // Only this command's effects: a transaction goes on with its own after.
+        keys.effect_targets = self.targets;
         let ran = commands::run_locked(server, ctx.stats, ctx.client, reply, argv, cmd_id, keys);
+        keys.effect_targets = Targets::ALL;
         commands::count_call(server, ctx.stats, cmd_id, ran.elapsed, ran.result.is_err());
         if ran.changes > 0 {
-            self.script.wrote.store(true, Ordering::Release);
+            self.slot.note_write();
         }
         ran.result.map_err(|e| e.0.into_owned())
     }
 }
 
-/// Makes sure the script holds the shards `cmd` needs (in `keys.db`), planned as for a
-/// command inside a transaction (commands that lock for themselves, such as SCAN, get
-/// every shard).
-fn lock_keys_of(
-    server: &crate::server::Server,
-    keys: &mut Locked,
-    cmd: &Command,
-    argv: &[&[u8]],
-) -> Result<(), String> {
-    let mut ids = Vec::new();
-    commands::plan_locks(server, cmd, argv, keys.db, &mut ids);
-    acquire(keys, &ids)
+impl ScriptCalls for Caller<'_, '_, '_> {
+    fn command(&mut self, stack: Stack, argv: &[&[u8]]) -> Result<(), String> {
+        let protocol = match self.resp {
+            3 => Protocol::Resp3,
+            _ => Protocol::Resp2,
+        };
+        let mut reply = ReplyWriter {
+            buf: std::mem::take(&mut self.reply),
+            protocol,
+        };
+        reply.buf.clear();
+        let ran = self.run(argv, &mut reply);
+        let pushed = ran.and_then(|()| {
+            push_reply(stack, &reply.buf)
+                .map_err(|text| error_table_text(&[b"-", text.as_bytes()].concat()))
+        });
+        self.reply = reply.buf;
+        pushed
+    }
+
+    fn set_resp(&mut self, resp: u8) {
+        self.resp = resp;
+    }
+
+    fn set_targets(&mut self, targets: Targets) {
+        self.targets = targets;
+    }
 }
 
 /// Takes the shards of `names` (in `keys.db`) that `keys` does not hold yet.
 pub fn acquire_keys(keys: &mut Locked, names: &[&[u8]]) -> Result<(), String> {
     let ks = keys.keyspace();
     let db = keys.db;
-    let ids: Vec<usize> = names
+    let ids: SmallVec<[usize; 4]> = names
         .iter()
         .map(|k| ks.global_id(db, ks.shard_of(hash_key(k))))
         .collect();
@@ -148,7 +352,7 @@ fn resolve(server: &crate::server::Server, argv: &[&[u8]]) -> Result<usize, Stri
     let registry = &server.commands;
     let unknown = || "ERR Unknown Redis command called from script".to_string();
     let mut id = registry.lookup(argv[0]).ok_or_else(unknown)?;
-    let cmd = registry.get(id);
+    let cmd: &Command = registry.get(id);
     if !cmd.subcommands.is_empty() && argv.len() > 1 {
         id = registry.lookup_sub(cmd, argv[1]).ok_or_else(unknown)?;
     }
@@ -156,24 +360,4 @@ fn resolve(server: &crate::server::Server, argv: &[&[u8]]) -> Result<usize, Stri
         return Err("ERR Wrong number of args calling Redis command from script".into());
     }
     Ok(id)
-}
-
-/// The arguments of `redis.call` as bytes: strings as they are, numbers as Redis
-/// formats them (integers plainly, others as `%.17g`).
-fn script_argv(args: MultiValue) -> Result<Vec<Vec<u8>>, &'static str> {
-    if args.is_empty() {
-        return Err("ERR Please specify at least one argument for this redis lib call");
-    }
-    args.into_iter()
-        .map(|v| match v {
-            Value::String(s) => Ok(s.as_bytes().to_vec()),
-            Value::Integer(n) => Ok(n.to_string().into_bytes()),
-            Value::Number(d) => {
-                let mut text = Vec::new();
-                write_f64(&mut text, d);
-                Ok(text)
-            }
-            _ => Err("ERR Lua redis lib command arguments must be strings or integers"),
-        })
-        .collect()
 }

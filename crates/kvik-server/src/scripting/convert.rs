@@ -4,9 +4,11 @@
 //! the protocol the script chose with `redis.setresp`) and become Lua values here;
 //! the script's return value becomes the client's reply in the client's protocol.
 
-use crate::util::numbers::write_f64;
+use super::stack::Stack;
+use crate::util::numbers::{parse_i64, write_f64};
 use kvik_resp::ReplyWriter;
-use mlua::{Lua, Table, Value};
+use mlua::{Table, Value};
+use std::ffi::c_int;
 
 /// An error reply turned into the text of a Lua error table (`err` field), the way
 /// Redis normalises it: a leading `-` is dropped, a message without an error code
@@ -23,25 +25,25 @@ pub fn error_table_text(text: &[u8]) -> String {
     format!("{code} {}", msg.trim_matches(|c| c == '\r' || c == '\n'))
 }
 
-/// Parses one RESP reply from `buf` into a Lua value; returns it and the bytes used.
-/// An error reply at the top level comes back as `Err(text)` so `redis.call` can
-/// raise it; nested errors (inside arrays) become error tables.
-pub fn reply_to_lua(lua: &Lua, buf: &[u8]) -> mlua::Result<Result<Value, String>> {
+/// Parses one RESP reply from `buf` and pushes it on `stack` as one Lua value. An
+/// error reply at the top level is not pushed but comes back as `Err(text)`, so
+/// `redis.call` can raise it; nested errors (inside arrays) become error tables.
+pub fn push_reply(stack: Stack, buf: &[u8]) -> Result<(), String> {
     if buf.first() == Some(&b'-') {
         let end = line_end(buf, 0);
-        return Ok(Err(String::from_utf8_lossy(&buf[1..end]).into_owned()));
+        return Err(String::from_utf8_lossy(&buf[1..end]).into_owned());
     }
-    let mut parser = ReplyParser { lua, buf, at: 0 };
-    parser.value().map(Ok)
+    let mut parser = ReplyParser { stack, buf, at: 0 };
+    parser.push_value()
 }
 
-struct ReplyParser<'l, 'b> {
-    lua: &'l Lua,
+struct ReplyParser<'b> {
+    stack: Stack,
     buf: &'b [u8],
     at: usize,
 }
 
-impl ReplyParser<'_, '_> {
+impl ReplyParser<'_> {
     /// The rest of the current line (after the type byte), moving past its CRLF.
     fn line(&mut self) -> &[u8] {
         let start = self.at + 1;
@@ -51,10 +53,7 @@ impl ReplyParser<'_, '_> {
     }
 
     fn number(&mut self) -> i64 {
-        std::str::from_utf8(self.line())
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0)
+        parse_i64(self.line()).unwrap_or(0)
     }
 
     fn bytes(&mut self, len: usize) -> &[u8] {
@@ -63,64 +62,50 @@ impl ReplyParser<'_, '_> {
         data
     }
 
-    fn tagged(&self, tag: &str, value: impl mlua::IntoLua) -> mlua::Result<Value> {
-        let t = self.lua.create_table()?;
-        t.raw_set(tag, value)?;
-        Ok(Value::Table(t))
-    }
-
-    fn value(&mut self) -> mlua::Result<Value> {
-        let lua = self.lua;
+    /// Pushes the next value. Each level of nesting holds a table and a key or
+    /// value on the stack; a reply too deep for it is an error.
+    fn push_value(&mut self) -> Result<(), String> {
+        if !self.stack.ensure(4) {
+            return Err("ERR reached lua stack limit".into());
+        }
+        let stack = self.stack;
         match self.buf[self.at] {
-            b':' => Ok(Value::Integer(self.number())),
+            b':' => {
+                let n = self.number();
+                stack.push_number(n as f64);
+            }
             b'$' => match self.number() {
-                n if n < 0 => Ok(Value::Boolean(false)),
-                n => Ok(Value::String(lua.create_string(self.bytes(n as usize))?)),
+                n if n < 0 => stack.push_bool(false),
+                n => stack.push_bytes(self.bytes(n as usize)),
             },
             b'+' => {
-                let text = lua.create_string(self.line())?;
-                self.tagged("ok", text)
+                let text = self.line();
+                stack.push_tagged(b"ok", text);
             }
             b'-' => {
                 let text = error_table_text(&[b"-", self.line()].concat());
-                self.tagged("err", text)
+                stack.push_tagged(b"err", text.as_bytes());
             }
-            b'*' | b'~' | b'>' => {
-                let set = self.buf[self.at] == b'~';
-                let n = self.number();
-                if n < 0 {
-                    return Ok(Value::Boolean(false));
-                }
-                let items = lua.create_table_with_capacity(n as usize, 0)?;
-                for i in 0..n {
-                    let v = self.value()?;
-                    if set {
-                        items.raw_set(v, true)?;
-                    } else {
-                        items.raw_set(i + 1, v)?;
-                    }
-                }
-                if set {
-                    self.tagged("set", items)
-                } else {
-                    Ok(Value::Table(items))
-                }
-            }
+            b'*' | b'~' | b'>' => self.push_collection()?,
             b'%' => {
                 let n = self.number();
-                let map = lua.create_table()?;
+                stack.push_table(0, n.max(0) as usize);
+                let map = stack.top();
                 for _ in 0..n {
-                    let k = self.value()?;
-                    let v = self.value()?;
-                    map.raw_set(k, v)?;
+                    self.push_value()?;
+                    self.push_value()?;
+                    set_pair_unless_nil_key(stack, map);
                 }
-                self.tagged("map", map)
+                self.tag(b"map");
             }
             b'_' => {
                 self.line();
-                Ok(Value::Nil)
+                stack.push_nil();
             }
-            b'#' => Ok(Value::Boolean(self.line() == b"t")),
+            b'#' => {
+                let b = self.line() == b"t";
+                stack.push_bool(b);
+            }
             b',' => {
                 let text = String::from_utf8_lossy(self.line()).into_owned();
                 let d: f64 = match text.as_str() {
@@ -128,31 +113,92 @@ impl ReplyParser<'_, '_> {
                     "-inf" => f64::NEG_INFINITY,
                     t => t.parse().unwrap_or(f64::NAN),
                 };
-                self.tagged("double", d)
+                stack.push_number(d);
+                self.tag(b"double");
             }
             b'(' => {
-                let text = lua.create_string(self.line())?;
-                self.tagged("big_number", text)
+                let text = self.line();
+                stack.push_tagged(b"big_number", text);
             }
             b'=' => {
                 let n = self.number() as usize;
                 let data = self.bytes(n);
                 let (format, text) = data.split_at(3.min(data.len()));
-                let t = lua.create_table()?;
-                t.raw_set("format", lua.create_string(format)?)?;
-                t.raw_set("string", lua.create_string(text.get(1..).unwrap_or(b""))?)?;
-                self.tagged("verbatim_string", t)
+                stack.push_table(0, 2);
+                let verbatim = stack.top();
+                stack.push_bytes(format);
+                stack.set_field(verbatim, b"format");
+                stack.push_bytes(text.get(1..).unwrap_or(b""));
+                stack.set_field(verbatim, b"string");
+                self.tag(b"verbatim_string");
             }
             b'|' => {
                 // Attributes carry nothing a script sees: skip them, keep the value.
                 let n = self.number();
+                let top = stack.top();
                 for _ in 0..2 * n {
-                    self.value()?;
+                    self.push_value()?;
+                    stack.set_top(top);
                 }
-                self.value()
+                self.push_value()?;
             }
-            _ => Ok(Value::Nil),
+            _ => stack.push_nil(),
         }
+        Ok(())
+    }
+
+    /// An array (a table of its items), a RESP3 set (`{set = {[member] = true}}`) or
+    /// a push; a null array is `false`.
+    fn push_collection(&mut self) -> Result<(), String> {
+        let stack = self.stack;
+        let set = self.buf[self.at] == b'~';
+        let n = self.number();
+        if n < 0 {
+            stack.push_bool(false);
+            return Ok(());
+        }
+        let (array, fields) = if set {
+            (0, n as usize)
+        } else {
+            (n as usize, 0)
+        };
+        stack.push_table(array, fields);
+        let items = stack.top();
+        for i in 0..n as usize {
+            self.push_value()?;
+            if set {
+                stack.push_bool(true);
+                set_pair_unless_nil_key(stack, items);
+            } else {
+                stack.set_index(items, i + 1);
+            }
+        }
+        if set {
+            self.tag(b"set");
+        }
+        Ok(())
+    }
+
+    /// Wraps the value on top of the stack as `{ [name] = value }`.
+    fn tag(&self, name: &[u8]) {
+        let stack = self.stack;
+        stack.push_table(0, 1);
+        stack.insert(-2);
+        stack.set_field(stack.top() - 1, name);
+    }
+}
+
+/// Pops a key and a value and stores them in the table at `table`, unless the key is
+/// nil or NaN, which no Lua table can hold: a map or set member that converts to
+/// nil is left out, as Lua would refuse it.
+fn set_pair_unless_nil_key(stack: Stack, table: c_int) {
+    let key = stack.top() - 1;
+    let nil = stack.type_at(key) == mlua::ffi::LUA_TNIL;
+    let nan = stack.type_at(key) == mlua::ffi::LUA_TNUMBER && stack.number(key).is_nan();
+    if nil || nan {
+        stack.set_top(key - 1);
+    } else {
+        stack.set_pair(table);
     }
 }
 
@@ -200,7 +246,7 @@ fn string_field(t: &Table, name: &str) -> Option<Vec<u8>> {
 
 /// A double cut to an integer as C's cast does on x86-64 (Redis's conversion): NaN and
 /// values outside the range become `i64::MIN`.
-fn truncate_like_c(d: f64) -> i64 {
+pub fn truncate_like_c(d: f64) -> i64 {
     const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
     if !(-LIMIT..LIMIT).contains(&d) {
         i64::MIN

@@ -9,6 +9,7 @@
 
 use super::busy::ScriptKind;
 use super::run::{run, RunSpec};
+use super::sandbox::Inputs;
 use super::state::{lua_error_text, with_state, ThreadState};
 use super::{ScriptFlags, Scripting};
 use crate::commands::{CmdError, CmdResult, Ctx};
@@ -185,16 +186,16 @@ fn run_library(state: &ThreadState, code: &[u8]) -> Result<Registered, CmdError>
         .raw_set("registered", registered.clone())
         .map_err(internal)?;
     sandbox.bridge.raw_set("loading", true).map_err(internal)?;
-    let outcome: mlua::Result<(bool, Value)> = sandbox.run.call(chunk);
+    let outcome = sandbox.call(&chunk, Inputs::Nothing);
     let _ = sandbox.bridge.raw_set("loading", false);
     let _ = sandbox.bridge.raw_set("registered", Value::Nil);
     match outcome.map_err(internal)? {
-        (true, _) => {}
-        (false, Value::Table(t)) => {
+        Ok(_) => {}
+        Err(Value::Table(t)) => {
             let text: String = t.raw_get("err").unwrap_or_default();
             return Err(format!("ERR Error registering functions: {text}").into());
         }
-        (false, _) => return Err("ERR Error registering functions".into()),
+        Err(_) => return Err("ERR Error registering functions".into()),
     }
     let mut out = Registered {
         info: Vec::new(),
@@ -269,8 +270,8 @@ pub fn fcall(
     let engine = &ctx.server.scripting;
     with_state(engine, |state| {
         refresh(engine, state)?;
-        let name = String::from_utf8_lossy(command[1]).into_owned();
-        let Some((f, flags)) = state.functions.functions.get(&name).cloned() else {
+        let name = String::from_utf8_lossy(command[1]);
+        let Some((f, flags)) = state.functions.functions.get(name.as_ref()) else {
             return Err("ERR Function not found".into());
         };
         if ro_command && !flags.no_writes {
@@ -278,10 +279,11 @@ pub fn fcall(
         }
         let spec = RunSpec {
             kind: ScriptKind::Function,
-            name: &name,
+            name: name.as_bytes(),
             read_only: ro_command || flags.no_writes,
             command,
         };
-        run(ctx, state, &f, keys, argv, &spec)
+        let inputs = Inputs::Parameters { keys, argv };
+        run(ctx, &state.sandbox, &state.slot, f, keys, inputs, &spec)
     })?
 }

@@ -21,6 +21,7 @@ pub mod libs;
 pub mod payload;
 mod run;
 mod sandbox;
+mod stack;
 mod state;
 
 pub use run::{eval, ScriptSource};
@@ -95,8 +96,8 @@ pub struct Scripting {
     scripts_epoch: AtomicU64,
     pub libraries: functions::Libraries,
     pub running: Monitor,
-    /// `busy-reply-threshold` in ms, read from the configuration as each script
-    /// starts (so the per-command check never touches the configuration lock).
+    /// `busy-reply-threshold` in ms, kept up to date by CONFIG SET (so neither a
+    /// script's start nor the per-command check touches the configuration lock).
     threshold_ms: AtomicU64,
 }
 
@@ -153,26 +154,23 @@ impl Scripting {
             return Ok(());
         }
         match self.running.busy(self.threshold()) {
-            Some(s) => Err(busy_text(s.kind).into()),
+            Some(kind) => Err(busy_text(kind).into()),
             None => Ok(()),
         }
     }
 
     /// The BUSY reply for the script running now (a plain script's if it just ended).
     pub fn busy_reply(&self) -> CmdError {
-        let kind = self
-            .running
-            .busy(self.threshold())
-            .map_or(ScriptKind::Eval, |s| s.kind);
-        busy_text(kind).into()
+        let kind = self.running.busy(self.threshold());
+        busy_text(kind.unwrap_or(ScriptKind::Eval)).into()
     }
 
-    /// Keep `busy-reply-threshold` (ms) for the checks made while a script runs.
-    fn note_threshold(&self, ms: u64) {
+    /// Set `busy-reply-threshold` (ms), at startup and on CONFIG SET.
+    pub fn set_threshold(&self, ms: u64) {
         self.threshold_ms.store(ms, Ordering::Relaxed);
     }
 
-    /// `busy-reply-threshold`, as read when the latest script started.
+    /// `busy-reply-threshold`.
     pub fn threshold(&self) -> Duration {
         Duration::from_millis(self.threshold_ms.load(Ordering::Relaxed))
     }

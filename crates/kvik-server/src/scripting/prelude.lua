@@ -2,19 +2,18 @@
 -- and returns what the Rust side needs. It builds the sandbox scripts see: every
 -- global and library table read-only, reading a missing global an error, `pcall`
 -- turning error tables into their text, and the Lua half of the `redis` table.
-local G, trampolines = ...
+local G, c_functions = ...
 -- Lua implementations of `redis` members, registered by name for the C trampolines
 -- the engine installs in their place (see sandbox.rs).
 local impl = {}
 local getinfo = debug.getinfo
-local type, tostring, error, select, unpack = type, tostring, error, select, unpack
+local type, tostring, error, select = type, tostring, error, select
 local rawget, rawset, setmetatable, getmetatable = rawget, rawset, setmetatable, getmetatable
-local raw_pcall, raw_xpcall = pcall, xpcall
+local raw_pcall = pcall
 
--- Filled by the engine for the length of one run: `dispatch` (the Rust side of
--- redis.call), `resp` (the protocol chosen with redis.setresp), `loading` (a library
--- is being loaded) and `registered` (what it registered).
-local bridge = { resp = 2, loading = false }
+-- Filled by the engine while a library loads: `loading` (set) and `registered` (what
+-- its code registered).
+local bridge = { loading = false }
 
 local readonly = setmetatable({}, { __mode = 'k' })
 
@@ -34,18 +33,12 @@ local function missing_global(name)
   error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 3)
 end
 
+-- A read-only view of `t` in which a missing name is an error. The view reads
+-- through to `t`, and only `t`'s own metatable (which scripts cannot reach) reports
+-- a miss, so reading a name that exists costs no function call.
 local function strict(t)
-  local proxy = setmetatable({}, {
-    __index = function(_, k)
-      local v = rawget(t, k)
-      if v == nil then missing_global(k) end
-      return v
-    end,
-    __newindex = deny_write,
-    __metatable = false,
-  })
-  readonly[proxy] = t
-  return proxy
+  setmetatable(t, { __index = function(_, k) missing_global(k) end })
+  return protect(t)
 end
 
 G.rawset = function(t, k, v)
@@ -66,11 +59,27 @@ local function contents(t)
   if type(target) == 'table' then return target end
   return t
 end
+-- The iterators they return go through the view too: the table behind a view is
+-- never handed to a script (which could then write to it).
 do
   local pairs, next, ipairs, rawget = pairs, next, ipairs, rawget
-  G.pairs = function(t) local f, s, c = pairs(contents(t)) return f, s, c end
-  G.next = function(t, k) local nk, v = next(contents(t), k) return nk, v end
-  G.ipairs = function(t) local f, s, c = ipairs(contents(t)) return f, s, c end
+  local function view_next(t, k) local nk, v = next(contents(t), k) return nk, v end
+  local function view_inext(t, i)
+    i = i + 1
+    local v = rawget(contents(t), i)
+    if v ~= nil then return i, v end
+  end
+  G.next = view_next
+  G.pairs = function(t)
+    local f, s, c = pairs(contents(t))
+    if s ~= t then return view_next, t, c end
+    return f, s, c
+  end
+  G.ipairs = function(t)
+    local f, s, c = ipairs(contents(t))
+    if s ~= t then return view_inext, t, c end
+    return f, s, c
+  end
   G.rawget = function(t, k) local v = rawget(contents(t), k) return v end
 end
 
@@ -106,41 +115,9 @@ local function error_handler(err)
   return err
 end
 
-local function run(f, ...)
-  local n, args = select('#', ...), { ... }
-  if n == 0 then return raw_xpcall(f, error_handler) end
-  return raw_xpcall(function() return f(unpack(args, 1, n)) end, error_handler)
-end
-
 local redis = G.redis
 
-function impl.call(...)
-  local ok, v = bridge.dispatch(...)
-  if ok then return v end
-  error({ err = v })
-end
-
-function impl.pcall(...)
-  local ok, v = bridge.dispatch(...)
-  if ok then return v end
-  return { err = v }
-end
-
-function impl.setresp(...)
-  if select('#', ...) ~= 1 then error('redis.setresp() requires one argument.', 0) end
-  local v = ...
-  if v ~= 2 and v ~= 3 then error('RESP version must be 2 or 3.', 0) end
-  bridge.resp = v
-end
-
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
-function impl.set_repl(...)
-  if select('#', ...) ~= 1 then error('redis.set_repl() requires two arguments.', 0) end
-  local flags = ...
-  if type(flags) ~= 'number' or flags < 0 or flags > 3 then
-    error('Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.', 0)
-  end
-end
 
 function redis.replicate_commands() return true end
 function redis.breakpoint() return false end
@@ -238,11 +215,11 @@ local function register_function(...)
   }
 end
 
-for name, c_function in G.pairs(trampolines) do redis[name] = c_function end
+for name, c_function in G.pairs(c_functions) do redis[name] = c_function end
 
 local loader_redis = {
   register_function = register_function,
-  log = trampolines.log,
+  log = c_functions.log,
   REDIS_VERSION = redis.REDIS_VERSION,
   REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM,
   LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
@@ -256,6 +233,14 @@ end
 G.redis = protect(redis)
 local globals = strict(G)
 rawset(G, '_G', globals)
+
+-- Strings share one metatable, which scripts reach with getmetatable(''): it reads
+-- through to the read-only string table, and what getmetatable returns for a string
+-- (its __metatable) is a read-only view of it, so no script can change what string
+-- methods do for the next one.
+local string_meta = getmetatable('')
+string_meta.__index = G.string
+string_meta.__metatable = protect(string_meta)
 
 -- While a library loads, its code sees only a restricted `redis`; its functions,
 -- when they run, see the globals scripts see, less KEYS and ARGV (they get theirs as
@@ -278,4 +263,7 @@ local library_globals = setmetatable({}, {
 })
 readonly[library_globals] = true
 
-return { run = run, bridge = bridge, globals = globals, library_globals = library_globals, impl = impl }
+return {
+  error_handler = error_handler, bridge = bridge, globals = globals,
+  library_globals = library_globals, impl = impl,
+}

@@ -1,21 +1,20 @@
 //! Running a compiled script or function: its locks, its registration as running,
 //! the `redis.call` bridge for its length, and its reply or error text.
 
-use super::busy::{RunningScript, ScriptKind};
-use super::state::{compiled, lua_error_text, with_state, ThreadState};
-use super::{call, convert, sha1_hex};
+use super::busy::{ScriptKind, Slot};
+use super::call::{self, Caller, Installed};
+use super::convert;
+use super::sandbox::{Inputs, Sandbox};
+use super::state::{compiled, lua_error_text, sha_of, with_state, Sha};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::keyspace::{KeyEnv, Locked, WaitGate};
 use mlua::{Function, Value};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Instant;
 
 /// How a script is being run.
 pub struct RunSpec<'s> {
     pub kind: ScriptKind,
     /// The script's SHA1 or the function's name, for error texts and STATS.
-    pub name: &'s str,
+    pub name: &'s [u8],
     /// Writes are refused (EVAL_RO, FCALL_RO, or the `no-writes` flag).
     pub read_only: bool,
     /// The command that runs it, as FUNCTION STATS and MONITOR show it.
@@ -34,11 +33,11 @@ pub fn eval(
 ) -> CmdResult {
     let engine = &ctx.server.scripting;
     with_state(engine, |state| {
-        let (sha, body) = match source {
-            ScriptSource::Body(b) => (sha1_hex(b), Some(b)),
-            ScriptSource::Sha(s) => (s.to_ascii_lowercase(), None),
+        let (sha, body): (Sha, _) = match source {
+            ScriptSource::Body(b) => (sha_of(b), Some(b)),
+            ScriptSource::Sha(s) => (*s, None),
         };
-        let (f, flags) = compiled(engine, state, &sha, body)?;
+        let (f, flags) = compiled(engine, &state.sandbox, &mut state.compiled, &sha, body)?;
         if ro_command && flags.shebang && !flags.no_writes {
             return Err("ERR Can not execute a script with write flag using *_ro command.".into());
         }
@@ -48,32 +47,29 @@ pub fn eval(
             read_only: ro_command || flags.no_writes,
             command,
         };
-        run(ctx, state, &f, keys, argv, &spec)
+        let inputs = Inputs::Globals { keys, argv };
+        run(ctx, &state.sandbox, &state.slot, f, keys, inputs, &spec)
     })?
 }
 
 /// Where EVAL's script comes from.
 pub enum ScriptSource<'a> {
     Body(&'a [u8]),
-    Sha(&'a str),
+    /// EVALSHA's SHA1, lowercased.
+    Sha(&'a [u8; 40]),
 }
 
-/// Runs a compiled script or function with its keys and arguments, and writes its
-/// reply.
+/// Runs a compiled script or function with its declared `keys` and its `inputs`,
+/// and writes its reply.
 pub(super) fn run(
     ctx: &mut Ctx,
-    state: &ThreadState,
+    sandbox: &Sandbox,
+    slot: &Slot,
     f: &Function,
     keys: &[&[u8]],
-    argv: &[&[u8]],
+    inputs: Inputs,
     spec: &RunSpec,
 ) -> CmdResult {
-    let sandbox = &state.sandbox;
-    let lua = &sandbox.lua;
-    let lua_err = |e: mlua::Error| CmdError::from(format!("ERR {}", lua_error_text(&e)));
-    let keys_table = strings_table(lua, keys).map_err(lua_err)?;
-    let argv_table = strings_table(lua, argv).map_err(lua_err)?;
-    sandbox.bridge.raw_set("resp", 2).map_err(lua_err)?;
     let saved_db = ctx.client.db;
     // EVAL and FCALL skip the usual MONITOR line after the command: they show
     // before the commands their script runs, as in Redis.
@@ -97,45 +93,26 @@ pub(super) fn run(
         Some(locked)
     };
     let dirty_before = ctx.keys.dirty();
-    // It counts as running (for BUSY and KILL) once it holds its keys.
-    let threshold = ctx.server.config.read().busy_reply_threshold;
-    ctx.server.scripting.note_threshold(threshold);
-    let guard = ctx.server.scripting.running.enter(RunningScript {
-        kind: spec.kind,
-        started: Instant::now(),
-        name: spec.name.to_string(),
-        command: spec.command.iter().map(|a| a.to_vec()).collect(),
-        kill: AtomicBool::new(false),
-        wrote: AtomicBool::new(false),
-    });
-    lua.set_app_data(guard.script.clone());
+    // It counts as running (for BUSY and KILL) once it holds its keys, and as running
+    // since its command started (which spares reading the clock again).
+    let running =
+        ctx.server
+            .scripting
+            .running
+            .enter(slot, spec.kind, ctx.started, spec.name, spec.command);
     let saved_deny = std::mem::replace(&mut ctx.client.deny_blocking, true);
     ctx.client.running_script = true;
-    let outcome = {
-        let mut caller = call::Caller::new(
-            ctx,
-            own.as_mut(),
-            spec.read_only,
-            &guard.script,
-            &sandbox.bridge,
-        );
-        lua.scope(|scope| {
-            let dispatch = scope
-                .create_function_mut(|lua, args: mlua::MultiValue| caller.dispatch(lua, args))?;
-            sandbox.bridge.raw_set("dispatch", dispatch)?;
-            let result: (bool, Value) = match spec.kind {
-                ScriptKind::Eval => {
-                    sandbox.globals.raw_set("KEYS", keys_table)?;
-                    sandbox.globals.raw_set("ARGV", argv_table)?;
-                    sandbox.run.call(f.clone())?
-                }
-                ScriptKind::Function => sandbox.run.call((f.clone(), keys_table, argv_table))?,
-            };
-            sandbox.bridge.raw_set("dispatch", Value::Nil)?;
-            Ok(result)
-        })
+    let (outcome, resp) = {
+        let mut caller = Caller::new(ctx, own.as_mut(), spec.read_only, slot);
+        let outcome = {
+            let _installed = Installed::new(&mut caller);
+            sandbox.call(f, inputs)
+        };
+        (outcome, caller.resp())
     };
-    lua.remove_app_data::<Arc<RunningScript>>();
+    // Read before the run stops counting, which clears the flag.
+    let killed = slot.killed();
+    drop(running);
     ctx.client.db = saved_db;
     ctx.client.deny_blocking = saved_deny;
     ctx.client.running_script = false;
@@ -153,14 +130,12 @@ pub(super) fn run(
         ctx.propagated = true;
     }
     match outcome {
-        Ok((true, value)) => {
-            let resp: u8 = sandbox.bridge.raw_get("resp").unwrap_or(2);
+        Ok(Ok(value)) => {
             convert::lua_to_reply(&value, ctx.out, resp);
             Ok(())
         }
-        Ok((false, value)) => {
+        Ok(Err(value)) => {
             // A killed script fails wherever the kill found it; say why, not what.
-            let killed = guard.script.kill.load(Ordering::Acquire);
             let text = killed.then_some("ERR Script killed by user with SCRIPT KILL...");
             Err(script_error(&value, text, spec.name).into())
         }
@@ -186,18 +161,10 @@ fn lock_declared_keys<'a>(ctx: &Ctx<'_, 'a>, keys: &[&[u8]]) -> Result<Locked<'a
     Ok(locked)
 }
 
-/// A Lua array of byte strings (KEYS, ARGV).
-fn strings_table(lua: &mlua::Lua, items: &[&[u8]]) -> mlua::Result<mlua::Table> {
-    let table = lua.create_table_with_capacity(items.len(), 0)?;
-    for (i, item) in items.iter().enumerate() {
-        table.raw_set(i + 1, lua.create_string(item)?)?;
-    }
-    Ok(table)
-}
-
 /// `<error> script: <name>, on <source>:<line>.` from the error handler's table
 /// (`text` in place of its error text when given).
-fn script_error(value: &Value, text: Option<&str>, name: &str) -> String {
+fn script_error(value: &Value, text: Option<&str>, name: &[u8]) -> String {
+    let name = String::from_utf8_lossy(name);
     let Value::Table(t) = value else {
         return format!("ERR unknown error script: {name}");
     };

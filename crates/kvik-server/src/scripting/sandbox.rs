@@ -1,32 +1,59 @@
-//! A new Lua state with Redis's libraries and sandbox.
+//! A new Lua state with Redis's libraries and sandbox, and calls into it.
 //!
 //! Scripts get the base library (less its file and module functions; with Lua 5.1's
 //! `coroutine`), `table`, `string`, `math`, and the libraries [`load_libraries`] adds; every
 //! global and library table is read-only to them, so nothing one script does can leak
 //! into the next. The Lua half of the sandbox and of the `redis` table lives in
-//! `prelude.lua`; the parts that need Rust (SHA1, the log, error normalising) are
-//! plain functions here. `redis.call` reaches the engine through the prelude's
-//! `bridge` table, which the engine fills for each run.
+//! `prelude.lua`; `redis.call`, `redis.pcall`, `redis.setresp` and `redis.set_repl`
+//! are C functions in [`super::call`], and the parts that need Rust (SHA1, the log, error normalising)
+//! are plain functions here. [`Sandbox::call`] runs a script, a function or a
+//! library's code under the prelude's error handler.
 
+use super::call;
 use super::convert::error_table_text;
+use super::stack::Stack;
 use crate::logging::{self, Level};
-use mlua::{Function, Lua, LuaOptions, StdLib, Table};
+use mlua::{Function, Lua, LuaOptions, RegistryKey, StdLib, Table, Value};
 
 const PRELUDE: &str = include_str!("prelude.lua");
 
 /// What the engine keeps of a state's prelude.
 pub struct Sandbox {
     pub lua: Lua,
-    /// The real globals table behind the read-only view (KEYS and ARGV go here).
-    pub globals: Table,
     /// The read-only view scripts run in.
     pub script_env: Table,
     /// The view library code runs in (its `redis` is restricted while it loads).
     pub library_env: Table,
-    /// `run(f, ...)`: calls `f` under the error handler; returns ok plus the result or
-    /// the error table.
-    pub run: Function,
     pub bridge: Table,
+    pinned: Pinned,
+}
+
+/// What every run pushes, kept in the Lua registry: reading one there is a single
+/// array read, cheaper than moving an mlua handle over or interning a name.
+struct Pinned {
+    /// Turns an error into the table a script's error reply is made of, with the
+    /// place in the script where it happened.
+    error_handler: RegistryKey,
+    /// The real globals table behind the read-only view (KEYS and ARGV go here).
+    globals: RegistryKey,
+    keys_name: RegistryKey,
+    argv_name: RegistryKey,
+}
+
+/// What a called chunk gets.
+pub enum Inputs<'i> {
+    /// Nothing: a library's code.
+    Nothing,
+    /// An EVAL script: its keys and arguments as the globals KEYS and ARGV.
+    Globals {
+        keys: &'i [&'i [u8]],
+        argv: &'i [&'i [u8]],
+    },
+    /// A function: its keys and arguments as its two parameters.
+    Parameters {
+        keys: &'i [&'i [u8]],
+        argv: &'i [&'i [u8]],
+    },
 }
 
 /// Adds the libraries Redis bundles besides Lua's own (cjson, cmsgpack, bit, struct)
@@ -52,15 +79,16 @@ pub fn new_sandbox() -> mlua::Result<Sandbox> {
     globals.raw_set("package", mlua::Value::Nil)?;
     load_libraries(&lua)?;
     globals.raw_set("redis", redis_table(&lua)?)?;
-    let trampolines = lua.create_table()?;
-    for (name, c_function) in TRAMPOLINES {
-        // SAFETY: each trampoline only moves values on the Lua stack it was given.
-        trampolines.raw_set(*name, unsafe { lua.create_c_function(*c_function)? })?;
+    let c_functions = lua.create_table()?;
+    for (name, c_function) in TRAMPOLINES.iter().chain(NATIVE) {
+        // SAFETY: each only works on the Lua stack it was given (see `super::call`
+        // for the native ones).
+        c_functions.raw_set(*name, unsafe { lua.create_c_function(*c_function)? })?;
     }
     let prelude: Table = lua
         .load(PRELUDE)
         .set_name("=kvik")
-        .call((globals.clone(), trampolines))?;
+        .call((globals.clone(), c_functions))?;
     let implementations: Table = prelude.get("impl")?;
     for (name, _) in TRAMPOLINES {
         let f: Function = implementations.get(*name)?;
@@ -68,28 +96,91 @@ pub fn new_sandbox() -> mlua::Result<Sandbox> {
     }
     let script_env: Table = prelude.get("globals")?;
     lua.set_globals(script_env.clone())?;
+    let pinned = Pinned {
+        error_handler: lua.create_registry_value(prelude.get::<Function>("error_handler")?)?,
+        globals: lua.create_registry_value(globals)?,
+        keys_name: lua.create_registry_value("KEYS")?,
+        argv_name: lua.create_registry_value("ARGV")?,
+    };
     Ok(Sandbox {
-        globals,
         script_env,
         library_env: prelude.get("library_globals")?,
-        run: prelude.get("run")?,
         bridge: prelude.get("bridge")?,
+        pinned,
         lua,
     })
 }
 
-/// `redis.call` and the other members written in Lua are reached through C functions:
-/// Lua turns `return redis.call(...)` into a tail call, which would erase the
-/// script's frame and with it the line an error reply names; a C function keeps it,
-/// as Redis's own C implementations do.
-const TRAMPOLINES: &[(&str, mlua::lua_CFunction)] = &[
-    ("call", trampoline_call),
-    ("pcall", trampoline_pcall),
-    ("setresp", trampoline_setresp),
-    ("set_repl", trampoline_set_repl),
-    ("log", trampoline_log),
-    ("sha1hex", trampoline_sha1hex),
+impl Sandbox {
+    /// Calls `f` with `inputs` under the error handler: `Ok(Ok(result))`, or
+    /// `Ok(Err(error))` with the handler's error table (or, should the handler itself
+    /// fail, Lua's message). Works on the stack directly: this is every script's way
+    /// in, and mlua's call would cost a reference for each value passed.
+    pub fn call(&self, f: &Function, inputs: Inputs) -> mlua::Result<Result<Value, Value>> {
+        let pinned = &self.pinned;
+        self.lua.exec_raw_lua(|raw| unsafe {
+            let stack = Stack::new(raw.state());
+            let base = stack.top();
+            let called = (|| {
+                if !stack.ensure(8) {
+                    return Err(mlua::Error::StackError);
+                }
+                stack.push_registered(&pinned.error_handler);
+                raw.push(f)?;
+                let args = match inputs {
+                    Inputs::Nothing => 0,
+                    Inputs::Globals { keys, argv } => {
+                        stack.push_registered(&pinned.globals);
+                        let globals = stack.top();
+                        stack.push_registered(&pinned.keys_name);
+                        push_strings(stack, keys);
+                        stack.set_pair(globals);
+                        stack.push_registered(&pinned.argv_name);
+                        push_strings(stack, argv);
+                        stack.set_pair(globals);
+                        stack.set_top(globals - 1);
+                        0
+                    }
+                    Inputs::Parameters { keys, argv } => {
+                        push_strings(stack, keys);
+                        push_strings(stack, argv);
+                        2
+                    }
+                };
+                let status = mlua::ffi::lua_pcall(stack.state(), args, 1, base + 1);
+                let value = raw.pop_value();
+                Ok(if status == 0 { Ok(value) } else { Err(value) })
+            })();
+            stack.set_top(base);
+            called
+        })
+    }
+}
+
+/// Pushes a Lua array of byte strings (KEYS, ARGV).
+fn push_strings(stack: Stack, items: &[&[u8]]) {
+    stack.push_table(items.len(), 0);
+    let table = stack.top();
+    for (i, item) in items.iter().enumerate() {
+        stack.push_bytes(item);
+        stack.set_index(table, i + 1);
+    }
+}
+
+/// The members of `redis` that are C functions working on the Lua stack themselves.
+const NATIVE: &[(&str, mlua::lua_CFunction)] = &[
+    ("call", call::redis_call),
+    ("pcall", call::redis_pcall),
+    ("setresp", call::redis_setresp),
+    ("set_repl", call::redis_set_repl),
 ];
+
+/// The members of `redis` written in Lua are reached through C functions: Lua turns
+/// `return redis.log(...)` into a tail call, which would erase the script's frame and
+/// with it the line an error reply names; a C function keeps it, as Redis's own C
+/// implementations do.
+const TRAMPOLINES: &[(&str, mlua::lua_CFunction)] =
+    &[("log", trampoline_log), ("sha1hex", trampoline_sha1hex)];
 
 fn registry_key(name: &str) -> String {
     format!("kvik.redis.{name}")
@@ -103,10 +194,6 @@ macro_rules! trampoline {
     };
 }
 
-trampoline!(trampoline_call, c"kvik.redis.call");
-trampoline!(trampoline_pcall, c"kvik.redis.pcall");
-trampoline!(trampoline_setresp, c"kvik.redis.setresp");
-trampoline!(trampoline_set_repl, c"kvik.redis.set_repl");
 trampoline!(trampoline_log, c"kvik.redis.log");
 trampoline!(trampoline_sha1hex, c"kvik.redis.sha1hex");
 

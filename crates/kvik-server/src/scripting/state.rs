@@ -1,26 +1,34 @@
 //! Each thread's Lua state: made on first use, renewed when the shared epoch moves,
 //! and the scripts compiled into it.
 
-use super::busy::RunningScript;
+use super::busy::Slot;
 use super::sandbox::{self, Sandbox};
 use super::{functions, sha1_hex, CachedScript, ScriptFlags, Scripting};
 use crate::commands::CmdError;
 use mlua::Function;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::hash_map::{Entry, HashMap};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+
+/// A script's SHA1 in lowercase hex: how this thread's compiled scripts are found.
+pub(super) type Sha = [u8; 40];
 
 /// One thread's Lua state and what it compiled into it.
 pub(super) struct ThreadState {
     owner: u64,
     scripts_epoch: u64,
     pub sandbox: Sandbox,
-    /// Compiled scripts by SHA1, with their flags: a hit needs no shared lock (a
-    /// flush renews the whole state).
-    compiled: HashMap<String, (Function, ScriptFlags)>,
+    pub compiled: Compiled,
     pub functions: functions::Loaded,
+    /// This thread's place in the engine's list of running scripts; it outlives
+    /// renewals of the state.
+    pub slot: Arc<Slot>,
 }
+
+/// Compiled scripts by SHA1, with their flags: a hit needs no shared lock (a flush
+/// renews the whole state).
+pub(super) type Compiled = HashMap<Sha, (Function, ScriptFlags), foldhash::fast::RandomState>;
 
 thread_local! {
     static STATE: RefCell<Option<ThreadState>> = const { RefCell::new(None) };
@@ -38,19 +46,25 @@ pub(super) fn with_state<R>(
             .as_ref()
             .is_none_or(|s| s.owner != engine.id || s.scripts_epoch != epoch);
         if stale {
-            let sandbox = sandbox::new_sandbox()
-                .map_err(|e| CmdError::from(format!("ERR cannot create the Lua state: {e}")))?;
-            install_kill_hook(&sandbox.lua)
-                .map_err(|e| CmdError::from(format!("ERR cannot create the Lua state: {e}")))?;
-            *slot = Some(ThreadState {
-                owner: engine.id,
-                scripts_epoch: epoch,
-                sandbox,
-                compiled: HashMap::new(),
-                functions: functions::Loaded::default(),
-            });
+            let old = slot.take().filter(|s| s.owner == engine.id);
+            let running = old.map_or_else(|| engine.running.new_slot(), |s| s.slot);
+            *slot = Some(new_state(engine.id, epoch, running)?);
         }
         Ok(work(slot.as_mut().expect("state made above")))
+    })
+}
+
+fn new_state(owner: u64, scripts_epoch: u64, slot: Arc<Slot>) -> Result<ThreadState, CmdError> {
+    let failed = |e: mlua::Error| CmdError::from(format!("ERR cannot create the Lua state: {e}"));
+    let sandbox = sandbox::new_sandbox().map_err(failed)?;
+    install_kill_hook(&sandbox.lua, slot.clone()).map_err(failed)?;
+    Ok(ThreadState {
+        owner,
+        scripts_epoch,
+        sandbox,
+        compiled: Compiled::default(),
+        functions: functions::Loaded::default(),
+        slot,
     })
 }
 
@@ -59,18 +73,14 @@ pub(super) fn with_state<R>(
 /// Past `busy-reply-threshold` the check also lets the thread's other clients in
 /// ([`crate::net::serve_clients_while_busy`]): that is how SCRIPT KILL reaches a
 /// script whose thread is the only one.
-fn install_kill_hook(lua: &mlua::Lua) -> mlua::Result<()> {
+fn install_kill_hook(lua: &mlua::Lua, slot: Arc<Slot>) -> mlua::Result<()> {
     lua.set_hook(
         mlua::HookTriggers::new().every_nth_instruction(10_000),
-        |lua, _| {
-            let Some(started) = lua.app_data_ref::<Arc<RunningScript>>().map(|s| s.started) else {
-                return Ok(mlua::VmState::Continue);
-            };
-            crate::net::serve_clients_while_busy(started);
-            let killed = lua
-                .app_data_ref::<Arc<RunningScript>>()
-                .is_some_and(|s| s.kill.load(Ordering::Acquire));
-            if killed {
+        move |_, _| {
+            if let Some(started) = slot.running_since() {
+                crate::net::serve_clients_while_busy(started);
+            }
+            if slot.killed() {
                 Err(mlua::Error::runtime("Script killed by user"))
             } else {
                 Ok(mlua::VmState::Continue)
@@ -114,38 +124,59 @@ fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, Vec<u8>), CmdError> {
 /// Compiles a script into this thread's state (once) and caches it for all threads.
 /// Returns its SHA1.
 pub fn load_script(engine: &Scripting, body: &[u8]) -> Result<String, CmdError> {
-    let sha = sha1_hex(body);
+    let sha = sha_of(body);
     with_state(engine, |state| {
-        compiled(engine, state, &sha, Some(body)).map(|_| ())
+        compiled(
+            engine,
+            &state.sandbox,
+            &mut state.compiled,
+            &sha,
+            Some(body),
+        )
+        .map(|_| ())
     })??;
-    Ok(sha)
+    Ok(sha_text(&sha).to_string())
 }
 
-/// The compiled script `sha` in `state`: compiled from `body` (EVAL, SCRIPT LOAD) or
-/// from the cache (EVALSHA). `NOSCRIPT` when neither has it.
-pub(super) fn compiled(
+/// The SHA1 of a script's body.
+pub(super) fn sha_of(body: &[u8]) -> Sha {
+    sha1_hex(body)
+        .into_bytes()
+        .try_into()
+        .expect("a SHA1 has 40 hex digits")
+}
+
+/// A SHA1 (or an EVALSHA argument, which is checked to be ASCII) as text.
+fn sha_text(sha: &Sha) -> &str {
+    std::str::from_utf8(sha).expect("ASCII is UTF-8")
+}
+
+/// The compiled script `sha` in `compiled`: compiled from `body` (EVAL, SCRIPT LOAD)
+/// or from the cache (EVALSHA). `NOSCRIPT` when neither has it.
+pub(super) fn compiled<'c>(
     engine: &Scripting,
-    state: &mut ThreadState,
-    sha: &str,
+    sandbox: &Sandbox,
+    compiled: &'c mut Compiled,
+    sha: &Sha,
     body: Option<&[u8]>,
-) -> Result<(Function, ScriptFlags), CmdError> {
-    if let Some(hit) = state.compiled.get(sha) {
-        return Ok(hit.clone());
-    }
-    let cached = engine.cached(sha);
+) -> Result<&'c (Function, ScriptFlags), CmdError> {
+    let vacant = match compiled.entry(*sha) {
+        Entry::Occupied(hit) => return Ok(hit.into_mut()),
+        Entry::Vacant(vacant) => vacant,
+    };
+    let cached = engine.cached(sha_text(sha));
     let body = match (body, &cached) {
         (Some(b), _) => b.to_vec(),
         (None, Some(script)) => script.body.clone(),
         (None, None) => return Err("NOSCRIPT No matching script. Please use EVAL.".into()),
     };
     let (flags, source) = parse_shebang(&body)?;
-    let f = state
-        .sandbox
+    let f = sandbox
         .lua
         .load(&source[..])
         .set_name("@user_script")
         .set_mode(mlua::chunk::ChunkMode::Text)
-        .set_environment(state.sandbox.script_env.clone())
+        .set_environment(sandbox.script_env.clone())
         .into_function()
         .map_err(|e| {
             CmdError::from(format!(
@@ -153,14 +184,13 @@ pub(super) fn compiled(
                 lua_error_text(&e)
             ))
         })?;
-    state.compiled.insert(sha.to_string(), (f.clone(), flags));
     if cached.is_none() {
-        engine
-            .scripts
-            .write()
-            .insert(sha.to_string(), Arc::new(CachedScript { body, flags }));
+        engine.scripts.write().insert(
+            sha_text(sha).to_string(),
+            Arc::new(CachedScript { body, flags }),
+        );
     }
-    Ok((f, flags))
+    Ok(vacant.insert((f, flags)))
 }
 
 /// The message of a Lua error without mlua's decoration.
