@@ -18,6 +18,22 @@ fn inline_and_multibulk_requests_mix() {
     assert_eq!(c.read_reply(), b"+PONG\r\n");
 }
 
+/// A client that sends its commands and closes its side at once (`nc -q0`, a script
+/// writing to a socket) still gets every reply before the connection closes.
+#[test]
+fn replies_reach_a_client_that_closed_its_sending_side() {
+    let server = TestServer::start(&["--server-threads", "2"]);
+    for _ in 0..100 {
+        let mut c = server.raw();
+        c.send(b"PING\r\nSET a b\r\n*2\r\n$3\r\nGET\r\n$1\r\na\r\n");
+        c.shutdown_write();
+        assert_eq!(c.read_reply(), b"+PONG\r\n");
+        assert_eq!(c.read_reply(), b"+OK\r\n");
+        assert_eq!(c.read_reply(), b"$1\r\nb\r\n");
+        assert!(c.closed_within(Duration::from_secs(5)));
+    }
+}
+
 #[test]
 fn a_pipeline_is_answered_in_order() {
     let server = TestServer::start(&[]);

@@ -14,7 +14,7 @@
 //! ([`super::busy`]).
 
 use super::busy;
-use super::conn::{Conn, Next};
+use super::conn::{Conn, Next, Reading};
 use super::conns::Conns;
 use crate::client::{ClientInfo, ClientSnapshot, ClientState};
 use crate::server::{Message, Server, WorkerHandle};
@@ -62,6 +62,7 @@ struct Ready {
     token: Token,
     readable: bool,
     writable: bool,
+    reading: Reading,
 }
 
 impl Ready {
@@ -70,6 +71,21 @@ impl Ready {
             token,
             readable: event.is_readable(),
             writable: event.is_writable(),
+            reading: if event.is_read_closed() {
+                Reading::Drain
+            } else {
+                Reading::UntilShort
+            },
+        }
+    }
+
+    /// An event whose details were not kept: look at everything.
+    fn unknown(token: Token) -> Self {
+        Ready {
+            token,
+            readable: true,
+            writable: true,
+            reading: Reading::Drain,
         }
     }
 }
@@ -154,7 +170,7 @@ impl Worker {
             }
             self.handle_ready();
             while let Some(key) = self.missed_events.pop() {
-                self.on_conn_event(key, true, true);
+                self.on_conn_event(key, Ready::unknown(Token(key)));
             }
             self.time_out_blocked();
             if self.server.shutdown_requested.load(Ordering::Acquire) {
@@ -183,7 +199,7 @@ impl Worker {
                 t if t.0 > LISTENER_BASE - self.listeners.len() && t.0 <= LISTENER_BASE => {
                     self.accept_all(LISTENER_BASE - t.0)
                 }
-                Token(key) => self.on_conn_event(key, ready.readable, ready.writable),
+                Token(key) => self.on_conn_event(key, ready),
             }
         }
     }
@@ -409,7 +425,7 @@ impl Worker {
         server.clients.add(info);
     }
 
-    fn on_conn_event(&mut self, key: usize, readable: bool, writable: bool) {
+    fn on_conn_event(&mut self, key: usize, ready: Ready) {
         if self.conns.is_checked_out(key) {
             self.missed_events.push(key);
             return;
@@ -418,11 +434,11 @@ impl Worker {
             let mut next = Next::Keep {
                 wants_write: conn.write_registered,
             };
-            if writable {
+            if ready.writable {
                 next = conn.flush(server, stats);
             }
-            if readable && next != Next::Close && !conn.paused {
-                next = conn.on_readable(server, stats);
+            if ready.readable && next != Next::Close && !conn.paused {
+                next = conn.on_readable(server, stats, ready.reading);
             }
             next
         });
@@ -564,7 +580,7 @@ impl Worker {
                         wants_write: conn.write_registered,
                     }
                 } else {
-                    conn.on_readable(server, stats)
+                    conn.on_readable(server, stats, Reading::Drain)
                 }
             });
         }
