@@ -452,9 +452,9 @@ params! {
     lazyfree_lazy_user_flush: bool = Bool,
         "lazyfree-lazy-user-flush", 0, "no", "FLUSHDB/FLUSHALL/SCRIPT FLUSH default to ASYNC.";
     lfu_decay_time: u32 = Int(0, INT),
-        "lfu-decay-time", 0, "1", "Minutes after which an LFU counter is halved.";
+        "lfu-decay-time", LIVE, "1", "Minutes after which an LFU counter is halved.";
     lfu_log_factor: u32 = Int(0, INT),
-        "lfu-log-factor", 0, "10", "Logarithmic factor of the LFU counter.";
+        "lfu-log-factor", LIVE, "10", "Logarithmic factor of the LFU counter.";
     list_compress_depth: u32 = Int(0, INT),
         "list-compress-depth", 0, "0", "List nodes left uncompressed at each end (0 = no compression).";
     list_max_listpack_size: i32 = Int(INT_MIN, INT),

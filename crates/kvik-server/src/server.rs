@@ -9,7 +9,7 @@ use crate::blocking;
 use crate::client;
 use crate::commands::{self, table::Registry};
 use crate::effects::{EffectLog, NodeId};
-use crate::keyspace::{KeyEnv, Keyspace, DEFAULT_SHARD_BITS};
+use crate::keyspace::{AccessClock, KeyEnv, Keyspace, DEFAULT_SHARD_BITS};
 use crate::pubsub::{Bus, Hub};
 use crate::stats::{RateSampler, ThreadStats};
 use kvik_config::Config;
@@ -339,6 +339,7 @@ impl Server {
         let run_id = hex::encode(rand::random::<[u8; 20]>());
         let memory_startup = crate::stats::allocator_stats().allocated;
         let keyspace = Keyspace::new(config.databases.max(1), DEFAULT_SHARD_BITS);
+        keyspace.clock.set(access_clock_of(&config));
         let tracking = Arc::new(crate::tracking::Tracking::default());
         keyspace.observers.install_all_keys(tracking.clone());
         Server {
@@ -396,6 +397,7 @@ impl Server {
     /// Apply a changed configuration to the copies read on hot paths (after CONFIG SET).
     pub fn refresh_hot(&self, c: &Config) {
         self.hot.refresh(c);
+        self.keyspace.clock.set(access_clock_of(c));
         self.pubsub
             .keyspace_events
             .store(c.notify_keyspace_events, Ordering::Relaxed);
@@ -438,6 +440,18 @@ impl Server {
         // A script that never ends would keep its thread from ever stopping.
         self.scripting.running.abort_all();
         self.broadcast(Message::Shutdown);
+    }
+}
+
+/// What keys' access fields hold: LFU data under an LFU policy, else the LRU clock.
+fn access_clock_of(c: &Config) -> AccessClock {
+    if c.maxmemory_policy.ends_with("-lfu") {
+        AccessClock::Lfu {
+            log_factor: c.lfu_log_factor,
+            decay_minutes: c.lfu_decay_time,
+        }
+    } else {
+        AccessClock::Lru
     }
 }
 

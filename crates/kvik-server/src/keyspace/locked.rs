@@ -15,7 +15,7 @@
 //! ([`Locked::begin_effect_group`]): its effects are held here and appended together
 //! by [`Locked::finish_effect_group`], wrapped in MULTI ... EXEC, before its locks go.
 
-use super::{access_clock, hash_key, Entry, EntryBox, EntryData, Keyspace, ShardData};
+use super::{hash_key, AccessClock, Entry, EntryBox, EntryData, Keyspace, ShardData};
 use crate::effects::{EffectLog, GroupedEffect};
 use crate::stats::ThreadStats;
 use crate::types::Value;
@@ -51,6 +51,8 @@ pub struct Locked<'a> {
     pub now_ms: u64,
     /// Whether reads refresh the access clock (CLIENT NO-TOUCH turns it off).
     pub touch: bool,
+    /// What the access fields hold, read once for the command.
+    clock: AccessClock,
     /// Held shards, sorted by global id.
     guards: SmallVec<[(usize, MutexGuard<'a, ShardData>); 2]>,
     /// Changes made so far (Redis's `dirty`).
@@ -99,6 +101,7 @@ impl<'a> Locked<'a> {
             db,
             now_ms,
             touch: true,
+            clock: ks.clock.get(),
             guards,
             dirty: 0,
             last_ts: 0,
@@ -191,6 +194,11 @@ impl<'a> Locked<'a> {
 
     pub fn keyspace(&self) -> &'a Keyspace {
         self.env.keyspace
+    }
+
+    /// What the entries' access fields hold for this command (OBJECT FREQ/IDLETIME).
+    pub fn clock(&self) -> AccessClock {
+        self.clock
     }
 
     /// Changes made through this `Locked` so far.
@@ -287,10 +295,10 @@ impl<'a> Locked<'a> {
         if self.expire_if_due(db, hash, key) {
             return None;
         }
-        let access = self.touch.then(|| access_clock(self.now_ms));
+        let (touch, clock, now) = (self.touch, self.clock, self.now_ms);
         let entry = self.shard_mut(db, hash).find_mut(hash, key)?;
-        if let Some(access) = access {
-            entry.access = access;
+        if touch {
+            entry.access = clock.accessed(entry.access, now);
         }
         Some(entry)
     }
@@ -373,17 +381,22 @@ impl<'a> Locked<'a> {
         self.dirty += 1;
         self.env.keyspace.signal_modified(db, key);
         let (now, last) = (self.now_ms, self.last_ts);
+        let (clock, touch) = (self.clock, self.touch);
+        let access = |previous: Option<u32>| match previous {
+            Some(field) => clock.overwritten(field, touch, now),
+            None => clock.initial(now),
+        };
         let mut issued = 0;
-        let replaced =
-            self.shard_mut(db, hash)
-                .upsert(hash, key, access_clock(now), |previous_ts| {
-                    issued = crate::hlc::next_after(previous_ts.max(last), now);
-                    EntryData {
-                        value,
-                        expire_at,
-                        ts: issued,
-                    }
-                });
+        let replaced = self
+            .shard_mut(db, hash)
+            .upsert(hash, key, access, |previous_ts| {
+                issued = crate::hlc::next_after(previous_ts.max(last), now);
+                EntryData {
+                    value,
+                    expire_at,
+                    ts: issued,
+                }
+            });
         self.last_ts = issued;
         match replaced {
             Some(old) => crate::lazyfree::free_value(old),

@@ -75,12 +75,13 @@ impl ShardData {
 
     /// Store data under `key` in one probe: an existing entry is updated in place (no
     /// allocation), a missing one is created. `data` receives the MVCC timestamp the
-    /// key held (0 if new). Returns the value that was replaced.
+    /// key held (0 if new), `access` the access field it held (`None` if new) and
+    /// returns the one to keep. Returns the value that was replaced.
     pub fn upsert(
         &mut self,
         hash: u64,
         key: &[u8],
-        access: u32,
+        access: impl FnOnce(Option<u32>) -> u32,
         data: impl FnOnce(u64) -> EntryData,
     ) -> Option<Value> {
         match self
@@ -98,7 +99,7 @@ impl ShardData {
                         index_add(&mut self.expires, new.expire_at, hash);
                     }
                 }
-                entry.access = access;
+                entry.access = access(Some(entry.access));
                 let old: &mut EntryData = entry;
                 Some(std::mem::replace(old, new).value)
             }
@@ -107,7 +108,7 @@ impl ShardData {
                 if new.expire_at != 0 {
                     index_add(&mut self.expires, new.expire_at, hash);
                 }
-                slot.insert(EntryBox::new(key, new, access));
+                slot.insert(EntryBox::new(key, new, access(None)));
                 None
             }
         }
