@@ -199,9 +199,10 @@ mod tests {
         for _ in 0..1000 {
             field = LFU.accessed(field, now);
         }
-        // Reaching 5 + k takes about 5 k^2 accesses with factor 10: some 19 after 1000.
+        // Reaching 5 + k takes about 5 k^2 accesses with factor 10: some 19 after 1000
+        // (12 to 29 in 20,000 simulated runs).
         let counter = LFU.frequency(field, now).unwrap();
-        assert!((15..=30).contains(&counter), "{counter}");
+        assert!((10..=32).contains(&counter), "{counter}");
         let fast = AccessClock::Lfu {
             log_factor: 0,
             decay_minutes: 1,
