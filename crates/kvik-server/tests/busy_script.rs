@@ -79,6 +79,16 @@ fn pipelined_commands_each_get_busy_and_allow_busy_ones_run() {
     c.send(b"*1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n");
     assert_eq!(text(&c.read_reply()), "+OK\r\n");
     assert_eq!(text(&c.read_reply()), BUSY);
+    // EXEC itself refused discards the transaction, saying why (outside MULTI too).
+    let refused = format!(
+        "-EXECABORT Transaction discarded because of: {}",
+        &BUSY[1..]
+    );
+    assert_eq!(reply(&mut c, &["EXEC"]), refused);
+    assert_eq!(reply(&mut c, &["EXEC"]), refused);
+    c.send(b"*1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n");
+    assert_eq!(text(&c.read_reply()), "+OK\r\n");
+    assert_eq!(text(&c.read_reply()), BUSY);
     assert_eq!(fresh_reply(&server.addr(), &["SCRIPT", "KILL"]), "+OK\r\n");
     assert_eq!(
         reply(&mut c, &["EXEC"]),

@@ -221,12 +221,13 @@ pub fn call(
             }
         }
         Ok(id) => execute(server, stats, client, out, args, id, now_ms),
-        Err(e) => {
-            if let Some(id) = e.1 {
+        Err((e, id)) => {
+            let cmd = id.map(|id| server.commands.get(id));
+            if let Some(id) = id {
                 stats.add(&stats.per_command[id].rejected_calls, 1);
             }
-            transactions::abort_queuing(client);
-            write_error(server, stats, out, &e.0 .0);
+            let e = transactions::refused(client, cmd, e);
+            write_error(server, stats, out, &e.0);
         }
     }
     if let Some(blocked) = client.blocked.as_mut() {

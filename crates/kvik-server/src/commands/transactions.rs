@@ -20,7 +20,7 @@
 //! as Redis 7.0 does (the keys that existed, or that the swap brings in).
 
 use super::table::{acl, flags, Command, Lock};
-use super::{plan_locks, run_locked, CmdResult, Ctx};
+use super::{plan_locks, run_locked, CmdError, CmdResult, Ctx};
 use crate::client::ClientState;
 use crate::keyspace::{KeyObserver, KeyObservers, Locked};
 use kvik_resp::ReplyWriter;
@@ -146,8 +146,22 @@ pub fn queue(
     Ok(())
 }
 
+/// The reply to a command `call` refused before running or queuing it (`cmd` when
+/// it was found). Inside MULTI the transaction is marked, so EXEC will answer
+/// EXECABORT; EXEC itself refused (inside MULTI or not) discards the transaction and
+/// the watched keys and says why, as Redis's `rejectCommand` does.
+pub fn refused(client: &mut ClientState, cmd: Option<&Command>, error: CmdError) -> CmdError {
+    if cmd.is_none_or(|c| c.name != "exec") {
+        abort_queuing(client);
+        return error;
+    }
+    discard_state(client);
+    let why = error.0.strip_prefix("ERR ").unwrap_or(&error.0);
+    format!("EXECABORT Transaction discarded because of: {why}").into()
+}
+
 /// A command was refused while queuing: EXEC will answer EXECABORT.
-pub fn abort_queuing(client: &mut ClientState) {
+fn abort_queuing(client: &mut ClientState) {
     if let Some(tx) = client.multi.as_mut() {
         tx.aborted = true;
     }
