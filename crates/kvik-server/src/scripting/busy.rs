@@ -30,7 +30,8 @@ pub struct RunningScript {
     pub command: Vec<Vec<u8>>,
     /// Set by SCRIPT KILL / FUNCTION KILL; the script's instruction hook stops it.
     pub kill: AtomicBool,
-    /// It wrote something: killing it would leave half its effects, so it cannot be.
+    /// It called a write command: killing it could leave half its effects, so it
+    /// cannot be (Redis's rule, whether or not the command changed anything).
     pub wrote: AtomicBool,
 }
 

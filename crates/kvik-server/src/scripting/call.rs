@@ -90,6 +90,10 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
         if cmd.has(flags::WRITE) && self.read_only {
             return Err("ERR Write commands are not allowed from read-only scripts.".into());
         }
+        if cmd.has(flags::WRITE) {
+            // From here on killing it could leave half its writes.
+            self.script.wrote.store(true, Ordering::Release);
+        }
         let ctx = &mut *self.ctx;
         let keys: &mut Locked<'a> = match &mut self.own {
             Some(own) => own,
@@ -102,9 +106,6 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
         keys.begin_command(now);
         let ran = commands::run_locked(server, ctx.stats, ctx.client, reply, argv, cmd_id, keys);
         commands::count_call(server, ctx.stats, cmd_id, ran.elapsed, ran.result.is_err());
-        if ran.changes > 0 {
-            self.script.wrote.store(true, Ordering::Release);
-        }
         ran.result.map_err(|e| e.0.into_owned())
     }
 }
