@@ -9,7 +9,7 @@ use crate::blocking;
 use crate::client;
 use crate::commands::{self, table::Registry};
 use crate::effects::{EffectLog, NodeId};
-use crate::keyspace::{AccessClock, KeyEnv, Keyspace, DEFAULT_SHARD_BITS};
+use crate::keyspace::{AccessClock, KeyEnv, Keyspace, Policy, DEFAULT_SHARD_BITS};
 use crate::pubsub::{Bus, Hub};
 use crate::stats::{RateSampler, ThreadStats};
 use kvik_config::Config;
@@ -326,6 +326,8 @@ pub struct Server {
     pub memory_peak: AtomicU64,
     /// Memory allocated when the server was created, before any client or key.
     pub memory_startup: u64,
+    /// Used memory against `maxmemory`, and eviction.
+    pub memory: crate::memory::Memory,
 }
 
 impl Server {
@@ -365,6 +367,7 @@ impl Server {
             rates: RateSampler::default(),
             memory_peak: AtomicU64::new(memory_startup),
             memory_startup,
+            memory: crate::memory::Memory::new(&config, threads),
             config: RwLock::new(config),
             config_file,
         }
@@ -389,6 +392,7 @@ impl Server {
             s.reset();
         }
         self.rates.clear();
+        crate::lazyfree::reset_stats();
         self.memory_peak.store(0, Ordering::Relaxed);
         self.stat_reset_ms
             .store(crate::hlc::unix_ms(), Ordering::Relaxed);
@@ -398,6 +402,7 @@ impl Server {
     pub fn refresh_hot(&self, c: &Config) {
         self.hot.refresh(c);
         self.keyspace.clock.set(access_clock_of(c));
+        self.memory.configure(c);
         self.pubsub
             .keyspace_events
             .store(c.notify_keyspace_events, Ordering::Relaxed);
@@ -445,7 +450,7 @@ impl Server {
 
 /// What keys' access fields hold: LFU data under an LFU policy, else the LRU clock.
 fn access_clock_of(c: &Config) -> AccessClock {
-    if c.maxmemory_policy.ends_with("-lfu") {
+    if Policy::from_name(&c.maxmemory_policy).uses_lfu() {
         AccessClock::Lfu {
             log_factor: c.lfu_log_factor,
             decay_minutes: c.lfu_decay_time,

@@ -21,6 +21,7 @@ use crate::stats::ThreadStats;
 use crate::types::Value;
 use parking_lot::MutexGuard;
 use smallvec::SmallVec;
+use std::sync::atomic::AtomicU64;
 
 /// What a `Locked` needs besides the shards: where effects and counters go.
 #[derive(Clone, Copy)]
@@ -129,6 +130,19 @@ impl<'a> Locked<'a> {
     /// [`KeyEnv::wait_gate`]).
     pub fn gave_up(&self) -> bool {
         self.gave_up
+    }
+
+    /// Lock shard `id` ([`Keyspace::global_id`]) only if it is free right now
+    /// (eviction, which may run while this thread holds other shards, never waits).
+    pub fn try_shard(env: KeyEnv<'a>, db: usize, now_ms: u64, id: usize) -> Option<Self> {
+        let ks = env.keyspace;
+        let bits = ks.shards_per_db().trailing_zeros();
+        let guard = ks
+            .shard(id >> bits, id & (ks.shards_per_db() - 1))
+            .try_lock()?;
+        let mut locked = Self::none(env, db, now_ms);
+        locked.guards.push((id, guard));
+        Some(locked)
     }
 
     /// Lock nothing (commands that do not touch keys).
@@ -276,13 +290,41 @@ impl<'a> Locked<'a> {
 
     /// Account for a key removed because its deadline passed.
     pub fn expired(&mut self, db: usize, entry: &Entry) {
-        self.env.stats.add(&self.env.stats.expired_keys, 1);
+        let event = (crate::notify::class::EXPIRED, "expired");
+        self.removed_by_server(db, entry, |s| &s.expired_keys, event);
+    }
+
+    /// Remove `key` of `db` to free memory (when `volatile`, only if it has a
+    /// deadline): its DEL effect, `evicted` event and WATCH signal go out, and INFO
+    /// counts it. Not a change of the running command (Redis does not count
+    /// evictions as dirty). Returns the entry for the caller to free.
+    pub fn evict(&mut self, db: usize, key: &[u8], volatile: bool) -> Option<EntryBox> {
+        let hash = hash_key(key);
+        let shard = self.shard_mut(db, hash);
+        if volatile && shard.find(hash, key)?.expire_at == 0 {
+            return None;
+        }
+        let entry = shard.remove(hash, key)?;
+        let event = (crate::notify::class::EVICTED, "evicted");
+        self.removed_by_server(db, &entry, |s| &s.evicted_keys, event);
+        Some(entry)
+    }
+
+    /// What follows a key the server removed on its own (expiry, eviction): INFO's
+    /// counter, the WATCH signal, the DEL effect and the keyspace event.
+    fn removed_by_server(
+        &mut self,
+        db: usize,
+        entry: &Entry,
+        counter: fn(&ThreadStats) -> &AtomicU64,
+        (class, event): (u32, &str),
+    ) {
+        let stats = self.env.stats;
+        stats.add(counter(stats), 1);
         self.env.keyspace.signal_modified(db, entry.key());
         let ts = crate::hlc::next_after(entry.ts, self.now_ms);
         self.emit(db, ts, &[b"DEL", entry.key()]);
-        self.env
-            .bus
-            .notify(crate::notify::class::EXPIRED, "expired", db, entry.key());
+        self.env.bus.notify(class, event, db, entry.key());
     }
 
     /// The live entry of `key` in the selected database.

@@ -7,17 +7,20 @@
 //! there is no global lock and no shared counter on that path. Whole-database commands
 //! take every shard of the database.
 //!
-//! Owns: entries, their expiry, the access clock, MVCC stamps, lazy expiry on access and
-//! the active expiry cycle. Must not touch: clients, replies, command parsing.
+//! Owns: entries, their expiry, the access clock, MVCC stamps, lazy expiry on access,
+//! the active expiry cycle and the choice of keys to evict. Must not touch: clients,
+//! replies, command parsing.
 
 mod access;
 mod entry;
+mod eviction;
 mod locked;
 mod observers;
 mod shard;
 
 pub use access::{access_clock, idle_seconds, AccessClock, ClockMode};
 pub use entry::{Entry, EntryBox, EntryData};
+pub use eviction::{Evictor, Policy};
 pub use locked::{KeyEnv, Locked, WaitGate};
 pub use observers::{KeyObserver, KeyObservers};
 pub use shard::ShardData;

@@ -190,6 +190,49 @@ impl ShardData {
         std::mem::swap(self, other);
     }
 
+    /// Up to `n` entries for eviction to weigh: a run in table order from position
+    /// `from` (taken modulo the count, wrapping), of all entries or, when `volatile`,
+    /// of those with a deadline.
+    pub fn sample(&self, volatile: bool, from: usize, n: usize, mut visit: impl FnMut(&Entry)) {
+        if volatile {
+            let count = self.expires.len();
+            if count == 0 {
+                return;
+            }
+            let run = self.expires.keys().cycle().skip(from % count);
+            for &(at, hash) in run.take(n.min(count)) {
+                if let Some(entry) = self.with_deadline(at, hash) {
+                    visit(entry);
+                }
+            }
+        } else {
+            let count = self.table.len();
+            if count == 0 {
+                return;
+            }
+            let run = self.table.iter().cycle().skip(from % count);
+            run.take(n.min(count)).for_each(|b| visit(b));
+        }
+    }
+
+    /// The `n` entries with the nearest deadlines, nearest first.
+    pub fn nearest_deadlines(&self, n: usize, mut visit: impl FnMut(&Entry)) {
+        for &(at, hash) in self.expires.keys().take(n) {
+            if let Some(entry) = self.with_deadline(at, hash) {
+                visit(entry);
+            }
+        }
+    }
+
+    /// The entry an expiry index pair stands for.
+    fn with_deadline(&self, at: u64, hash: u64) -> Option<&Entry> {
+        self.table
+            .find(hash, |e| {
+                e.expire_at == at && super::hash_key(e.key()) == hash
+            })
+            .map(|b| &**b)
+    }
+
     /// The n-th entry in table order, for RANDOMKEY.
     pub fn nth(&self, n: usize) -> Option<&Entry> {
         self.table.iter().nth(n).map(|b| &**b)

@@ -10,6 +10,7 @@
 
 use super::busy::RunningScript;
 use super::convert::{error_table_text, reply_to_lua};
+use super::run::RunSpec;
 use crate::commands::table::{flags, Command};
 use crate::commands::{self, Ctx};
 use crate::keyspace::{hash_key, Locked};
@@ -30,7 +31,7 @@ pub struct Caller<'x, 'c, 'a> {
     /// when it locked for itself; `None` inside a transaction, whose shards (in
     /// `ctx.keys`) it extends instead.
     own: Option<&'x mut Locked<'a>>,
-    read_only: bool,
+    spec: &'x RunSpec<'x>,
     script: &'x RunningScript,
     bridge: &'x Table,
 }
@@ -39,14 +40,14 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
     pub fn new(
         ctx: &'x mut Ctx<'c, 'a>,
         own: Option<&'x mut Locked<'a>>,
-        read_only: bool,
+        spec: &'x RunSpec<'x>,
         script: &'x RunningScript,
         bridge: &'x Table,
     ) -> Self {
         Caller {
             ctx,
             own,
-            read_only,
+            spec,
             script,
             bridge,
         }
@@ -87,9 +88,10 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
         if cmd.has(flags::NOSCRIPT) {
             return Err("ERR This Redis command is not allowed from script".into());
         }
-        if cmd.has(flags::WRITE) && self.read_only {
+        if cmd.has(flags::WRITE) && self.spec.read_only {
             return Err("ERR Write commands are not allowed from read-only scripts.".into());
         }
+        self.refuse_if_oom(cmd)?;
         if cmd.has(flags::WRITE) {
             // From here on killing it could leave half its writes.
             self.script.wrote.store(true, Ordering::Release);
@@ -107,6 +109,19 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
         let ran = commands::run_locked(server, ctx.stats, ctx.client, reply, argv, cmd_id, keys);
         commands::count_call(server, ctx.stats, cmd_id, ran.elapsed, ran.result.is_err());
         ran.result.map_err(|e| e.0.into_owned())
+    }
+
+    /// Redis's rule for scripts over `maxmemory`: when the check before the script
+    /// found nothing left to evict, a command that may grow memory is refused as long
+    /// as the script has not called a write command yet (after one, stopping would
+    /// leave it half done); `allow-oom` scripts are exempt.
+    fn refuse_if_oom(&self, cmd: &Command) -> Result<(), String> {
+        let over = self.ctx.client.over_memory && self.ctx.server.memory.limit().is_some();
+        let started_writing = self.script.wrote.load(Ordering::Acquire);
+        if over && cmd.has(flags::DENYOOM) && !self.spec.allow_oom && !started_writing {
+            return Err(commands::errors::OOM.into());
+        }
+        Ok(())
     }
 }
 

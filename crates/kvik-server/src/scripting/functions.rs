@@ -53,6 +53,15 @@ impl Libraries {
         self.libs.read().values().cloned().collect()
     }
 
+    /// The flags function `name` was registered with, if there is one.
+    pub fn function_flags(&self, name: &[u8]) -> Option<ScriptFlags> {
+        let libs = self.libs.read();
+        let mut functions = libs.values().flat_map(|l| &l.functions);
+        functions
+            .find(|f| f.name.as_bytes() == name)
+            .map(|f| f.flags)
+    }
+
     pub fn counts(&self) -> (usize, usize) {
         let libs = self.libs.read();
         (libs.len(), libs.values().map(|l| l.functions.len()).sum())
@@ -280,6 +289,7 @@ pub fn fcall(
             kind: ScriptKind::Function,
             name: &name,
             read_only: ro_command || flags.no_writes,
+            allow_oom: flags.allow_oom,
             command,
         };
         run(ctx, state, &f, keys, argv, &spec)

@@ -18,6 +18,8 @@ pub struct RunSpec<'s> {
     pub name: &'s str,
     /// Writes are refused (EVAL_RO, FCALL_RO, or the `no-writes` flag).
     pub read_only: bool,
+    /// The `allow-oom` flag: it may write over `maxmemory`.
+    pub allow_oom: bool,
     /// The command that runs it, as FUNCTION STATS and MONITOR show it.
     pub command: &'s [&'s [u8]],
 }
@@ -46,6 +48,7 @@ pub fn eval(
             kind: ScriptKind::Eval,
             name: &sha,
             read_only: ro_command || flags.no_writes,
+            allow_oom: flags.allow_oom,
             command,
         };
         run(ctx, state, &f, keys, argv, &spec)
@@ -112,13 +115,7 @@ pub(super) fn run(
     let saved_deny = std::mem::replace(&mut ctx.client.deny_blocking, true);
     ctx.client.running_script = true;
     let outcome = {
-        let mut caller = call::Caller::new(
-            ctx,
-            own.as_mut(),
-            spec.read_only,
-            &guard.script,
-            &sandbox.bridge,
-        );
+        let mut caller = call::Caller::new(ctx, own.as_mut(), spec, &guard.script, &sandbox.bridge);
         lua.scope(|scope| {
             let dispatch = scope
                 .create_function_mut(|lua, args: mlua::MultiValue| caller.dispatch(lua, args))?;

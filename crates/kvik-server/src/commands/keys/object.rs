@@ -7,8 +7,6 @@ use super::super::table::{acl, flags, key_flags, Command};
 use super::super::{CmdResult, Ctx};
 use super::count_read;
 use crate::keyspace::{AccessClock, Entry};
-use crate::types::string::StrValue;
-use crate::types::Value;
 
 const READ_SLOW: u32 = acl::KEYSPACE | acl::READ | acl::SLOW;
 
@@ -103,10 +101,6 @@ const HELP: &[&str] = &[
 const NOT_LFU: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 const IS_LFU: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 
-/// Redis keeps one shared object per integer below this and reports it as having
-/// `i32::MAX` references.
-const SHARED_INTEGERS: i64 = 10_000;
-
 fn help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     ctx.out.array(HELP.len());
     for line in HELP {
@@ -143,10 +137,8 @@ fn encoding(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn refcount(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    inspect(ctx, args[2], |entry| match &entry.value {
-        Value::Str(StrValue::Int(n)) if (0..SHARED_INTEGERS).contains(n) => Ok(i32::MAX.into()),
-        _ => Ok(1),
-    })
+    let shared = ctx.server.memory.shares_integers();
+    inspect(ctx, args[2], |entry| Ok(entry.value.refcount(shared)))
 }
 
 /// Seconds since the last access, on the 24-bit seconds clock (wrapping as Redis's);

@@ -1,0 +1,221 @@
+//! Eviction: which key goes when used memory is over `maxmemory`, and its removal.
+//!
+//! Redis's approximation, over kvik's shards. Each round samples a few keys and keeps
+//! the best candidates seen so far in a small pool ([`POOL_SIZE`]), ordered by a
+//! score: seconds idle (LRU), 255 minus the decayed access counter (LFU), how soon
+//! the deadline comes (TTL), or a random number (the random policies, which so pick
+//! a random key among those sampled). The best candidate that still exists is
+//! evicted. Sampling walks the shards of every database from a cursor that carries
+//! over from round to round: `maxmemory-samples` keys from the next shards that have
+//! candidates (a random run of a shard's keys; for volatile-ttl the shard's nearest
+//! deadlines, which its expiry index keeps in order). Keys are spread over shards by
+//! their hash, so a run of a shard's keys is as random a sample as Redis's. A
+//! volatile policy skips shards without deadlines without locking them (the
+//! keyspace's deadline hints) and never evicts a key without one.
+//!
+//! Owns: the policies, the pool, the sampling walk, removing a chosen key (DEL
+//! effect, `evicted` event, WATCH signal, INFO count: [`Locked::evict`]). Must not
+//! touch: memory figures and how much to free ([`crate::memory`]), commands. It never
+//! waits for a shard: it runs before a command takes its locks, but also from CONFIG
+//! SET inside a transaction that holds some, so it only tries locks, one shard at a
+//! time, and passes over a shard someone holds.
+
+use super::{AccessClock, Entry, KeyEnv, Locked};
+
+/// Candidates kept between rounds (Redis's eviction pool size).
+pub const POOL_SIZE: usize = 16;
+
+/// `maxmemory-policy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    NoEviction,
+    AllKeysLru,
+    VolatileLru,
+    AllKeysLfu,
+    VolatileLfu,
+    AllKeysRandom,
+    VolatileRandom,
+    VolatileTtl,
+}
+
+/// How candidates are compared.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rank {
+    /// By the access field: idle time or access counter.
+    Access,
+    Deadline,
+    Random,
+}
+
+impl Policy {
+    /// Every policy by its name, in a fixed order (the index stores it in an atomic).
+    pub const ALL: [(&'static str, Policy); 8] = [
+        ("noeviction", Policy::NoEviction),
+        ("allkeys-lru", Policy::AllKeysLru),
+        ("volatile-lru", Policy::VolatileLru),
+        ("allkeys-lfu", Policy::AllKeysLfu),
+        ("volatile-lfu", Policy::VolatileLfu),
+        ("allkeys-random", Policy::AllKeysRandom),
+        ("volatile-random", Policy::VolatileRandom),
+        ("volatile-ttl", Policy::VolatileTtl),
+    ];
+
+    /// The policy named `name` (the configuration checked it is one of them).
+    pub fn from_name(name: &str) -> Policy {
+        Policy::ALL
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map_or(Policy::NoEviction, |&(_, p)| p)
+    }
+
+    /// Keys keep LFU data rather than the LRU clock under this policy.
+    pub fn uses_lfu(self) -> bool {
+        matches!(self, Policy::AllKeysLfu | Policy::VolatileLfu)
+    }
+
+    /// An LRU or LFU policy: candidates are compared by their access field.
+    pub fn ranks_by_access(self) -> bool {
+        matches!(
+            self,
+            Policy::AllKeysLru | Policy::VolatileLru | Policy::AllKeysLfu | Policy::VolatileLfu
+        )
+    }
+
+    /// Only keys with a deadline may be evicted.
+    fn volatile(self) -> bool {
+        matches!(
+            self,
+            Policy::VolatileLru
+                | Policy::VolatileLfu
+                | Policy::VolatileRandom
+                | Policy::VolatileTtl
+        )
+    }
+
+    fn rank(self) -> Rank {
+        match self {
+            Policy::AllKeysRandom | Policy::VolatileRandom => Rank::Random,
+            Policy::VolatileTtl => Rank::Deadline,
+            // noeviction never ranks anything.
+            _ => Rank::Access,
+        }
+    }
+}
+
+/// A key the pool holds, by database and name.
+struct Candidate {
+    /// Larger is a better victim.
+    score: u64,
+    db: usize,
+    key: Vec<u8>,
+}
+
+/// The eviction pool and the sampling cursor. One round runs at a time (the caller
+/// holds it behind a mutex), so candidates found by one command's round serve the next.
+#[derive(Default)]
+pub struct Evictor {
+    /// Ascending by score: the best candidate is last.
+    pool: Vec<Candidate>,
+    /// The global id of the next shard to sample.
+    cursor: usize,
+}
+
+impl Evictor {
+    /// Evict one key under `policy` (not `noeviction`), sampling `samples` keys a
+    /// round. Returns the bytes of its value left to the lazyfree thread, or `None`
+    /// when there is no key the policy may evict.
+    pub fn evict_one(
+        &mut self,
+        env: KeyEnv,
+        policy: Policy,
+        samples: usize,
+        now_ms: u64,
+    ) -> Option<u64> {
+        let samples = if policy.rank() == Rank::Random {
+            1
+        } else {
+            samples.max(1)
+        };
+        loop {
+            let found = self.sample(env, policy, samples, now_ms);
+            while let Some(best) = self.pool.pop() {
+                if let Some(deferred) = remove(env, &best, policy, now_ms) {
+                    return Some(deferred);
+                }
+            }
+            if !found {
+                return None;
+            }
+        }
+    }
+
+    /// Add up to `samples` candidates to the pool from the next shards that have
+    /// some. Returns false when a whole walk over the keyspace found none.
+    fn sample(&mut self, env: KeyEnv, policy: Policy, samples: usize, now_ms: u64) -> bool {
+        let ks = env.keyspace;
+        let total = ks.databases() * ks.shards_per_db();
+        let clock = ks.clock.get();
+        let mut found = 0;
+        for _ in 0..total {
+            let id = self.cursor % total;
+            self.cursor = id + 1;
+            if policy.volatile() && ks.deadline_hint(id) == u64::MAX {
+                continue;
+            }
+            let (db, shard) = (id / ks.shards_per_db(), id % ks.shards_per_db());
+            let Some(data) = ks.shard(db, shard).try_lock() else {
+                continue;
+            };
+            let wanted = samples - found;
+            let mut offer = |entry: &Entry| {
+                let score = score(policy, clock, entry, now_ms);
+                self.offer(score, db, entry.key());
+                found += 1;
+            };
+            match policy.rank() {
+                Rank::Deadline => data.nearest_deadlines(wanted, &mut offer),
+                _ => data.sample(policy.volatile(), rand::random(), wanted, &mut offer),
+            }
+            if found >= samples {
+                return true;
+            }
+        }
+        found > 0
+    }
+
+    /// Keep a candidate if the pool has room or it beats the worst one there.
+    fn offer(&mut self, score: u64, db: usize, key: &[u8]) {
+        let full = self.pool.len() == POOL_SIZE;
+        if full && self.pool[0].score >= score {
+            return;
+        }
+        if self.pool.iter().any(|c| c.db == db && c.key == key) {
+            return;
+        }
+        if full {
+            self.pool.remove(0);
+        }
+        let at = self.pool.partition_point(|c| c.score <= score);
+        let key = key.to_vec();
+        self.pool.insert(at, Candidate { score, db, key });
+    }
+}
+
+fn score(policy: Policy, clock: AccessClock, entry: &Entry, now_ms: u64) -> u64 {
+    match policy.rank() {
+        Rank::Access => clock.coldness(entry.access, now_ms),
+        Rank::Deadline => u64::MAX - entry.expire_at,
+        Rank::Random => rand::random(),
+    }
+}
+
+/// Evict a candidate if it is still there (and, for a volatile policy, still has a
+/// deadline) and its shard is free. Returns the bytes left to the lazyfree thread.
+fn remove(env: KeyEnv, candidate: &Candidate, policy: Policy, now_ms: u64) -> Option<u64> {
+    let id = env.keyspace.shard_id_of(candidate.db, &candidate.key);
+    let mut locked = Locked::try_shard(env, candidate.db, now_ms, id)?;
+    let entry = locked.evict(candidate.db, &candidate.key, policy.volatile())?;
+    // The DEL is appended; the value may go once the shard is free again.
+    drop(locked);
+    Some(crate::lazyfree::free_entry(entry))
+}
