@@ -8,7 +8,8 @@
 //! evicted. Sampling walks the shards of every database from a cursor that carries
 //! over from round to round: `maxmemory-samples` keys from the next shards that have
 //! candidates (a random run of a shard's keys; for volatile-ttl the shard's nearest
-//! deadlines, which its expiry index keeps in order). Keys are spread over shards by
+//! deadlines, which its expiry index keeps in order), passing over for a while the
+//! databases where a whole pass found nothing. Keys are spread over shards by
 //! their hash, so a run of a shard's keys is as random a sample as Redis's. A
 //! volatile policy skips shards without deadlines without locking them (the
 //! keyspace's deadline hints) and never evicts a key without one.
@@ -110,6 +111,12 @@ struct Candidate {
     key: Vec<u8>,
 }
 
+/// A database in which a whole pass of the walk found no candidate is passed over
+/// for this long (so a server using one of 16 databases does not try 15,360 empty
+/// shards on every pass); a key written there meanwhile waits as long to be a
+/// candidate. Before eviction gives up, every database is looked at again.
+const EMPTY_DB_PAUSE_MS: u64 = 100;
+
 /// The eviction pool and the sampling cursor. One round runs at a time (the caller
 /// holds it behind a mutex), so candidates found by one command's round serve the next.
 #[derive(Default)]
@@ -118,6 +125,16 @@ pub struct Evictor {
     pool: Vec<Candidate>,
     /// The global id of the next shard to sample.
     cursor: usize,
+    /// Per database, what the walk knows of its emptiness.
+    dbs: Vec<DbWalk>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct DbWalk {
+    /// Shards in a row the walk found without candidates.
+    empty_run: usize,
+    /// The walk passes the database over until then (ms).
+    skip_until_ms: u64,
 }
 
 impl Evictor {
@@ -152,35 +169,91 @@ impl Evictor {
     /// Add up to `samples` candidates to the pool from the next shards that have
     /// some. Returns false when a whole walk over the keyspace found none.
     fn sample(&mut self, env: KeyEnv, policy: Policy, samples: usize, now_ms: u64) -> bool {
+        if self.walk(env, policy, samples, now_ms) {
+            return true;
+        }
+        // Databases passed over may have keys by now: look at all before giving up.
+        if !self.dbs.iter().any(|d| d.skip_until_ms > now_ms) {
+            return false;
+        }
+        self.dbs.fill(DbWalk::default());
+        self.walk(env, policy, samples, now_ms)
+    }
+
+    /// Sample from shard after shard, from the cursor on, until `samples` keys are
+    /// offered or every shard was seen once; false when none was.
+    fn walk(&mut self, env: KeyEnv, policy: Policy, samples: usize, now_ms: u64) -> bool {
         let ks = env.keyspace;
-        let total = ks.databases() * ks.shards_per_db();
-        let clock = ks.clock.get();
+        let per_db = ks.shards_per_db();
+        let total = ks.databases() * per_db;
+        self.dbs.resize(ks.databases(), DbWalk::default());
         let mut found = 0;
         for _ in 0..total {
             let id = self.cursor % total;
+            let db = id / per_db;
+            if self.dbs[db].skip_until_ms > now_ms {
+                self.cursor = (db + 1) * per_db;
+                continue;
+            }
             self.cursor = id + 1;
-            if policy.volatile() && ks.deadline_hint(id) == u64::MAX {
-                continue;
-            }
-            let (db, shard) = (id / ks.shards_per_db(), id % ks.shards_per_db());
-            let Some(data) = ks.shard(db, shard).try_lock() else {
-                continue;
-            };
-            let wanted = samples - found;
-            let mut offer = |entry: &Entry| {
-                let score = score(policy, clock, entry, now_ms);
-                self.offer(score, db, entry.key());
-                found += 1;
-            };
-            match policy.rank() {
-                Rank::Deadline => data.nearest_deadlines(wanted, &mut offer),
-                _ => data.sample(policy.volatile(), rand::random(), wanted, &mut offer),
-            }
+            let offered = self.visit(env, policy, id, samples - found, now_ms);
+            self.note_shard(db, per_db, offered > 0, now_ms);
+            found += offered;
             if found >= samples {
                 return true;
             }
         }
         found > 0
+    }
+
+    /// Offer up to `wanted` candidates of shard `id` to the pool, unless someone
+    /// holds it or (volatile policies) its hint says it has no deadlines. Returns how
+    /// many were offered.
+    fn visit(
+        &mut self,
+        env: KeyEnv,
+        policy: Policy,
+        id: usize,
+        wanted: usize,
+        now_ms: u64,
+    ) -> usize {
+        let ks = env.keyspace;
+        if policy.volatile() && ks.deadline_hint(id) == u64::MAX {
+            return 0;
+        }
+        let (db, shard) = (id / ks.shards_per_db(), id % ks.shards_per_db());
+        let Some(data) = ks.shard(db, shard).try_lock() else {
+            return 0;
+        };
+        let clock = ks.clock.get();
+        let mut offered = 0;
+        let mut offer = |entry: &Entry| {
+            let score = score(policy, clock, entry, now_ms);
+            self.offer(score, db, entry.key());
+            offered += 1;
+        };
+        match policy.rank() {
+            Rank::Deadline => data.nearest_deadlines(wanted, &mut offer),
+            _ => data.sample(policy.volatile(), rand::random(), wanted, &mut offer),
+        }
+        offered
+    }
+
+    /// Count a shard of `db` with or without candidates; a whole database's worth
+    /// in a row without any passes it over for a while.
+    fn note_shard(&mut self, db: usize, per_db: usize, had_candidates: bool, now_ms: u64) {
+        let walk = &mut self.dbs[db];
+        if had_candidates {
+            walk.empty_run = 0;
+            return;
+        }
+        walk.empty_run += 1;
+        if walk.empty_run >= per_db {
+            *walk = DbWalk {
+                empty_run: 0,
+                skip_until_ms: now_ms + EMPTY_DB_PAUSE_MS,
+            };
+        }
     }
 
     /// Keep a candidate if the pool has room or it beats the worst one there.
