@@ -109,7 +109,7 @@ impl Memory {
         }
     }
 
-    pub fn policy(&self) -> Policy {
+    fn policy(&self) -> Policy {
         Policy::ALL[self.policy.load(Ordering::Relaxed) as usize].1
     }
 

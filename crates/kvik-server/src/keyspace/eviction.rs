@@ -24,7 +24,7 @@
 use super::{AccessClock, Entry, KeyEnv, Locked};
 
 /// Candidates kept between rounds (Redis's eviction pool size).
-pub const POOL_SIZE: usize = 16;
+const POOL_SIZE: usize = 16;
 
 /// `maxmemory-policy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
