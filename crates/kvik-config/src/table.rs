@@ -452,9 +452,9 @@ params! {
     lazyfree_lazy_user_flush: bool = Bool,
         "lazyfree-lazy-user-flush", 0, "no", "FLUSHDB/FLUSHALL/SCRIPT FLUSH default to ASYNC.";
     lfu_decay_time: u32 = Int(0, INT),
-        "lfu-decay-time", 0, "1", "Minutes after which an LFU counter is halved.";
+        "lfu-decay-time", LIVE, "1", "Minutes after which an LFU counter is halved.";
     lfu_log_factor: u32 = Int(0, INT),
-        "lfu-log-factor", 0, "10", "Logarithmic factor of the LFU counter.";
+        "lfu-log-factor", LIVE, "10", "Logarithmic factor of the LFU counter.";
     list_compress_depth: u32 = Int(0, INT),
         "list-compress-depth", 0, "0", "List nodes left uncompressed at each end (0 = no compression).";
     list_max_listpack_size: i32 = Int(INT_MIN, INT),
@@ -474,15 +474,15 @@ params! {
     maxclients: u64 = Int(1, UINT),
         "maxclients", LIVE, "10000", "Maximum number of connected clients.";
     maxmemory: u64 = Mem(0, ULL),
-        "maxmemory", 0, "0", "Memory limit for data (0 = none); beyond it maxmemory-policy applies.";
+        "maxmemory", LIVE, "0", "Memory limit for data (0 = none); beyond it maxmemory-policy applies.";
     maxmemory_clients: MaxmemoryClients = Special(get_maxmemory_clients, set_maxmemory_clients, "memory or percent"),
         "maxmemory-clients", 0, "0", "Total client memory limit, in bytes or as a percent of maxmemory (0 = none).";
     maxmemory_eviction_tenacity: u32 = Int(0, 100),
-        "maxmemory-eviction-tenacity", 0, "10", "How hard eviction works per command (0-100).";
+        "maxmemory-eviction-tenacity", LIVE, "10", "How hard eviction works per command (0-100).";
     maxmemory_policy: String = Enum(&["volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"]),
-        "maxmemory-policy", 0, "noeviction", "What to evict when maxmemory is reached.";
+        "maxmemory-policy", LIVE, "noeviction", "What to evict when maxmemory is reached.";
     maxmemory_samples: u32 = Int(1, INT),
-        "maxmemory-samples", 0, "5", "Keys sampled per eviction.";
+        "maxmemory-samples", LIVE, "5", "Keys sampled per eviction.";
     min_clients_per_thread: u32 = Int(0, INT),
         "min-clients-per-thread", KDB, "20", "Clients a thread takes before new connections go to other threads.";
     min_replicas_max_lag: u32 = Int(0, INT),

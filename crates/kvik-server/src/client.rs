@@ -286,6 +286,10 @@ pub struct ClientState {
     /// A script is running the client's commands (`redis.call`): MONITOR shows them
     /// as coming from `lua`.
     pub running_script: bool,
+    /// The memory check before the current command found used memory over
+    /// `maxmemory` with nothing left to evict: the scripts it runs may not start
+    /// writing (Redis's `pre_command_oom_state`).
+    pub over_memory: bool,
     /// Client-side caching settings, while CLIENT TRACKING is on.
     pub tracking: Option<crate::tracking::ClientTracking>,
 }
@@ -309,6 +313,7 @@ impl ClientState {
             blocked: None,
             deny_blocking: false,
             running_script: false,
+            over_memory: false,
             multi: None,
             watching: None,
             pubsub: Default::default(),

@@ -4,13 +4,27 @@
 //! long enough to stall every client of the thread doing it. Such drops are handed to
 //! one background thread instead (Redis's lazyfree); small ones are freed inline,
 //! where handing them over would cost more than freeing them.
+//!
+//! What waits to be freed is counted: objects (keys, or values) for INFO's
+//! `lazyfree_pending_objects` and `lazyfreed_objects`, and the heap bytes of the values
+//! handed over, which maxmemory does not count as used (they are on their way out,
+//! and eviction would otherwise go on evicting while the background thread frees).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::OnceLock;
 
-type Garbage = Box<dyn Send>;
+/// Something to drop, with what it counts for while it waits.
+struct Garbage {
+    value: Box<dyn Send>,
+    objects: u64,
+    bytes: u64,
+}
 
 static FREEER: OnceLock<mpsc::Sender<Garbage>> = OnceLock::new();
+static PENDING_OBJECTS: AtomicU64 = AtomicU64::new(0);
+static PENDING_BYTES: AtomicU64 = AtomicU64::new(0);
+static FREED_OBJECTS: AtomicU64 = AtomicU64::new(0);
 
 fn freeer() -> &'static mpsc::Sender<Garbage> {
     FREEER.get_or_init(|| {
@@ -18,8 +32,15 @@ fn freeer() -> &'static mpsc::Sender<Garbage> {
         std::thread::Builder::new()
             .name("kvik-lazyfree".into())
             .spawn(move || {
-                for garbage in rx {
-                    drop(garbage);
+                for Garbage {
+                    value,
+                    objects,
+                    bytes,
+                } in rx
+                {
+                    drop(value);
+                    settle(objects, bytes);
+                    FREED_OBJECTS.fetch_add(objects, Ordering::Relaxed);
                 }
             })
             .expect("spawn the lazyfree thread");
@@ -27,10 +48,25 @@ fn freeer() -> &'static mpsc::Sender<Garbage> {
     })
 }
 
-/// Drop `value` on the background thread.
-pub fn drop_later<T: Send + 'static>(value: T) {
-    if let Err(e) = freeer().send(Box::new(value)) {
-        drop(e.0);
+/// Take freed (or unsent) garbage off the pending counts.
+fn settle(objects: u64, bytes: u64) {
+    PENDING_OBJECTS.fetch_sub(objects, Ordering::Relaxed);
+    PENDING_BYTES.fetch_sub(bytes, Ordering::Relaxed);
+}
+
+/// Drop `value` on the background thread. It counts as `objects` pending objects
+/// (the keys of a flushed table, one for a value) and `bytes` pending bytes until then.
+pub fn drop_later<T: Send + 'static>(value: T, objects: u64, bytes: u64) {
+    PENDING_OBJECTS.fetch_add(objects, Ordering::Relaxed);
+    PENDING_BYTES.fetch_add(bytes, Ordering::Relaxed);
+    let garbage = Garbage {
+        value: Box::new(value),
+        objects,
+        bytes,
+    };
+    if let Err(unsent) = freeer().send(garbage) {
+        drop(unsent.0.value);
+        settle(objects, bytes);
     }
 }
 
@@ -39,15 +75,38 @@ pub const BACKGROUND_FREE_BYTES: usize = 64 * 1024;
 
 /// Free a removed entry: inline when small, on the background thread when big, so
 /// deleting a collection of millions of elements costs its thread almost nothing.
-pub fn free_entry(entry: crate::keyspace::EntryBox) {
-    if entry.value.heap_size() > BACKGROUND_FREE_BYTES {
-        drop_later(entry);
+/// Returns the bytes left to the background thread (0 when freed here).
+pub fn free_entry(entry: crate::keyspace::EntryBox) -> u64 {
+    let bytes = entry.value.heap_size();
+    if bytes > BACKGROUND_FREE_BYTES {
+        drop_later(entry, 1, bytes as u64);
+        return bytes as u64;
     }
+    0
 }
 
 /// Free a replaced value the same way.
 pub fn free_value(value: crate::types::Value) {
-    if value.heap_size() > BACKGROUND_FREE_BYTES {
-        drop_later(value);
+    let bytes = value.heap_size();
+    if bytes > BACKGROUND_FREE_BYTES {
+        drop_later(value, 1, bytes as u64);
     }
+}
+
+/// Heap bytes handed to the background thread and not freed yet.
+pub fn pending_bytes() -> u64 {
+    PENDING_BYTES.load(Ordering::Relaxed)
+}
+
+/// (objects waiting to be freed, objects freed since start or CONFIG RESETSTAT).
+pub fn object_counts() -> (u64, u64) {
+    (
+        PENDING_OBJECTS.load(Ordering::Relaxed),
+        FREED_OBJECTS.load(Ordering::Relaxed),
+    )
+}
+
+/// CONFIG RESETSTAT zeroes `lazyfreed_objects`.
+pub fn reset_stats() {
+    FREED_OBJECTS.store(0, Ordering::Relaxed);
 }

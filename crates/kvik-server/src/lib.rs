@@ -3,7 +3,9 @@
 //! The crate reads top-down like the life of a request:
 //! - [`net`]: sockets and the worker threads' event loops;
 //! - [`commands`]: the command table, the dispatcher and the command families;
-//! - [`keyspace`]: databases, shards, entries, expiry, and the locks commands take;
+//! - [`keyspace`]: databases, shards, entries, expiry, eviction, and the locks
+//!   commands take;
+//! - [`memory`]: used memory against `maxmemory`, and when to evict;
 //! - [`blocking`]: clients waiting in blocking commands, woken across threads;
 //! - [`pubsub`] and [`notify`]: channels, MONITOR and keyspace notifications, whose
 //!   messages travel to the subscribers' threads through their mailboxes;
@@ -22,6 +24,7 @@ pub mod hlc;
 pub mod keyspace;
 pub mod lazyfree;
 pub mod logging;
+pub mod memory;
 pub mod net;
 pub mod notify;
 pub mod pubsub;

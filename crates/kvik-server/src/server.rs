@@ -9,7 +9,7 @@ use crate::blocking;
 use crate::client;
 use crate::commands::{self, table::Registry};
 use crate::effects::{EffectLog, NodeId};
-use crate::keyspace::{KeyEnv, Keyspace, DEFAULT_SHARD_BITS};
+use crate::keyspace::{AccessClock, KeyEnv, Keyspace, Policy, DEFAULT_SHARD_BITS};
 use crate::pubsub::{Bus, Hub};
 use crate::stats::{RateSampler, ThreadStats};
 use kvik_config::Config;
@@ -326,6 +326,8 @@ pub struct Server {
     pub memory_peak: AtomicU64,
     /// Memory allocated when the server was created, before any client or key.
     pub memory_startup: u64,
+    /// Used memory against `maxmemory`, and eviction.
+    pub memory: crate::memory::Memory,
 }
 
 impl Server {
@@ -339,6 +341,7 @@ impl Server {
         let run_id = hex::encode(rand::random::<[u8; 20]>());
         let memory_startup = crate::stats::allocator_stats().allocated;
         let keyspace = Keyspace::new(config.databases.max(1), DEFAULT_SHARD_BITS);
+        keyspace.clock.set(access_clock_of(&config));
         let tracking = Arc::new(crate::tracking::Tracking::default());
         keyspace.observers.install_all_keys(tracking.clone());
         let scripting = crate::scripting::Scripting::default();
@@ -366,6 +369,7 @@ impl Server {
             rates: RateSampler::default(),
             memory_peak: AtomicU64::new(memory_startup),
             memory_startup,
+            memory: crate::memory::Memory::new(&config, threads),
             config: RwLock::new(config),
             config_file,
         }
@@ -390,6 +394,7 @@ impl Server {
             s.reset();
         }
         self.rates.clear();
+        crate::lazyfree::reset_stats();
         self.memory_peak.store(0, Ordering::Relaxed);
         self.stat_reset_ms
             .store(crate::hlc::unix_ms(), Ordering::Relaxed);
@@ -399,6 +404,8 @@ impl Server {
     pub fn refresh_hot(&self, c: &Config) {
         self.hot.refresh(c);
         self.scripting.set_threshold(c.busy_reply_threshold);
+        self.keyspace.clock.set(access_clock_of(c));
+        self.memory.configure(c);
         self.pubsub
             .keyspace_events
             .store(c.notify_keyspace_events, Ordering::Relaxed);
@@ -441,6 +448,18 @@ impl Server {
         // A script that never ends would keep its thread from ever stopping.
         self.scripting.running.abort_all();
         self.broadcast(Message::Shutdown);
+    }
+}
+
+/// What keys' access fields hold: LFU data under an LFU policy, else the LRU clock.
+fn access_clock_of(c: &Config) -> AccessClock {
+    if Policy::from_name(&c.maxmemory_policy).uses_lfu() {
+        AccessClock::Lfu {
+            log_factor: c.lfu_log_factor,
+            decay_minutes: c.lfu_decay_time,
+        }
+    } else {
+        AccessClock::Lru
     }
 }
 

@@ -79,6 +79,16 @@ fn pipelined_commands_each_get_busy_and_allow_busy_ones_run() {
     c.send(b"*1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n");
     assert_eq!(text(&c.read_reply()), "+OK\r\n");
     assert_eq!(text(&c.read_reply()), BUSY);
+    // EXEC itself refused discards the transaction, saying why (outside MULTI too).
+    let refused = format!(
+        "-EXECABORT Transaction discarded because of: {}",
+        &BUSY[1..]
+    );
+    assert_eq!(reply(&mut c, &["EXEC"]), refused);
+    assert_eq!(reply(&mut c, &["EXEC"]), refused);
+    c.send(b"*1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n");
+    assert_eq!(text(&c.read_reply()), "+OK\r\n");
+    assert_eq!(text(&c.read_reply()), BUSY);
     assert_eq!(fresh_reply(&server.addr(), &["SCRIPT", "KILL"]), "+OK\r\n");
     assert_eq!(
         reply(&mut c, &["EXEC"]),
@@ -116,9 +126,14 @@ fn function_kill_and_shutdown_nosave_reach_the_only_thread() {
     assert!(killed.starts_with("-ERR Script killed by user"), "{killed}");
     assert_eq!(text(&looping.read_reply()), "+PONG\r\n");
 
+    // Calling a write command is enough, even one that changes nothing (Redis's rule).
     let _writer = start_busy(
         &server,
-        &["EVAL", "redis.call('SET', 'x', 1) while true do end", "0"],
+        &[
+            "EVAL",
+            "redis.call('DEL', 'missing') while true do end",
+            "0",
+        ],
     );
     let unkillable = fresh_reply(&server.addr(), &["SCRIPT", "KILL"]);
     assert!(unkillable.starts_with("-UNKILLABLE"), "{unkillable}");

@@ -209,6 +209,23 @@ fn reading_a_deadline_or_an_encoding_is_not_an_access() {
 }
 
 #[test]
+fn no_touch_clients_leave_lfu_counters_alone_but_touch_counts() {
+    let (running, port) = start();
+    let mut c = connect(port);
+    run::<()>(&mut c, "CONFIG SET maxmemory-policy allkeys-lfu");
+    run::<()>(&mut c, "SET k v");
+    run::<()>(&mut c, "CLIENT NO-TOUCH on");
+    run::<Value>(&mut c, "GET k");
+    run::<()>(&mut c, "SET k again");
+    assert_eq!(run::<i64>(&mut c, "OBJECT FREQ k"), 5);
+    // TOUCH is how such a client touches a key on purpose (the first access of a new
+    // key raises its counter for certain).
+    run::<i64>(&mut c, "TOUCH k");
+    assert_eq!(run::<i64>(&mut c, "OBJECT FREQ k"), 6);
+    running.shutdown();
+}
+
+#[test]
 fn randomkey_ends_when_every_key_has_expired() {
     let (running, port) = start();
     running

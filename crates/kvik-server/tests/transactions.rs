@@ -63,7 +63,11 @@ fn noauth_before_auth_and_after_reset() {
     assert_eq!(q(&mut c, "SET k v"), "+QUEUED\r\n");
     assert_eq!(q(&mut c, "RESET"), "+RESET\r\n");
     assert_eq!(q(&mut c, "MULTI"), "-NOAUTH Authentication required.\r\n");
-    assert_eq!(q(&mut c, "EXEC"), "-NOAUTH Authentication required.\r\n");
+    // EXEC refused says so as the end of a transaction, as Redis's does.
+    assert_eq!(
+        q(&mut c, "EXEC"),
+        "-EXECABORT Transaction discarded because of: NOAUTH Authentication required.\r\n"
+    );
 }
 
 #[test]

@@ -107,8 +107,26 @@ fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.server.refresh_hot(&config);
         return Err(e);
     }
+    if changed.contains(&"maxmemory") {
+        enforce_maxmemory(ctx);
+    }
     ctx.out.ok();
     Ok(())
+}
+
+/// A new `maxmemory` applies at once, as in Redis: a warning when memory is already
+/// over it, and eviction now (what the round leaves, the workers go on with).
+fn enforce_maxmemory(ctx: &mut Ctx) {
+    let Some(limit) = ctx.server.memory.limit() else {
+        return;
+    };
+    let used = crate::stats::allocated_now();
+    if used > limit {
+        crate::log_warning!(
+            "WARNING: the new maxmemory value set via CONFIG SET ({limit}) is smaller than the current memory usage ({used}). This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy."
+        );
+    }
+    ctx.server.memory.make_room(ctx.key_env(), ctx.keys.now_ms);
 }
 
 /// Side effects of changed parameters beyond the values `hot` caches.

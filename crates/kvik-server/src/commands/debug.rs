@@ -201,11 +201,6 @@ fn digest_value(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-/// Integers Redis keeps as shared objects (when no maxmemory policy forbids it):
-/// their refcount reads as "never freed".
-const SHARED_INTEGERS: std::ops::Range<i64> = 0..10_000;
-const SHARED_REFCOUNT: i64 = i32::MAX as i64;
-
 /// DEBUG OBJECT key: Redis's one-line description of a value.
 fn object(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[2];
@@ -213,10 +208,7 @@ fn object(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let ids = key_shards(ctx, db, &[key]);
     let mut locked = Held::lock(ctx.keys, &ids);
     let entry = stored(&mut locked, db, key).ok_or(CmdError::from(errors::NO_SUCH_KEY))?;
-    let refcount = match &entry.value {
-        Value::Str(StrValue::Int(n)) if SHARED_INTEGERS.contains(n) => SHARED_REFCOUNT,
-        _ => 1,
-    };
+    let refcount = entry.value.refcount(ctx.server.memory.shares_integers());
     let line = format!(
         "Value at:{:p} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
         (entry as *const Entry).cast::<u8>(),

@@ -357,8 +357,9 @@ fn memory_section(server: &Server, r: &mut Report) {
     r.field("mem_aof_buffer", 0);
     r.field("mem_allocator", stats::allocator_name());
     r.field("active_defrag_running", 0);
-    r.field("lazyfree_pending_objects", 0);
-    r.field("lazyfreed_objects", 0);
+    let (pending, freed) = crate::lazyfree::object_counts();
+    r.field("lazyfree_pending_objects", pending);
+    r.field("lazyfreed_objects", freed);
 }
 
 /// A byte count the way Redis shows it to humans: `512B`, `1.50K`, `967.37M`, `2.00G`.
@@ -470,8 +471,9 @@ fn stats_section(server: &Server, r: &mut Report) {
     );
     r.field("evicted_keys", sum(|s| &s.evicted_keys));
     r.field("evicted_clients", 0);
-    r.field("total_eviction_exceeded_time", 0);
-    r.field("current_eviction_exceeded_time", 0);
+    let (exceeded_total, exceeded_now) = server.memory.exceeded_ms();
+    r.field("total_eviction_exceeded_time", exceeded_total);
+    r.field("current_eviction_exceeded_time", exceeded_now);
     r.field("keyspace_hits", sum(|s| &s.keyspace_hits));
     r.field("keyspace_misses", sum(|s| &s.keyspace_misses));
     let hub = &server.pubsub;

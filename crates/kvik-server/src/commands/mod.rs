@@ -37,6 +37,7 @@ pub mod zsets;
 use crate::blocking::{self, Written};
 use crate::client::{ClientState, ReplyMode};
 use crate::keyspace::{KeyEnv, Locked, WaitGate};
+use crate::memory::Room;
 use crate::server::Server;
 use crate::stats::ThreadStats;
 use kvik_resp::ReplyWriter;
@@ -103,6 +104,7 @@ pub mod errors {
     pub const NOAUTH: &str = "NOAUTH Authentication required.";
     pub const STRING_TOO_LONG: &str =
         "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+    pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 }
 
 /// What a handler works with.
@@ -205,7 +207,8 @@ pub fn call(
     }
     let checked = resolve(server, client, args).and_then(|id| {
         let cmd = server.commands.get(id);
-        pubsub::check_subscribed_mode(client, out.protocol, cmd)
+        refuse_if_oom(server, stats, client, cmd, args, now_ms)
+            .and_then(|()| pubsub::check_subscribed_mode(client, out.protocol, cmd))
             .and_then(|()| refuse_if_busy(&server.scripting, cmd))
             .map(|()| id)
             .map_err(|e| (e, Some(id)))
@@ -217,18 +220,19 @@ pub fn call(
     match checked {
         Ok(id) if in_multi && !transactions::runs_at_once(server.commands.get(id)) => {
             let cmd = server.commands.get(id);
-            if let Err(e) = transactions::queue(client, out, cmd, args, id) {
+            if let Err(e) = transactions::queue(server, client, out, cmd, args, id) {
                 stats.add(&stats.per_command[id].rejected_calls, 1);
                 write_error(server, stats, out, &e.0);
             }
         }
         Ok(id) => execute(server, stats, client, out, args, id, now_ms),
-        Err(e) => {
-            if let Some(id) = e.1 {
+        Err((e, id)) => {
+            let cmd = id.map(|id| server.commands.get(id));
+            if let Some(id) = id {
                 stats.add(&stats.per_command[id].rejected_calls, 1);
             }
-            transactions::abort_queuing(client);
-            write_error(server, stats, out, &e.0 .0);
+            let e = transactions::refused(client, cmd, e);
+            write_error(server, stats, out, &e.0);
         }
     }
     if let Some(blocked) = client.blocked.as_mut() {
@@ -349,6 +353,58 @@ fn execute(
     count_call(server, stats, id, ran.elapsed, ran.result.is_err());
     if let Err(e) = ran.result {
         write_error(server, stats, out, &e.0);
+    }
+}
+
+/// Over `maxmemory`, before a command that may grow memory runs, or any command is
+/// queued inside MULTI (EXEC, DISCARD, QUIT and RESET excepted), as Redis checks it:
+/// evict what the policy allows, and refuse with the OOM error when that cannot bring
+/// used memory under the limit (a refused command inside MULTI makes EXEC abort).
+/// Commands that run scripts are checked too, so their scripts know whether they may
+/// start writing. Without a limit this is one relaxed load. Skipped while a script is
+/// busy: Redis answers BUSY then (see [`refuse_if_busy`]).
+fn refuse_if_oom(
+    server: &Server,
+    stats: &ThreadStats,
+    client: &mut ClientState,
+    cmd: &Command,
+    args: &[&[u8]],
+    now_ms: u64,
+) -> CmdResult {
+    if server.memory.limit().is_none() || server.scripting.is_busy() {
+        return Ok(());
+    }
+    let queuing = client.multi.is_some()
+        && !matches!(cmd.name, "exec" | "discard" | "quit" | "reset")
+        && !cmd.has(table::flags::NO_MULTI);
+    let grows = may_grow_memory(server, client, cmd, args);
+    if !(grows || queuing || matches!(cmd.name, "eval" | "evalsha" | "fcall" | "exec")) {
+        return Ok(());
+    }
+    let env = server.key_env(stats);
+    client.over_memory = server.memory.make_room(env, now_ms) == Room::Full;
+    if client.over_memory && (grows || queuing) {
+        return Err(errors::OOM.into());
+    }
+    Ok(())
+}
+
+/// Redis's `denyoom` for this call: the command's flag, or for EXEC whether a queued
+/// command has it, or for a script with a shebang (or a function) whether it may
+/// write without `allow-oom`.
+pub fn may_grow_memory(
+    server: &Server,
+    client: &ClientState,
+    cmd: &Command,
+    args: &[&[u8]],
+) -> bool {
+    match cmd.name {
+        "exec" => client.multi.as_ref().is_some_and(|tx| tx.grows_memory),
+        "eval" | "evalsha" | "fcall" => server
+            .scripting
+            .declared_flags(cmd.name, args)
+            .is_some_and(|f| !f.no_writes && !f.allow_oom),
+        _ => cmd.has(table::flags::DENYOOM),
     }
 }
 

@@ -76,9 +76,10 @@ fn flush_db(ctx: &mut Ctx, db: usize) -> u64 {
     ctx.keys.signal_db_replaced(db, None);
     for shard in 0..ctx.server.keyspace.shards_per_db() {
         let table = ctx.keys.shard_at(db, shard).take_all();
-        removed += table.len() as u64;
-        if !table.is_empty() {
-            crate::lazyfree::drop_later(table);
+        let keys = table.len() as u64;
+        removed += keys;
+        if keys > 0 {
+            crate::lazyfree::drop_later(table, keys, 0);
         }
     }
     removed

@@ -20,9 +20,10 @@
 //! as Redis 7.0 does (the keys that existed, or that the swap brings in).
 
 use super::table::{acl, flags, Command, Lock};
-use super::{plan_locks, run_locked, CmdResult, Ctx};
+use super::{plan_locks, run_locked, CmdError, CmdResult, Ctx};
 use crate::client::ClientState;
 use crate::keyspace::{KeyObserver, KeyObservers, Locked};
+use crate::server::Server;
 use kvik_resp::ReplyWriter;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -98,6 +99,8 @@ pub struct Transaction {
     pub queued: Vec<Queued>,
     /// A command was refused while queuing: EXEC will discard everything.
     pub aborted: bool,
+    /// A queued command may grow memory: over `maxmemory`, EXEC is refused.
+    pub grows_memory: bool,
     /// Bytes of the queued arguments (CLIENT LIST's `multi-mem`).
     arg_bytes: usize,
 }
@@ -119,6 +122,7 @@ pub fn runs_at_once(cmd: &Command) -> bool {
 
 /// Inside MULTI: queue a command that passed the checks of `call`, or refuse it.
 pub fn queue(
+    server: &Server,
     client: &mut ClientState,
     out: &mut ReplyWriter,
     cmd: &Command,
@@ -131,7 +135,9 @@ pub fn queue(
     }
     client.last_command = cmd.name;
     let doomed = watch_broken(client.watching.as_ref());
+    let grows = super::may_grow_memory(server, client, cmd, args);
     let tx = client.multi.as_mut().expect("queue is called inside MULTI");
+    tx.grows_memory |= grows;
     // A transaction that will be discarded keeps nothing (Redis answers QUEUED all
     // the same).
     if !tx.aborted && !doomed {
@@ -146,8 +152,22 @@ pub fn queue(
     Ok(())
 }
 
+/// The reply to a command `call` refused before running or queuing it (`cmd` when
+/// it was found). Inside MULTI the transaction is marked, so EXEC will answer
+/// EXECABORT; EXEC itself refused (inside MULTI or not) discards the transaction and
+/// the watched keys and says why, as Redis's `rejectCommand` does.
+pub fn refused(client: &mut ClientState, cmd: Option<&Command>, error: CmdError) -> CmdError {
+    if cmd.is_none_or(|c| c.name != "exec") {
+        abort_queuing(client);
+        return error;
+    }
+    discard_state(client);
+    let why = error.0.strip_prefix("ERR ").unwrap_or(&error.0);
+    format!("EXECABORT Transaction discarded because of: {why}").into()
+}
+
 /// A command was refused while queuing: EXEC will answer EXECABORT.
-pub fn abort_queuing(client: &mut ClientState) {
+fn abort_queuing(client: &mut ClientState) {
     if let Some(tx) = client.multi.as_mut() {
         tx.aborted = true;
     }

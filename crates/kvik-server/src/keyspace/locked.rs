@@ -15,12 +15,13 @@
 //! ([`Locked::begin_effect_group`]): its effects are held here and appended together
 //! by [`Locked::finish_effect_group`], wrapped in MULTI ... EXEC, before its locks go.
 
-use super::{access_clock, hash_key, Entry, EntryBox, EntryData, Keyspace, ShardData};
+use super::{hash_key, AccessClock, Entry, EntryBox, EntryData, Keyspace, ShardData};
 use crate::effects::{EffectLog, GroupedEffect, Targets};
 use crate::stats::ThreadStats;
 use crate::types::Value;
 use parking_lot::MutexGuard;
 use smallvec::SmallVec;
+use std::sync::atomic::AtomicU64;
 
 /// What a `Locked` needs besides the shards: where effects and counters go.
 #[derive(Clone, Copy)]
@@ -54,6 +55,8 @@ pub struct Locked<'a> {
     /// Where the effects of the commands run now go: everywhere, unless a script
     /// said otherwise with `redis.set_repl`.
     pub effect_targets: Targets,
+    /// What the access fields hold, read once for the command.
+    clock: AccessClock,
     /// Held shards, sorted by global id.
     guards: SmallVec<[(usize, MutexGuard<'a, ShardData>); 2]>,
     /// Changes made so far (Redis's `dirty`).
@@ -103,6 +106,7 @@ impl<'a> Locked<'a> {
             now_ms,
             touch: true,
             effect_targets: Targets::ALL,
+            clock: ks.clock.get(),
             guards,
             dirty: 0,
             last_ts: 0,
@@ -130,6 +134,19 @@ impl<'a> Locked<'a> {
     /// [`KeyEnv::wait_gate`]).
     pub fn gave_up(&self) -> bool {
         self.gave_up
+    }
+
+    /// Lock shard `id` ([`Keyspace::global_id`]) only if it is free right now
+    /// (eviction, which may run while this thread holds other shards, never waits).
+    pub fn try_shard(env: KeyEnv<'a>, db: usize, now_ms: u64, id: usize) -> Option<Self> {
+        let ks = env.keyspace;
+        let bits = ks.shards_per_db().trailing_zeros();
+        let guard = ks
+            .shard(id >> bits, id & (ks.shards_per_db() - 1))
+            .try_lock()?;
+        let mut locked = Self::none(env, db, now_ms);
+        locked.guards.push((id, guard));
+        Some(locked)
     }
 
     /// Lock nothing (commands that do not touch keys).
@@ -195,6 +212,11 @@ impl<'a> Locked<'a> {
 
     pub fn keyspace(&self) -> &'a Keyspace {
         self.env.keyspace
+    }
+
+    /// What the entries' access fields hold for this command (OBJECT FREQ/IDLETIME).
+    pub fn clock(&self) -> AccessClock {
+        self.clock
     }
 
     /// Changes made through this `Locked` so far.
@@ -272,15 +294,43 @@ impl<'a> Locked<'a> {
 
     /// Account for a key removed because its deadline passed.
     pub fn expired(&mut self, db: usize, entry: &Entry) {
-        self.env.stats.add(&self.env.stats.expired_keys, 1);
+        let event = (crate::notify::class::EXPIRED, "expired");
+        self.removed_by_server(db, entry, |s| &s.expired_keys, event);
+    }
+
+    /// Remove `key` of `db` to free memory (when `volatile`, only if it has a
+    /// deadline): its DEL effect, `evicted` event and WATCH signal go out, and INFO
+    /// counts it. Not a change of the running command (Redis does not count
+    /// evictions as dirty). Returns the entry for the caller to free.
+    pub fn evict(&mut self, db: usize, key: &[u8], volatile: bool) -> Option<EntryBox> {
+        let hash = hash_key(key);
+        let shard = self.shard_mut(db, hash);
+        if volatile && shard.find(hash, key)?.expire_at == 0 {
+            return None;
+        }
+        let entry = shard.remove(hash, key)?;
+        let event = (crate::notify::class::EVICTED, "evicted");
+        self.removed_by_server(db, &entry, |s| &s.evicted_keys, event);
+        Some(entry)
+    }
+
+    /// What follows a key the server removed on its own (expiry, eviction): INFO's
+    /// counter, the WATCH signal, the DEL effect and the keyspace event.
+    fn removed_by_server(
+        &mut self,
+        db: usize,
+        entry: &Entry,
+        counter: fn(&ThreadStats) -> &AtomicU64,
+        (class, event): (u32, &str),
+    ) {
+        let stats = self.env.stats;
+        stats.add(counter(stats), 1);
         self.env.keyspace.signal_modified(db, entry.key());
         let ts = crate::hlc::next_after(entry.ts, self.now_ms);
-        // Expiry is not the command's own write: it goes everywhere, as in Redis,
-        // whatever a script chose with redis.set_repl.
+        // Not the command's own write: it goes everywhere, as in Redis, whatever a
+        // script chose with redis.set_repl.
         self.emit(db, ts, &[b"DEL", entry.key()], Targets::ALL);
-        self.env
-            .bus
-            .notify(crate::notify::class::EXPIRED, "expired", db, entry.key());
+        self.env.bus.notify(class, event, db, entry.key());
     }
 
     /// The live entry of `key` in the selected database.
@@ -293,10 +343,10 @@ impl<'a> Locked<'a> {
         if self.expire_if_due(db, hash, key) {
             return None;
         }
-        let access = self.touch.then(|| access_clock(self.now_ms));
+        let (touch, clock, now) = (self.touch, self.clock, self.now_ms);
         let entry = self.shard_mut(db, hash).find_mut(hash, key)?;
-        if let Some(access) = access {
-            entry.access = access;
+        if touch {
+            entry.access = clock.accessed(entry.access, now);
         }
         Some(entry)
     }
@@ -379,17 +429,22 @@ impl<'a> Locked<'a> {
         self.dirty += 1;
         self.env.keyspace.signal_modified(db, key);
         let (now, last) = (self.now_ms, self.last_ts);
+        let (clock, touch) = (self.clock, self.touch);
+        let access = |previous: Option<u32>| match previous {
+            Some(field) => clock.overwritten(field, touch, now),
+            None => clock.initial(now),
+        };
         let mut issued = 0;
-        let replaced =
-            self.shard_mut(db, hash)
-                .upsert(hash, key, access_clock(now), |previous_ts| {
-                    issued = crate::hlc::next_after(previous_ts.max(last), now);
-                    EntryData {
-                        value,
-                        expire_at,
-                        ts: issued,
-                    }
-                });
+        let replaced = self
+            .shard_mut(db, hash)
+            .upsert(hash, key, access, |previous_ts| {
+                issued = crate::hlc::next_after(previous_ts.max(last), now);
+                EntryData {
+                    value,
+                    expire_at,
+                    ts: issued,
+                }
+            });
         self.last_ts = issued;
         match replaced {
             Some(old) => crate::lazyfree::free_value(old),

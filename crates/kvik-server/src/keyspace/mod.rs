@@ -7,15 +7,20 @@
 //! there is no global lock and no shared counter on that path. Whole-database commands
 //! take every shard of the database.
 //!
-//! Owns: entries, their expiry, the access clock, MVCC stamps, lazy expiry on access and
-//! the active expiry cycle. Must not touch: clients, replies, command parsing.
+//! Owns: entries, their expiry, the access clock, MVCC stamps, lazy expiry on access,
+//! the active expiry cycle and the choice of keys to evict. Must not touch: clients,
+//! replies, command parsing.
 
+mod access;
 mod entry;
+mod eviction;
 mod locked;
 mod observers;
 mod shard;
 
+pub use access::{access_clock, idle_seconds, AccessClock, ClockMode};
 pub use entry::{Entry, EntryBox, EntryData};
+pub use eviction::{Evictor, Policy};
 pub use locked::{KeyEnv, Locked, WaitGate};
 pub use observers::{KeyObserver, KeyObservers};
 pub use shard::ShardData;
@@ -24,23 +29,6 @@ use parking_lot::Mutex;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::LazyLock;
-
-/// Seconds between the access clock reading `access` and `now_ms`, across the
-/// clock's 24-bit wrap (OBJECT IDLETIME, DEBUG OBJECT).
-pub fn idle_seconds(access: u32, now_ms: u64) -> u64 {
-    const CLOCK_MAX: u64 = (1 << 24) - 1;
-    let (now, then) = (access_clock(now_ms) as u64, access as u64);
-    if now >= then {
-        now - then
-    } else {
-        now + CLOCK_MAX - then
-    }
-}
-
-/// The LRU clock at `now_ms`: seconds, wrapping at 24 bits like Redis's.
-pub fn access_clock(now_ms: u64) -> u32 {
-    ((now_ms / 1000) & 0xFF_FFFF) as u32
-}
 
 static HASHER: LazyLock<foldhash::fast::FixedState> =
     LazyLock::new(|| foldhash::fast::FixedState::with_seed(rand::random()));
@@ -68,6 +56,9 @@ pub struct Keyspace {
     deadline_hints: Box<[AtomicU64]>,
     /// Who hears that a key changed (WATCH).
     pub observers: std::sync::Arc<KeyObservers>,
+    /// What entries' access fields hold (LRU clock or LFU data), set from
+    /// `maxmemory-policy` and the `lfu-*` parameters.
+    pub clock: ClockMode,
 }
 
 /// Shards per database. Many small shards keep lock contention low with many threads
@@ -91,6 +82,7 @@ impl Keyspace {
             shard_bits,
             deadline_hints: hints,
             observers: Default::default(),
+            clock: ClockMode::default(),
         }
     }
 

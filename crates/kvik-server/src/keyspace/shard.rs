@@ -75,12 +75,13 @@ impl ShardData {
 
     /// Store data under `key` in one probe: an existing entry is updated in place (no
     /// allocation), a missing one is created. `data` receives the MVCC timestamp the
-    /// key held (0 if new). Returns the value that was replaced.
+    /// key held (0 if new), `access` the access field it held (`None` if new) and
+    /// returns the one to keep. Returns the value that was replaced.
     pub fn upsert(
         &mut self,
         hash: u64,
         key: &[u8],
-        access: u32,
+        access: impl FnOnce(Option<u32>) -> u32,
         data: impl FnOnce(u64) -> EntryData,
     ) -> Option<Value> {
         match self
@@ -98,7 +99,7 @@ impl ShardData {
                         index_add(&mut self.expires, new.expire_at, hash);
                     }
                 }
-                entry.access = access;
+                entry.access = access(Some(entry.access));
                 let old: &mut EntryData = entry;
                 Some(std::mem::replace(old, new).value)
             }
@@ -107,7 +108,7 @@ impl ShardData {
                 if new.expire_at != 0 {
                     index_add(&mut self.expires, new.expire_at, hash);
                 }
-                slot.insert(EntryBox::new(key, new, access));
+                slot.insert(EntryBox::new(key, new, access(None)));
                 None
             }
         }
@@ -187,6 +188,49 @@ impl ShardData {
     /// Exchange the contents of two shards (SWAPDB).
     pub fn swap(&mut self, other: &mut ShardData) {
         std::mem::swap(self, other);
+    }
+
+    /// Up to `n` entries for eviction to weigh: a run in table order from position
+    /// `from` (taken modulo the count, wrapping), of all entries or, when `volatile`,
+    /// of those with a deadline.
+    pub fn sample(&self, volatile: bool, from: usize, n: usize, mut visit: impl FnMut(&Entry)) {
+        if volatile {
+            let count = self.expires.len();
+            if count == 0 {
+                return;
+            }
+            let run = self.expires.keys().cycle().skip(from % count);
+            for &(at, hash) in run.take(n.min(count)) {
+                if let Some(entry) = self.with_deadline(at, hash) {
+                    visit(entry);
+                }
+            }
+        } else {
+            let count = self.table.len();
+            if count == 0 {
+                return;
+            }
+            let run = self.table.iter().cycle().skip(from % count);
+            run.take(n.min(count)).for_each(|b| visit(b));
+        }
+    }
+
+    /// The `n` entries with the nearest deadlines, nearest first.
+    pub fn nearest_deadlines(&self, n: usize, mut visit: impl FnMut(&Entry)) {
+        for &(at, hash) in self.expires.keys().take(n) {
+            if let Some(entry) = self.with_deadline(at, hash) {
+                visit(entry);
+            }
+        }
+    }
+
+    /// The entry an expiry index pair stands for.
+    fn with_deadline(&self, at: u64, hash: u64) -> Option<&Entry> {
+        self.table
+            .find(hash, |e| {
+                e.expire_at == at && super::hash_key(e.key()) == hash
+            })
+            .map(|b| &**b)
     }
 
     /// The n-th entry in table order, for RANDOMKEY.

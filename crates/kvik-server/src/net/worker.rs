@@ -143,6 +143,17 @@ impl Worker {
                 let left = at.saturating_sub(crate::hlc::unix_ms());
                 timeout = timeout.min(Duration::from_millis(left));
             }
+            // An eviction round that ran out of time goes on between polls (another
+            // thread may be at it: look again in a millisecond).
+            if self.server.memory.eviction_unfinished() {
+                let env = self.server.key_env(&self.stats);
+                let now = crate::hlc::unix_ms();
+                if self.server.memory.continue_eviction(env, now) {
+                    timeout = Duration::ZERO;
+                } else {
+                    timeout = timeout.min(Duration::from_millis(1));
+                }
+            }
             // What this thread sent itself (a publisher and its subscribers sharing
             // it, the invalidations its writes caused) leaves now, with the replies
             // of the round, not after a wake-up.

@@ -28,7 +28,8 @@ pub struct Slot {
     /// Set by SCRIPT KILL / FUNCTION KILL / SHUTDOWN; the script's instruction hook
     /// stops it. Cleared when a run starts or ends.
     kill: AtomicBool,
-    /// The run wrote something: killing it would leave half its effects, so it cannot be.
+    /// The run called a write command: killing it could leave half its effects, so it
+    /// cannot be (Redis's rule, whether or not the command changed anything).
     wrote: AtomicBool,
 }
 
@@ -72,9 +73,14 @@ impl Slot {
         run.active.then_some(run.started)
     }
 
-    /// The running script changed the dataset: it can no longer be killed.
+    /// The running script called a write command: it can no longer be killed.
     pub fn note_write(&self) {
         self.wrote.store(true, Ordering::Release);
+    }
+
+    /// Has the running script called a write command?
+    pub fn has_written(&self) -> bool {
+        self.wrote.load(Ordering::Acquire)
     }
 }
 

@@ -19,6 +19,7 @@
 
 use super::busy::Slot;
 use super::convert::{error_table_text, push_reply, truncate_like_c};
+use super::run::RunSpec;
 use super::stack::Stack;
 use crate::commands::table::{flags, Command};
 use crate::commands::{self, Ctx};
@@ -227,7 +228,10 @@ pub struct Caller<'x, 'c, 'a> {
     /// when it locked for itself; `None` inside a transaction, whose shards (in
     /// `ctx.keys`) it extends instead.
     own: Option<&'x mut Locked<'a>>,
+    /// Writes are refused.
     read_only: bool,
+    /// It may write over `maxmemory`.
+    allow_oom: bool,
     slot: &'x Slot,
     /// The protocol chosen with `redis.setresp`.
     resp: u8,
@@ -243,13 +247,14 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
     pub fn new(
         ctx: &'x mut Ctx<'c, 'a>,
         own: Option<&'x mut Locked<'a>>,
-        read_only: bool,
+        spec: &RunSpec,
         slot: &'x Slot,
     ) -> Self {
         Caller {
             ctx,
             own,
-            read_only,
+            read_only: spec.read_only,
+            allow_oom: spec.allow_oom,
             slot,
             resp: 2,
             targets: Targets::ALL,
@@ -274,6 +279,11 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
         if cmd.has(flags::WRITE) && self.read_only {
             return Err("ERR Write commands are not allowed from read-only scripts.".into());
         }
+        self.refuse_if_oom(cmd)?;
+        if cmd.has(flags::WRITE) {
+            // From here on, killing it could leave half its writes.
+            self.slot.note_write();
+        }
         let ctx = &mut *self.ctx;
         let keys: &mut Locked<'a> = match &mut self.own {
             Some(own) => own,
@@ -291,10 +301,19 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
         let ran = commands::run_locked(server, ctx.stats, ctx.client, reply, argv, cmd_id, keys);
         keys.effect_targets = Targets::ALL;
         commands::count_call(server, ctx.stats, cmd_id, ran.elapsed, ran.result.is_err());
-        if ran.changes > 0 {
-            self.slot.note_write();
-        }
         ran.result.map_err(|e| e.0.into_owned())
+    }
+
+    /// Redis's rule for scripts over `maxmemory`: when the check before the script
+    /// found nothing left to evict, a command that may grow memory is refused as long
+    /// as the script has not called a write command yet (after one, stopping would
+    /// leave it half done); `allow-oom` scripts are exempt.
+    fn refuse_if_oom(&self, cmd: &Command) -> Result<(), String> {
+        let over = self.ctx.client.over_memory && self.ctx.server.memory.limit().is_some();
+        if over && cmd.has(flags::DENYOOM) && !self.allow_oom && !self.slot.has_written() {
+            return Err(commands::errors::OOM.into());
+        }
+        Ok(())
     }
 }
 

@@ -54,6 +54,15 @@ impl Libraries {
         self.libs.read().values().cloned().collect()
     }
 
+    /// The flags function `name` was registered with, if there is one.
+    pub fn function_flags(&self, name: &[u8]) -> Option<ScriptFlags> {
+        let libs = self.libs.read();
+        let mut functions = libs.values().flat_map(|l| &l.functions);
+        functions
+            .find(|f| f.name.as_bytes() == name)
+            .map(|f| f.flags)
+    }
+
     pub fn counts(&self) -> (usize, usize) {
         let libs = self.libs.read();
         (libs.len(), libs.values().map(|l| l.functions.len()).sum())
@@ -281,6 +290,7 @@ pub fn fcall(
             kind: ScriptKind::Function,
             name: name.as_bytes(),
             read_only: ro_command || flags.no_writes,
+            allow_oom: flags.allow_oom,
             command,
         };
         let inputs = Inputs::Parameters { keys, argv };

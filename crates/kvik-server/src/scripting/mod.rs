@@ -138,6 +138,22 @@ impl Scripting {
         self.scripts.read().get(sha).cloned()
     }
 
+    /// The flags the script EVAL, EVALSHA or FCALL (`command`) would run with `args`
+    /// declared, found without running it: `None` for a script without a shebang (or
+    /// not found), which Redis holds to the command's own flags, as for any other
+    /// command.
+    pub fn declared_flags(&self, command: &str, args: &[&[u8]]) -> Option<ScriptFlags> {
+        match command {
+            "eval" => state::shebang_flags(args[1]),
+            "evalsha" => {
+                let sha = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
+                self.cached(&sha).map(|s| s.flags).filter(|f| f.shebang)
+            }
+            "fcall" => self.libraries.function_flags(args[1]),
+            _ => None,
+        }
+    }
+
     pub fn exists(&self, sha: &str) -> bool {
         self.scripts.read().contains_key(sha)
     }
@@ -146,6 +162,12 @@ impl Scripting {
     pub fn flush_scripts(&self) {
         self.scripts.write().clear();
         self.scripts_epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// A script has run past `busy-reply-threshold`: commands not flagged allow-busy
+    /// are answered BUSY.
+    pub fn is_busy(&self) -> bool {
+        self.running.any() && self.running.busy(self.threshold()).is_some()
     }
 
     /// The BUSY reply for `cmd` while a script has run past the threshold.
@@ -178,6 +200,6 @@ impl Scripting {
 
 impl WaitGate for Scripting {
     fn give_up(&self) -> bool {
-        self.running.busy(self.threshold()).is_some()
+        self.is_busy()
     }
 }

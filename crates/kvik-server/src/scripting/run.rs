@@ -17,6 +17,8 @@ pub struct RunSpec<'s> {
     pub name: &'s [u8],
     /// Writes are refused (EVAL_RO, FCALL_RO, or the `no-writes` flag).
     pub read_only: bool,
+    /// The `allow-oom` flag: it may write over `maxmemory`.
+    pub allow_oom: bool,
     /// The command that runs it, as FUNCTION STATS and MONITOR show it.
     pub command: &'s [&'s [u8]],
 }
@@ -45,6 +47,7 @@ pub fn eval(
             kind: ScriptKind::Eval,
             name: &sha,
             read_only: ro_command || flags.no_writes,
+            allow_oom: flags.allow_oom,
             command,
         };
         let inputs = Inputs::Globals { keys, argv };
@@ -103,7 +106,7 @@ pub(super) fn run(
     let saved_deny = std::mem::replace(&mut ctx.client.deny_blocking, true);
     ctx.client.running_script = true;
     let (outcome, resp) = {
-        let mut caller = Caller::new(ctx, own.as_mut(), spec.read_only, slot);
+        let mut caller = Caller::new(ctx, own.as_mut(), spec, slot);
         let outcome = {
             let _installed = Installed::new(&mut caller);
             sandbox.call(f, inputs)

@@ -121,6 +121,15 @@ fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, Vec<u8>), CmdError> {
     Ok((flags, [b"--", body].concat()))
 }
 
+/// The flags a script body declares in its shebang; `None` without one (or with a
+/// bad one, which running it reports).
+pub(super) fn shebang_flags(body: &[u8]) -> Option<ScriptFlags> {
+    if !body.starts_with(b"#!") {
+        return None;
+    }
+    parse_shebang(body).ok().map(|(flags, _)| flags)
+}
+
 /// Compiles a script into this thread's state (once) and caches it for all threads.
 /// Returns its SHA1.
 pub fn load_script(engine: &Scripting, body: &[u8]) -> Result<String, CmdError> {

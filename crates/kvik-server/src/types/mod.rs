@@ -67,6 +67,18 @@ impl Value {
         }
     }
 
+    /// The reference count Redis reports for this value (OBJECT REFCOUNT, DEBUG
+    /// OBJECT): integers 0..10000 are shared objects that read as never freed
+    /// (`i32::MAX`), unless `shared_integers` is off; every other value has its own.
+    pub fn refcount(&self, shared_integers: bool) -> i64 {
+        match self {
+            Value::Str(string::StrValue::Int(n)) if shared_integers && (0..10_000).contains(n) => {
+                i32::MAX.into()
+            }
+            _ => 1,
+        }
+    }
+
     /// Approximate heap bytes owned by this value, for freeing decisions and MEMORY.
     pub fn heap_size(&self) -> usize {
         match self {

@@ -191,14 +191,17 @@ fn exists(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 /// Counts the keys that exist, refreshing their access clock (a read that returns
-/// nothing).
+/// nothing), even for a client that set CLIENT NO-TOUCH: TOUCH is how such a
+/// client touches keys on purpose.
 fn touch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let touching = std::mem::replace(&mut ctx.keys.touch, true);
     let mut n = 0;
     for key in &args[1..] {
         let found = ctx.keys.get(key).is_some();
         count_read(ctx.stats, found);
         n += i64::from(found);
     }
+    ctx.keys.touch = touching;
     ctx.out.int(n);
     Ok(())
 }

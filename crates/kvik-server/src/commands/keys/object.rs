@@ -6,10 +6,7 @@
 use super::super::table::{acl, flags, key_flags, Command};
 use super::super::{CmdResult, Ctx};
 use super::count_read;
-use crate::keyspace::Entry;
-use crate::server::Server;
-use crate::types::string::StrValue;
-use crate::types::Value;
+use crate::keyspace::{AccessClock, Entry};
 
 const READ_SLOW: u32 = acl::KEYSPACE | acl::READ | acl::SLOW;
 
@@ -104,13 +101,6 @@ const HELP: &[&str] = &[
 const NOT_LFU: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 const IS_LFU: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 
-/// The counter Redis gives a new key under an LFU policy.
-const LFU_INITIAL_COUNTER: i64 = 5;
-
-/// Redis keeps one shared object per integer below this and reports it as having
-/// `i32::MAX` references.
-const SHARED_INTEGERS: i64 = 10_000;
-
 fn help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     ctx.out.array(HELP.len());
     for line in HELP {
@@ -147,38 +137,28 @@ fn encoding(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn refcount(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    inspect(ctx, args[2], |entry| match &entry.value {
-        Value::Str(StrValue::Int(n)) if (0..SHARED_INTEGERS).contains(n) => Ok(i32::MAX.into()),
-        _ => Ok(1),
-    })
+    let shared = ctx.server.memory.shares_integers();
+    inspect(ctx, args[2], |entry| Ok(entry.value.refcount(shared)))
 }
 
-/// Seconds since the last access, on the 24-bit seconds clock (wrapping as Redis's).
+/// Seconds since the last access, on the 24-bit seconds clock (wrapping as Redis's);
+/// refused under an LFU policy, whose access field counts uses instead.
 fn idletime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let lfu = lfu_policy_selected(ctx.server);
-    let now_ms = ctx.keys.now_ms;
-    inspect(ctx, args[2], |entry| {
-        if lfu {
-            return Err(IS_LFU);
-        }
-        Ok(crate::keyspace::idle_seconds(entry.access, now_ms) as i64)
+    let (clock, now_ms) = (ctx.keys.clock(), ctx.keys.now_ms);
+    inspect(ctx, args[2], |entry| match clock {
+        AccessClock::Lru => Ok(crate::keyspace::idle_seconds(entry.access, now_ms) as i64),
+        AccessClock::Lfu { .. } => Err(IS_LFU),
     })
 }
 
-/// Keys do not count their accesses yet: under an LFU policy every key reports the
-/// counter a new key starts with.
+/// The key's logarithmic access counter, after the decay its idle minutes call for;
+/// only an LFU policy keeps one.
 fn freq(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let lfu = lfu_policy_selected(ctx.server);
-    inspect(ctx, args[2], |_| {
-        if lfu {
-            Ok(LFU_INITIAL_COUNTER)
-        } else {
-            Err(NOT_LFU)
-        }
+    let (clock, now_ms) = (ctx.keys.clock(), ctx.keys.now_ms);
+    inspect(ctx, args[2], |entry| {
+        clock
+            .frequency(entry.access, now_ms)
+            .map(i64::from)
+            .ok_or(NOT_LFU)
     })
-}
-
-/// Is an LFU `maxmemory-policy` (`allkeys-lfu`, `volatile-lfu`) selected?
-fn lfu_policy_selected(server: &Server) -> bool {
-    server.config.read().maxmemory_policy.ends_with("-lfu")
 }
