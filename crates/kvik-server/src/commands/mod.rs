@@ -119,6 +119,9 @@ pub struct Ctx<'c, 'a> {
     pub propagated: bool,
     /// Changes made that `keys` did not count (EXEC's, made under its own `Locked`).
     pub extra_dirty: u64,
+    /// The handler wrote an error reply of its own (a script's returned error) and
+    /// counted it in INFO errorstats itself: the call counts as failed.
+    pub replied_error: bool,
     /// When the command started (a script's run counts from here for BUSY).
     pub started: Instant,
 }
@@ -350,7 +353,7 @@ fn execute(
         blocked.ran_for = ran.elapsed;
         return;
     }
-    count_call(server, stats, id, ran.elapsed, ran.result.is_err());
+    count_call(server, stats, id, ran.elapsed, ran.failed());
     if let Err(e) = ran.result {
         write_error(server, stats, out, &e.0);
     }
@@ -503,9 +506,18 @@ fn refuse(server: &Server, stats: &ThreadStats, out: &mut ReplyWriter, id: usize
 /// What running one command against held shards produced.
 pub struct Ran {
     pub result: CmdResult,
+    /// The handler replied an error of its own ([`Ctx::replied_error`]).
+    pub replied_error: bool,
     /// Changes it made (Redis's `dirty`), its own locks included.
     pub changes: u64,
     pub elapsed: Duration,
+}
+
+impl Ran {
+    /// Did the call fail (INFO commandstats' `failed_calls`)?
+    pub fn failed(&self) -> bool {
+        self.result.is_err() || self.replied_error
+    }
 }
 
 /// Run command `id` against shards the caller already holds: the handler (a panic
@@ -540,6 +552,7 @@ pub fn run_locked<'a>(
         stats,
         propagated: false,
         extra_dirty: 0,
+        replied_error: false,
         started,
     };
     // A bug in one handler must not take the worker thread and its clients down with
@@ -569,6 +582,7 @@ pub fn run_locked<'a>(
     }
     Ran {
         result,
+        replied_error: ctx.replied_error,
         changes,
         elapsed: started.elapsed(),
     }
@@ -597,6 +611,11 @@ pub fn count_call(
 /// Write an error reply and count it in INFO errorstats (by its first word).
 pub fn write_error(server: &Server, stats: &ThreadStats, out: &mut ReplyWriter, text: &str) {
     out.error(text);
+    count_error_reply(server, stats, text);
+}
+
+/// Count an error reply in INFO errorstats (by its first word) and stats.
+pub fn count_error_reply(server: &Server, stats: &ThreadStats, text: &str) {
     stats.add(&stats.total_error_replies, 1);
     let prefix = text.split(' ').next().unwrap_or("ERR");
     server.count_error(prefix);

@@ -18,7 +18,7 @@
 //! by `longjmp`, so one is raised only once every Rust value of the call is gone.
 
 use super::busy::Slot;
-use super::convert::{error_table_text, push_reply, truncate_like_c};
+use super::convert::{error_table_text, mark_counted, push_reply, truncate_like_c};
 use super::run::RunSpec;
 use super::stack::Stack;
 use crate::commands::table::{flags, Command};
@@ -40,10 +40,30 @@ use std::time::Duration;
 /// shard it holds before its call fails.
 const OUT_OF_ORDER_PATIENCE: Duration = Duration::from_millis(200);
 
+/// Why `redis.call` / `redis.pcall` gave an error table.
+pub(super) struct CallError {
+    text: String,
+    /// It is the command's own error reply, counted in INFO errorstats when it was
+    /// made: the table says so (`ignore_error_stats_update`, as Redis names it), so
+    /// that a script returning it does not count it twice.
+    counted: bool,
+}
+
+impl CallError {
+    /// An error of the call itself (an unknown command, a write from a read-only
+    /// script, ...), counted only if the script replies with it.
+    fn refusal(text: impl Into<String>) -> Self {
+        CallError {
+            text: text.into(),
+            counted: false,
+        }
+    }
+}
+
 /// What the `redis.*` C functions ask of the run in progress.
 pub(super) trait ScriptCalls {
-    /// Runs one command and pushes its reply on `stack`, or returns its error text.
-    fn command(&mut self, stack: Stack, argv: &[&[u8]]) -> Result<(), String>;
+    /// Runs one command and pushes its reply on `stack`, or returns its error.
+    fn command(&mut self, stack: Stack, argv: &[&[u8]]) -> Result<(), CallError>;
     /// `redis.setresp`: the protocol of the replies that follow (2 or 3).
     fn set_resp(&mut self, resp: u8);
     /// `redis.set_repl`: where the effects of the commands that follow go.
@@ -120,13 +140,16 @@ fn command_from_lua(stack: Stack) -> bool {
             "ERR redis.call/pcall can only be called inside a script invocation",
             |calls| calls.command(stack, &argv),
         )
-        .unwrap_or_else(|text| Err(text.to_string())),
-        Err(text) => Err(text.to_string()),
+        .unwrap_or_else(|text| Err(CallError::refusal(text))),
+        Err(text) => Err(CallError::refusal(text)),
     };
     match outcome {
         Ok(()) => true,
-        Err(text) => {
-            stack.push_tagged(b"err", text.as_bytes());
+        Err(e) => {
+            stack.push_tagged(b"err", e.text.as_bytes());
+            if e.counted {
+                mark_counted(stack);
+            }
             false
         }
     }
@@ -269,17 +292,21 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
     }
 
     /// Checks and runs the command, its reply going to `reply`.
-    fn run(&mut self, argv: &[&[u8]], reply: &mut ReplyWriter) -> Result<(), String> {
+    fn run(&mut self, argv: &[&[u8]], reply: &mut ReplyWriter) -> Result<(), CallError> {
         let server = self.ctx.server;
-        let cmd_id = resolve(server, argv)?;
+        let cmd_id = resolve(server, argv).map_err(CallError::refusal)?;
         let cmd = server.commands.get(cmd_id);
         if cmd.has(flags::NOSCRIPT) {
-            return Err("ERR This Redis command is not allowed from script".into());
+            return Err(CallError::refusal(
+                "ERR This Redis command is not allowed from script",
+            ));
         }
         if cmd.has(flags::WRITE) && self.read_only {
-            return Err("ERR Write commands are not allowed from read-only scripts.".into());
+            return Err(CallError::refusal(
+                "ERR Write commands are not allowed from read-only scripts.",
+            ));
         }
-        self.refuse_if_oom(cmd)?;
+        self.refuse_if_oom(cmd).map_err(CallError::refusal)?;
         if cmd.has(flags::WRITE) {
             // From here on, killing it could leave half its writes.
             self.slot.note_write();
@@ -293,15 +320,22 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
         keys.db = ctx.client.db;
         self.shards.clear();
         commands::plan_locks(server, cmd, argv, keys.db, &mut self.shards);
-        acquire(keys, &self.shards)?;
+        acquire(keys, &self.shards).map_err(CallError::refusal)?;
         let now = keys.now_ms;
         keys.begin_command(now);
         // Only this command's effects: a transaction goes on with its own after.
         keys.effect_targets = self.targets;
         let ran = commands::run_locked(server, ctx.stats, ctx.client, reply, argv, cmd_id, keys);
         keys.effect_targets = Targets::ALL;
-        commands::count_call(server, ctx.stats, cmd_id, ran.elapsed, ran.result.is_err());
-        ran.result.map_err(|e| e.0.into_owned())
+        commands::count_call(server, ctx.stats, cmd_id, ran.elapsed, ran.failed());
+        ran.result.map_err(|e| {
+            // The command's error reply counts where it is made, as any other.
+            commands::count_error_reply(server, ctx.stats, &e.0);
+            CallError {
+                text: e.0.into_owned(),
+                counted: true,
+            }
+        })
     }
 
     /// Redis's rule for scripts over `maxmemory`: when the check before the script
@@ -318,7 +352,7 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
 }
 
 impl ScriptCalls for Caller<'_, '_, '_> {
-    fn command(&mut self, stack: Stack, argv: &[&[u8]]) -> Result<(), String> {
+    fn command(&mut self, stack: Stack, argv: &[&[u8]]) -> Result<(), CallError> {
         let protocol = match self.resp {
             3 => Protocol::Resp3,
             _ => Protocol::Resp2,
@@ -330,8 +364,9 @@ impl ScriptCalls for Caller<'_, '_, '_> {
         reply.buf.clear();
         let ran = self.run(argv, &mut reply);
         let pushed = ran.and_then(|()| {
-            push_reply(stack, &reply.buf)
-                .map_err(|text| error_table_text(&[b"-", text.as_bytes()].concat()))
+            push_reply(stack, &reply.buf).map_err(|text| {
+                CallError::refusal(error_table_text(&[b"-", text.as_bytes()].concat()))
+            })
         });
         self.reply = reply.buf;
         pushed

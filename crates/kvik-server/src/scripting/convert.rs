@@ -25,6 +25,18 @@ pub fn error_table_text(text: &[u8]) -> String {
     format!("{code} {}", msg.trim_matches(|c| c == '\r' || c == '\n'))
 }
 
+/// The field Redis sets on an error table made from a command's error reply, which
+/// INFO errorstats counted when it was made: a script replying with the table does
+/// not count it again.
+const COUNTED_FIELD: &str = "ignore_error_stats_update";
+
+/// Marks the error table on top of `stack` as counted already ([`COUNTED_FIELD`]).
+pub fn mark_counted(stack: Stack) {
+    let table = stack.top();
+    stack.push_bool(true);
+    stack.set_field(table, COUNTED_FIELD.as_bytes());
+}
+
 /// Parses one RESP reply from `buf` and pushes it on `stack` as one Lua value. An
 /// error reply at the top level is not pushed but comes back as `Err(text)`, so
 /// `redis.call` can raise it; nested errors (inside arrays) become error tables.
@@ -85,6 +97,7 @@ impl ReplyParser<'_> {
             b'-' => {
                 let text = error_table_text(&[b"-", self.line()].concat());
                 stack.push_tagged(b"err", text.as_bytes());
+                mark_counted(stack);
             }
             b'*' | b'~' | b'>' => self.push_collection()?,
             b'%' => {
@@ -214,27 +227,129 @@ fn line_end(buf: &[u8], from: usize) -> usize {
 /// reply reaches, with the same error in place of the rest.
 const MAX_REPLY_DEPTH: usize = 1000;
 
-/// Writes a script's return value as the client's reply. `script_resp` is the
-/// protocol the script chose (`redis.setresp`): with 3, booleans are booleans.
-pub fn lua_to_reply(value: &Value, out: &mut ReplyWriter, script_resp: u8) {
-    write_value(value, out, script_resp, 0);
+/// Error replies a script's return value made: Redis counts each in INFO errorstats
+/// (but those made from a command's error, counted already), and the call as failed.
+#[derive(Default)]
+pub struct RepliedErrors {
+    /// The texts to count.
+    pub uncounted: Vec<String>,
+    /// Any error at all, counted already or not.
+    pub any: bool,
 }
 
-fn write_value(value: &Value, out: &mut ReplyWriter, script_resp: u8, depth: usize) {
-    if depth > MAX_REPLY_DEPTH {
-        out.error("ERR reached lua stack limit");
-        return;
+/// Writes a script's return value as the client's reply. `script_resp` is the
+/// protocol the script chose (`redis.setresp`): with 3, booleans are booleans.
+pub fn lua_to_reply(value: &Value, out: &mut ReplyWriter, script_resp: u8) -> RepliedErrors {
+    let mut reply = ScriptReply {
+        out,
+        script_resp,
+        errors: RepliedErrors::default(),
+    };
+    reply.value(value, 0);
+    reply.errors
+}
+
+/// A script's return value on its way to the client.
+struct ScriptReply<'o> {
+    out: &'o mut ReplyWriter,
+    script_resp: u8,
+    errors: RepliedErrors,
+}
+
+impl ScriptReply<'_> {
+    fn value(&mut self, value: &Value, depth: usize) {
+        if depth > MAX_REPLY_DEPTH {
+            self.error("ERR reached lua stack limit".into(), false);
+            return;
+        }
+        let out = &mut *self.out;
+        match value {
+            Value::String(s) => out.bulk(&s.as_bytes()),
+            Value::Boolean(b) if self.script_resp == 3 => out.boolean(*b),
+            Value::Boolean(true) => out.int(1),
+            Value::Boolean(false) => out.null(),
+            Value::Integer(n) => out.int(*n),
+            Value::Number(n) => out.int(truncate_like_c(*n)),
+            Value::Table(t) => self.table(t, depth),
+            _ => out.null(),
+        }
     }
-    match value {
-        Value::String(s) => out.bulk(&s.as_bytes()),
-        Value::Boolean(b) if script_resp == 3 => out.boolean(*b),
-        Value::Boolean(true) => out.int(1),
-        Value::Boolean(false) => out.null(),
-        Value::Integer(n) => out.int(*n),
-        Value::Number(n) => out.int(truncate_like_c(*n)),
-        Value::Table(t) => table_to_reply(t, out, script_resp, depth),
-        _ => out.null(),
+
+    fn error(&mut self, text: String, counted: bool) {
+        self.out.error(&text);
+        self.errors.any = true;
+        if !counted {
+            self.errors.uncounted.push(text);
+        }
     }
+
+    fn table(&mut self, t: &Table, depth: usize) {
+        if let Some(err) = string_field(t, "err") {
+            self.error(one_line(&err), is_counted(t));
+        } else if let Some(ok) = string_field(t, "ok") {
+            self.out.simple(&one_line(&ok));
+        } else if let Some(d) = number_field(t, "double") {
+            let mut text = Vec::new();
+            write_f64(&mut text, d);
+            self.out.double_text(&text);
+        } else if let Some(big) = string_field(t, "big_number") {
+            if self.out.is_resp3() {
+                self.out.raw(b"(");
+                self.out.raw(&big);
+                self.out.raw(b"\r\n");
+            } else {
+                self.out.bulk(&big);
+            }
+        } else if let Ok(Value::Table(map)) = t.raw_get::<Value>("map") {
+            let pairs: Vec<(Value, Value)> = map.pairs().filter_map(Result::ok).collect();
+            self.out.map(pairs.len());
+            for (k, v) in &pairs {
+                self.value(k, depth + 1);
+                self.value(v, depth + 1);
+            }
+        } else if let Ok(Value::Table(set)) = t.raw_get::<Value>("set") {
+            let members: Vec<Value> = set
+                .pairs::<Value, Value>()
+                .filter_map(Result::ok)
+                .map(|(k, _)| k)
+                .collect();
+            self.out.set(members.len());
+            for m in &members {
+                self.value(m, depth + 1);
+            }
+        } else if let Ok(Value::Table(v)) = t.raw_get::<Value>("verbatim_string") {
+            let format = string_field(&v, "format").unwrap_or_default();
+            let text = string_field(&v, "string").unwrap_or_default();
+            let format: [u8; 3] = format
+                .get(..3)
+                .and_then(|f| f.try_into().ok())
+                .unwrap_or(*b"txt");
+            self.out.verbatim(&format, &text);
+        } else {
+            // An array ends at the first nil, as Lua's length operator would have it.
+            let mut items = Vec::new();
+            while let Ok(v) = t.raw_get::<Value>(items.len() + 1) {
+                if v.is_nil() {
+                    break;
+                }
+                items.push(v);
+            }
+            self.out.array(items.len());
+            for v in &items {
+                self.value(v, depth + 1);
+            }
+        }
+    }
+}
+
+/// Was the error `value` (a table) made from a command's error reply, which INFO
+/// errorstats counted already?
+pub fn counted_already(value: &Value) -> bool {
+    matches!(value, Value::Table(t) if is_counted(t))
+}
+
+fn is_counted(t: &Table) -> bool {
+    matches!(t.raw_get::<Value>(COUNTED_FIELD), Ok(Value::Boolean(true)))
 }
 
 fn string_field(t: &Table, name: &str) -> Option<Vec<u8>> {
@@ -266,62 +381,4 @@ fn number_field(t: &Table, name: &str) -> Option<f64> {
 /// CR and LF cannot appear inside a status or error line: they become spaces.
 fn one_line(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).replace(['\r', '\n'], " ")
-}
-
-fn table_to_reply(t: &Table, out: &mut ReplyWriter, script_resp: u8, depth: usize) {
-    if let Some(err) = string_field(t, "err") {
-        out.error(&one_line(&err));
-    } else if let Some(ok) = string_field(t, "ok") {
-        out.simple(&one_line(&ok));
-    } else if let Some(d) = number_field(t, "double") {
-        let mut text = Vec::new();
-        write_f64(&mut text, d);
-        out.double_text(&text);
-    } else if let Some(big) = string_field(t, "big_number") {
-        if out.is_resp3() {
-            out.raw(b"(");
-            out.raw(&big);
-            out.raw(b"\r\n");
-        } else {
-            out.bulk(&big);
-        }
-    } else if let Ok(Value::Table(map)) = t.raw_get::<Value>("map") {
-        let pairs: Vec<(Value, Value)> = map.pairs().filter_map(Result::ok).collect();
-        out.map(pairs.len());
-        for (k, v) in &pairs {
-            write_value(k, out, script_resp, depth + 1);
-            write_value(v, out, script_resp, depth + 1);
-        }
-    } else if let Ok(Value::Table(set)) = t.raw_get::<Value>("set") {
-        let members: Vec<Value> = set
-            .pairs::<Value, Value>()
-            .filter_map(Result::ok)
-            .map(|(k, _)| k)
-            .collect();
-        out.set(members.len());
-        for m in &members {
-            write_value(m, out, script_resp, depth + 1);
-        }
-    } else if let Ok(Value::Table(v)) = t.raw_get::<Value>("verbatim_string") {
-        let format = string_field(&v, "format").unwrap_or_default();
-        let text = string_field(&v, "string").unwrap_or_default();
-        let format: [u8; 3] = format
-            .get(..3)
-            .and_then(|f| f.try_into().ok())
-            .unwrap_or(*b"txt");
-        out.verbatim(&format, &text);
-    } else {
-        // An array ends at the first nil, as Lua's length operator would have it.
-        let mut items = Vec::new();
-        while let Ok(v) = t.raw_get::<Value>(items.len() + 1) {
-            if v.is_nil() {
-                break;
-            }
-            items.push(v);
-        }
-        out.array(items.len());
-        for v in &items {
-            write_value(v, out, script_resp, depth + 1);
-        }
-    }
 }

@@ -6,7 +6,7 @@ use super::call::{self, Caller, Installed};
 use super::convert;
 use super::sandbox::{Inputs, Sandbox};
 use super::state::{compiled, lua_error_text, sha_of, with_state, Sha};
-use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::commands::{self, CmdError, CmdResult, Ctx};
 use crate::keyspace::{KeyEnv, Locked, WaitGate};
 use mlua::{Function, Value};
 
@@ -134,13 +134,24 @@ pub(super) fn run(
     }
     match outcome {
         Ok(Ok(value)) => {
-            convert::lua_to_reply(&value, ctx.out, resp);
+            let errors = convert::lua_to_reply(&value, ctx.out, resp);
+            for text in &errors.uncounted {
+                commands::count_error_reply(ctx.server, ctx.stats, text);
+            }
+            ctx.replied_error = errors.any;
             Ok(())
         }
         Ok(Err(value)) => {
             // A killed script fails wherever the kill found it; say why, not what.
-            let text = killed.then_some("ERR Script killed by user with SCRIPT KILL...");
-            Err(script_error(&value, text, spec.name).into())
+            let reason = killed.then_some("ERR Script killed by user with SCRIPT KILL...");
+            let text = script_error(&value, reason, spec.name);
+            if convert::counted_already(&value) && !killed {
+                // A command's error, raised by redis.call: counted when it was made.
+                ctx.out.error(&text);
+                ctx.replied_error = true;
+                return Ok(());
+            }
+            Err(text.into())
         }
         Err(e) => Err(format!("ERR {}", lua_error_text(&e)).into()),
     }
