@@ -218,6 +218,43 @@ fn script_cache_commands() {
     );
 }
 
+/// INFO memory's scripting fields follow the script cache, the libraries and the
+/// threads' Lua states.
+#[test]
+fn info_memory_counts_scripts_functions_and_lua_memory() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    let field = |c: &mut RawConn, name: &str| -> u64 {
+        let info = text(&c.cmd(&["INFO", "memory"]));
+        let line = info
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}:")))
+            .unwrap_or_else(|| panic!("no {name} in {info}"))
+            .to_string();
+        line.parse().unwrap()
+    };
+    assert_eq!(field(&mut c, "number_of_cached_scripts"), 0);
+    c.cmd(&["SCRIPT", "LOAD", "return 1"]);
+    c.cmd(&["EVAL", "return 2", "0"]);
+    let library = "#!lua name=lib\nredis.register_function('f', function() return 1 end)";
+    c.cmd(&["FUNCTION", "LOAD", library]);
+    assert_eq!(field(&mut c, "number_of_cached_scripts"), 2);
+    assert_eq!(field(&mut c, "number_of_functions"), 1);
+    assert_eq!(field(&mut c, "number_of_libraries"), 1);
+    assert!(field(&mut c, "used_memory_lua") > 0);
+    let scripts = field(&mut c, "used_memory_scripts");
+    assert_eq!(
+        scripts,
+        field(&mut c, "used_memory_scripts_eval") + field(&mut c, "used_memory_functions")
+    );
+    assert!(scripts > 0);
+    c.cmd(&["SCRIPT", "FLUSH"]);
+    c.cmd(&["FUNCTION", "FLUSH"]);
+    assert_eq!(field(&mut c, "number_of_cached_scripts"), 0);
+    assert_eq!(field(&mut c, "number_of_functions"), 0);
+    assert_eq!(field(&mut c, "used_memory_scripts"), 0);
+}
+
 #[test]
 fn a_script_replicates_as_its_effects() {
     let kvik = Kvik::start();

@@ -31,6 +31,8 @@ pub struct Slot {
     /// The run called a write command: killing it could leave half its effects, so it
     /// cannot be (Redis's rule, whether or not the command changed anything).
     wrote: AtomicBool,
+    /// Bytes the thread's Lua state holds, as of its latest use (INFO memory).
+    vm_bytes: AtomicUsize,
 }
 
 /// The run a slot holds, if `active`.
@@ -59,6 +61,7 @@ impl Slot {
             }),
             kill: AtomicBool::new(false),
             wrote: AtomicBool::new(false),
+            vm_bytes: AtomicUsize::new(0),
         }
     }
 
@@ -76,6 +79,10 @@ impl Slot {
     /// The running script called a write command: it can no longer be killed.
     pub fn note_write(&self) {
         self.wrote.store(true, Ordering::Release);
+    }
+
+    pub fn note_vm_bytes(&self, bytes: usize) {
+        self.vm_bytes.store(bytes, Ordering::Relaxed);
     }
 
     /// Has the running script called a write command?
@@ -163,6 +170,15 @@ impl Monitor {
             monitor: self,
             slot,
         }
+    }
+
+    /// Bytes held by the Lua states of every thread that has run scripts.
+    pub fn vm_bytes(&self) -> usize {
+        let slots = self.slots.lock();
+        slots
+            .iter()
+            .map(|s| s.vm_bytes.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// Is any script running at all (the one load on every command's path)?

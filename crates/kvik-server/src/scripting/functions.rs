@@ -68,6 +68,24 @@ impl Libraries {
         (libs.len(), libs.values().map(|l| l.functions.len()).sum())
     }
 
+    /// Bytes the libraries' code and registrations take, for INFO memory (an
+    /// estimate: the texts plus a fixed cost per library and per function).
+    pub fn memory(&self) -> usize {
+        const PER_LIBRARY: usize = 64;
+        const PER_FUNCTION: usize = 96;
+        let libs = self.libs.read();
+        let function = |f: &FunctionInfo| {
+            PER_FUNCTION + f.name.len() + f.description.as_ref().map_or(0, String::len)
+        };
+        let library = |l: &Library| {
+            PER_LIBRARY
+                + l.name.len()
+                + l.code.len()
+                + l.functions.iter().map(function).sum::<usize>()
+        };
+        libs.values().map(|l| library(l)).sum()
+    }
+
     fn changed(&self) {
         self.epoch.fetch_add(1, Ordering::AcqRel);
     }

@@ -154,6 +154,18 @@ impl Scripting {
         }
     }
 
+    /// The script cache for INFO memory: how many scripts, and about how many bytes
+    /// (bodies and SHA1s, plus a fixed cost per entry).
+    pub fn cache_memory(&self) -> (usize, usize) {
+        const PER_SCRIPT: usize = 88;
+        let scripts = self.scripts.read();
+        let bytes = scripts
+            .iter()
+            .map(|(sha, s)| PER_SCRIPT + sha.len() + s.body.len())
+            .sum();
+        (scripts.len(), bytes)
+    }
+
     pub fn exists(&self, sha: &str) -> bool {
         self.scripts.read().contains_key(sha)
     }

@@ -50,7 +50,11 @@ pub(super) fn with_state<R>(
             let running = old.map_or_else(|| engine.running.new_slot(), |s| s.slot);
             *slot = Some(new_state(engine.id, epoch, running)?);
         }
-        Ok(work(slot.as_mut().expect("state made above")))
+        let state = slot.as_mut().expect("state made above");
+        let done = work(state);
+        // For INFO memory: what this thread's Lua state holds now.
+        state.slot.note_vm_bytes(state.sandbox.lua.used_memory());
+        Ok(done)
     })
 }
 
