@@ -23,6 +23,7 @@ use crate::types::hll::{self, Encoding, Registers, REGISTERS};
 use crate::types::string::StrValue;
 use crate::types::Value;
 use std::sync::atomic::Ordering;
+use thin_vec::ThinVec;
 
 const HLL: u32 = acl::HYPERLOGLOG;
 const DEBUG_ACL: u32 = HLL | acl::ADMIN | acl::SLOW | acl::DANGEROUS;
@@ -116,7 +117,7 @@ fn hll_bytes(value: &Value) -> Result<&[u8], CmdError> {
 /// The HyperLogLog in a looked-up entry as a buffer to change in place; `None` if
 /// there is no key. Callers look keys up as Redis does: PFCOUNT of one key as a read
 /// (a keyspace hit or miss), the others as writes.
-fn hll_in(entry: Option<&mut Entry>) -> Result<Option<&mut Vec<u8>>, CmdError> {
+fn hll_in(entry: Option<&mut Entry>) -> Result<Option<&mut ThinVec<u8>>, CmdError> {
     let Some(entry) = entry else {
         return Ok(None);
     };
@@ -130,10 +131,10 @@ fn hll_in(entry: Option<&mut Entry>) -> Result<Option<&mut Vec<u8>>, CmdError> {
 fn hll_or_new<'k>(
     keys: &'k mut Locked<'_>,
     key: &[u8],
-) -> Result<(&'k mut Vec<u8>, bool), CmdError> {
+) -> Result<(&'k mut ThinVec<u8>, bool), CmdError> {
     let created = hll_in(keys.get(key))?.is_none();
     if created {
-        keys.set(key, Value::Str(StrValue::raw(hll::new())), 0);
+        keys.set(key, Value::Str(StrValue::Raw(hll::new())), 0);
     }
     let hll = hll_in(keys.get(key))?.expect("the key was just found or stored");
     Ok((hll, created))

@@ -4,10 +4,14 @@
 //!   stored as the integer itself; INCR works on it without parsing.
 //! - `embstr`: up to 44 bytes, never modified in place since it was set. Up to 22 bytes
 //!   live inside the value itself; longer ones in one exact-size allocation.
-//! - `raw`: anything longer, and any string APPEND or SETRANGE touched, in a growable
-//!   buffer so repeated appends are amortised O(1).
+//! - `raw`: anything longer, and any string APPEND, SETRANGE or a bitmap command
+//!   touched, in a growable buffer so repeated appends are amortised O(1). The buffer
+//!   keeps its length and capacity in its own allocation (`ThinVec`), so the value
+//!   points straight at the bytes: reading a raw string costs one pointer chase from
+//!   the entry, not two.
 
 use crate::util::numbers::parse_i64;
+use thin_vec::ThinVec;
 
 /// Longest string Redis stores as `embstr`.
 pub const EMBSTR_MAX: usize = 44;
@@ -18,7 +22,7 @@ pub enum StrValue {
     Int(i64),
     Inline { len: u8, data: [u8; INLINE_CAP] },
     Emb(Box<[u8]>),
-    Raw(Box<Vec<u8>>),
+    Raw(ThinVec<u8>),
 }
 
 impl PartialEq for StrValue {
@@ -50,13 +54,13 @@ impl StrValue {
         } else if bytes.len() <= EMBSTR_MAX {
             StrValue::Emb(bytes.into())
         } else {
-            StrValue::Raw(Box::new(bytes.to_vec()))
+            StrValue::Raw(ThinVec::from(bytes))
         }
     }
 
-    /// Take ownership of a buffer built by a command (APPEND, SETRANGE, LCS ...).
-    pub fn raw(bytes: Vec<u8>) -> Self {
-        StrValue::Raw(Box::new(bytes))
+    /// A `raw` string of a buffer built by a command (APPEND, SETRANGE, BITOP ...).
+    pub fn raw(bytes: &[u8]) -> Self {
+        StrValue::Raw(ThinVec::from(bytes))
     }
 
     pub fn encoding_name(&self) -> &'static str {
@@ -118,9 +122,9 @@ impl StrValue {
     }
 
     /// A growable buffer for in-place modification; the value becomes `raw`, as in Redis.
-    pub fn make_raw(&mut self) -> &mut Vec<u8> {
+    pub fn make_raw(&mut self) -> &mut ThinVec<u8> {
         if !matches!(self, StrValue::Raw(_)) {
-            *self = StrValue::raw(self.to_vec());
+            *self = StrValue::raw(self.bytes(&mut itoa::Buffer::new()));
         }
         match self {
             StrValue::Raw(v) => v,
@@ -132,7 +136,8 @@ impl StrValue {
         match self {
             StrValue::Int(_) | StrValue::Inline { .. } => 0,
             StrValue::Emb(b) => b.len(),
-            StrValue::Raw(v) => v.capacity() + std::mem::size_of::<Vec<u8>>(),
+            // The length and capacity live in the allocation, before the bytes.
+            StrValue::Raw(v) => v.capacity() + 2 * std::mem::size_of::<usize>(),
         }
     }
 }

@@ -80,7 +80,7 @@ pub fn bitop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ctx.notify(class::GENERIC, "del", dest);
         }
     } else {
-        ctx.keys.set(dest, Value::Str(StrValue::raw(result)), 0);
+        ctx.keys.set(dest, Value::Str(StrValue::raw(&result)), 0);
         ctx.notify(class::STRING, "set", dest);
     }
     ctx.out.int(len as i64);

@@ -19,6 +19,7 @@ use crate::types::string::StrValue;
 use crate::types::Value;
 use crate::util::numbers::parse_i64;
 use std::sync::atomic::Ordering;
+use thin_vec::ThinVec;
 
 const READ_FAST: u32 = acl::BITMAP | acl::READ | acl::FAST;
 const READ_SLOW: u32 = acl::BITMAP | acl::READ | acl::SLOW;
@@ -156,11 +157,11 @@ fn writable_bits<'k>(
     keys: &'k mut Locked<'_>,
     key: &[u8],
     last_bit: u64,
-) -> Result<(&'k mut Vec<u8>, Growth), CmdError> {
+) -> Result<(&'k mut ThinVec<u8>, Growth), CmdError> {
     let needed = (last_bit >> 3) as usize + 1;
     let growth = match keys.get(key) {
         None => {
-            let zeros = StrValue::raw(vec![0; needed]);
+            let zeros = StrValue::raw(&vec![0; needed]);
             keys.set(key, Value::Str(zeros), 0);
             Growth::Created
         }

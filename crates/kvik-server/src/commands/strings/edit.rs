@@ -14,11 +14,7 @@ use crate::types::string::StrValue;
 use crate::types::Value;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
-
-/// Reply when the memory for a longer string cannot be had. Redis aborts there; a
-/// server that must not crash on a client's request says so instead, in the error
-/// class clients know for memory.
-const OUT_OF_MEMORY: &str = "OOM not enough memory to grow the string";
+use thin_vec::ThinVec;
 
 pub fn strlen(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let len = read_string(ctx.keys, args[1])?.map_or(0, StrValue::len);
@@ -68,10 +64,7 @@ pub fn append(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 .as_str_mut()
                 .ok_or(CmdError::from(errors::WRONGTYPE))?;
             let total = checked_total(value.len() as u64, tail.len() as u64, max)?;
-            let buf = value.make_raw();
-            buf.try_reserve(tail.len())
-                .map_err(|_| CmdError::from(OUT_OF_MEMORY))?;
-            buf.extend_from_slice(tail);
+            value.make_raw().extend_from_slice(tail);
             ctx.keys.modified(key);
             total
         }
@@ -95,9 +88,9 @@ pub fn setrange(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         None if patch.is_empty() => 0,
         None => {
             let total = checked_total(offset, patch.len() as u64, max)?;
-            let mut buf = Vec::new();
-            write_at(&mut buf, offset as usize, patch, total)?;
-            ctx.keys.set(key, Value::Str(StrValue::raw(buf)), 0);
+            let mut buf = ThinVec::new();
+            write_at(&mut buf, offset as usize, patch, total);
+            ctx.keys.set(key, Value::Str(StrValue::Raw(buf)), 0);
             ctx.notify(class::STRING, "setrange", key);
             total
         }
@@ -111,7 +104,7 @@ pub fn setrange(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             } else {
                 let total = checked_total(offset, patch.len() as u64, max)?;
                 let buf = value.make_raw();
-                write_at(buf, offset as usize, patch, total)?;
+                write_at(buf, offset as usize, patch, total);
                 let len = buf.len();
                 ctx.keys.modified(key);
                 ctx.notify(class::STRING, "setrange", key);
@@ -125,14 +118,11 @@ pub fn setrange(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 /// Copy `patch` into `buf` at `offset`, first zero-extending `buf` to `end` bytes if
 /// it is shorter.
-fn write_at(buf: &mut Vec<u8>, offset: usize, patch: &[u8], end: usize) -> CmdResult {
+fn write_at(buf: &mut ThinVec<u8>, offset: usize, patch: &[u8], end: usize) {
     if buf.len() < end {
-        buf.try_reserve_exact(end - buf.len())
-            .map_err(|_| CmdError::from(OUT_OF_MEMORY))?;
         buf.resize(end, 0);
     }
     buf[offset..end].copy_from_slice(patch);
-    Ok(())
 }
 
 /// The longest string a command may build (proto-max-bulk-len).

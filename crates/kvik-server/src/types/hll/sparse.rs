@@ -13,6 +13,7 @@
 
 use super::{Corrupt, HEADER_LEN, REGISTERS};
 use std::fmt::Write as _;
+use thin_vec::ThinVec;
 
 /// The largest value a `VAL` opcode holds.
 pub const VAL_MAX_VALUE: u8 = 32;
@@ -137,7 +138,7 @@ pub enum SetOutcome {
 
 /// Raise register `index` of the sparse HLL `hll` (header included) to `value`, keeping
 /// the whole string within `max_bytes` when it grows.
-pub fn set(hll: &mut Vec<u8>, index: usize, value: u8, max_bytes: u64) -> SetOutcome {
+pub fn set(hll: &mut ThinVec<u8>, index: usize, value: u8, max_bytes: u64) -> SetOutcome {
     if value > VAL_MAX_VALUE {
         return SetOutcome::NeedsDense;
     }
@@ -264,7 +265,7 @@ impl Opcodes {
 
 /// Join neighbouring `VAL`s of equal value whose lengths fit one opcode, looking at
 /// a few opcodes from offset `from` (the opcode before the one just changed).
-fn merge_neighbours(hll: &mut Vec<u8>, from: usize) {
+fn merge_neighbours(hll: &mut ThinVec<u8>, from: usize) {
     let mut at = from;
     let mut budget = MERGE_SCAN;
     while at < hll.len() && budget > 0 {
@@ -297,8 +298,8 @@ fn val_op(value: u8, len: usize) -> u8 {
 mod tests {
     use super::*;
 
-    fn fresh() -> Vec<u8> {
-        let mut hll = vec![0u8; HEADER_LEN];
+    fn fresh() -> ThinVec<u8> {
+        let mut hll = thin_vec::thin_vec![0u8; HEADER_LEN];
         hll.extend(empty_body());
         hll
     }
@@ -355,7 +356,7 @@ mod tests {
     #[test]
     fn a_cut_short_xzero_loses_the_last_byte_of_its_split() {
         // XZERO with its second byte missing: 0x3f00 + 1 registers, read as Redis does.
-        let mut hll = vec![0u8; HEADER_LEN];
+        let mut hll = thin_vec::thin_vec![0u8; HEADER_LEN];
         hll.push(0x7f);
         assert_eq!(set(&mut hll, 5, 2, 3000), SetOutcome::Updated);
         // z:5, v:2,1, then an XZERO of 16123 whose second byte fell off.
@@ -373,7 +374,7 @@ mod tests {
             Err(Corrupt)
         );
         assert_eq!(
-            set(&mut vec![0; HEADER_LEN], 0, 1, 3000),
+            set(&mut thin_vec::thin_vec![0; HEADER_LEN], 0, 1, 3000),
             SetOutcome::Corrupt
         );
     }
