@@ -22,8 +22,8 @@ use crate::notify::class;
 use crate::types::hll::{self, Encoding, Registers, REGISTERS};
 use crate::types::string::StrValue;
 use crate::types::Value;
+use crate::util::thin_buf::ThinBuf;
 use std::sync::atomic::Ordering;
-use thin_vec::ThinVec;
 
 const HLL: u32 = acl::HYPERLOGLOG;
 const DEBUG_ACL: u32 = HLL | acl::ADMIN | acl::SLOW | acl::DANGEROUS;
@@ -117,7 +117,7 @@ fn hll_bytes(value: &Value) -> Result<&[u8], CmdError> {
 /// The HyperLogLog in a looked-up entry as a buffer to change in place; `None` if
 /// there is no key. Callers look keys up as Redis does: PFCOUNT of one key as a read
 /// (a keyspace hit or miss), the others as writes.
-fn hll_in(entry: Option<&mut Entry>) -> Result<Option<&mut ThinVec<u8>>, CmdError> {
+fn hll_in(entry: Option<&mut Entry>) -> Result<Option<&mut ThinBuf>, CmdError> {
     let Some(entry) = entry else {
         return Ok(None);
     };
@@ -131,7 +131,7 @@ fn hll_in(entry: Option<&mut Entry>) -> Result<Option<&mut ThinVec<u8>>, CmdErro
 fn hll_or_new<'k>(
     keys: &'k mut Locked<'_>,
     key: &[u8],
-) -> Result<(&'k mut ThinVec<u8>, bool), CmdError> {
+) -> Result<(&'k mut ThinBuf, bool), CmdError> {
     let created = hll_in(keys.get(key))?.is_none();
     if created {
         keys.set(key, Value::Str(StrValue::Raw(hll::new())), 0);

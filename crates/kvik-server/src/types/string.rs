@@ -6,12 +6,12 @@
 //!   live inside the value itself; longer ones in one exact-size allocation.
 //! - `raw`: anything longer, and any string APPEND, SETRANGE or a bitmap command
 //!   touched, in a growable buffer so repeated appends are amortised O(1). The buffer
-//!   keeps its length and capacity in its own allocation (`ThinVec`), so the value
+//!   keeps its length and capacity in its own allocation ([`ThinBuf`]), so the value
 //!   points straight at the bytes: reading a raw string costs one pointer chase from
 //!   the entry, not two.
 
 use crate::util::numbers::parse_i64;
-use thin_vec::ThinVec;
+use crate::util::thin_buf::ThinBuf;
 
 /// Longest string Redis stores as `embstr`.
 pub const EMBSTR_MAX: usize = 44;
@@ -22,7 +22,7 @@ pub enum StrValue {
     Int(i64),
     Inline { len: u8, data: [u8; INLINE_CAP] },
     Emb(Box<[u8]>),
-    Raw(ThinVec<u8>),
+    Raw(ThinBuf),
 }
 
 impl PartialEq for StrValue {
@@ -54,13 +54,13 @@ impl StrValue {
         } else if bytes.len() <= EMBSTR_MAX {
             StrValue::Emb(bytes.into())
         } else {
-            StrValue::Raw(ThinVec::from(bytes))
+            StrValue::Raw(ThinBuf::from_slice(bytes))
         }
     }
 
     /// A `raw` string of a buffer built by a command (APPEND, SETRANGE, BITOP ...).
     pub fn raw(bytes: &[u8]) -> Self {
-        StrValue::Raw(ThinVec::from(bytes))
+        StrValue::Raw(ThinBuf::from_slice(bytes))
     }
 
     pub fn encoding_name(&self) -> &'static str {
@@ -122,7 +122,7 @@ impl StrValue {
     }
 
     /// A growable buffer for in-place modification; the value becomes `raw`, as in Redis.
-    pub fn make_raw(&mut self) -> &mut ThinVec<u8> {
+    pub fn make_raw(&mut self) -> &mut ThinBuf {
         if !matches!(self, StrValue::Raw(_)) {
             *self = StrValue::raw(self.bytes(&mut itoa::Buffer::new()));
         }

@@ -7,6 +7,7 @@ pub mod glob;
 pub mod long_double;
 pub mod numbers;
 pub mod strtod;
+pub mod thin_buf;
 
 #[cfg(test)]
 mod redis_oracle;

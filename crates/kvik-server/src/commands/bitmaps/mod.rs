@@ -18,8 +18,8 @@ use crate::keyspace::Locked;
 use crate::types::string::StrValue;
 use crate::types::Value;
 use crate::util::numbers::parse_i64;
+use crate::util::thin_buf::ThinBuf;
 use std::sync::atomic::Ordering;
-use thin_vec::ThinVec;
 
 const READ_FAST: u32 = acl::BITMAP | acl::READ | acl::FAST;
 const READ_SLOW: u32 = acl::BITMAP | acl::READ | acl::SLOW;
@@ -157,11 +157,11 @@ fn writable_bits<'k>(
     keys: &'k mut Locked<'_>,
     key: &[u8],
     last_bit: u64,
-) -> Result<(&'k mut ThinVec<u8>, Growth), CmdError> {
+) -> Result<(&'k mut ThinBuf, Growth), CmdError> {
     let needed = (last_bit >> 3) as usize + 1;
     let growth = match keys.get(key) {
         None => {
-            let zeros = StrValue::raw(&vec![0; needed]);
+            let zeros = StrValue::Raw(ThinBuf::zeroed(needed));
             keys.set(key, Value::Str(zeros), 0);
             Growth::Created
         }
@@ -172,7 +172,7 @@ fn writable_bits<'k>(
                 .ok_or(CmdError::from(errors::WRONGTYPE))?;
             let buf = value.make_raw();
             if buf.len() < needed {
-                buf.resize(needed, 0);
+                buf.resize_zeroed(needed);
                 Growth::Grown
             } else {
                 Growth::Unchanged

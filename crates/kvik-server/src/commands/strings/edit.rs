@@ -12,9 +12,9 @@ use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::notify::class;
 use crate::types::string::StrValue;
 use crate::types::Value;
+use crate::util::thin_buf::ThinBuf;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
-use thin_vec::ThinVec;
 
 pub fn strlen(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let len = read_string(ctx.keys, args[1])?.map_or(0, StrValue::len);
@@ -88,7 +88,7 @@ pub fn setrange(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         None if patch.is_empty() => 0,
         None => {
             let total = checked_total(offset, patch.len() as u64, max)?;
-            let mut buf = ThinVec::new();
+            let mut buf = ThinBuf::with_capacity(total);
             write_at(&mut buf, offset as usize, patch, total);
             ctx.keys.set(key, Value::Str(StrValue::Raw(buf)), 0);
             ctx.notify(class::STRING, "setrange", key);
@@ -118,9 +118,9 @@ pub fn setrange(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 /// Copy `patch` into `buf` at `offset`, first zero-extending `buf` to `end` bytes if
 /// it is shorter.
-fn write_at(buf: &mut ThinVec<u8>, offset: usize, patch: &[u8], end: usize) {
+fn write_at(buf: &mut ThinBuf, offset: usize, patch: &[u8], end: usize) {
     if buf.len() < end {
-        buf.resize(end, 0);
+        buf.resize_zeroed(end);
     }
     buf[offset..end].copy_from_slice(patch);
 }

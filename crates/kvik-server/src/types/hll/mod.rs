@@ -23,8 +23,8 @@ mod murmur;
 pub mod selftest;
 mod sparse;
 
+use crate::util::thin_buf::ThinBuf;
 use estimate::{Histogram, Tally};
-use thin_vec::ThinVec;
 
 /// Bits of the hash that pick a register.
 const P: usize = 14;
@@ -81,11 +81,11 @@ pub fn encoding(bytes: &[u8]) -> Option<Encoding> {
 }
 
 /// A new HyperLogLog with every register at zero: sparse, cached cardinality 0.
-pub fn new() -> ThinVec<u8> {
-    let mut hll = thin_vec::thin_vec![0u8; HEADER_LEN];
+pub fn new() -> ThinBuf {
+    let mut hll = ThinBuf::zeroed(HEADER_LEN);
     hll[..MAGIC.len()].copy_from_slice(MAGIC);
     hll[ENCODING_AT] = SPARSE;
-    hll.extend(sparse::empty_body());
+    hll.extend_from_slice(&sparse::empty_body());
     hll
 }
 
@@ -103,7 +103,7 @@ fn position(element: &[u8]) -> (usize, u8) {
 }
 
 /// Add an element. Returns whether a register changed.
-pub fn add(hll: &mut ThinVec<u8>, element: &[u8], sparse_max_bytes: u64) -> Result<bool, Corrupt> {
+pub fn add(hll: &mut ThinBuf, element: &[u8], sparse_max_bytes: u64) -> Result<bool, Corrupt> {
     let (index, value) = position(element);
     raise(hll, index, value, sparse_max_bytes)
 }
@@ -111,7 +111,7 @@ pub fn add(hll: &mut ThinVec<u8>, element: &[u8], sparse_max_bytes: u64) -> Resu
 /// Raise register `index` to `value` if it is lower, converting a sparse value to
 /// dense when the value does not fit it. Returns whether the register changed.
 pub fn raise(
-    hll: &mut ThinVec<u8>,
+    hll: &mut ThinBuf,
     index: usize,
     value: u8,
     sparse_max_bytes: u64,
@@ -134,11 +134,7 @@ pub fn raise(
 
 /// Raise every register to the matching value of `max` (PFMERGE's write), register
 /// by register while sparse, so the bytes come out as Redis's.
-pub fn raise_all(
-    hll: &mut ThinVec<u8>,
-    max: &Registers,
-    sparse_max_bytes: u64,
-) -> Result<(), Corrupt> {
+pub fn raise_all(hll: &mut ThinBuf, max: &Registers, sparse_max_bytes: u64) -> Result<(), Corrupt> {
     for (index, &value) in max.iter().enumerate() {
         if is_dense(hll) {
             dense::raise_all(&mut hll[HEADER_LEN..], max);
@@ -153,11 +149,11 @@ pub fn raise_all(
 
 /// Convert a sparse value to dense, keeping the header (cached cardinality and the
 /// unused bytes included). Returns whether there was anything to convert.
-pub fn to_dense(hll: &mut ThinVec<u8>) -> Result<bool, Corrupt> {
+pub fn to_dense(hll: &mut ThinBuf) -> Result<bool, Corrupt> {
     if is_dense(hll) {
         return Ok(false);
     }
-    let mut dense = thin_vec::thin_vec![0u8; DENSE_LEN];
+    let mut dense = ThinBuf::zeroed(DENSE_LEN);
     dense[..HEADER_LEN].copy_from_slice(&hll[..HEADER_LEN]);
     dense[ENCODING_AT] = DENSE;
     let registers = &mut dense[HEADER_LEN..];

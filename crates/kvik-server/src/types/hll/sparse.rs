@@ -12,8 +12,8 @@
 //! `hll-sparse-max-bytes`, calls for the dense encoding instead.
 
 use super::{Corrupt, HEADER_LEN, REGISTERS};
+use crate::util::thin_buf::ThinBuf;
 use std::fmt::Write as _;
-use thin_vec::ThinVec;
 
 /// The largest value a `VAL` opcode holds.
 pub const VAL_MAX_VALUE: u8 = 32;
@@ -138,7 +138,7 @@ pub enum SetOutcome {
 
 /// Raise register `index` of the sparse HLL `hll` (header included) to `value`, keeping
 /// the whole string within `max_bytes` when it grows.
-pub fn set(hll: &mut ThinVec<u8>, index: usize, value: u8, max_bytes: u64) -> SetOutcome {
+pub fn set(hll: &mut ThinBuf, index: usize, value: u8, max_bytes: u64) -> SetOutcome {
     if value > VAL_MAX_VALUE {
         return SetOutcome::NeedsDense;
     }
@@ -167,9 +167,9 @@ pub fn set(hll: &mut ThinVec<u8>, index: usize, value: u8, max_bytes: u64) -> Se
             // off the end with it.
             let overhang = (at + op.size()).saturating_sub(hll.len());
             let replacement = &replacement[..replacement.len() - overhang];
-            // An exact-size iterator: the tail moves in place, nothing is allocated
-            // beyond the string's own growth.
-            hll.splice(at..at + op.size() - overhang, replacement.iter().copied());
+            // The tail moves once, in place; nothing is allocated beyond the string's
+            // own growth.
+            hll.splice(at..at + op.size() - overhang, replacement);
         }
     }
     merge_neighbours(hll, prev.unwrap_or(HEADER_LEN));
@@ -265,7 +265,7 @@ impl Opcodes {
 
 /// Join neighbouring `VAL`s of equal value whose lengths fit one opcode, looking at
 /// a few opcodes from offset `from` (the opcode before the one just changed).
-fn merge_neighbours(hll: &mut ThinVec<u8>, from: usize) {
+fn merge_neighbours(hll: &mut ThinBuf, from: usize) {
     let mut at = from;
     let mut budget = MERGE_SCAN;
     while at < hll.len() && budget > 0 {
@@ -279,7 +279,7 @@ fn merge_neighbours(hll: &mut ThinVec<u8>, from: usize) {
             if let Op::Val { value: v, len: l } = Op::read(&[next]) {
                 if v == value && len + l <= VAL_MAX_LEN {
                     hll[at + 1] = val_op(value, len + l);
-                    hll.remove(at);
+                    hll.splice(at..at + 1, &[]);
                     // Stay: the merged opcode may join the one after it too.
                     continue;
                 }
@@ -298,9 +298,9 @@ fn val_op(value: u8, len: usize) -> u8 {
 mod tests {
     use super::*;
 
-    fn fresh() -> ThinVec<u8> {
-        let mut hll = thin_vec::thin_vec![0u8; HEADER_LEN];
-        hll.extend(empty_body());
+    fn fresh() -> ThinBuf {
+        let mut hll = ThinBuf::zeroed(HEADER_LEN);
+        hll.extend_from_slice(&empty_body());
         hll
     }
 
@@ -356,8 +356,8 @@ mod tests {
     #[test]
     fn a_cut_short_xzero_loses_the_last_byte_of_its_split() {
         // XZERO with its second byte missing: 0x3f00 + 1 registers, read as Redis does.
-        let mut hll = thin_vec::thin_vec![0u8; HEADER_LEN];
-        hll.push(0x7f);
+        let mut hll = ThinBuf::zeroed(HEADER_LEN);
+        hll.extend_from_slice(&[0x7f]);
         assert_eq!(set(&mut hll, 5, 2, 3000), SetOutcome::Updated);
         // z:5, v:2,1, then an XZERO of 16123 whose second byte fell off.
         assert_eq!(&hll[HEADER_LEN..], &[0x04, 0x84, 0x7e]);
@@ -374,7 +374,7 @@ mod tests {
             Err(Corrupt)
         );
         assert_eq!(
-            set(&mut thin_vec::thin_vec![0; HEADER_LEN], 0, 1, 3000),
+            set(&mut ThinBuf::zeroed(HEADER_LEN), 0, 1, 3000),
             SetOutcome::Corrupt
         );
     }
