@@ -139,11 +139,7 @@ fn function_kill_and_shutdown_nosave_reach_the_only_thread() {
     assert!(unkillable.starts_with("-UNKILLABLE"), "{unkillable}");
     let mut stopper = server.raw();
     stopper.send_cmd(&["SHUTDOWN", "NOSAVE"]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while server.is_running() {
-        assert!(Instant::now() < deadline, "the server did not exit");
-        thread::sleep(Duration::from_millis(50));
-    }
+    server.assert_exits_within(Duration::from_secs(10));
 }
 
 /// What the script's own client pipelined behind it, and a client that disconnects

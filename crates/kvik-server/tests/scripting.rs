@@ -539,11 +539,7 @@ fn a_script_that_wrote_is_unkillable_but_shutdown_nosave_works() {
         "{reply}"
     );
     let _ = reply_within(&addr, &["SHUTDOWN", "NOSAVE"], Duration::from_secs(5));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while server.is_running() {
-        assert!(Instant::now() < deadline, "the server did not exit");
-        thread::sleep(Duration::from_millis(50));
-    }
+    server.assert_exits_within(Duration::from_secs(10));
 }
 
 #[test]

@@ -238,6 +238,15 @@ impl TestServer {
         matches!(self.child.try_wait(), Ok(None))
     }
 
+    /// Wait up to `limit` for the process to exit; panics if it does not.
+    pub fn assert_exits_within(&mut self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while self.is_running() {
+            assert!(Instant::now() < deadline, "the server did not exit");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// A client from the `redis` crate (sync API), connected to db 0.
     pub fn client(&self) -> redis::Connection {
         let url = format!("redis://127.0.0.1:{}/", self.port);
