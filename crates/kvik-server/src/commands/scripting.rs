@@ -6,7 +6,7 @@
 
 use super::introspection::help_reply;
 use super::table::{acl, flags, key_flags, Command, Lock};
-use super::{CmdResult, Ctx};
+use super::{args, CmdResult, Ctx};
 use crate::scripting::busy::{KillOutcome, ScriptKind};
 use crate::scripting::{self, ScriptSource};
 
@@ -99,6 +99,10 @@ const SCRIPT_SUBCOMMANDS: &[Command] = &[
         .acl(SCRIPTING)
         .tips(&["request_policy:all_shards", "response_policy:one_succeeded"])
         .doc("scripting", "2.6.0", "O(1)", "Kill the script currently in execution."),
+    Command::new("script|debug", 3, debug)
+        .flags(flags::NOSCRIPT)
+        .acl(SCRIPTING)
+        .doc("scripting", "3.2.0", "O(1)", "Set the debug mode for executed scripts."),
     Command::new("script|help", 2, help)
         .flags(flags::LOADING | flags::STALE)
         .acl(SCRIPTING)
@@ -213,6 +217,20 @@ pub fn kill_running(ctx: &mut Ctx, kind: ScriptKind) -> CmdResult {
 
 fn kill(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     kill_running(ctx, ScriptKind::Eval)
+}
+
+/// SCRIPT DEBUG: kvik has no Lua debugger, so only NO (the mode every client is in)
+/// is accepted; YES and SYNC say so plainly instead of starting a session.
+fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mode = args[2];
+    if args::is(mode, "no") {
+        ctx.out.ok();
+        Ok(())
+    } else if args::is(mode, "yes") || args::is(mode, "sync") {
+        Err("ERR SCRIPT DEBUG is not supported: kvik has no Lua debugger".into())
+    } else {
+        Err("ERR Use SCRIPT DEBUG YES/SYNC/NO".into())
+    }
 }
 
 fn help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
