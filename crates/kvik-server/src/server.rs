@@ -24,8 +24,11 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 pub const REDIS_VERSION: &str = "7.0.15";
 
 /// A message for a worker thread, delivered through its mailbox and waker.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum Message {
+    /// A connection another thread accepted, handed to this one because it is this
+    /// thread's turn (see [`Server::take_accept_turn`]): register it as a client here.
+    Adopt(std::net::TcpStream, std::net::SocketAddr),
     /// Look for clients whose kill flag is set and close them.
     KillFlagged,
     /// Stop the event loop.
@@ -91,6 +94,23 @@ impl WorkerHandle {
             // A failed wake means the loop is gone; nothing more to do.
             let _ = self.waker.wake();
         }
+    }
+
+    /// Take the connections dealt to this thread out of its mailbox, leaving the
+    /// other messages in their order.
+    pub fn take_adopted(&self) -> Vec<(std::net::TcpStream, std::net::SocketAddr)> {
+        let mut mailbox = self.mailbox.lock();
+        if !mailbox.iter().any(|m| matches!(m, Message::Adopt(..))) {
+            return Vec::new();
+        }
+        let mut adopted = Vec::new();
+        for message in std::mem::take(&mut *mailbox) {
+            match message {
+                Message::Adopt(stream, addr) => adopted.push((stream, addr)),
+                other => mailbox.push(other),
+            }
+        }
+        adopted
     }
 
     /// Messages are waiting.
@@ -308,6 +328,8 @@ pub struct Server {
     pub thread_stats: Vec<Arc<ThreadStats>>,
     errorstats: Mutex<BTreeMap<String, u64>>,
     pub workers: OnceLock<Vec<WorkerHandle>>,
+    /// Counts accepted connections, to deal them out (see [`Server::take_accept_turn`]).
+    accept_turn: AtomicUsize,
     pub pause: Pause,
     /// Script cache, function libraries and running scripts.
     pub scripting: crate::scripting::Scripting,
@@ -358,6 +380,7 @@ impl Server {
             thread_stats,
             errorstats: Mutex::new(BTreeMap::new()),
             workers: OnceLock::new(),
+            accept_turn: AtomicUsize::new(0),
             pause: Pause::default(),
             scripting,
             start_ms: crate::hlc::unix_ms(),
@@ -435,11 +458,22 @@ impl Server {
         self.thread_stats.len()
     }
 
-    /// Send a message to every worker thread.
-    pub fn broadcast(&self, message: Message) {
+    /// Send every worker thread the message `make` builds.
+    pub fn broadcast(&self, make: impl Fn() -> Message) {
         for w in self.workers.get().into_iter().flatten() {
-            w.send(message.clone());
+            w.send(make());
         }
+    }
+
+    /// The worker thread that gets the next accepted connection: each in turn.
+    ///
+    /// Every thread polls the shared listening socket, and the kernel wakes them in
+    /// a fixed order, so an idle server would leave every connection with the thread
+    /// that happens to be woken first; the turn spreads a burst of connections (a
+    /// benchmark's fifty clients) over all threads instead.
+    pub fn take_accept_turn(&self) -> usize {
+        let threads = self.worker_count().max(1);
+        self.accept_turn.fetch_add(1, Ordering::Relaxed) % threads
     }
 
     /// Ask every thread to stop; the main thread finishes the shutdown.
@@ -447,7 +481,7 @@ impl Server {
         self.shutdown_requested.store(true, Ordering::Release);
         // A script that never ends would keep its thread from ever stopping.
         self.scripting.running.abort_all();
-        self.broadcast(Message::Shutdown);
+        self.broadcast(|| Message::Shutdown);
     }
 }
 

@@ -1,6 +1,6 @@
 //! CLIENT: the CLIENT LIST line field by field (against a real redis-server's when
-//! one is installed), KILL across worker threads, PAUSE, REPLY, names, and the
-//! maxclients limit.
+//! one is installed), KILL across worker threads, PAUSE, REPLY, names, the
+//! maxclients limit, and how connections are dealt to the worker threads.
 
 mod in_process;
 mod support;
@@ -139,6 +139,24 @@ fn client_list_fields_match_real_redis() {
         assert_eq!(values["argv-mem"], "10", "{line}");
         assert_eq!(values["cmd"], "client|info", "{line}");
         assert_eq!(values["flags"], "N", "{line}");
+    }
+}
+
+#[test]
+fn connections_are_dealt_to_every_thread_in_turn() {
+    let server = InProcess::start(|c| c.server_threads = 4);
+    let mut per_worker = [0; 4];
+    let conns: Vec<_> = (0..12).map(|_| server.client()).collect();
+    for (_, id) in &conns {
+        per_worker[server.worker_of(*id)] += 1;
+    }
+    assert_eq!(per_worker, [3; 4], "an idle server spreads a burst evenly");
+    for (mut conn, _) in conns {
+        assert_eq!(
+            conn.cmd(&["PING"]),
+            b"+PONG\r\n",
+            "a dealt client is served"
+        );
     }
 }
 

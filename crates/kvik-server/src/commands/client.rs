@@ -513,7 +513,7 @@ pub fn subcommand_syntax_error(args: &[&[u8]]) -> CmdError {
 
 fn unpause(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     ctx.server.pause.end();
-    ctx.server.broadcast(Message::Unpaused);
+    ctx.server.broadcast(|| Message::Unpaused);
     ctx.out.ok();
     Ok(())
 }

@@ -144,7 +144,8 @@ fn apply_changes(server: &Server, changed: &[&'static str]) -> CmdResult {
         server
             .port
             .store(server.config.read().port as u64, Ordering::Relaxed);
-        server.broadcast(Message::Listen(Arc::new(listeners)));
+        let listeners = Arc::new(listeners);
+        server.broadcast(|| Message::Listen(listeners.clone()));
     }
     Ok(())
 }

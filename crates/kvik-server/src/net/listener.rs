@@ -1,7 +1,8 @@
 //! Listening sockets. Each address is bound once, and every worker thread registers
-//! its own handle to the same socket in its poller: whichever thread is free accepts,
-//! and a connection stays with the thread that accepted it. (SO_REUSEPORT would let a
-//! second server start on a port already taken, so it is not used.)
+//! its own handle to the same socket in its poller: whichever thread wakes first
+//! accepts, and deals the connection to the thread whose turn it is
+//! ([`crate::server::Server::take_accept_turn`]). (SO_REUSEPORT would let a second
+//! server start on a port already taken, so it is not used.)
 
 use socket2::{Domain, Protocol, Socket, Type};
 use std::io;

@@ -1,10 +1,11 @@
 //! A worker thread: one `mio` poller over the listening sockets and the connections
-//! this thread accepted, plus its share of the periodic work (active expiry, idle
+//! dealt to this thread, plus its share of the periodic work (active expiry, idle
 //! client timeouts).
 //!
-//! A connection never moves between threads. Other threads reach this one only
-//! through its mailbox and waker (CLIENT KILL, CLIENT UNPAUSE, a blocked client's
-//! wake-up, shutdown).
+//! A connection never moves between threads once dealt (a thread that accepts one
+//! out of turn hands it over at once, before it is a client). Other threads reach
+//! this one only through its mailbox and waker (a dealt connection, CLIENT KILL,
+//! CLIENT UNPAUSE, a blocked client's wake-up, shutdown).
 //!
 //! The loop also times out this thread's blocked clients: their deadlines sit in an
 //! ordered set, and the poller never sleeps past the earliest one.
@@ -225,12 +226,16 @@ impl Worker {
 
     /// Serve the other clients from inside a script of this thread that has run past
     /// `busy-reply-threshold` (see [`super::busy`]): whatever the sockets have now,
-    /// without waiting. The mailbox, timers and cron wait for the script to end.
+    /// without waiting, and the connections other threads dealt this one. The rest
+    /// of the mailbox, timers and cron wait for the script to end.
     pub(super) fn serve_while_busy(&mut self) {
         let mut events = Events::with_capacity(256);
         if self.poll.poll(&mut events, Some(Duration::ZERO)).is_ok() {
             // The waker's mail waits: the loop reads the mailbox before it sleeps.
             self.queue_events(&events);
+        }
+        for (stream, addr) in self.own_handle().take_adopted() {
+            self.accept(TcpStream::from_std(stream), addr);
         }
         self.handle_ready();
     }
@@ -273,6 +278,7 @@ impl Worker {
                 }
                 Message::Unpaused => self.resume_paused(),
                 Message::Listen(listeners) => self.listen_on(&listeners),
+                Message::Adopt(stream, addr) => self.accept(TcpStream::from_std(stream), addr),
             }
         }
         delivered.sort_unstable();
@@ -358,7 +364,7 @@ impl Worker {
     fn accept_all(&mut self, listener: usize) {
         loop {
             match self.listeners[listener].accept() {
-                Ok((stream, addr)) => self.accept(stream, addr),
+                Ok((stream, addr)) => self.deal(stream, addr),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
@@ -369,6 +375,18 @@ impl Worker {
         }
     }
 
+    /// Give a connection just accepted to the thread whose turn it is.
+    fn deal(&mut self, stream: TcpStream, addr: SocketAddr) {
+        let turn = self.server.take_accept_turn();
+        if turn == self.index {
+            return self.accept(stream, addr);
+        }
+        // mio's stream is registered nowhere yet: as a std stream it travels freely.
+        let stream = std::net::TcpStream::from(std::os::fd::OwnedFd::from(stream));
+        self.server.workers.get().expect("workers")[turn].send(Message::Adopt(stream, addr));
+    }
+
+    /// Make a connection this thread's client.
     fn accept(&mut self, mut stream: TcpStream, addr: SocketAddr) {
         let server = &self.server;
         self.stats.add(&self.stats.connections_received, 1);

@@ -59,18 +59,17 @@ impl InProcess {
         (conn, id)
     }
 
-    /// A connection owned by a worker thread other than `worker`. Whichever thread
-    /// wakes first accepts a connection, so a few tries find one; the misses stay
-    /// open meanwhile and pauses between tries let every thread go idle again.
+    /// A connection owned by a worker thread other than `worker`. Connections are
+    /// dealt to the threads in turn, so the next one or two find one; the misses stay
+    /// open meanwhile.
     pub fn client_off_worker(&self, worker: usize) -> (RawConn, u64) {
         let mut misses = Vec::new();
-        for _ in 0..200 {
+        for _ in 0..16 {
             let (conn, id) = self.client();
             if self.worker_of(id) != worker {
                 return (conn, id);
             }
             misses.push(conn);
-            std::thread::sleep(std::time::Duration::from_millis(5));
         }
         panic!("every connection landed on worker {worker}");
     }
