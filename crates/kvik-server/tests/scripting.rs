@@ -218,6 +218,28 @@ fn script_cache_commands() {
     );
 }
 
+/// Applications that build scripts on the fly cache thousands of them: every one stays
+/// callable and the Lua state keeps room to work (each cached script once held a
+/// reference slot, and past Lua's 8000 the state could no longer convert a reply).
+#[test]
+fn ten_thousand_cached_scripts_leave_the_state_working() {
+    let kvik = Kvik::start_with(|c| c.server_threads = 1);
+    let mut c = kvik.conn();
+    const SCRIPTS: usize = 10_000;
+    let pipeline: Vec<u8> = (0..SCRIPTS)
+        .flat_map(|i| support::encode_command(&["EVAL", &format!("return {i}"), "0"]))
+        .collect();
+    c.send(&pipeline);
+    for i in 0..SCRIPTS {
+        assert_eq!(text(&c.read_reply()), format!(":{i}\r\n"));
+    }
+    assert_eq!(
+        text(&c.cmd(&["EVAL", "return {big_number='123'}", "0"])),
+        "$3\r\n123\r\n"
+    );
+    assert_eq!(text(&c.cmd(&["EVALSHA", &sha1("return 0"), "0"])), ":0\r\n");
+}
+
 /// INFO memory's scripting fields follow the script cache, the libraries and the
 /// threads' Lua states.
 #[test]

@@ -13,7 +13,7 @@ use super::sandbox::Inputs;
 use super::state::{lua_error_text, with_state, ThreadState};
 use super::{ScriptFlags, Scripting};
 use crate::commands::{CmdError, CmdResult, Ctx};
-use mlua::{Function, Table, Value};
+use mlua::{Function, RegistryKey, Table, Value};
 use parking_lot::RwLock;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -141,7 +141,7 @@ impl Libraries {
 #[derive(Default)]
 pub struct Loaded {
     epoch: Option<u64>,
-    functions: HashMap<String, (Function, ScriptFlags)>,
+    functions: HashMap<String, (RegistryKey, ScriptFlags)>,
 }
 
 /// The library name in a `#!lua name=<lib>` first line, and the code.
@@ -184,7 +184,8 @@ fn valid_name(name: &str) -> bool {
 /// A library's functions as registered by running its code in `state`.
 struct Registered {
     info: Vec<FunctionInfo>,
-    callbacks: Vec<Function>,
+    /// In the registry, as compiled scripts are (see [`super::sandbox::Sandbox::call`]).
+    callbacks: Vec<RegistryKey>,
 }
 
 /// Runs a library's code in `state` with the load-time `redis` table, collecting what
@@ -201,6 +202,7 @@ fn run_library(state: &ThreadState, code: &[u8]) -> Result<Registered, CmdError>
         .set_mode(mlua::chunk::ChunkMode::Text)
         .set_environment(sandbox.library_env.clone())
         .into_function()
+        .and_then(|f| lua.create_registry_value(f))
         .map_err(|e| {
             CmdError::from(format!(
                 "ERR Error compiling function: {}",
@@ -246,8 +248,9 @@ fn run_library(state: &ThreadState, code: &[u8]) -> Result<Registered, CmdError>
             description: entry.raw_get("description").map_err(internal)?,
             flags,
         });
-        out.callbacks
-            .push(entry.raw_get("callback").map_err(internal)?);
+        let callback: Function = entry.raw_get("callback").map_err(internal)?;
+        let callback = lua.create_registry_value(callback).map_err(internal)?;
+        out.callbacks.push(callback);
     }
     if out.info.is_empty() {
         return Err("ERR No functions registered".into());

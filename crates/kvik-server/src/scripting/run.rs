@@ -8,7 +8,7 @@ use super::sandbox::{Inputs, Sandbox};
 use super::state::{compiled, lua_error_text, sha_of, with_state, Sha};
 use crate::commands::{self, CmdError, CmdResult, Ctx};
 use crate::keyspace::{KeyEnv, Locked, WaitGate};
-use mlua::{Function, Value};
+use mlua::{RegistryKey, Value};
 
 /// How a script is being run.
 pub struct RunSpec<'s> {
@@ -68,7 +68,7 @@ pub(super) fn run(
     ctx: &mut Ctx,
     sandbox: &Sandbox,
     slot: &Slot,
-    f: &Function,
+    f: &RegistryKey,
     keys: &[&[u8]],
     inputs: Inputs,
     spec: &RunSpec,

@@ -116,7 +116,11 @@ impl Sandbox {
     /// `Ok(Err(error))` with the handler's error table (or, should the handler itself
     /// fail, Lua's message). Works on the stack directly: this is every script's way
     /// in, and mlua's call would cost a reference for each value passed.
-    pub fn call(&self, f: &Function, inputs: Inputs) -> mlua::Result<Result<Value, Value>> {
+    ///
+    /// `f` is kept in the registry, not held as an mlua handle: every live handle
+    /// takes a slot of mlua's reference stack, which Lua 5.1 caps at 8000, so a cache
+    /// of thousands of scripts held as handles would leave no room for anything else.
+    pub fn call(&self, f: &RegistryKey, inputs: Inputs) -> mlua::Result<Result<Value, Value>> {
         let pinned = &self.pinned;
         self.lua.exec_raw_lua(|raw| unsafe {
             let stack = Stack::new(raw.state());
@@ -126,7 +130,7 @@ impl Sandbox {
                     return Err(mlua::Error::StackError);
                 }
                 stack.push_registered(&pinned.error_handler);
-                raw.push(f)?;
+                stack.push_registered(f);
                 let args = match inputs {
                     Inputs::Nothing => 0,
                     Inputs::Globals { keys, argv } => {

@@ -5,7 +5,7 @@ use super::busy::Slot;
 use super::sandbox::{self, Sandbox};
 use super::{functions, sha1_hex, CachedScript, ScriptFlags, Scripting};
 use crate::commands::CmdError;
-use mlua::Function;
+use mlua::RegistryKey;
 use std::cell::RefCell;
 use std::collections::hash_map::{Entry, HashMap};
 use std::sync::atomic::Ordering;
@@ -26,9 +26,9 @@ pub(super) struct ThreadState {
     pub slot: Arc<Slot>,
 }
 
-/// Compiled scripts by SHA1, with their flags: a hit needs no shared lock (a flush
-/// renews the whole state).
-pub(super) type Compiled = HashMap<Sha, (Function, ScriptFlags), foldhash::fast::RandomState>;
+/// Compiled scripts by SHA1, each in the Lua registry (see [`Sandbox::call`]), with
+/// their flags: a hit needs no shared lock (a flush renews the whole state).
+pub(super) type Compiled = HashMap<Sha, (RegistryKey, ScriptFlags), foldhash::fast::RandomState>;
 
 thread_local! {
     static STATE: RefCell<Option<ThreadState>> = const { RefCell::new(None) };
@@ -172,7 +172,7 @@ pub(super) fn compiled<'c>(
     compiled: &'c mut Compiled,
     sha: &Sha,
     body: Option<&[u8]>,
-) -> Result<&'c (Function, ScriptFlags), CmdError> {
+) -> Result<&'c (RegistryKey, ScriptFlags), CmdError> {
     let vacant = match compiled.entry(*sha) {
         Entry::Occupied(hit) => return Ok(hit.into_mut()),
         Entry::Vacant(vacant) => vacant,
@@ -191,6 +191,7 @@ pub(super) fn compiled<'c>(
         .set_mode(mlua::chunk::ChunkMode::Text)
         .set_environment(sandbox.script_env.clone())
         .into_function()
+        .and_then(|f| sandbox.lua.create_registry_value(f))
         .map_err(|e| {
             CmdError::from(format!(
                 "ERR Error compiling script (new function): {}",
