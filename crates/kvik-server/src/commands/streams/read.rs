@@ -220,7 +220,12 @@ fn resolve_ids(keys: &mut Locked<'_>, read: &ReadArgs<'_>) -> Result<Vec<After>,
                 return Err("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.".into())
             }
             b">" => After::New,
-            _ => After::Id(parse_id(id, 0, true)?),
+            _ => match parse_id(id, 0, true)? {
+                // Redis stands for `>` with the greatest ID, so spelling that ID out
+                // in XREADGROUP reads new entries too.
+                StreamId::MAX if read.group.is_some() => After::New,
+                given => After::Id(given),
+            },
         };
         afters.push(after);
     }

@@ -117,27 +117,37 @@ impl<'a> Request<'a> {
                     span
                 }
             }
-            Bounds::Scores(range) => self.limited(zset.score_span(range)),
-            Bounds::Members(range) => self.limited(zset.lex_span(range, self.reverse)),
+            Bounds::Scores(range) => match self.offset() {
+                Some(skip) => self.counted(skipped(zset.score_span(range), skip, self.reverse)),
+                None => 0..0,
+            },
+            // Redis passes over the offset without looking at the members, which
+            // counts where scores differ: the span is found past it.
+            Bounds::Members(range) => match self.offset() {
+                Some(skip) => self.counted(zset.lex_span(range, self.reverse, skip)),
+                None => 0..0,
+            },
         }
     }
 
-    /// LIMIT applied to a span from the end it is walked from: a negative offset
-    /// leaves nothing, a negative count everything after the offset.
-    fn limited(&self, span: Range<usize>) -> Range<usize> {
-        let Some((offset, count)) = self.limit else {
+    /// LIMIT's offset: entries to pass over from the end the span is walked from
+    /// (`None`, a negative offset, leaves nothing).
+    fn offset(&self) -> Option<usize> {
+        self.limit
+            .map_or(Some(0), |(offset, _)| usize::try_from(offset).ok())
+    }
+
+    /// LIMIT's count applied to a span from the end it is walked from: a negative
+    /// count keeps everything.
+    fn counted(&self, span: Range<usize>) -> Range<usize> {
+        let Some(Ok(take)) = self.limit.map(|(_, count)| usize::try_from(count)) else {
             return span;
         };
-        let Ok(skip) = usize::try_from(offset) else {
-            return span.start..span.start;
-        };
-        let skip = skip.min(span.len());
-        let left = span.len() - skip;
-        let take = usize::try_from(count).map_or(left, |count| count.min(left));
+        let take = take.min(span.len());
         if self.reverse {
-            span.end - skip - take..span.end - skip
+            span.end - take..span.end
         } else {
-            span.start + skip..span.start + skip + take
+            span.start..span.start + take
         }
     }
 
@@ -149,6 +159,16 @@ impl<'a> Request<'a> {
             picked.push((member, score))
         });
         picked
+    }
+}
+
+/// `span` less its first `skip` entries from the end it is walked from.
+fn skipped(span: Range<usize>, skip: usize, reverse: bool) -> Range<usize> {
+    let skip = skip.min(span.len());
+    if reverse {
+        span.start..span.end - skip
+    } else {
+        span.start + skip..span.end
     }
 }
 
@@ -240,7 +260,7 @@ pub fn zremrangebyscore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 pub fn zremrangebylex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let range = LexRange::parse(args[2], args[3]).ok_or(NOT_A_LEX_RANGE)?;
     remove_span(ctx, args[1], "zremrangebylex", |zset| {
-        zset.lex_span(&range, false)
+        zset.lex_span(&range, false, 0)
     })
 }
 

@@ -63,6 +63,6 @@ pub fn zlexcount(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let range = LexRange::parse(args[2], args[3]).ok_or(NOT_A_LEX_RANGE)?;
     let zset = read_zset(ctx.keys, args[1])?;
     ctx.out
-        .int(zset.map_or(0, |z| z.lex_span(&range, false).len()) as i64);
+        .int(zset.map_or(0, |z| z.lex_span(&range, false, 0).len()) as i64);
     Ok(())
 }

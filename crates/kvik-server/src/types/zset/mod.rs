@@ -203,14 +203,16 @@ impl ZSet {
     }
 
     /// The ranks of the entries whose members are in `range`, found the way Redis
-    /// finds them. That is meaningful when all scores are equal, as Redis documents;
-    /// when they are not, a listpack gives Redis's exact answer anyway, because both
-    /// walk it alike: nothing unless the last member reaches the minimum and the
-    /// first is within the maximum; then, walking from the end the range is read
-    /// from (the top for ZREVRANGEBYLEX: `from_top`), the first member past the near
-    /// bound starts the span, which runs while members stay on this side of the far
-    /// one. (Redis's skiplist answers that case by where its random levels lead.)
-    pub fn lex_span(&self, range: &LexRange, from_top: bool) -> Range<usize> {
+    /// finds them, after passing over `skip` entries (LIMIT's offset). That is
+    /// meaningful when all scores are equal, as Redis documents; when they are not, a
+    /// listpack gives Redis's exact answer anyway, because both walk it alike: nothing
+    /// unless the last member reaches the minimum and the first is within the maximum;
+    /// then, walking from the end the range is read from (the top for
+    /// ZREVRANGEBYLEX: `from_top`), the first member past the near bound must be
+    /// within the far one; from there `skip` entries are passed over unchecked, and
+    /// the span runs while members stay on this side of the far bound. (Redis's
+    /// skiplist answers that case by where its random levels lead.)
+    pub fn lex_span(&self, range: &LexRange, from_top: bool, skip: usize) -> Range<usize> {
         let len = self.len();
         if range.is_empty()
             || len == 0
@@ -222,20 +224,38 @@ impl ZSet {
         match &self.repr {
             Repr::Listpack(lp) if from_top => {
                 let members: Vec<&[u8]> = lp.iter().map(|(member, _)| member).collect();
-                let Some(last) = members.iter().rposition(|m| range.within_max(m)) else {
+                let Some(first) = members.iter().rposition(|m| range.within_max(m)) else {
                     return 0..0;
                 };
-                let below = members[..=last]
+                if !range.reaches_min(members[first]) || skip > first {
+                    return 0..0;
+                }
+                let top = first - skip;
+                let below = members[..=top]
                     .iter()
                     .rev()
                     .take_while(|m| range.reaches_min(m))
                     .count();
-                last + 1 - below..last + 1
+                top + 1 - below..top + 1
             }
             _ => {
-                let start = self.partition_point(0, |member, _| !range.reaches_min(member));
+                let first = self.partition_point(0, |member, _| !range.reaches_min(member));
+                if first == len || !range.within_max(self.get(first).0) {
+                    return 0..0;
+                }
+                // Walked from the top, the set is a skiplist, in which a span in order
+                // is what the walk finds.
+                let start = if from_top {
+                    first
+                } else {
+                    first.saturating_add(skip).min(len)
+                };
                 let end = self.partition_point(start, |member, _| range.within_max(member));
-                start..end
+                if from_top {
+                    start..end.saturating_sub(skip).max(start)
+                } else {
+                    start..end
+                }
             }
         }
     }

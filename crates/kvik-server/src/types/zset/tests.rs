@@ -162,7 +162,7 @@ fn step(zset: &mut ZSet, model: &mut Model, op: Op, limits: Limits) -> Result<()
                 .cloned()
                 .collect();
             let mut got = Vec::new();
-            flat.visit(flat.lex_span(&range, false), false, |m, _| {
+            flat.visit(flat.lex_span(&range, false, 0), false, |m, _| {
                 got.push(m.to_vec())
             });
             if range.is_empty() {
