@@ -114,7 +114,9 @@ impl Node {
         self.last = id;
     }
 
-    fn master_fields(&self) -> impl Iterator<Item = &[u8]> + '_ {
+    /// The field names of the node's first entry, which entries with the same fields
+    /// leave out.
+    pub fn master_fields(&self) -> impl Iterator<Item = &[u8]> + '_ {
         let mut at = 0;
         let count = get_varint(&self.buf, &mut at);
         (0..count).map(move |_| get_bytes(&self.buf, &mut at))
@@ -127,6 +129,22 @@ impl Node {
             first,
             master: self.master_fields().collect(),
             at: self.entries_at as usize,
+        }
+    }
+
+    /// Every stored entry in ID order, deleted ones included, each with whether it is
+    /// deleted (what a serialized node holds).
+    pub fn stored_entries(&self, first: StreamId) -> impl Iterator<Item = (EntryRef<'_>, bool)> {
+        self.slots(first).map(|s| (s.entry, s.deleted))
+    }
+
+    /// Append an entry as [`Node::push`] does, flagged deleted at once when `deleted`
+    /// (a node being rebuilt from its serialized form).
+    pub fn push_stored(&mut self, first: StreamId, id: StreamId, pairs: &[&[u8]], deleted: bool) {
+        let offset = self.buf.len();
+        self.push(first, id, pairs);
+        if deleted {
+            self.flag_deleted(offset);
         }
     }
 
