@@ -2,7 +2,8 @@
 //! compact encodings become their packed blobs (intset, listpack), the big ones plain
 //! element lists, lists always a quicklist of listpack nodes.
 
-use super::io::{write_binary_double, write_int, write_len, write_string};
+use super::decode::{CONTAINER_PACKED, CONTAINER_PLAIN};
+use super::io::{write_binary_double, write_int, write_len, write_string, Sink};
 use super::listpack::Writer;
 use super::{intset, kind, stream};
 use crate::types::hash::Hash;
@@ -13,43 +14,40 @@ use crate::types::zset::ZSet;
 use crate::types::Value;
 use crate::util::numbers::write_f64;
 
-/// A quicklist node container: one element stored as it is, or a listpack.
-const CONTAINER_PLAIN: u64 = 1;
-const CONTAINER_PACKED: u64 = 2;
 /// Elements this big get a plain node of their own (Redis's default
 /// `packed_threshold`).
 const PLAIN_ELEMENT: usize = 1 << 30;
 
 /// Append `value`'s type byte and body to `out`; strings longer than 20 bytes are
 /// LZF-compressed when `compress` and it saves space (`rdbcompression`).
-pub fn encode(value: &Value, out: &mut Vec<u8>, compress: bool) {
+pub fn encode(value: &Value, out: &mut impl Sink, compress: bool) {
     match value {
         Value::Str(s) => {
-            out.push(kind::STRING);
+            out.put_byte(kind::STRING);
             string(out, s, compress);
         }
         Value::List(list) => {
-            out.push(kind::LIST_QUICKLIST_2);
+            out.put_byte(kind::LIST_QUICKLIST_2);
             quicklist(out, list, compress);
         }
         Value::Set(set) => self::set(out, set, compress),
         Value::Hash(hash) => self::hash(out, hash, compress),
         Value::ZSet(zset) => self::zset(out, zset, compress),
         Value::Stream(s) => {
-            out.push(kind::STREAM_LISTPACKS_2);
+            out.put_byte(kind::STREAM_LISTPACKS_2);
             stream::encode(out, s, compress);
         }
     }
 }
 
-fn string(out: &mut Vec<u8>, s: &StrValue, compress: bool) {
+fn string(out: &mut impl Sink, s: &StrValue, compress: bool) {
     match s {
         StrValue::Int(n) => write_int(out, *n),
         other => write_string(out, other.bytes(&mut itoa::Buffer::new()), compress),
     }
 }
 
-fn quicklist(out: &mut Vec<u8>, list: &List, compress: bool) {
+fn quicklist(out: &mut impl Sink, list: &List, compress: bool) {
     write_len(out, list.node_count() as u64);
     for node in list.nodes() {
         let mut elements = node.peekable();
@@ -70,14 +68,14 @@ fn quicklist(out: &mut Vec<u8>, list: &List, compress: bool) {
     }
 }
 
-fn set(out: &mut Vec<u8>, set: &Set, compress: bool) {
+fn set(out: &mut impl Sink, set: &Set, compress: bool) {
     if let Some(ints) = set.as_intset() {
-        out.push(kind::SET_INTSET);
+        out.put_byte(kind::SET_INTSET);
         let blob = intset::build(ints.width(), ints.len(), ints.iter());
         write_string(out, &blob, compress);
         return;
     }
-    out.push(kind::SET);
+    out.put_byte(kind::SET);
     write_len(out, set.len() as u64);
     let mut digits = itoa::Buffer::new();
     for member in set.iter() {
@@ -85,9 +83,9 @@ fn set(out: &mut Vec<u8>, set: &Set, compress: bool) {
     }
 }
 
-fn hash(out: &mut Vec<u8>, hash: &Hash, compress: bool) {
+fn hash(out: &mut impl Sink, hash: &Hash, compress: bool) {
     if hash.encoding_name() == "listpack" {
-        out.push(kind::HASH_LISTPACK);
+        out.put_byte(kind::HASH_LISTPACK);
         let mut lp = Writer::new();
         for (field, value) in hash.iter() {
             lp.push_bytes(field);
@@ -96,7 +94,7 @@ fn hash(out: &mut Vec<u8>, hash: &Hash, compress: bool) {
         write_string(out, &lp.finish(), compress);
         return;
     }
-    out.push(kind::HASH);
+    out.put_byte(kind::HASH);
     write_len(out, hash.len() as u64);
     for (field, value) in hash.iter() {
         write_string(out, field, compress);
@@ -104,9 +102,9 @@ fn hash(out: &mut Vec<u8>, hash: &Hash, compress: bool) {
     }
 }
 
-fn zset(out: &mut Vec<u8>, zset: &ZSet, compress: bool) {
+fn zset(out: &mut impl Sink, zset: &ZSet, compress: bool) {
     if zset.encoding_name() == "listpack" {
-        out.push(kind::ZSET_LISTPACK);
+        out.put_byte(kind::ZSET_LISTPACK);
         let mut lp = Writer::new();
         let mut text = Vec::with_capacity(24);
         zset.for_each(|member, score| {
@@ -119,7 +117,7 @@ fn zset(out: &mut Vec<u8>, zset: &ZSet, compress: bool) {
         write_string(out, &lp.finish(), compress);
         return;
     }
-    out.push(kind::ZSET_2);
+    out.put_byte(kind::ZSET_2);
     write_len(out, zset.len() as u64);
     // Highest first, as Redis writes its skiplist from the tail.
     zset.visit(0..zset.len(), true, |member, score| {

@@ -1,30 +1,38 @@
 //! Redis's RDB encoding of values: what DUMP returns, RESTORE accepts, and RDB files
 //! and full resyncs will carry.
 //!
-//! A value is a type byte followed by its body ([`encode`], [`decode`]). kvik writes
-//! what Redis 7.0 writes at RDB version 10, picking the compact form where Redis
-//! would, so that Redis 7.0 loads it: strings (integer-encoded, plain, or
-//! LZF-compressed past 20 bytes when that saves at least 4), lists as quicklists of
-//! listpack nodes, sets as an intset or a plain member list, hashes and sorted sets as
-//! a listpack or a plain list (binary-double scores), streams with their consumer
-//! groups. It reads every type Redis 7.0 reads, back to the zipmaps of Redis 2.x, plus
-//! the two Redis 7.2 added (sets as listpacks, consumers' active time), so data from a
-//! newer server loads wherever its RDB version is accepted ([`payload`] decides that
-//! for DUMP payloads).
+//! Owns the value codec: the type byte and body of every type ([`encode`],
+//! [`decode`]), the packed formats inside them (listpack, ziplist, intset, zipmap),
+//! the RDB primitives ([`io`]) and the DUMP envelope ([`payload`]). Must not touch
+//! the keyspace, locks, clients or commands: it turns values into bytes and bytes
+//! into values; callers decide where they come from and go.
 //!
-//! Everything read is checked as Redis's deep sanitization checks it, always
-//! (`sanitize-dump-payload yes`): every length, offset and back-link of the packed
-//! formats (listpack, ziplist, intset, zipmap), duplicates in sets, hashes and sorted
-//! sets, NaN scores, the structure of stream nodes and the cross-references of
-//! consumer groups. A value kvik's own types could not represent faithfully (stream
-//! entries out of ID order, a length that disagrees with the entries) is refused too.
-//! Bad input is a [`Corrupt`] error, never a panic, and nothing is allocated from a
+//! kvik writes what Redis 7.0 writes at RDB version 10, picking the compact form
+//! where Redis would, so that Redis 7.0 loads it: strings (integer-encoded, plain, or
+//! LZF-compressed past 20 bytes when that saves at least 4), lists as quicklists of
+//! listpack nodes, sets as an intset or a plain member list, hashes and sorted sets
+//! as a listpack or a plain list (binary-double scores), streams with their consumer
+//! groups. It reads every type Redis 7.0 reads, back to the zipmaps of Redis 2.x,
+//! plus the two forms Redis 7.2 added (sets as listpacks, consumers' active time).
+//!
+//! Reading works over a [`io::Source`]: a buffer read in place ([`io::Bytes`], DUMP
+//! payloads) or any `io::Read` ([`io::ReadSource`], for files and resyncs). Writing
+//! goes to a [`io::Sink`]: a `Vec<u8>` or any `io::Write` ([`io::WriteSink`]). The
+//! streaming ends keep the running CRC-64 an RDB file ends with.
+//!
+//! Everything read is checked as Redis's deep sanitization checks it, always (kvik
+//! behaves as `sanitize-dump-payload yes`): every length, offset and back-link of
+//! the packed formats, duplicates in sets, hashes and sorted sets, NaN scores, empty
+//! collections, the structure of stream nodes and the cross-references of consumer
+//! groups. A value kvik's own types could not represent faithfully (stream entries
+//! out of ID order, a length that disagrees with the entries) is refused too. Bad
+//! input is a [`Corrupt`] error, never a panic, and nothing is allocated from a
 //! declared count before the bytes behind it have been seen.
 
 mod decode;
 mod encode;
 mod intset;
-mod io;
+pub mod io;
 mod listpack;
 pub mod payload;
 mod stream;
@@ -53,6 +61,8 @@ mod kind {
     pub const ZSET: u8 = 3;
     pub const HASH: u8 = 4;
     pub const ZSET_2: u8 = 5;
+    pub const MODULE: u8 = 6;
+    pub const MODULE_2: u8 = 7;
     pub const HASH_ZIPMAP: u8 = 9;
     pub const LIST_ZIPLIST: u8 = 10;
     pub const SET_INTSET: u8 = 11;

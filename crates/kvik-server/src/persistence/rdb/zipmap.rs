@@ -37,10 +37,10 @@ pub fn parse(blob: &[u8]) -> Result<Vec<(&[u8], &[u8])>> {
 
 /// A length-prefixed string at `at` (a value with its free byte and slack).
 fn string<'a>(blob: &'a [u8], at: &mut usize, with_free: bool) -> Result<&'a [u8]> {
-    let short = |n: usize| blob.get(*at..*at + n).ok_or(Corrupt("zipmap entry past the end"));
-    let len = match short(1)?[0] {
+    let past_end = Corrupt("zipmap entry past the end");
+    let len = match *blob.get(*at).ok_or(past_end)? {
         BIG_LEN => {
-            let raw = blob.get(*at + 1..*at + 5).ok_or(Corrupt("zipmap entry past the end"))?;
+            let raw = blob.get(*at + 1..*at + 5).ok_or(past_end)?;
             *at += 5;
             u32::from_le_bytes(raw.try_into().expect("4 bytes")) as usize
         }
@@ -51,19 +51,17 @@ fn string<'a>(blob: &'a [u8], at: &mut usize, with_free: bool) -> Result<&'a [u8
         }
     };
     let free = if with_free {
-        let free = usize::from(short(1)?[0]);
+        let free = usize::from(*blob.get(*at).ok_or(past_end)?);
         *at += 1;
         free
     } else {
         0
     };
-    let bytes = blob
-        .get(*at..at.saturating_add(len))
-        .ok_or(Corrupt("zipmap entry past the end"))?;
-    *at = at
-        .saturating_add(len)
+    let end = at.checked_add(len).ok_or(past_end)?;
+    let bytes = blob.get(*at..end).ok_or(past_end)?;
+    *at = end
         .checked_add(free)
-        .filter(|&end| end < blob.len())
+        .filter(|&next| next < blob.len())
         .ok_or(Corrupt("zipmap slack past the end"))?;
     Ok(bytes)
 }
