@@ -244,10 +244,7 @@ fn packed_zset(elements: Vec<Element<'_>>, limits: &Limits) -> Result<Value> {
         .step_by(2)
         .map(packed_score)
         .collect::<Result<Vec<f64>>>()?;
-    zset(
-        members.iter().map(|m| &m[..]).zip(scores).collect(),
-        limits,
-    )
+    zset(members.iter().map(|m| &m[..]).zip(scores).collect(), limits)
 }
 
 /// A score stored in a packed blob: an integer, or its text as `strtod` reads it.

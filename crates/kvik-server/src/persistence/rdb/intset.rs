@@ -13,7 +13,9 @@ const HEADER: usize = 8;
 
 /// The width and the members of the intset `blob`, checked.
 pub fn parse(blob: &[u8]) -> Result<(usize, Vec<i64>)> {
-    let header = blob.get(..HEADER).ok_or(Corrupt("intset shorter than its header"))?;
+    let header = blob
+        .get(..HEADER)
+        .ok_or(Corrupt("intset shorter than its header"))?;
     let width = u32::from_le_bytes(header[..4].try_into().expect("4 bytes")) as usize;
     let count = u32::from_le_bytes(header[4..].try_into().expect("4 bytes")) as usize;
     if !matches!(width, 2 | 4 | 8) {

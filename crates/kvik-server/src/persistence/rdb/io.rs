@@ -437,7 +437,7 @@ mod tests {
         assert_eq!(packed[0], 0xC3);
         assert!(packed.len() < 20);
         assert_eq!(Bytes::new(&packed).string().unwrap(), &long[..]);
-        assert_eq!(written(|o| write_string(o, &long, false)).len(), 101);
+        assert_eq!(written(|o| write_string(o, &long, false)).len(), 102);
         for encoded in [&b"\xc0\xfb"[..], b"\xc1\x2c\x01", b"\xc2\x70\x11\x01\x00"] {
             let text = Bytes::new(encoded).string().unwrap().into_owned();
             assert_eq!(written(|o| write_string(o, &text, true)), encoded);
@@ -491,8 +491,10 @@ mod tests {
         // reserved one chunk at most.
         let mut stream = ReadSource::new(&b"\x81\x00\x00\x01\x00\x00\x00\x00\x00abc"[..]);
         assert!(stream.string().is_err());
-        assert!(ReadSource::new(&b"\x81\x00\x00\x01\x00\x00\x00\x00\x00"[..])
-            .count()
-            .is_ok());
+        assert!(
+            ReadSource::new(&b"\x81\x00\x00\x01\x00\x00\x00\x00\x00"[..])
+                .count()
+                .is_ok()
+        );
     }
 }

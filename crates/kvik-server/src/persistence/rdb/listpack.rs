@@ -62,7 +62,9 @@ fn entry(body: &[u8], at: usize) -> Result<(Element<'_>, usize)> {
     let (element, size) = element_at(body, at)?;
     let backlen = backlen_size(size);
     let end = at + size + backlen;
-    let stored = body.get(at + size..end).ok_or(Corrupt("listpack entry past the end"))?;
+    let stored = body
+        .get(at + size..end)
+        .ok_or(Corrupt("listpack entry past the end"))?;
     if decode_backlen(stored) != Some(size) {
         return Err(Corrupt("listpack back-length wrong"));
     }
@@ -258,16 +260,16 @@ mod tests {
 
     #[test]
     fn bytes_match_redis() {
-        // A Redis 7.0 hash listpack of a=1, b=hello.
+        // Redis 7.0's listpack of the hash f=v, n=12 (from its DUMP).
         let blob = pack(&[
-            Element::Bytes(b"a"),
-            Element::Int(1),
-            Element::Bytes(b"b"),
-            Element::Bytes(b"hello"),
+            Element::Bytes(b"f"),
+            Element::Bytes(b"v"),
+            Element::Bytes(b"n"),
+            Element::Int(12),
         ]);
         assert_eq!(
             blob,
-            b"\x15\x00\x00\x00\x04\x00\x81a\x02\x01\x01\x81b\x02\x85hello\x06\xff"
+            b"\x12\x00\x00\x00\x04\x00\x81f\x02\x81v\x02\x81n\x02\x0c\x01\xff"
         );
     }
 

@@ -196,7 +196,9 @@ impl List {
 
     /// The nodes, head to tail, each as its elements: an RDB writer keeps the layout.
     pub fn nodes(&self) -> impl Iterator<Item = impl Iterator<Item = Element<'_>> + '_> + '_ {
-        self.nodes.iter().map(|pack| pack.entries().map(|e| e.element))
+        self.nodes
+            .iter()
+            .map(|pack| pack.entries().map(|e| e.element))
     }
 
     /// The position Redis means by `index`: counted from the head, or from the tail
