@@ -182,7 +182,7 @@ fn plain_hash<'a>(src: &mut impl Source<'a>, limits: &Limits) -> Result<Value> {
 
 /// Fields and values alternating in a packed blob.
 fn packed_hash(elements: Vec<Element<'_>>, limits: &Limits) -> Result<Value> {
-    if elements.len() % 2 != 0 {
+    if !elements.len().is_multiple_of(2) {
         return Err(Corrupt("hash with a field and no value"));
     }
     let (mut field_digits, mut value_digits) = (itoa::Buffer::new(), itoa::Buffer::new());
@@ -229,7 +229,7 @@ fn plain_zset<'a, S: Source<'a>>(
 
 /// Members and scores alternating in a packed blob.
 fn packed_zset(elements: Vec<Element<'_>>, limits: &Limits) -> Result<Value> {
-    if elements.len() % 2 != 0 {
+    if !elements.len().is_multiple_of(2) {
         return Err(Corrupt("sorted set member without a score"));
     }
     let mut digits = itoa::Buffer::new();

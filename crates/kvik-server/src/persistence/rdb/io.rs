@@ -204,7 +204,7 @@ impl<R: io::Read> ReadSource<R> {
     pub fn new(inner: R) -> ReadSource<R> {
         ReadSource {
             inner,
-            crc: Crc64::new(),
+            crc: Crc64::default(),
         }
     }
 
@@ -271,7 +271,7 @@ impl<W: io::Write> WriteSink<W> {
         WriteSink {
             inner,
             buf: Vec::with_capacity(WRITE_BUFFER),
-            crc: Crc64::new(),
+            crc: Crc64::default(),
             error: None,
         }
     }

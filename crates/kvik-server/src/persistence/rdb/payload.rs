@@ -13,11 +13,13 @@ static CRC64: crc::Crc<u64, crc::Table<16>> =
 /// A running CRC-64, as Redis computes it.
 pub struct Crc64(crc::Digest<'static, u64, crc::Table<16>>);
 
-impl Crc64 {
-    pub fn new() -> Crc64 {
+impl Default for Crc64 {
+    fn default() -> Self {
         Crc64(CRC64.digest())
     }
+}
 
+impl Crc64 {
     pub fn update(&mut self, bytes: &[u8]) {
         self.0.update(bytes);
     }
@@ -33,18 +35,19 @@ impl Crc64 {
     }
 }
 
-/// Close a serialized value into a payload: append the version and the checksum.
-fn seal(mut body: Vec<u8>) -> Vec<u8> {
+/// Close a serialized body (a value, FUNCTION DUMP's libraries) into a payload:
+/// append the version and the checksum.
+pub fn seal(mut body: Vec<u8>) -> Vec<u8> {
     body.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = Crc64::of(&body);
     body.extend_from_slice(&crc.to_le_bytes());
     body
 }
 
-/// The serialized value inside `payload`, if it was written at an RDB version kvik
+/// The serialized body inside `payload`, if it was written at an RDB version kvik
 /// reads (up to its own, as Redis 7.0 refuses what 7.2 and 7.4 write) and its
 /// checksum is right.
-fn open(payload: &[u8]) -> Option<&[u8]> {
+pub fn open(payload: &[u8]) -> Option<&[u8]> {
     let body_len = payload.len().checked_sub(10)?;
     let (signed, crc) = payload.split_at(body_len + 2);
     let version = u16::from_le_bytes([signed[body_len], signed[body_len + 1]]);
@@ -83,7 +86,7 @@ mod tests {
     #[test]
     fn crc64_matches_redis_check_value() {
         assert_eq!(Crc64::of(b"123456789"), 0xe9c6_d914_c4b8_d9ca);
-        let mut running = Crc64::new();
+        let mut running = Crc64::default();
         running.update(b"1234");
         running.update(b"56789");
         assert_eq!(running.value(), 0xe9c6_d914_c4b8_d9ca);

@@ -269,8 +269,12 @@ fn decode_entry(
     let same = flags & SAME_FIELDS != 0;
     let field_count = if same { master.len() } else { lp.count()? };
     let mut pairs = Vec::with_capacity(prealloc(field_count * 2));
-    for i in 0..field_count {
-        let field = if same { master[i].clone() } else { lp.bytes()? };
+    for _ in 0..field_count {
+        let field = if same {
+            master[pairs.len() / 2].clone()
+        } else {
+            lp.bytes()?
+        };
         pairs.push(field);
         pairs.push(lp.bytes()?);
     }
