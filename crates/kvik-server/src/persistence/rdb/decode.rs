@@ -95,10 +95,15 @@ impl AsBytes for Cow<'_, [u8]> {
 /// A list of `elements`, refused when empty.
 fn list(elements: Vec<impl AsBytes>, limits: &Limits) -> Result<Value> {
     let mut list = List::new();
-    for element in &elements {
+    append(&mut list, &elements, limits);
+    non_empty_list(list)
+}
+
+/// Push `elements` at the tail of `list`, in nodes as `limits` size them.
+fn append(list: &mut List, elements: &[impl AsBytes], limits: &Limits) {
+    for element in elements {
         element.with_bytes(|bytes| list.push(End::Tail, bytes, limits.list_node));
     }
-    non_empty_list(list)
 }
 
 /// Redis 3.2 to 6.2's quicklist: a count of ziplist nodes. Empty nodes are skipped
@@ -107,9 +112,7 @@ fn quicklist<'a>(src: &mut impl Source<'a>, limits: &Limits) -> Result<Value> {
     let nodes = src.count()?;
     let mut list = List::new();
     for _ in 0..nodes {
-        for element in ziplist::parse(&src.string()?)? {
-            element.with_bytes(|bytes| list.push(End::Tail, bytes, limits.list_node));
-        }
+        append(&mut list, &ziplist::parse(&src.string()?)?, limits);
     }
     non_empty_list(list)
 }
@@ -124,11 +127,7 @@ fn quicklist_2<'a>(src: &mut impl Source<'a>, limits: &Limits) -> Result<Value> 
         let blob = src.string()?;
         match container {
             CONTAINER_PLAIN => list.push(End::Tail, &blob, limits.list_node),
-            CONTAINER_PACKED => {
-                for element in listpack::parse(&blob)? {
-                    element.with_bytes(|bytes| list.push(End::Tail, bytes, limits.list_node));
-                }
-            }
+            CONTAINER_PACKED => append(&mut list, &listpack::parse(&blob)?, limits),
             _ => return Err(Corrupt("unknown quicklist container")),
         }
     }
