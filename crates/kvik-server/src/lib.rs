@@ -11,6 +11,7 @@
 //!   messages travel to the subscribers' threads through their mailboxes;
 //! - [`tracking`]: client-side caching, whose invalidations travel the same way;
 //! - [`types`]: the values keys hold;
+//! - [`persistence`]: the forms values take outside memory (the RDB codec);
 //! - [`effects`] and [`hlc`]: the ordered stream of deterministic writes and the clock
 //!   that stamps them, which persistence and replication consume;
 //! - [`server`], [`client`], [`stats`], [`logging`], [`lazyfree`], [`util`]: the shared
@@ -27,6 +28,7 @@ pub mod logging;
 pub mod memory;
 pub mod net;
 pub mod notify;
+pub mod persistence;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;

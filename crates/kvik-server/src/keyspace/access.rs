@@ -72,6 +72,26 @@ impl AccessClock {
         }
     }
 
+    /// The field RESTORE gives a key from its IDLETIME (seconds) or FREQ option:
+    /// `None` when the option given is not the one this clock keeps, and the key
+    /// keeps the field of a new key. An idle time longer than the 24-bit clock can
+    /// look back is taken, as in Redis, as half the clock's span ahead.
+    pub fn restored(self, idle_seconds: Option<u64>, freq: Option<u8>, now_ms: u64) -> Option<u32> {
+        match (self, idle_seconds, freq) {
+            (AccessClock::Lfu { .. }, _, Some(counter)) => {
+                Some(lfu_field(minutes(now_ms), counter))
+            }
+            (AccessClock::Lru, Some(idle), _) => {
+                let now = u64::from(access_clock(now_ms));
+                let then = now
+                    .checked_sub(idle)
+                    .unwrap_or((now + LRU_CLOCK_MAX / 2) % LRU_CLOCK_MAX);
+                Some(then as u32)
+            }
+            _ => None,
+        }
+    }
+
     /// How little the key has been used, for eviction (the larger, the better a
     /// candidate): seconds idle under LRU, 255 minus the decayed counter under LFU.
     pub fn coldness(self, field: u32, now_ms: u64) -> u64 {
@@ -118,14 +138,16 @@ impl ClockMode {
 /// Seconds between the LRU clock reading `access` and `now_ms`, across the clock's
 /// 24-bit wrap (OBJECT IDLETIME, DEBUG OBJECT, eviction).
 pub fn idle_seconds(access: u32, now_ms: u64) -> u64 {
-    const CLOCK_MAX: u64 = (1 << 24) - 1;
     let (now, then) = (access_clock(now_ms) as u64, access as u64);
     if now >= then {
         now - then
     } else {
-        now + CLOCK_MAX - then
+        now + LRU_CLOCK_MAX - then
     }
 }
+
+/// Where the LRU clock wraps, as Redis's.
+const LRU_CLOCK_MAX: u64 = (1 << 24) - 1;
 
 /// The LRU clock at `now_ms`: seconds, wrapping at 24 bits like Redis's.
 pub fn access_clock(now_ms: u64) -> u32 {

@@ -8,8 +8,10 @@
 //! - [`listing`]: whole-database reads (KEYS, SCAN, RANDOMKEY);
 //! - [`relocate`]: keys that change name or database (RENAME, MOVE, COPY);
 //! - [`object`]: OBJECT introspection;
+//! - [`dump`]: DUMP and RESTORE, values in Redis's serialized form;
 //! - [`swapdb`]: SWAPDB, which exchanges whole databases.
 
+mod dump;
 mod expire;
 mod listing;
 mod object;
@@ -155,6 +157,19 @@ pub const COMMANDS: &[Command] = &[
         .keys(1, 1, 1)
         .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc("generic", "2.2.0", "O(1)", "Remove the expiration from a key"),
+    Command::new("dump", 2, dump::dump)
+        .tips(&["nondeterministic_output"])
+        .flags(flags::READONLY)
+        .acl(KS | acl::READ | acl::SLOW)
+        .keys(1, 1, 1)
+        .key_flags(key_flags::RO | key_flags::ACCESS)
+        .doc("generic", "2.6.0", "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).", "Return a serialized version of the value stored at the specified key."),
+    Command::new("restore", -4, dump::restore)
+        .flags(flags::WRITE | flags::DENYOOM)
+        .acl(KS | acl::WRITE | acl::SLOW | acl::DANGEROUS)
+        .keys(1, 1, 1)
+        .key_flags(key_flags::OW | key_flags::UPDATE)
+        .doc("generic", "2.6.0", "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).", "Create a key using the provided serialized value, previously obtained using DUMP."),
     object::COMMAND,
     Command::new("swapdb", 3, swapdb::swapdb)
         .flags(flags::WRITE | flags::FAST)

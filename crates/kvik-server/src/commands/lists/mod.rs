@@ -341,7 +341,7 @@ fn node_limit(ctx: &Ctx) -> NodeLimit {
     node_limit_of(ctx.server)
 }
 
-fn node_limit_of(server: &Server) -> NodeLimit {
+pub(crate) fn node_limit_of(server: &Server) -> NodeLimit {
     NodeLimit::from_config(server.hot.encoding().list_max_listpack_size)
 }
 

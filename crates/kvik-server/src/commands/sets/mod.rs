@@ -20,6 +20,7 @@ mod scan;
 use super::table::{acl, flags, key_flags, Command};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
+use crate::server::Server;
 use crate::types::set::{MemberRef, Set};
 use crate::types::Value;
 use kvik_resp::ReplyWriter;
@@ -252,7 +253,11 @@ fn write_set<'k>(keys: &'k mut Locked<'_>, key: &[u8]) -> Result<Option<&'k mut 
 
 /// `set-max-intset-entries` as it is now.
 fn max_intset(ctx: &Ctx) -> usize {
-    usize::try_from(ctx.server.hot.encoding().set_max_intset_entries).unwrap_or(usize::MAX)
+    max_intset_of(ctx.server)
+}
+
+pub(crate) fn max_intset_of(server: &Server) -> usize {
+    usize::try_from(server.hot.encoding().set_max_intset_entries).unwrap_or(usize::MAX)
 }
 
 fn reply_member(out: &mut ReplyWriter, member: MemberRef) {

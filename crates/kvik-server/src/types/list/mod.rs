@@ -189,6 +189,18 @@ impl List {
         self.len == 0
     }
 
+    /// How many nodes hold the elements.
+    pub fn node_count(&self) -> usize {
+        self.nodes.count()
+    }
+
+    /// The nodes, head to tail, each as its elements: an RDB writer keeps the layout.
+    pub fn nodes(&self) -> impl Iterator<Item = impl Iterator<Item = Element<'_>> + '_> + '_ {
+        self.nodes
+            .iter()
+            .map(|pack| pack.entries().map(|e| e.element))
+    }
+
     /// The position Redis means by `index`: counted from the head, or from the tail
     /// when negative (-1 is the last element). `None` when out of range.
     pub fn position(&self, index: i64) -> Option<usize> {

@@ -61,6 +61,15 @@ fn widen<T: Lane, U: Lane>(lanes: &[T]) -> Vec<U> {
 }
 
 impl IntSet {
+    /// An empty intset whose members take `width` bytes (2, 4 or 8) or more.
+    pub fn with_width(width: usize) -> IntSet {
+        match width {
+            0..=2 => IntSet::W16(Vec::new()),
+            3..=4 => IntSet::W32(Vec::new()),
+            _ => IntSet::W64(Vec::new()),
+        }
+    }
+
     pub fn len(&self) -> usize {
         match self {
             IntSet::W16(l) => l.len(),

@@ -18,7 +18,7 @@ mod table;
 
 use crate::types::SmallBytes;
 use crate::util::numbers::parse_i64;
-use intset::IntSet;
+pub use intset::IntSet;
 use std::fmt;
 use table::MemberTable;
 
@@ -110,6 +110,26 @@ impl Set {
         match &self.repr {
             Repr::Ints(_) => self.clone(),
             Repr::Table(t) => Set::collect(t.iter().map(MemberRef::Bytes), max_intset),
+        }
+    }
+
+    /// A set of the members of `ints`, kept in their width as Redis keeps a loaded
+    /// intset, unless they are more than `max_intset`.
+    pub fn from_intset(ints: IntSet, max_intset: usize) -> Set {
+        let mut set = Set {
+            repr: Repr::Ints(ints),
+        };
+        if set.len() > max_intset {
+            set.convert_to_table();
+        }
+        set
+    }
+
+    /// The intset, when that is the encoding.
+    pub fn as_intset(&self) -> Option<&IntSet> {
+        match &self.repr {
+            Repr::Ints(ints) => Some(ints),
+            Repr::Table(_) => None,
         }
     }
 

@@ -357,6 +357,13 @@ impl Stream {
                 .sum::<usize>()
     }
 
+    /// Add a whole node keyed by its first ID, which must be above every ID stored so
+    /// far (a stream being rebuilt from its serialized form); its live entries count.
+    pub fn push_node(&mut self, first: StreamId, node: Node) {
+        self.len += u64::from(node.live);
+        self.nodes.insert(first, node);
+    }
+
     /// The nodes with their first IDs, for tests and fingerprints.
     pub fn nodes(&self) -> impl Iterator<Item = (&StreamId, &Node)> {
         self.nodes.iter()

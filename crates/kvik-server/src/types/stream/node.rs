@@ -56,23 +56,31 @@ impl Node {
     /// A node whose first entry is `id` with these field/value pairs (`pairs` holds
     /// field, value, field, value ...).
     pub fn new(id: StreamId, pairs: &[&[u8]]) -> Node {
+        let fields: Vec<&[u8]> = pairs.iter().step_by(2).copied().collect();
+        let mut node = Node::with_master_fields(id, &fields);
+        node.push(id, id, pairs);
+        node
+    }
+
+    /// A node keyed `first` holding no entry yet, whose entries with exactly
+    /// `fields` will be stored without them (a node being rebuilt from its
+    /// serialized form names its master fields itself).
+    pub fn with_master_fields(first: StreamId, fields: &[&[u8]]) -> Node {
         let mut buf = Vec::with_capacity(64);
-        put_varint(&mut buf, (pairs.len() / 2) as u64);
-        let mut redis_body = lp_int_size((pairs.len() / 2) as i64) + lp_int_size(0);
-        for field in pairs.iter().step_by(2) {
+        put_varint(&mut buf, fields.len() as u64);
+        let mut redis_body = lp_int_size(fields.len() as i64) + lp_int_size(0);
+        for field in fields {
             put_bytes(&mut buf, field);
             redis_body += lp_string_size(field);
         }
-        let mut node = Node {
+        Node {
             entries_at: buf.len() as u32,
             buf,
             live: 0,
             deleted: 0,
-            last: id,
+            last: first,
             redis_body: redis_body as u32,
-        };
-        node.push(id, id, pairs);
-        node
+        }
     }
 
     /// Entries stored, deleted ones included (what the node-size limit counts).
@@ -114,7 +122,9 @@ impl Node {
         self.last = id;
     }
 
-    fn master_fields(&self) -> impl Iterator<Item = &[u8]> + '_ {
+    /// The field names of the node's first entry, which entries with the same fields
+    /// leave out.
+    pub fn master_fields(&self) -> impl Iterator<Item = &[u8]> + '_ {
         let mut at = 0;
         let count = get_varint(&self.buf, &mut at);
         (0..count).map(move |_| get_bytes(&self.buf, &mut at))
@@ -127,6 +137,22 @@ impl Node {
             first,
             master: self.master_fields().collect(),
             at: self.entries_at as usize,
+        }
+    }
+
+    /// Every stored entry in ID order, deleted ones included, each with whether it is
+    /// deleted (what a serialized node holds).
+    pub fn stored_entries(&self, first: StreamId) -> impl Iterator<Item = (EntryRef<'_>, bool)> {
+        self.slots(first).map(|s| (s.entry, s.deleted))
+    }
+
+    /// Append an entry as [`Node::push`] does, flagged deleted at once when `deleted`
+    /// (a node being rebuilt from its serialized form).
+    pub fn push_stored(&mut self, first: StreamId, id: StreamId, pairs: &[&[u8]], deleted: bool) {
+        let offset = self.buf.len();
+        self.push(first, id, pairs);
+        if deleted {
+            self.flag_deleted(offset);
         }
     }
 

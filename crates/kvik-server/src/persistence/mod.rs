@@ -1,0 +1,8 @@
+//! Persistence: the forms kvik's data takes outside memory.
+//!
+//! Owns the RDB encoding of values ([`rdb`]): DUMP and RESTORE payloads today, and the
+//! RDB files, full resyncs and AOF preambles that will reuse it. Must not touch the
+//! keyspace, locks, clients or commands: it turns values into bytes and bytes into
+//! values, and the callers decide where they come from and go.
+
+pub mod rdb;
