@@ -699,19 +699,8 @@ fn streams(g: &mut Gen) -> Cmd {
             c
         }
         7 => {
-            let by = g.pick(&["MAXLEN", "MINID"]);
-            let mut c = cmd!["XTRIM", k, by.clone()];
-            if g.chance(0.5) {
-                c.push(g.pick(&["=", "~"]));
-            }
-            c.push(if by == "MAXLEN" {
-                g.int(0, 10)
-            } else {
-                stream_id(g)
-            });
-            if g.chance(0.2) {
-                c.extend(cmd!["LIMIT", g.int(0, 3)]);
-            }
+            let mut c = cmd!["XTRIM", k];
+            c.extend(trim_strategy(g, 10, 3));
             c
         }
         8 | 9 => {
@@ -807,6 +796,25 @@ fn streams(g: &mut Gen) -> Cmd {
     }
 }
 
+/// XTRIM's strategy, or XADD's trimming: MAXLEN up to `max_len` or MINID, with
+/// `=` or `~` now and then, and a LIMIT up to `max_limit` sometimes.
+fn trim_strategy(g: &mut Gen, max_len: i64, max_limit: i64) -> Cmd {
+    let by = g.pick(&["MAXLEN", "MINID"]);
+    let mut c = cmd![by.clone()];
+    if g.chance(0.5) {
+        c.push(g.pick(&["=", "~"]));
+    }
+    c.push(if by == "MAXLEN" {
+        g.int(0, max_len)
+    } else {
+        stream_id(g)
+    });
+    if g.chance(0.2) {
+        c.extend(cmd!["LIMIT", g.int(0, max_limit)]);
+    }
+    c
+}
+
 /// XADD with an explicit ID (never `*`: the servers' clocks differ), options now and
 /// then, and sometimes an odd number of field words.
 fn stream_add(g: &mut Gen, key: String) -> Cmd {
@@ -815,19 +823,7 @@ fn stream_add(g: &mut Gen, key: String) -> Cmd {
         c.push("NOMKSTREAM".into());
     }
     if g.chance(0.25) {
-        let by = g.pick(&["MAXLEN", "MINID"]);
-        c.push(by.clone());
-        if g.chance(0.66) {
-            c.push(g.pick(&["=", "~"]));
-        }
-        c.push(if by == "MAXLEN" {
-            g.int(0, 12)
-        } else {
-            stream_id(g)
-        });
-        if g.chance(0.2) {
-            c.extend(cmd!["LIMIT", g.int(0, 5)]);
-        }
+        c.extend(trim_strategy(g, 12, 5));
     }
     g.stream_ms += g.rng.gen_range(-1..=2);
     let ms = g.stream_ms.max(0);
