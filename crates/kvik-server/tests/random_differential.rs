@@ -1,6 +1,6 @@
 //! Random differential test: seeded random command sequences, one family of commands
-//! at a time, sent to kvik-server and to a real redis-server; every reply must be the
-//! same bytes. The hand-written corpus (`differential.rs`) checks the cases we thought
+//! at a time (or any of them run by a script), sent to kvik-server and to a real
+//! redis-server; every reply must be the same bytes. The hand-written corpus (`differential.rs`) checks the cases we thought
 //! of; this one finds the ones we did not — every mismatch it ever found became a line
 //! of that corpus.
 //!
@@ -111,6 +111,16 @@ fn lua_values_resp3_match_redis() {
     check_family("lua values (RESP3)", lua_values, true);
 }
 
+#[test]
+fn commands_via_scripts_match_redis() {
+    check_family("commands via scripts", via_script, false);
+}
+
+#[test]
+fn commands_via_scripts_resp3_match_redis() {
+    check_family("commands via scripts (RESP3)", via_script, true);
+}
+
 /// Run the family's sequences against both servers, panicking at the first reply
 /// that differs with the seed, the step and the commands that led there.
 fn check_family(name: &str, family: Family, resp3: bool) {
@@ -167,7 +177,13 @@ fn same_reply(command: &Cmd, kvik: &[u8], redis: &[u8]) -> bool {
     if kvik == redis {
         return true;
     }
-    let group = match command[0].as_str() {
+    // A command a script ran (see `via_script`) is named after the script.
+    let name = if command[0] == "EVAL" && command.len() > 3 {
+        &command[3]
+    } else {
+        &command[0]
+    };
+    let group = match name.as_str() {
         "HKEYS" | "HVALS" => 1,
         "HGETALL" => 2,
         _ => return false,
@@ -1124,6 +1140,32 @@ fn transactions(g: &mut Gen) -> Cmd {
         9 => cmd!["EVAL", "return redis.call('INCR', KEYS[1])", "1", key(g)],
         _ => cmd!["DEL", key(g)],
     }
+}
+
+/// A command of any data-type family run by a script through `redis.call`: its reply
+/// converted to Lua and back (in RESP3 half the time), its errors raised as script
+/// errors.
+fn via_script(g: &mut Gen) -> Cmd {
+    const FAMILIES: [Family; 8] = [
+        strings,
+        lists,
+        hashes,
+        sets,
+        sorted_sets,
+        streams,
+        bitmaps,
+        geo,
+    ];
+    let family = FAMILIES[g.branch(FAMILIES.len() as u32) as usize];
+    let command = family(g);
+    let script = if g.chance(0.5) {
+        "redis.setresp(3) return redis.call(unpack(ARGV))"
+    } else {
+        "return redis.call(unpack(ARGV))"
+    };
+    let mut c = cmd!["EVAL", script, "0"];
+    c.extend(command);
+    c
 }
 
 /// EVAL of `return <value>`: Lua values of every kind, nested, converted to replies

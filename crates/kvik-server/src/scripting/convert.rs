@@ -102,7 +102,9 @@ impl ReplyParser<'_> {
             b'*' | b'~' | b'>' => self.push_collection()?,
             b'%' => {
                 let n = self.number();
-                stack.push_table(0, n.max(0) as usize);
+                // Grown as Redis grows it (from empty), so that `pairs` walks the
+                // fields in Redis's order.
+                stack.push_table(0, 0);
                 let map = stack.top();
                 for _ in 0..n {
                     self.push_value()?;
@@ -170,12 +172,9 @@ impl ReplyParser<'_> {
             stack.push_bool(false);
             return Ok(());
         }
-        let (array, fields) = if set {
-            (0, n as usize)
-        } else {
-            (n as usize, 0)
-        };
-        stack.push_table(array, fields);
+        // A set's table grows from empty as Redis's does, for Redis's `pairs` order;
+        // an array's items keep their order whatever the table's size.
+        stack.push_table(if set { 0 } else { n as usize }, 0);
         let items = stack.top();
         for i in 0..n as usize {
             self.push_value()?;
