@@ -1144,7 +1144,7 @@ fn transactions(g: &mut Gen) -> Cmd {
 
 /// A command of any data-type family run by a script through `redis.call`: its reply
 /// converted to Lua and back (in RESP3 half the time), its errors raised as script
-/// errors.
+/// errors. Now and then a key is copied onto another by DUMP and RESTORE.
 fn via_script(g: &mut Gen) -> Cmd {
     const FAMILIES: [Family; 8] = [
         strings,
@@ -1156,6 +1156,9 @@ fn via_script(g: &mut Gen) -> Cmd {
         bitmaps,
         geo,
     ];
+    if g.chance(0.08) {
+        return dump_and_restore(g);
+    }
     let family = FAMILIES[g.branch(FAMILIES.len() as u32) as usize];
     let command = family(g);
     let script = if g.chance(0.5) {
@@ -1166,6 +1169,19 @@ fn via_script(g: &mut Gen) -> Cmd {
     let mut c = cmd!["EVAL", script, "0"];
     c.extend(command);
     c
+}
+
+/// A script that copies one family key onto another (often of another type) through
+/// DUMP and RESTORE REPLACE: later commands then read and change restored values.
+fn dump_and_restore(g: &mut Gen) -> Cmd {
+    const KEYS: [&str; 20] = [
+        "k1", "k2", "k3", "l1", "l2", "h1", "h2", "s1", "s2", "s3", "z1", "z2", "z3", "b1", "b2",
+        "b3", "g1", "g2", "str", "dst",
+    ];
+    let script = "local payload = redis.call('DUMP', KEYS[1]) \
+        if not payload then return false end \
+        return redis.call('RESTORE', KEYS[2], 0, payload, 'REPLACE')";
+    cmd!["EVAL", script, "2", g.pick(&KEYS), g.pick(&KEYS)]
 }
 
 /// EVAL of `return <value>`: Lua values of every kind, nested, converted to replies
