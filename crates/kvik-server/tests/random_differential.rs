@@ -16,6 +16,7 @@
 //! - `KVIK_REQUIRE_REDIS=1`: fail (instead of skip) when redis-server is missing.
 //! - `KVIK_FUZZ_STEPS=n`: commands per seed (default 1200).
 //! - `KVIK_FUZZ_SEEDS=n`: seeds per family, 0..n (default 1).
+//! - `KVIK_FUZZ_CONTEXT=n`: commands shown before a mismatch (default 12).
 
 mod support;
 
@@ -34,9 +35,6 @@ type Family = fn(&mut Gen) -> Cmd;
 macro_rules! cmd {
     ($($word:expr),* $(,)?) => { vec![$(String::from($word)),*] };
 }
-
-/// How many of the commands before a mismatch the report shows.
-const CONTEXT: usize = 12;
 
 /// Replies longer than this are shown cut.
 const SHOW_LIMIT: usize = 400;
@@ -121,6 +119,11 @@ fn commands_via_scripts_resp3_match_redis() {
     check_family("commands via scripts (RESP3)", via_script, true);
 }
 
+#[test]
+fn commands_in_transactions_match_redis() {
+    check_family("commands in transactions", in_transactions, false);
+}
+
 /// Run the family's sequences against both servers, panicking at the first reply
 /// that differs with the seed, the step and the commands that led there.
 fn check_family(name: &str, family: Family, resp3: bool) {
@@ -145,7 +148,8 @@ fn check_family(name: &str, family: Family, resp3: bool) {
 
 fn run_sequence(pair: &mut [RawConn; 2], family: Family, seed: u64) -> Result<(), String> {
     let mut gen = Gen::new(seed);
-    let mut recent: VecDeque<Cmd> = VecDeque::with_capacity(CONTEXT);
+    let context = env_count("KVIK_FUZZ_CONTEXT", 12) as usize;
+    let mut recent: VecDeque<Cmd> = VecDeque::with_capacity(context);
     for step in 0..env_count("KVIK_FUZZ_STEPS", 1200) {
         let command = family(&mut gen);
         let [kvik, redis] = pair.each_mut().map(|conn| conn.cmd(&command));
@@ -162,7 +166,7 @@ fn run_sequence(pair: &mut [RawConn; 2], family: Family, seed: u64) -> Result<()
             );
             return Err(report);
         }
-        if recent.len() == CONTEXT {
+        if recent.len() == context {
             recent.pop_front();
         }
         recent.push_back(command);
@@ -183,14 +187,22 @@ fn same_reply(command: &Cmd, kvik: &[u8], redis: &[u8]) -> bool {
     } else {
         &command[0]
     };
-    let group = match name.as_str() {
-        "HKEYS" | "HVALS" => 1,
-        "HGETALL" => 2,
-        _ => return false,
+    let Some(group) = unordered_read(name) else {
+        return false;
     };
     match (top_level_items(kvik, group), top_level_items(redis, group)) {
         (Some(a), Some(b)) => a == b,
         _ => false,
+    }
+}
+
+/// For a read of a whole hash, whose order is each server's own: how many elements
+/// of its reply make one item.
+fn unordered_read(command: &str) -> Option<usize> {
+    match command {
+        "HKEYS" | "HVALS" => Some(1),
+        "HGETALL" => Some(2),
+        _ => None,
     }
 }
 
@@ -1142,25 +1154,51 @@ fn transactions(g: &mut Gen) -> Cmd {
     }
 }
 
+/// The data-type families, for the generators that mix them.
+const DATA_FAMILIES: [Family; 8] = [
+    strings,
+    lists,
+    hashes,
+    sets,
+    sorted_sets,
+    streams,
+    bitmaps,
+    geo,
+];
+
+fn any_data_command(g: &mut Gen) -> Cmd {
+    DATA_FAMILIES[g.branch(DATA_FAMILIES.len() as u32) as usize](g)
+}
+
+/// Commands of every data-type family, queued between MULTI and EXEC now and then:
+/// queue-time refusals (EXECABORT), errors at EXEC, WATCHed keys changed.
+fn in_transactions(g: &mut Gen) -> Cmd {
+    match g.branch(40) {
+        0..=3 => cmd!["MULTI"],
+        4..=7 => cmd!["EXEC"],
+        8 => cmd!["DISCARD"],
+        9 => {
+            let key = g.pick(&["k1", "l1", "h1", "s1", "z1", "b1", "g1", "str"]);
+            cmd!["WATCH", key]
+        }
+        // An EXEC reply is compared whole: no whole-hash reads in it.
+        _ => loop {
+            let command = any_data_command(g);
+            if unordered_read(&command[0]).is_none() {
+                break command;
+            }
+        },
+    }
+}
+
 /// A command of any data-type family run by a script through `redis.call`: its reply
 /// converted to Lua and back (in RESP3 half the time), its errors raised as script
 /// errors. Now and then a key is copied onto another by DUMP and RESTORE.
 fn via_script(g: &mut Gen) -> Cmd {
-    const FAMILIES: [Family; 8] = [
-        strings,
-        lists,
-        hashes,
-        sets,
-        sorted_sets,
-        streams,
-        bitmaps,
-        geo,
-    ];
     if g.chance(0.08) {
         return dump_and_restore(g);
     }
-    let family = FAMILIES[g.branch(FAMILIES.len() as u32) as usize];
-    let command = family(g);
+    let command = any_data_command(g);
     let script = if g.chance(0.5) {
         "redis.setresp(3) return redis.call(unpack(ARGV))"
     } else {

@@ -523,16 +523,30 @@ impl<'a> Locked<'a> {
     }
 
     pub fn modified_in(&mut self, db: usize, key: &[u8]) {
+        if self.stamp_change(db, key) {
+            self.env.keyspace.signal_modified(db, key);
+        }
+    }
+
+    /// Record a change Redis does not signal to WATCH or client-side caching: the
+    /// state of a stream's consumer groups (groups, consumers, pending entries, last
+    /// IDs), which no read of the entries sees. Stamps the key and counts the change.
+    pub fn modified_quietly(&mut self, key: &[u8]) {
+        self.stamp_change(self.db, key);
+    }
+
+    /// Stamp a live key as changed and count the change; whether it was there.
+    fn stamp_change(&mut self, db: usize, key: &[u8]) -> bool {
         let hash = hash_key(key);
         let Some(previous_ts) = self.shard_mut(db, hash).find(hash, key).map(|e| e.ts) else {
-            return;
+            return false;
         };
         let ts = self.stamp(previous_ts);
         if let Some(e) = self.shard_mut(db, hash).find_mut(hash, key) {
             e.ts = ts;
         }
         self.dirty += 1;
-        self.env.keyspace.signal_modified(db, key);
+        true
     }
 
     /// Append an effect of the current command (while the locks are held), for

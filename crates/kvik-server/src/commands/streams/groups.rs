@@ -109,7 +109,7 @@ pub fn create(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     stream
         .groups
         .insert(args[3].to_vec(), Group::new(id, options.entries_read));
-    ctx.keys.modified(args[2]);
+    ctx.keys.modified_quietly(args[2]);
     notify(ctx.keys, "xgroup-create", args[2]);
     ctx.out.ok();
     Ok(())
@@ -129,7 +129,7 @@ pub fn setid(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let group = stream.groups.get_mut(args[3]).expect("checked");
     group.last_id = id;
     group.entries_read = options.entries_read;
-    ctx.keys.modified(args[2]);
+    ctx.keys.modified_quietly(args[2]);
     notify(ctx.keys, "xgroup-setid", args[2]);
     ctx.out.ok();
     Ok(())
@@ -140,7 +140,7 @@ pub fn destroy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (_, stream) = checked_stream(ctx, args, false)?;
     let removed = stream.expect("checked").groups.remove(args[3]).is_some();
     if removed {
-        ctx.keys.modified(args[2]);
+        ctx.keys.modified_quietly(args[2]);
         notify(ctx.keys, "xgroup-destroy", args[2]);
     }
     ctx.out.int(i64::from(removed));
@@ -154,7 +154,7 @@ pub fn create_consumer(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let group = stream.groups.get_mut(args[3]).expect("checked");
     let (_, created) = group.consumer(args[4], now);
     if created {
-        ctx.keys.modified(args[2]);
+        ctx.keys.modified_quietly(args[2]);
         notify(ctx.keys, "xgroup-createconsumer", args[2]);
     }
     ctx.out.int(i64::from(created));
@@ -168,7 +168,7 @@ pub fn delete_consumer(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let group = stream.groups.get_mut(args[3]).expect("checked");
     let pending = group.remove_consumer(args[4]);
     if pending.is_some() {
-        ctx.keys.modified(args[2]);
+        ctx.keys.modified_quietly(args[2]);
         notify(ctx.keys, "xgroup-delconsumer", args[2]);
     }
     ctx.out.int(pending.unwrap_or(0) as i64);

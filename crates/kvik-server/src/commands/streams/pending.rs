@@ -30,7 +30,7 @@ pub fn xack(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         .collect::<Result<Vec<_>, _>>()?;
     let acked = ids.into_iter().filter(|&id| group.acknowledge(id)).count();
     if acked > 0 {
-        ctx.keys.modified(args[1]);
+        ctx.keys.modified_quietly(args[1]);
     }
     ctx.out.int(acked as i64);
     Ok(())
@@ -285,7 +285,7 @@ pub fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         effects.push(setid_effect(key, group_name, group));
     }
     if moved_last_id || !effects.is_empty() {
-        ctx.keys.modified(key);
+        ctx.keys.modified_quietly(key);
     }
     created_event(ctx.keys, key, &owner);
     ctx.propagated = true;
@@ -416,7 +416,7 @@ pub fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         write_id(ctx.out, id);
     }
     if !effects.is_empty() {
-        ctx.keys.modified(key);
+        ctx.keys.modified_quietly(key);
     }
     created_event(ctx.keys, key, &owner);
     ctx.propagated = true;

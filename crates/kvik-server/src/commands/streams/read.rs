@@ -480,7 +480,7 @@ impl Served {
         if self.created {
             super::notify(keys, "xgroup-createconsumer", key);
         }
-        keys.modified(key);
+        keys.modified_quietly(key);
         propagate_all(keys, &self.effects);
     }
 }

@@ -303,7 +303,7 @@ pub fn xsetid(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if !max_deleted.is_zero() {
         stream.max_deleted_id = max_deleted;
     }
-    ctx.keys.modified(args[1]);
+    ctx.keys.modified_quietly(args[1]);
     notify(ctx.keys, "xsetid", args[1]);
     ctx.out.ok();
     Ok(())
