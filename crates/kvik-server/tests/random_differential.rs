@@ -1177,9 +1177,11 @@ fn in_transactions(g: &mut Gen) -> Cmd {
         0..=3 => cmd!["MULTI"],
         4..=7 => cmd!["EXEC"],
         8 => cmd!["DISCARD"],
-        9 => {
-            let key = g.pick(&["k1", "l1", "h1", "s1", "z1", "b1", "g1", "str"]);
-            cmd!["WATCH", key]
+        9..=11 => {
+            let keys = [
+                "k1", "k2", "l1", "l2", "h1", "h2", "s1", "s2", "z1", "z2", "b1", "g1", "str",
+            ];
+            cmd!["WATCH", g.pick(&keys)]
         }
         // An EXEC reply is compared whole: no whole-hash reads in it.
         _ => loop {
