@@ -152,26 +152,22 @@ impl RequestParser {
         buf: &[u8],
         limits: Limits,
     ) -> Result<Option<Parsed>, ProtocolError> {
-        let Some(eol) = find_crlf(buf, 1) else {
-            if buf.len() > INLINE_MAX {
-                return Err(protocol_error("too big mbulk count string"));
+        let eol = match header_end(buf, 0) {
+            HeaderEnd::At(eol) => eol,
+            HeaderEnd::Waiting if buf.len() > INLINE_MAX => {
+                return Err(protocol_error("too big mbulk count string"))
             }
-            return Ok(Some(Parsed::Incomplete { hint: 1 }));
+            HeaderEnd::Waiting | HeaderEnd::NeedsOneMore => {
+                return Ok(Some(Parsed::Incomplete { hint: 1 }))
+            }
         };
-        if eol > INLINE_MAX {
-            return Err(protocol_error("too big mbulk count string"));
+        let count = match parse_header_number(&buf[1..eol]) {
+            Some(n) if n <= i32::MAX as i64 => n,
+            _ => return Err(protocol_error("invalid multibulk length")),
+        };
+        if count > UNAUTHENTICATED_MAX_ARGS && !limits.authenticated {
+            return Err(protocol_error("unauthenticated multibulk length"));
         }
-        let count = parse_header_number(&buf[1..eol]);
-        let max = if limits.authenticated {
-            i32::MAX as i64
-        } else {
-            UNAUTHENTICATED_MAX_ARGS
-        };
-        let count = match count {
-            Some(n) if n > max => return Err(protocol_error("invalid multibulk length")),
-            Some(n) => n,
-            None => return Err(protocol_error("invalid multibulk length")),
-        };
         if count <= 0 {
             return Ok(Some(Parsed::Skip { consumed: eol + 2 }));
         }
@@ -190,30 +186,29 @@ impl RequestParser {
                     let Some(&first) = buf.get(self.pos) else {
                         return Ok(Parsed::Incomplete { hint: 1 });
                     };
-                    let Some(eol) = find_crlf(buf, self.pos + 1) else {
-                        if buf.len() - self.pos > INLINE_MAX {
-                            return Err(protocol_error("too big bulk count string"));
+                    let eol = match header_end(buf, self.pos) {
+                        HeaderEnd::At(eol) => eol,
+                        HeaderEnd::Waiting if buf.len() - self.pos > INLINE_MAX => {
+                            return Err(protocol_error("too big bulk count string"))
                         }
-                        return Ok(Parsed::Incomplete { hint: 1 });
+                        HeaderEnd::Waiting | HeaderEnd::NeedsOneMore => {
+                            return Ok(Parsed::Incomplete { hint: 1 })
+                        }
                     };
-                    if eol - self.pos > INLINE_MAX {
-                        return Err(protocol_error("too big bulk count string"));
-                    }
                     if first != b'$' {
                         return Err(protocol_error(format!(
                             "expected '$', got '{}'",
                             first as char
                         )));
                     }
-                    let max = if limits.authenticated {
-                        limits.max_bulk_len
-                    } else {
-                        UNAUTHENTICATED_MAX_BULK
-                    };
                     let len = match parse_header_number(&buf[self.pos + 1..eol]) {
-                        Some(n) if (0..=max).contains(&n) => n as usize,
+                        Some(n) if (0..=limits.max_bulk_len).contains(&n) => n,
                         _ => return Err(protocol_error("invalid bulk length")),
                     };
+                    if len > UNAUTHENTICATED_MAX_BULK && !limits.authenticated {
+                        return Err(protocol_error("unauthenticated bulk length"));
+                    }
+                    let len = len as usize;
                     self.pos = eol + 2;
                     self.pending_bulk = Some(len);
                     len
@@ -236,7 +231,8 @@ impl RequestParser {
     }
 
     fn parse_inline(&mut self, buf: &[u8]) -> Result<Parsed, ProtocolError> {
-        let Some(nl) = memchr(b'\n', buf) else {
+        // Redis looks for the newline as C strings do: a NUL byte ends the search.
+        let Some(nl) = find_in_c_string(b'\n', buf) else {
             if buf.len() > INLINE_MAX {
                 return Err(protocol_error("too big inline request"));
             }
@@ -257,33 +253,52 @@ impl RequestParser {
     }
 }
 
-/// Index of the `\r` of the first `\r\n` at or after `from`.
-fn find_crlf(buf: &[u8], from: usize) -> Option<usize> {
-    let mut at = from;
-    while at < buf.len() {
-        let cr = at + memchr(b'\r', &buf[at..])?;
-        if buf.get(cr + 1) == Some(&b'\n') {
-            return Some(cr);
-        }
-        if cr + 1 >= buf.len() {
-            return None;
-        }
-        at = cr + 1;
+/// Where the `*N` or `$N` header line starting at `start` ends.
+enum HeaderEnd {
+    /// At this `\r`; the parser goes on two bytes later.
+    At(usize),
+    /// No `\r` yet.
+    Waiting,
+    /// The `\r` is the last byte: its partner has not arrived.
+    NeedsOneMore,
+}
+
+/// Finds a header line's end as Redis does, which decides what malformed input
+/// means: the first `\r` (looked for as in a C string, so a NUL byte hides
+/// everything after it) ends the line, and the byte after it is skipped unseen,
+/// whatever it is.
+fn header_end(buf: &[u8], start: usize) -> HeaderEnd {
+    match find_in_c_string(b'\r', &buf[start..]) {
+        None => HeaderEnd::Waiting,
+        Some(at) if start + at + 1 >= buf.len() => HeaderEnd::NeedsOneMore,
+        Some(at) => HeaderEnd::At(start + at),
     }
-    None
+}
+
+/// Where `needle` first is in `hay` as C's `strchr` finds it: not at all when a NUL
+/// byte comes first. (The NUL is looked for only before the needle, so a long
+/// pipeline is not scanned to its end for every line.)
+fn find_in_c_string(needle: u8, hay: &[u8]) -> Option<usize> {
+    let at = memchr(needle, hay)?;
+    memchr(0, &hay[..at]).is_none().then_some(at)
 }
 
 fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
     hay.iter().position(|&b| b == needle)
 }
 
-/// The number in a `*N` or `$N` header, with Redis's strict integer rules.
+/// The number in a `*N` or `$N` header, with Redis's strict integer rules: digits
+/// only, an optional `-`, no leading zero (`0` alone is fine, `-0` is not).
 fn parse_header_number(digits: &[u8]) -> Option<i64> {
+    if digits == b"0" {
+        return Some(0);
+    }
     let (negative, body) = match digits.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, digits),
     };
-    if body.is_empty() || body.len() > 19 || !body.iter().all(u8::is_ascii_digit) {
+    if body.is_empty() || body.len() > 19 || body[0] == b'0' || !body.iter().all(u8::is_ascii_digit)
+    {
         return None;
     }
     let mut n: i64 = 0;
@@ -482,15 +497,47 @@ mod tests {
     }
 
     #[test]
+    fn malformed_input_reads_as_redis_reads_it() {
+        // The byte after a header's `\r` is skipped unseen, and so are the two after
+        // a bulk's payload.
+        let cmds = parse_all(b"*2\r?$3\rxGETzz$1\r\nk\r\n").unwrap();
+        assert_eq!(cmds, vec![vec![b"GET".to_vec(), b"k".to_vec()]]);
+        // Leading zeros and `-0` are not numbers.
+        let err = |input: &[u8]| parse_all(input).unwrap_err().to_string();
+        assert_eq!(err(b"*01\r\n"), "Protocol error: invalid multibulk length");
+        assert_eq!(
+            err(b"*1\r\n$04\r\nPING\r\n"),
+            "Protocol error: invalid bulk length"
+        );
+        assert_eq!(err(b"*1\r\n$-0\r\n"), "Protocol error: invalid bulk length");
+        // A NUL byte hides the line's end: the request waits for more.
+        let mut p = RequestParser::new();
+        let waiting = p.parse(b"*1\x00\r\n", Limits::default()).unwrap();
+        assert!(matches!(waiting, Parsed::Incomplete { .. }));
+        let mut p = RequestParser::new();
+        let waiting = p.parse(b"PING\x00\n", Limits::default()).unwrap();
+        assert!(matches!(waiting, Parsed::Incomplete { .. }));
+    }
+
+    #[test]
     fn unauthenticated_limits() {
         let limits = Limits {
             max_bulk_len: 1 << 20,
             authenticated: false,
         };
-        let mut p = RequestParser::new();
-        assert!(p.parse(b"*11\r\n", limits).is_err());
-        let mut p = RequestParser::new();
-        assert!(p.parse(b"*1\r\n$16385\r\n", limits).is_err());
+        let err = |input: &[u8]| {
+            let mut p = RequestParser::new();
+            p.parse(input, limits).unwrap_err().to_string()
+        };
+        assert_eq!(
+            err(b"*11\r\n"),
+            "Protocol error: unauthenticated multibulk length"
+        );
+        assert_eq!(
+            err(b"*1\r\n$16385\r\n"),
+            "Protocol error: unauthenticated bulk length"
+        );
+        assert_eq!(err(b"*1\r\n$x\r\n"), "Protocol error: invalid bulk length");
     }
 
     #[test]

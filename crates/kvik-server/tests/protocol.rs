@@ -156,7 +156,13 @@ fn unauthenticated_clients_get_tight_limits_and_noauth() {
     c.send(b"*20\r\n");
     assert_eq!(
         c.read_reply(),
-        b"-ERR Protocol error: invalid multibulk length\r\n"
+        b"-ERR Protocol error: unauthenticated multibulk length\r\n"
+    );
+    let mut c = support::RawConn::connect(&addr);
+    c.send(b"*1\r\n$16385\r\n");
+    assert_eq!(
+        c.read_reply(),
+        b"-ERR Protocol error: unauthenticated bulk length\r\n"
     );
     running.shutdown();
 }

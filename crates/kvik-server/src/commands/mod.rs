@@ -638,7 +638,12 @@ fn unknown_command(args: &[&[u8]]) -> String {
     )
 }
 
-/// At most `max` bytes of `arg`, as text.
+/// At most `max` bytes of `arg`, as text, ending at a NUL byte as C's `%.*s` does.
 fn truncated(arg: &[u8], max: usize) -> String {
-    String::from_utf8_lossy(&arg[..arg.len().min(max)]).into_owned()
+    let end = arg
+        .iter()
+        .position(|&b| b == 0)
+        .unwrap_or(arg.len())
+        .min(max);
+    String::from_utf8_lossy(&arg[..end]).into_owned()
 }

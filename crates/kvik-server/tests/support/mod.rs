@@ -409,6 +409,22 @@ impl RawConn {
     pub fn shutdown_write(&mut self) {
         let _ = self.stream.shutdown(Shutdown::Write);
     }
+
+    /// Everything the server sends until it closes the connection (a reset counts as
+    /// a close); panics if it is still open after the read timeout.
+    pub fn read_until_closed(&mut self) -> Vec<u8> {
+        let mut all = std::mem::take(&mut self.buf);
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return all,
+                Ok(n) => all.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::ConnectionReset => return all,
+                Err(e) => panic!("still open ({e}) after: {}", escape(&all)),
+            }
+        }
+    }
 }
 
 /// Encodes one command as a RESP multibulk request.

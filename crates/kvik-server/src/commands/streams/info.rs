@@ -87,6 +87,8 @@ fn write_optional(out: &mut ReplyWriter, n: Option<i64>) {
 
 /// `XINFO STREAM key [FULL [COUNT count]]`
 pub fn stream(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    // The key first, as Redis looks it up before it reads the options.
+    let stream = existing(ctx.keys, args[2])?;
     let options = &args[3..];
     let full = !options.is_empty();
     let mut count = 10;
@@ -104,7 +106,6 @@ pub fn stream(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             }
         }
     }
-    let stream = existing(ctx.keys, args[2])?;
     let out = &mut *ctx.out;
     out.map(if full { 9 } else { 10 });
     out.bulk(b"length");
