@@ -28,6 +28,7 @@ pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod sets;
+pub mod slowlog;
 pub mod sort;
 pub mod streams;
 pub mod strings;
@@ -37,6 +38,7 @@ pub mod zsets;
 use crate::blocking::{self, Written};
 use crate::client::{ClientState, ReplyMode};
 use crate::keyspace::{KeyEnv, Locked, WaitGate};
+use crate::latency::Event;
 use crate::memory::Room;
 use crate::server::Server;
 use crate::stats::ThreadStats;
@@ -71,6 +73,7 @@ pub fn registry() -> Registry {
         debug::COMMANDS,
         scripting::COMMANDS,
         functions::COMMANDS,
+        slowlog::COMMANDS,
     ])
 }
 
@@ -348,12 +351,13 @@ fn execute(
         blocking::after_write(server, stats, written);
     }
     if let Some(blocked) = client.blocked.as_mut() {
-        // The call is counted when the wait ends.
+        // The call is counted, and logged if slow, when the wait ends.
         blocked.command = id;
         blocked.ran_for = ran.elapsed;
+        blocked.slow = slowlog::draft(server, cmd, args, ran.elapsed);
         return;
     }
-    count_call(server, stats, id, ran.elapsed, ran.failed());
+    finish_call(server, stats, client, id, args, &ran);
     if let Err(e) = ran.result {
         write_error(server, stats, out, &e.0);
     }
@@ -588,6 +592,42 @@ pub fn run_locked<'a>(
     }
 }
 
+/// A call of command `id` with `args` ran to its end: count it and, when it took
+/// long enough to concern them, show it to the slow log and the latency monitor.
+/// When nothing is slow that costs one relaxed load and one comparison.
+pub fn finish_call(
+    server: &Server,
+    stats: &ThreadStats,
+    client: &ClientState,
+    id: usize,
+    args: &[&[u8]],
+    ran: &Ran,
+) {
+    count_call(server, stats, id, ran.elapsed, ran.failed());
+    if ran.elapsed.as_micros() as u64 >= server.hot.slow_call_us.load(Ordering::Relaxed) {
+        slow_call(server, client, server.commands.get(id), args, ran.elapsed);
+    }
+}
+
+#[cold]
+fn slow_call(
+    server: &Server,
+    client: &ClientState,
+    cmd: &Command,
+    args: &[&[u8]],
+    elapsed: Duration,
+) {
+    let event = if cmd.has(table::flags::FAST) {
+        Event::FastCommand
+    } else {
+        Event::Command
+    };
+    server.latency.note(event, elapsed);
+    if let Some(call) = slowlog::draft(server, cmd, args, elapsed) {
+        slowlog::push(server, client, call);
+    }
+}
+
 /// Count a finished call of command `id` (INFO commandstats, latency, totals).
 pub fn count_call(
     server: &Server,
@@ -619,6 +659,33 @@ pub fn count_error_reply(server: &Server, stats: &ThreadStats, text: &str) {
     stats.add(&stats.total_error_replies, 1);
     let prefix = text.split(' ').next().unwrap_or("ERR");
     server.count_error(prefix);
+}
+
+/// The arguments as MONITOR and SLOWLOG show them: AUTH's, HELLO's AUTH user name
+/// and password, and the values of sensitive parameters in CONFIG SET replaced by
+/// `(redacted)`, as in Redis.
+pub fn redacted<'a>(cmd: &Command, args: &[&'a [u8]]) -> Vec<&'a [u8]> {
+    const HIDDEN: &[u8] = b"(redacted)";
+    let mut shown = args.to_vec();
+    match cmd.name {
+        "auth" => shown[1..].fill(HIDDEN),
+        "hello" => {
+            if let Some(at) = shown.iter().position(|a| a.eq_ignore_ascii_case(b"AUTH")) {
+                let end = (at + 3).min(shown.len());
+                shown[at + 1..end].fill(HIDDEN);
+            }
+        }
+        "config|set" => {
+            for pair in shown[2..].chunks_exact_mut(2) {
+                let name = String::from_utf8_lossy(pair[0]);
+                if kvik_config::lookup(&name).is_some_and(|(p, _)| p.has(kvik_config::table::SENSITIVE)) {
+                    pair[1] = HIDDEN;
+                }
+            }
+        }
+        _ => {}
+    }
+    shown
 }
 
 /// `ERR unknown command 'x', with args beginning with: 'a' 'b' `, as Redis builds it.
