@@ -80,17 +80,19 @@ pub struct Series {
     pub max_ms: u64,
 }
 
-impl Series {
-    fn new() -> Series {
+impl Default for Series {
+    fn default() -> Series {
         Series {
             samples: [Sample::default(); SAMPLES],
             next: 0,
             max_ms: 0,
         }
     }
+}
 
+impl Series {
     /// Note `latency_ms` at `time`: a second already sampled keeps its worst.
-    fn add(&mut self, time: u64, latency_ms: u64) {
+    pub fn add(&mut self, time: u64, latency_ms: u64) {
         self.max_ms = self.max_ms.max(latency_ms);
         let last = &mut self.samples[(self.next + SAMPLES - 1) % SAMPLES];
         if last.time == time {
@@ -158,7 +160,7 @@ impl LatencyMonitor {
     fn add(&self, event: Event, time: u64, latency_ms: u64) {
         let mut series = self.series.lock();
         series[event.index()]
-            .get_or_insert_with(|| Box::new(Series::new()))
+            .get_or_insert_with(Box::default)
             .add(time, latency_ms);
     }
 
@@ -188,7 +190,7 @@ mod tests {
 
     #[test]
     fn one_sample_per_second_with_its_worst() {
-        let mut series = Series::new();
+        let mut series = Series::default();
         series.add(100, 7);
         series.add(100, 20);
         series.add(100, 3);
@@ -213,7 +215,7 @@ mod tests {
 
     #[test]
     fn the_ring_keeps_the_newest_seconds() {
-        let mut series = Series::new();
+        let mut series = Series::default();
         for t in 1..=SAMPLES as u64 + 10 {
             series.add(t, t);
         }

@@ -620,20 +620,11 @@ fn latencystats_section(server: &Server, r: &mut Report) {
         .read()
         .latency_tracking_info_percentiles
         .clone();
-    let mut rows: Vec<(&str, Vec<u64>)> = Vec::new();
-    for (id, cmd) in server.commands.iter() {
-        let mut counts = LatencyHistogram::empty_counts();
-        let mut any = false;
-        for s in &server.thread_stats {
-            if let Some(h) = s.per_command[id].latency.get() {
-                h.add_to(&mut counts);
-                any = true;
-            }
-        }
-        if any && counts.iter().any(|&n| n > 0) {
-            rows.push((cmd.name, counts));
-        }
-    }
+    let mut rows: Vec<(&str, Vec<u64>)> = server
+        .commands
+        .iter()
+        .filter_map(|(id, cmd)| Some((cmd.name, stats::merged_latency(&server.thread_stats, id)?)))
+        .collect();
     rows.sort_by_key(|(name, _)| *name);
     for (name, counts) in rows {
         let values: Vec<String> = percentiles

@@ -23,6 +23,7 @@ pub mod hyperloglog;
 pub mod info;
 pub mod introspection;
 pub mod keys;
+pub mod latency;
 pub mod lists;
 pub mod pubsub;
 pub mod scripting;
@@ -74,6 +75,7 @@ pub fn registry() -> Registry {
         scripting::COMMANDS,
         functions::COMMANDS,
         slowlog::COMMANDS,
+        latency::COMMANDS,
     ])
 }
 
@@ -357,7 +359,14 @@ fn execute(
         blocked.slow = slowlog::draft(server, cmd, args, ran.elapsed);
         return;
     }
-    finish_call(server, stats, client, id, args, &ran);
+    finish_call(
+        server,
+        stats,
+        slowlog::Origin::Client(client),
+        id,
+        args,
+        &ran,
+    );
     if let Err(e) = ran.result {
         write_error(server, stats, out, &e.0);
     }
@@ -592,27 +601,28 @@ pub fn run_locked<'a>(
     }
 }
 
-/// A call of command `id` with `args` ran to its end: count it and, when it took
-/// long enough to concern them, show it to the slow log and the latency monitor.
-/// When nothing is slow that costs one relaxed load and one comparison.
+/// A call of command `id` with `args`, made by `origin`, ran to its end: count it
+/// and, when it took long enough to concern them, show it to the latency monitor
+/// and the slow log. When nothing is slow that costs one relaxed load and one
+/// comparison: neither takes a lock unless it keeps something.
 pub fn finish_call(
     server: &Server,
     stats: &ThreadStats,
-    client: &ClientState,
+    origin: slowlog::Origin,
     id: usize,
     args: &[&[u8]],
     ran: &Ran,
 ) {
     count_call(server, stats, id, ran.elapsed, ran.failed());
     if ran.elapsed.as_micros() as u64 >= server.hot.slow_call_us.load(Ordering::Relaxed) {
-        slow_call(server, client, server.commands.get(id), args, ran.elapsed);
+        slow_call(server, origin, server.commands.get(id), args, ran.elapsed);
     }
 }
 
 #[cold]
 fn slow_call(
     server: &Server,
-    client: &ClientState,
+    origin: slowlog::Origin,
     cmd: &Command,
     args: &[&[u8]],
     elapsed: Duration,
@@ -624,7 +634,7 @@ fn slow_call(
     };
     server.latency.note(event, elapsed);
     if let Some(call) = slowlog::draft(server, cmd, args, elapsed) {
-        slowlog::push(server, client, call);
+        slowlog::push(server, origin, call);
     }
 }
 
@@ -678,7 +688,9 @@ pub fn redacted<'a>(cmd: &Command, args: &[&'a [u8]]) -> Vec<&'a [u8]> {
         "config|set" => {
             for pair in shown[2..].chunks_exact_mut(2) {
                 let name = String::from_utf8_lossy(pair[0]);
-                if kvik_config::lookup(&name).is_some_and(|(p, _)| p.has(kvik_config::table::SENSITIVE)) {
+                if kvik_config::lookup(&name)
+                    .is_some_and(|(p, _)| p.has(kvik_config::table::SENSITIVE))
+                {
                     pair[1] = HIDDEN;
                 }
             }

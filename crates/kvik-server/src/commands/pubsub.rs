@@ -475,4 +475,3 @@ pub fn show_to_monitors(server: &Server, client: &ClientState, args: &[&[u8]]) {
     let line = monitor_line(now_us, client.db, source, args);
     server.bus().feed_monitors(&line);
 }
-

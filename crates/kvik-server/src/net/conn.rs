@@ -203,7 +203,7 @@ impl Conn {
         }
         commands::count_call(server, stats, blocked.command, blocked.ran_for, end.failed);
         if let Some(call) = blocked.slow.filter(|_| end.served) {
-            commands::slowlog::push(server, &self.state, call);
+            commands::slowlog::push(server, commands::slowlog::Origin::Client(&self.state), call);
         }
     }
 
