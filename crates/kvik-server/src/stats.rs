@@ -357,6 +357,45 @@ pub fn allocator_name() -> String {
     format!("jemalloc-{release}")
 }
 
+/// jemalloc's own statistics report (MEMORY MALLOC-STATS), as its
+/// `malloc_stats_print` writes it.
+pub fn allocator_report() -> String {
+    unsafe extern "C" fn append(into: *mut libc::c_void, text: *const libc::c_char) {
+        // SAFETY: `into` is the `Vec` passed below, alive and not otherwise borrowed
+        // during the call; jemalloc hands over a NUL-terminated string.
+        unsafe {
+            let into = &mut *(into as *mut Vec<u8>);
+            into.extend_from_slice(std::ffi::CStr::from_ptr(text).to_bytes());
+        }
+    }
+    let mut report: Vec<u8> = Vec::new();
+    // SAFETY: the callback only appends to `report`, which outlives the call; a null
+    // options string asks for the default report.
+    unsafe {
+        tikv_jemalloc_sys::malloc_stats_print(
+            Some(append),
+            (&mut report as *mut Vec<u8>).cast(),
+            std::ptr::null(),
+        );
+    }
+    String::from_utf8_lossy(&report).into_owned()
+}
+
+/// Have jemalloc return its dirty pages to the system at once (MEMORY PURGE), in
+/// every arena (`MALLCTL_ARENAS_ALL` is 4096).
+pub fn purge_allocator() {
+    // SAFETY: a void mallctl: no old or new value is read or written.
+    unsafe {
+        tikv_jemalloc_sys::mallctl(
+            c"arena.4096.purge".as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+        );
+    }
+}
+
 /// Resident set size of the process from `/proc/self/statm` (0 where unavailable).
 pub fn rss_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();

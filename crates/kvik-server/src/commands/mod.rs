@@ -25,6 +25,9 @@ pub mod introspection;
 pub mod keys;
 pub mod latency;
 pub mod lists;
+pub mod lolwut;
+pub mod memory;
+pub mod module;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;
@@ -76,6 +79,9 @@ pub fn registry() -> Registry {
         functions::COMMANDS,
         slowlog::COMMANDS,
         latency::COMMANDS,
+        memory::COMMANDS,
+        module::COMMANDS,
+        lolwut::COMMANDS,
     ])
 }
 
@@ -294,10 +300,41 @@ fn resolve(
         let msg = format!("ERR wrong number of arguments for '{}' command", cmd.name);
         return Err((msg.into(), Some(id)));
     }
+    if cmd.has(table::flags::PROTECTED) {
+        refuse_if_protected(server, client, cmd).map_err(|e| (e, Some(id)))?;
+    }
     if !client.authenticated && !cmd.has(table::flags::NO_AUTH) {
         return Err((errors::NOAUTH.into(), Some(id)));
     }
     Ok(id)
+}
+
+/// DEBUG and MODULE's LOAD, LOADEX and UNLOAD are refused unless
+/// `enable-debug-command` / `enable-module-command` allows them: `yes` for every
+/// connection, `local` for loopback and unix-socket ones. Redis checks this right
+/// after the arity, before authentication.
+fn refuse_if_protected(server: &Server, client: &ClientState, cmd: &Command) -> CmdResult {
+    let (title, option) = match cmd.name.split('|').next() {
+        Some("debug") => ("DEBUG", "enable-debug-command"),
+        _ => ("MODULE", "enable-module-command"),
+    };
+    let allowed = {
+        let config = server.config.read();
+        let setting = if title == "DEBUG" {
+            &config.enable_debug_command
+        } else {
+            &config.enable_module_command
+        };
+        setting.eq_ignore_ascii_case("yes")
+            || (setting.eq_ignore_ascii_case("local") && config::client_is_local(&client.info.addr))
+    };
+    if allowed {
+        return Ok(());
+    }
+    Err(format!(
+        "ERR {title} command not allowed. If the {option} option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
+    )
+    .into())
 }
 
 fn execute(

@@ -34,6 +34,7 @@ pub mod flags {
     pub const ALLOW_BUSY: u32 = 1 << 16;
     pub const NO_MANDATORY_KEYS: u32 = 1 << 17;
     pub const PROTECTED: u32 = 1 << 18;
+    pub const NO_ASYNC_LOADING: u32 = 1 << 19;
 
     /// Flag names in COMMAND INFO order.
     pub const NAMES: &[(u32, &str)] = &[
@@ -52,6 +53,7 @@ pub mod flags {
         (NO_AUTH, "no_auth"),
         (MAY_REPLICATE, "may_replicate"),
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_ASYNC_LOADING, "no_async_loading"),
         (NO_MULTI, "no_multi"),
         (MOVABLE_KEYS, "movablekeys"),
         (ALLOW_BUSY, "allow_busy"),
