@@ -135,7 +135,7 @@ fn stats_reply(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let overhead = m.overhead + (scripts_bytes + functions_bytes + tables) as u64;
     let dataset = m.used.saturating_sub(overhead);
     let out = &mut *ctx.out;
-    out.map(25 + dbs.len());
+    out.map(27 + dbs.len());
     field(out, "peak.allocated", m.peak);
     field(out, "total.allocated", m.used);
     field(out, "startup.allocated", m.startup);

@@ -106,10 +106,10 @@ pub fn push(server: &Server, origin: Origin, call: Call) {
 fn get(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let count = match args {
         [_, _] => 10,
-        [_, _, count] => match args::int(count)? {
-            -1 => usize::MAX,
-            n if n < -1 => return Err("ERR count should be greater than or equal to -1".into()),
-            n => n as usize,
+        [_, _, count] => match args::int(count) {
+            Ok(-1) => usize::MAX,
+            Ok(n) if n >= 0 => n as usize,
+            _ => return Err("ERR count should be greater than or equal to -1".into()),
         },
         _ => return Err(subcommand_syntax_error(args)),
     };
