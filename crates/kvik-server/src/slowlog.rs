@@ -192,9 +192,11 @@ mod tests {
 
     #[test]
     fn log_keeps_the_newest_and_counts_on_across_resets() {
-        let mut config = Config::default();
-        config.slowlog_max_len = 2;
-        config.slowlog_log_slower_than = 5;
+        let mut config = Config {
+            slowlog_max_len: 2,
+            slowlog_log_slower_than: 5,
+            ..Config::default()
+        };
         let log = SlowLog::new(&config);
         assert!(!log.is_slow(Duration::from_micros(4)));
         assert!(log.is_slow(Duration::from_micros(5)));

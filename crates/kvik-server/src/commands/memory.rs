@@ -97,8 +97,7 @@ pub const COMMANDS: &[Command] = &[Command::new("memory", -2, help)
 /// MEMORY USAGE key [SAMPLES count]: the options are checked before the key is
 /// looked up; a missing key is a null.
 fn usage(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let mut options = args[3..].chunks(2);
-    while let Some(option) = options.next() {
+    for option in args[3..].chunks(2) {
         match option {
             [name, count] if args::is(name, "SAMPLES") => {
                 if args::int(count)? < 0 {
