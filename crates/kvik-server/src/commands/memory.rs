@@ -10,7 +10,7 @@
 
 use super::info::MemoryFigures;
 use super::introspection::help_reply;
-use super::table::{acl, flags, key_flags, Command, Lock};
+use super::table::{acl, flags, key_flags, Command, Handler, Lock};
 use super::{args, errors, CmdResult, Ctx};
 use crate::stats;
 use crate::util::numbers::format_f64;
@@ -24,25 +24,26 @@ const PER_SHARD: &[&str] = &[
     "response_policy:special",
 ];
 
+/// A report on the whole server.
+const fn report(name: &'static str, handler: Handler) -> Command {
+    Command::new(name, 2, handler)
+        .tips(PER_SHARD)
+        .acl(acl::SLOW)
+}
+
 const SUBCOMMANDS: &[Command] = &[
-    Command::new("memory|doctor", 2, doctor)
-        .tips(PER_SHARD)
-        .acl(acl::SLOW)
-        .doc(
-            "server",
-            "4.0.0",
-            "O(1)",
-            "Reports memory problems, with advice.",
-        ),
-    Command::new("memory|malloc-stats", 2, malloc_stats)
-        .tips(PER_SHARD)
-        .acl(acl::SLOW)
-        .doc(
-            "server",
-            "4.0.0",
-            "Depends on how much memory is allocated, could be slow",
-            "Returns the allocator's statistics report.",
-        ),
+    report("memory|doctor", doctor).doc(
+        "server",
+        "4.0.0",
+        "O(1)",
+        "Reports memory problems, with advice.",
+    ),
+    report("memory|malloc-stats", malloc_stats).doc(
+        "server",
+        "4.0.0",
+        "Depends on how much memory is allocated, could be slow",
+        "Returns the allocator's statistics report.",
+    ),
     Command::new("memory|purge", 2, purge)
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .acl(acl::SLOW)
@@ -52,16 +53,12 @@ const SUBCOMMANDS: &[Command] = &[
             "Depends on how much memory is allocated, could be slow",
             "Has the allocator return unused pages to the system.",
         ),
-    Command::new("memory|stats", 2, stats_reply)
-        .tips(PER_SHARD)
-        .acl(acl::SLOW)
-        .lock(Lock::Handler)
-        .doc(
-            "server",
-            "4.0.0",
-            "O(1)",
-            "Reports where the server's memory goes.",
-        ),
+    report("memory|stats", stats_reply).lock(Lock::Handler).doc(
+        "server",
+        "4.0.0",
+        "O(1)",
+        "Reports where the server's memory goes.",
+    ),
     Command::new("memory|usage", -3, usage)
         .keys(2, 2, 1)
         .key_flags(key_flags::RO)

@@ -9,42 +9,43 @@
 
 use super::client::subcommand_syntax_error;
 use super::introspection::help_reply;
-use super::table::{acl, flags, Command};
+use super::table::{acl, flags, Command, Handler};
 use super::{args, CmdResult, Ctx};
 use crate::client::ClientState;
 use crate::server::Server;
 use crate::slowlog::Call;
 use std::time::Duration;
 
-const SUBCOMMANDS: &[Command] = &[
-    Command::new("slowlog|get", -2, get)
-        .tips(&["request_policy:all_nodes", "nondeterministic_output"])
+/// The subcommands that read or change the log: administrative, as in Redis.
+const fn admin(name: &'static str, arity: i32, handler: Handler) -> Command {
+    Command::new(name, arity, handler)
         .flags(flags::ADMIN | flags::LOADING | flags::STALE)
         .acl(acl::ADMIN | acl::SLOW | acl::DANGEROUS)
+}
+
+const SUBCOMMANDS: &[Command] = &[
+    admin("slowlog|get", -2, get)
+        .tips(&["request_policy:all_nodes", "nondeterministic_output"])
         .doc(
             "server",
             "2.2.12",
             "O(N) where N is the number of entries returned",
             "Returns the newest entries of the slow log.",
         ),
-    Command::new("slowlog|len", 2, len)
+    admin("slowlog|len", 2, len)
         .tips(&[
             "request_policy:all_nodes",
             "response_policy:agg_sum",
             "nondeterministic_output",
         ])
-        .flags(flags::ADMIN | flags::LOADING | flags::STALE)
-        .acl(acl::ADMIN | acl::SLOW | acl::DANGEROUS)
         .doc(
             "server",
             "2.2.12",
             "O(1)",
             "Returns how many entries the slow log holds.",
         ),
-    Command::new("slowlog|reset", 2, reset)
+    admin("slowlog|reset", 2, reset)
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
-        .flags(flags::ADMIN | flags::LOADING | flags::STALE)
-        .acl(acl::ADMIN | acl::SLOW | acl::DANGEROUS)
         .doc(
             "server",
             "2.2.12",
