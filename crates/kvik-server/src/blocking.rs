@@ -381,6 +381,14 @@ pub struct WaitEnd {
     pub failed: bool,
 }
 
+impl WaitEnd {
+    /// Ended by its timeout, or by CLIENT UNBLOCK with the timeout's reply.
+    pub const TIMED_OUT: WaitEnd = WaitEnd {
+        served: false,
+        failed: false,
+    };
+}
+
 /// Send the reply that ends a claimed wait to the waiter's worker thread.
 pub fn deliver(server: &Server, waiter: &Waiter, reply: Vec<u8>, end: WaitEnd) {
     if let Some(workers) = server.workers.get() {

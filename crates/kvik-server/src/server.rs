@@ -273,7 +273,7 @@ impl HotConfig {
 /// [`HotConfig::slow_call_us`]: the lower of `slowlog-log-slower-than` (negative:
 /// off) and `latency-monitor-threshold` (0: off, in ms).
 fn slow_call_us(c: &Config) -> u64 {
-    let slowlog = u64::try_from(c.slowlog_log_slower_than).unwrap_or(u64::MAX);
+    let slowlog = crate::slowlog::threshold_us(c.slowlog_log_slower_than);
     let latency = match c.latency_monitor_threshold {
         0 => u64::MAX,
         ms => ms.saturating_mul(1000),

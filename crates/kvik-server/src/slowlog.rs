@@ -160,7 +160,7 @@ impl SlowLog {
 }
 
 /// The threshold as compared: a negative `slowlog-log-slower-than` turns the log off.
-fn threshold_us(setting: i64) -> u64 {
+pub fn threshold_us(setting: i64) -> u64 {
     u64::try_from(setting).unwrap_or(u64::MAX)
 }
 

@@ -314,13 +314,15 @@ fn resolve(
 /// connection, `local` for loopback and unix-socket ones. Redis checks this right
 /// after the arity, before authentication.
 fn refuse_if_protected(server: &Server, client: &ClientState, cmd: &Command) -> CmdResult {
-    let (title, option) = match cmd.name.split('|').next() {
-        Some("debug") => ("DEBUG", "enable-debug-command"),
-        _ => ("MODULE", "enable-module-command"),
+    let debug = cmd.name == "debug";
+    let (title, option) = if debug {
+        ("DEBUG", "enable-debug-command")
+    } else {
+        ("MODULE", "enable-module-command")
     };
     let allowed = {
         let config = server.config.read();
-        let setting = if title == "DEBUG" {
+        let setting = if debug {
             &config.enable_debug_command
         } else {
             &config.enable_module_command

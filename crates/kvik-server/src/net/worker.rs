@@ -588,11 +588,7 @@ impl Worker {
             // Losing the claim means it is being served: its reply is on the way.
             if self.server.blocking.end_wait(&blocked.waiter) {
                 let reply = crate::blocking::timeout_reply(conn.out.protocol);
-                let end = WaitEnd {
-                    served: false,
-                    failed: false,
-                };
-                self.finish_wait(token, &reply, end);
+                self.finish_wait(token, &reply, WaitEnd::TIMED_OUT);
             }
         }
     }
