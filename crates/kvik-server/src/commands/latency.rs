@@ -66,26 +66,21 @@ const SUBCOMMANDS: &[Command] = &[
         "O(N) where N is the number of commands with latency information being retrieved.",
         "Returns per-command latency histograms.",
     ),
-    Command::new("latency|help", 2, help)
-        .flags(flags::LOADING | flags::STALE)
-        .acl(acl::SLOW)
-        .doc(
-            "server",
-            "2.8.13",
-            "O(1)",
-            "Explains the LATENCY subcommands.",
-        ),
+    Command::help(
+        "latency|help",
+        help,
+        "2.8.13",
+        "Explains the LATENCY subcommands.",
+    ),
 ];
 
-pub const COMMANDS: &[Command] = &[Command::new("latency", -2, help)
-    .acl(acl::SLOW)
-    .doc(
-        "server",
-        "2.8.13",
-        "Depends on subcommand.",
-        "Reads the latency monitor and the command latency histograms.",
-    )
-    .subcommands(SUBCOMMANDS)];
+pub const COMMANDS: &[Command] = &[Command::container(
+    "latency",
+    help,
+    "2.8.13",
+    "Reads the latency monitor and the command latency histograms.",
+    SUBCOMMANDS,
+)];
 
 /// LATENCY LATEST: per event with samples, its newest sample and its worst ever.
 fn latest(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {

@@ -70,26 +70,21 @@ const SUBCOMMANDS: &[Command] = &[
             "O(N) where N is the number of samples.",
             "Estimates the memory a key and its value take.",
         ),
-    Command::new("memory|help", 2, help)
-        .flags(flags::LOADING | flags::STALE)
-        .acl(acl::SLOW)
-        .doc(
-            "server",
-            "4.0.0",
-            "O(1)",
-            "Explains the MEMORY subcommands.",
-        ),
+    Command::help(
+        "memory|help",
+        help,
+        "4.0.0",
+        "Explains the MEMORY subcommands.",
+    ),
 ];
 
-pub const COMMANDS: &[Command] = &[Command::new("memory", -2, help)
-    .acl(acl::SLOW)
-    .doc(
-        "server",
-        "4.0.0",
-        "Depends on subcommand.",
-        "Memory diagnostics.",
-    )
-    .subcommands(SUBCOMMANDS)];
+pub const COMMANDS: &[Command] = &[Command::container(
+    "memory",
+    help,
+    "4.0.0",
+    "Memory diagnostics.",
+    SUBCOMMANDS,
+)];
 
 /// MEMORY USAGE key [SAMPLES count]: the options are checked before the key is
 /// looked up; a missing key is a null.

@@ -40,26 +40,21 @@ const SUBCOMMANDS: &[Command] = &[
         .flags(LOADING)
         .acl(DANGEROUS)
         .doc("server", "4.0.0", "O(1)", "Unloads a module."),
-    Command::new("module|help", 2, help)
-        .flags(flags::LOADING | flags::STALE)
-        .acl(acl::SLOW)
-        .doc(
-            "server",
-            "5.0.0",
-            "O(1)",
-            "Explains the MODULE subcommands.",
-        ),
+    Command::help(
+        "module|help",
+        help,
+        "5.0.0",
+        "Explains the MODULE subcommands.",
+    ),
 ];
 
-pub const COMMANDS: &[Command] = &[Command::new("module", -2, help)
-    .acl(acl::SLOW)
-    .doc(
-        "server",
-        "4.0.0",
-        "Depends on subcommand.",
-        "Module management.",
-    )
-    .subcommands(SUBCOMMANDS)];
+pub const COMMANDS: &[Command] = &[Command::container(
+    "module",
+    help,
+    "4.0.0",
+    "Module management.",
+    SUBCOMMANDS,
+)];
 
 fn list(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     ctx.out.array(0);

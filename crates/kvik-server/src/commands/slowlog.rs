@@ -52,26 +52,21 @@ const SUBCOMMANDS: &[Command] = &[
             "O(N) where N is the number of entries in the slowlog",
             "Empties the slow log.",
         ),
-    Command::new("slowlog|help", 2, help)
-        .flags(flags::LOADING | flags::STALE)
-        .acl(acl::SLOW)
-        .doc(
-            "server",
-            "6.2.0",
-            "O(1)",
-            "Explains the SLOWLOG subcommands.",
-        ),
+    Command::help(
+        "slowlog|help",
+        help,
+        "6.2.0",
+        "Explains the SLOWLOG subcommands.",
+    ),
 ];
 
-pub const COMMANDS: &[Command] = &[Command::new("slowlog", -2, help)
-    .acl(acl::SLOW)
-    .doc(
-        "server",
-        "2.2.12",
-        "Depends on subcommand.",
-        "Reads or empties the slow log.",
-    )
-    .subcommands(SUBCOMMANDS)];
+pub const COMMANDS: &[Command] = &[Command::container(
+    "slowlog",
+    help,
+    "2.2.12",
+    "Reads or empties the slow log.",
+    SUBCOMMANDS,
+)];
 
 /// Who made a call, as its slow log entry shows it.
 #[derive(Clone, Copy)]

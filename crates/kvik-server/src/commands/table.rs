@@ -492,6 +492,35 @@ impl Command {
         }
     }
 
+    /// A container (MEMORY, LATENCY ...): it needs a subcommand (arity -2), so its
+    /// own handler, `help`, never runs; only its documentation and subcommands
+    /// matter.
+    pub const fn container(
+        name: &'static str,
+        help: Handler,
+        since: &'static str,
+        summary: &'static str,
+        subcommands: &'static [Command],
+    ) -> Command {
+        Command::new(name, -2, help)
+            .acl(acl::SLOW)
+            .doc("server", since, "Depends on subcommand.", summary)
+            .subcommands(subcommands)
+    }
+
+    /// A container's HELP subcommand, with the flags and category every HELP has.
+    pub const fn help(
+        name: &'static str,
+        handler: Handler,
+        since: &'static str,
+        summary: &'static str,
+    ) -> Command {
+        Command::new(name, 2, handler)
+            .flags(flags::LOADING | flags::STALE)
+            .acl(acl::SLOW)
+            .doc("server", since, "O(1)", summary)
+    }
+
     pub const fn flags(mut self, flags: u32) -> Self {
         self.flags = flags;
         self
