@@ -191,9 +191,9 @@ impl Conn {
 
     /// The wait of the blocking command this client is in has ended with `reply`:
     /// queue the reply (unless the client turned replies off before it blocked) and
-    /// count the call; a served call slow enough goes to the slow log (Redis logs
-    /// neither timeouts nor CLIENT UNBLOCK). The caller then runs the commands that
-    /// waited behind it.
+    /// count the call; a served call slow enough goes to the slow log. A timeout is
+    /// not logged, as in Redis; nor is CLIENT UNBLOCK (Redis 7.0 logs it as an entry
+    /// without arguments). The caller then runs the commands that waited behind it.
     pub fn unblock(&mut self, server: &Server, stats: &ThreadStats, reply: &[u8], end: WaitEnd) {
         let Some(blocked) = self.state.blocked.take() else {
             return;
