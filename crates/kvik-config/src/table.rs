@@ -416,7 +416,7 @@ params! {
     enable_debug_command: String = Enum(YES_NO_LOCAL),
         "enable-debug-command", IMM | LIVE, "no", "Allow DEBUG: no, yes, or local (only from loopback/unix socket).";
     enable_module_command: String = Enum(YES_NO_LOCAL),
-        "enable-module-command", IMM, "no", "Allow MODULE: no, yes, or local.";
+        "enable-module-command", IMM | LIVE, "no", "Allow MODULE LOAD/LOADEX/UNLOAD: no, yes, or local (kvik loads no modules).";
     enable_protected_configs: String = Enum(YES_NO_LOCAL),
         "enable-protected-configs", IMM, "no", "Allow CONFIG SET of protected parameters (dir, dbfilename): no, yes, or local.";
     hash_max_listpack_entries: u64 = Int(0, LL),
@@ -436,7 +436,7 @@ params! {
     key_load_delay: i32 = Int(INT_MIN, INT),
         "key-load-delay", HID, "0", "Testing: microseconds of delay per key loaded.";
     latency_monitor_threshold: u64 = Int(0, LL),
-        "latency-monitor-threshold", 0, "0", "Milliseconds above which events are recorded by the latency monitor (0 = off).";
+        "latency-monitor-threshold", LIVE, "0", "Milliseconds above which events are recorded by the latency monitor (0 = off).";
     latency_tracking: bool = Bool,
         "latency-tracking", LIVE, "yes", "Track per-command latency percentiles.";
     latency_tracking_info_percentiles: Vec<f64> = Special(get_percentiles, set_percentiles, "list of percentiles"),
@@ -589,9 +589,9 @@ params! {
     shutdown_timeout: u32 = Int(0, INT),
         "shutdown-timeout", 0, "10", "Seconds to wait for replicas to catch up on shutdown.";
     slowlog_log_slower_than: i64 = Int(-1, LL),
-        "slowlog-log-slower-than", 0, "10000", "Microseconds above which a command is logged in SLOWLOG (-1 = off).";
+        "slowlog-log-slower-than", LIVE, "10000", "Microseconds above which a command is logged in SLOWLOG (-1 = off).";
     slowlog_max_len: u64 = Int(0, LL),
-        "slowlog-max-len", 0, "128", "Entries kept in SLOWLOG.";
+        "slowlog-max-len", LIVE, "128", "Entries kept in SLOWLOG.";
     socket_mark_id: u32 = Int(0, UINT),
         "socket-mark-id", IMM, "0", "SO_MARK set on listening sockets.";
     stop_writes_on_bgsave_error: bool = Bool,

@@ -100,6 +100,9 @@ pub struct Blocked {
     /// counted once, when the wait ends, as Redis does (`call` fills both in).
     pub command: usize,
     pub ran_for: Duration,
+    /// The slow log's entry, when the first run was slow enough for it: it is
+    /// logged if the wait ends served, as Redis logs a blocking command.
+    pub slow: Option<crate::slowlog::Call>,
     /// The reply is dropped (CLIENT REPLY OFF or SKIP was in force when it blocked).
     pub silent: bool,
     /// The owning worker has put the deadline on its timer list.
@@ -264,6 +267,7 @@ pub fn block(ctx: &mut Ctx, keys: &[&[u8]], deadline: Option<u64>, action: impl 
         deadline,
         command: 0,
         ran_for: Duration::ZERO,
+        slow: None,
         silent: false,
         timer_armed: false,
     });
@@ -360,18 +364,39 @@ fn serve_one(
         out.buf.clear();
         commands::write_error(server, stats, &mut out, &e.0);
     }
-    deliver(server, waiter, out.buf, failed);
+    let end = WaitEnd {
+        served: true,
+        failed,
+    };
+    deliver(server, waiter, out.buf, end);
     Turn::Served(also.filter(|_| !failed).map(<[u8]>::to_vec))
 }
 
+/// How a wait ended, for counting the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitEnd {
+    /// The command ran to its end; otherwise it timed out or CLIENT UNBLOCK ended it.
+    pub served: bool,
+    /// Its reply is an error.
+    pub failed: bool,
+}
+
+impl WaitEnd {
+    /// Ended by its timeout, or by CLIENT UNBLOCK with the timeout's reply.
+    pub const TIMED_OUT: WaitEnd = WaitEnd {
+        served: false,
+        failed: false,
+    };
+}
+
 /// Send the reply that ends a claimed wait to the waiter's worker thread.
-pub fn deliver(server: &Server, waiter: &Waiter, reply: Vec<u8>, failed: bool) {
+pub fn deliver(server: &Server, waiter: &Waiter, reply: Vec<u8>, end: WaitEnd) {
     if let Some(workers) = server.workers.get() {
         workers[waiter.worker].send(Message::Unblocked {
             token: waiter.token,
             client: waiter.client,
             reply,
-            failed,
+            end,
         });
     }
 }

@@ -14,6 +14,7 @@
 //! - [`persistence`]: the forms values take outside memory (the RDB codec);
 //! - [`effects`] and [`hlc`]: the ordered stream of deterministic writes and the clock
 //!   that stamps them, which persistence and replication consume;
+//! - [`slowlog`] and [`latency`]: the slow log and the latency monitor;
 //! - [`server`], [`client`], [`stats`], [`logging`], [`lazyfree`], [`util`]: the shared
 //!   state and the supporting pieces.
 
@@ -23,6 +24,7 @@ pub mod commands;
 pub mod effects;
 pub mod hlc;
 pub mod keyspace;
+pub mod latency;
 pub mod lazyfree;
 pub mod logging;
 pub mod memory;
@@ -32,6 +34,7 @@ pub mod persistence;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;
+pub mod slowlog;
 pub mod stats;
 pub mod tracking;
 pub mod types;

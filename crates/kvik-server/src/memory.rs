@@ -31,14 +31,17 @@
 //! thread over the limit waits for it and finds memory freed.
 //!
 //! Owns: the gauge, the `maxmemory*` settings read per command, eviction rounds, the
-//! time spent over the limit (INFO). Must not touch: which keys go and how
+//! time spent over the limit (INFO), timing rounds and evicted keys for the latency
+//! monitor (`eviction-cycle`, `eviction-del`). Must not touch: which keys go and how
 //! ([`crate::keyspace::Evictor`]), replies.
 
 use crate::keyspace::{Evictor, KeyEnv, Policy};
+use crate::latency::{Event, LatencyMonitor};
 use kvik_config::Config;
 use parking_lot::Mutex;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What a round of eviction achieved (Redis's `EVICT_OK`, `EVICT_RUNNING`,
@@ -69,10 +72,11 @@ pub struct Memory {
     /// with more rounds between their polls.
     unfinished: AtomicBool,
     over: OverLimit,
+    latency: Arc<LatencyMonitor>,
 }
 
 impl Memory {
-    pub fn new(config: &Config, workers: usize) -> Memory {
+    pub fn new(config: &Config, workers: usize, latency: Arc<LatencyMonitor>) -> Memory {
         let memory = Memory {
             limit: AtomicU64::new(0),
             policy: AtomicU8::new(0),
@@ -82,6 +86,7 @@ impl Memory {
             evictor: Mutex::new(Evictor::default()),
             unfinished: AtomicBool::new(false),
             over: OverLimit::new(),
+            latency,
         };
         memory.configure(config);
         memory
@@ -190,13 +195,19 @@ impl Memory {
         let counted_from = thread_net();
         let (mut deferred, mut evicted) = (0, 0u64);
         let freed_here = || counted_from.wrapping_sub(thread_net()) as i64;
+        // Each key's removal is timed only for a monitor that may keep it.
+        let timing_keys = self.latency.is_on();
         let room = loop {
             if freed_here() + deferred as i64 >= (used - limit) as i64 {
                 break Room::Fits;
             }
+            let key_started = timing_keys.then(Instant::now);
             let Some(bytes) = evictor.evict_one(env, policy, samples, now_ms) else {
                 break Room::Full;
             };
+            if let Some(at) = key_started {
+                self.latency.note(Event::EvictionDel, at.elapsed());
+            }
             deferred += bytes;
             evicted += 1;
             if evicted % 16 == 0 && time_limit.is_some_and(|t| started.elapsed() >= t) {
@@ -206,6 +217,7 @@ impl Memory {
         self.gauge.freed(freed_here(), deferred);
         self.unfinished
             .store(room == Room::Freeing, Ordering::Relaxed);
+        self.latency.note(Event::EvictionCycle, started.elapsed());
         room
     }
 

@@ -37,12 +37,12 @@ pub enum Message {
     Unpaused,
     /// The wait of a blocked client was ended by another thread (served, CLIENT
     /// UNBLOCK): write `reply` to the connection at `token`, if it is still client
-    /// `client`'s, and resume its commands. `failed` says the reply is an error.
+    /// `client`'s, and resume its commands. `end` says how the wait ended.
     Unblocked {
         token: usize,
         client: u64,
         reply: Vec<u8>,
-        failed: bool,
+        end: blocking::WaitEnd,
     },
     /// CONFIG SET port/bind bound new listening sockets: accept on these from now on
     /// (each worker registers its own handle) and close the old ones.
@@ -128,6 +128,10 @@ pub struct HotConfig {
     pub hz: AtomicU64,
     pub active_expire: AtomicBool,
     pub latency_tracking: AtomicBool,
+    /// The shortest command duration, in µs, that the slow log or the latency
+    /// monitor keeps (`u64::MAX` when both are off): one comparison per command
+    /// tells whether either needs to look at it.
+    pub slow_call_us: AtomicU64,
     /// `hll-sparse-max-bytes`: the longest a sparse HyperLogLog may grow.
     pub hll_sparse_max_bytes: AtomicU64,
     /// `tracking-table-max-keys`: keys the client-side caching table may hold.
@@ -202,6 +206,7 @@ impl HotConfig {
             hz: AtomicU64::new(c.hz.clamp(1, 500) as u64),
             active_expire: AtomicBool::new(true),
             latency_tracking: AtomicBool::new(c.latency_tracking),
+            slow_call_us: AtomicU64::new(slow_call_us(c)),
             hll_sparse_max_bytes: AtomicU64::new(c.hll_sparse_max_bytes),
             tracking_table_max_keys: AtomicU64::new(c.tracking_table_max_keys),
             output_limits: c
@@ -234,6 +239,8 @@ impl HotConfig {
         self.hz.store(fresh.hz.into_inner(), Ordering::Relaxed);
         self.latency_tracking
             .store(fresh.latency_tracking.into_inner(), Ordering::Relaxed);
+        self.slow_call_us
+            .store(fresh.slow_call_us.into_inner(), Ordering::Relaxed);
         self.hll_sparse_max_bytes
             .store(fresh.hll_sparse_max_bytes.into_inner(), Ordering::Relaxed);
         self.tracking_table_max_keys.store(
@@ -261,6 +268,17 @@ impl HotConfig {
             soft_seconds,
         }
     }
+}
+
+/// [`HotConfig::slow_call_us`]: the lower of `slowlog-log-slower-than` (negative:
+/// off) and `latency-monitor-threshold` (0: off, in ms).
+fn slow_call_us(c: &Config) -> u64 {
+    let slowlog = crate::slowlog::threshold_us(c.slowlog_log_slower_than);
+    let latency = match c.latency_monitor_threshold {
+        0 => u64::MAX,
+        ms => ms.saturating_mul(1000),
+    };
+    slowlog.min(latency)
 }
 
 /// CLIENT PAUSE state.
@@ -350,6 +368,10 @@ pub struct Server {
     pub memory_startup: u64,
     /// Used memory against `maxmemory`, and eviction.
     pub memory: crate::memory::Memory,
+    /// SLOWLOG's entries.
+    pub slowlog: crate::slowlog::SlowLog,
+    /// LATENCY's events (shared with `memory`, which times eviction).
+    pub latency: Arc<crate::latency::LatencyMonitor>,
 }
 
 impl Server {
@@ -368,6 +390,7 @@ impl Server {
         keyspace.observers.install_all_keys(tracking.clone());
         let scripting = crate::scripting::Scripting::default();
         scripting.set_threshold(config.busy_reply_threshold);
+        let latency = Arc::new(crate::latency::LatencyMonitor::new(&config));
         Server {
             hot: HotConfig::from_config(&config),
             keyspace,
@@ -392,7 +415,9 @@ impl Server {
             rates: RateSampler::default(),
             memory_peak: AtomicU64::new(memory_startup),
             memory_startup,
-            memory: crate::memory::Memory::new(&config, threads),
+            memory: crate::memory::Memory::new(&config, threads, latency.clone()),
+            slowlog: crate::slowlog::SlowLog::new(&config),
+            latency,
             config: RwLock::new(config),
             config_file,
         }
@@ -429,6 +454,8 @@ impl Server {
         self.scripting.set_threshold(c.busy_reply_threshold);
         self.keyspace.clock.set(access_clock_of(c));
         self.memory.configure(c);
+        self.slowlog.configure(c);
+        self.latency.configure(c);
         self.pubsub
             .keyspace_events
             .store(c.notify_keyspace_events, Ordering::Relaxed);

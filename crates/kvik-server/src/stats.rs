@@ -102,6 +102,18 @@ impl ThreadStats {
     }
 }
 
+/// Command `id`'s latency histogram merged over all threads (bucket counts for
+/// [`LatencyHistogram::percentile`]), or `None` when no call of it was recorded.
+pub fn merged_latency(all: &[std::sync::Arc<ThreadStats>], id: usize) -> Option<Vec<u64>> {
+    let mut counts = LatencyHistogram::empty_counts();
+    let mut any = false;
+    for h in all.iter().filter_map(|s| s.per_command[id].latency.get()) {
+        h.add_to(&mut counts);
+        any = true;
+    }
+    (any && counts.iter().any(|&n| n > 0)).then_some(counts)
+}
+
 /// Sum one counter over all threads.
 pub fn sum(all: &[std::sync::Arc<ThreadStats>], pick: impl Fn(&ThreadStats) -> &AtomicU64) -> u64 {
     all.iter().map(|s| pick(s).load(Ordering::Relaxed)).sum()
@@ -173,6 +185,36 @@ impl LatencyHistogram {
         }
         Some(bucket_top(counts.len() - 1))
     }
+}
+
+/// Redis 7.0's LATENCY HISTOGRAM steps: (microseconds, cumulative count) at
+/// each power of two nanoseconds from 1024 up, only where the count grew. Redis
+/// reads its HDR histogram (two significant digits) at those levels and names each
+/// step by the highest nanosecond value of the bucket holding the level, in whole
+/// microseconds (so 2^16 ns reads 66); the steps are named the same here, and each
+/// counts the samples below its level, which the buckets here mark exactly.
+pub fn cumulative_by_powers_of_two(counts: &[u64]) -> Vec<(u64, u64)> {
+    const FIRST_EXPONENT: u32 = 10;
+    let total: u64 = counts.iter().sum();
+    let mut steps = Vec::new();
+    let mut below = 0;
+    for exponent in FIRST_EXPONENT.. {
+        let level = 1u64 << exponent;
+        let cumulative = if exponent > TOP_EXPONENT {
+            total
+        } else {
+            counts[..bucket_of(level)].iter().sum()
+        };
+        if cumulative > below {
+            let redis_bucket_top = level + (level >> 7) - 1;
+            steps.push((redis_bucket_top / 1000, cumulative));
+            below = cumulative;
+        }
+        if cumulative == total {
+            break;
+        }
+    }
+    steps
 }
 
 /// The bucket of a sample: values below 16 have one bucket each; above, the position
@@ -313,6 +355,45 @@ pub fn allocator_name() -> String {
     let version = tikv_jemalloc_ctl::version::read().unwrap_or("unknown");
     let release = version.split('-').next().unwrap_or(version);
     format!("jemalloc-{release}")
+}
+
+/// jemalloc's own statistics report (MEMORY MALLOC-STATS), as its
+/// `malloc_stats_print` writes it.
+pub fn allocator_report() -> String {
+    unsafe extern "C" fn append(into: *mut libc::c_void, text: *const libc::c_char) {
+        // SAFETY: `into` is the `Vec` passed below, alive and not otherwise borrowed
+        // during the call; jemalloc hands over a NUL-terminated string.
+        unsafe {
+            let into = &mut *(into as *mut Vec<u8>);
+            into.extend_from_slice(std::ffi::CStr::from_ptr(text).to_bytes());
+        }
+    }
+    let mut report: Vec<u8> = Vec::new();
+    // SAFETY: the callback only appends to `report`, which outlives the call; a null
+    // options string asks for the default report.
+    unsafe {
+        tikv_jemalloc_sys::malloc_stats_print(
+            Some(append),
+            (&mut report as *mut Vec<u8>).cast(),
+            std::ptr::null(),
+        );
+    }
+    String::from_utf8_lossy(&report).into_owned()
+}
+
+/// Have jemalloc return its dirty pages to the system at once (MEMORY PURGE), in
+/// every arena (`MALLCTL_ARENAS_ALL` is 4096).
+pub fn purge_allocator() {
+    // SAFETY: a void mallctl: no old or new value is read or written.
+    unsafe {
+        tikv_jemalloc_sys::mallctl(
+            c"arena.4096.purge".as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+        );
+    }
 }
 
 /// Resident set size of the process from `/proc/self/statm` (0 where unavailable).

@@ -361,7 +361,11 @@ fn exec_appends_its_effects_as_one_multi_exec_group() {
 
 #[test]
 fn commands_that_need_other_databases_run_inside_exec() {
-    let kvik = start();
+    // DEBUG is refused before it is queued unless enable-debug-command allows it.
+    let kvik = Kvik::start_with(|c| {
+        c.server_threads = 4;
+        c.enable_debug_command = "yes".into();
+    });
     let mut c = kvik.conn();
     q(&mut c, "SET k v");
     for line in [

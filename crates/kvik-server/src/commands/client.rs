@@ -547,7 +547,11 @@ fn unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     } else {
         crate::blocking::timeout_reply(waiter.protocol)
     };
-    crate::blocking::deliver(ctx.server, &waiter, reply, with_error);
+    let end = crate::blocking::WaitEnd {
+        served: false,
+        failed: with_error,
+    };
+    crate::blocking::deliver(ctx.server, &waiter, reply, end);
     ctx.out.int(1);
     Ok(())
 }

@@ -152,7 +152,7 @@ fn apply_changes(server: &Server, changed: &[&'static str]) -> CmdResult {
 
 /// Loopback and unix-socket clients may change protected parameters when
 /// `enable-protected-configs` is `local`. A unix socket's address is not an IP one.
-fn client_is_local(addr: &str) -> bool {
+pub fn client_is_local(addr: &str) -> bool {
     addr.parse::<SocketAddr>()
         .map_or(true, |a| a.ip().is_loopback())
 }

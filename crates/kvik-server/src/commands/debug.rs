@@ -1,7 +1,7 @@
 //! DEBUG: introspection and test hooks (SLEEP, OBJECT, POPULATE, DIGEST, PROTOCOL ...).
 //!
-//! Like Redis 7, DEBUG is refused unless `enable-debug-command` allows it: `yes` for
-//! every connection, `local` for loopback ones only. DEBUG is one command whose first
+//! Like Redis 7, DEBUG is refused unless `enable-debug-command` allows it (checked by
+//! `call`, for every command flagged `protected`). DEBUG is one command whose first
 //! argument picks the action, as in Redis (it is not a container command: a wrong
 //! subcommand or argument count gets Redis's combined error). Each action takes the
 //! shard locks it needs itself, so SLEEP holds none while it blocks its thread.
@@ -88,10 +88,7 @@ const ACTIONS: &[Action] = &[
     },
 ];
 
-const NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
-
 fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    check_allowed(ctx)?;
     let action = ACTIONS
         .iter()
         .find(|a| {
@@ -100,31 +97,6 @@ fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         })
         .ok_or_else(|| subcommand_syntax_error(args))?;
     (action.run)(ctx, args)
-}
-
-/// `enable-debug-command`: `yes` allows everyone, `local` loopback clients only.
-fn check_allowed(ctx: &Ctx) -> CmdResult {
-    let allowed = {
-        let config = ctx.server.config.read();
-        let setting = config.enable_debug_command.as_str();
-        if setting.eq_ignore_ascii_case("yes") {
-            true
-        } else if setting.eq_ignore_ascii_case("local") {
-            is_loopback(&ctx.client.info.addr)
-        } else {
-            false
-        }
-    };
-    if allowed {
-        Ok(())
-    } else {
-        Err(NOT_ALLOWED.into())
-    }
-}
-
-fn is_loopback(addr: &str) -> bool {
-    addr.parse::<std::net::SocketAddr>()
-        .is_ok_and(|a| a.ip().is_loopback())
 }
 
 const HELP: &[&str] = &[

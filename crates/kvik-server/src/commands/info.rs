@@ -298,22 +298,56 @@ fn scripting_memory(server: &Server, r: &mut Report) {
     r.field("used_memory_scripts_human", bytes_to_human(scripts as u64));
 }
 
+/// The memory figures INFO memory and MEMORY STATS share, read once.
+pub struct MemoryFigures {
+    pub alloc: stats::AllocatorStats,
+    /// Used memory: jemalloc's allocated bytes.
+    pub used: u64,
+    pub peak: u64,
+    pub rss: u64,
+    /// Allocated when the server had started.
+    pub startup: u64,
+    /// The clients' query and reply buffers.
+    pub clients: u64,
+    /// What kvik knows to be bookkeeping rather than data: the memory it started
+    /// with and the clients' buffers.
+    pub overhead: u64,
+}
+
+impl MemoryFigures {
+    pub fn read(server: &Server) -> MemoryFigures {
+        let alloc = stats::allocator_stats();
+        let used = alloc.allocated;
+        let peak = server
+            .memory_peak
+            .fetch_max(used, Ordering::Relaxed)
+            .max(used);
+        let clients = client_buffers(server).total;
+        MemoryFigures {
+            alloc,
+            used,
+            peak,
+            rss: stats::rss_bytes(),
+            startup: server.memory_startup,
+            clients,
+            overhead: server.memory_startup + clients,
+        }
+    }
+
+    /// Used memory beyond what the server started with (never 0, it divides).
+    pub fn net_usage(&self) -> u64 {
+        self.used.saturating_sub(self.startup).max(1)
+    }
+}
+
 fn memory_section(server: &Server, r: &mut Report) {
-    let alloc = stats::allocator_stats();
-    let used = alloc.allocated;
-    let rss = stats::rss_bytes();
-    let peak = server
-        .memory_peak
-        .fetch_max(used, Ordering::Relaxed)
-        .max(used);
+    let m = MemoryFigures::read(server);
+    let (used, peak, rss, startup, alloc, overhead) =
+        (m.used, m.peak, m.rss, m.startup, m.alloc, m.overhead);
     let system = stats::total_system_memory();
-    let clients = client_buffers(server).total;
-    let startup = server.memory_startup;
-    // What kvik knows to be bookkeeping rather than data: the memory it started with
-    // and the clients' buffers.
-    let overhead = startup + clients;
+    let clients = m.clients;
     let dataset = used.saturating_sub(overhead);
-    let net_usage = used.saturating_sub(startup).max(1);
+    let net_usage = m.net_usage();
     let (maxmemory, policy) = {
         let c = server.config.read();
         (c.maxmemory, c.maxmemory_policy.clone())
@@ -620,20 +654,11 @@ fn latencystats_section(server: &Server, r: &mut Report) {
         .read()
         .latency_tracking_info_percentiles
         .clone();
-    let mut rows: Vec<(&str, Vec<u64>)> = Vec::new();
-    for (id, cmd) in server.commands.iter() {
-        let mut counts = LatencyHistogram::empty_counts();
-        let mut any = false;
-        for s in &server.thread_stats {
-            if let Some(h) = s.per_command[id].latency.get() {
-                h.add_to(&mut counts);
-                any = true;
-            }
-        }
-        if any && counts.iter().any(|&n| n > 0) {
-            rows.push((cmd.name, counts));
-        }
-    }
+    let mut rows: Vec<(&str, Vec<u64>)> = server
+        .commands
+        .iter()
+        .filter_map(|(id, cmd)| Some((cmd.name, stats::merged_latency(&server.thread_stats, id)?)))
+        .collect();
     rows.sort_by_key(|(name, _)| *name);
     for (name, counts) in rows {
         let values: Vec<String> = percentiles

@@ -23,11 +23,16 @@ pub mod hyperloglog;
 pub mod info;
 pub mod introspection;
 pub mod keys;
+pub mod latency;
 pub mod lists;
+pub mod lolwut;
+pub mod memory;
+pub mod module;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod sets;
+pub mod slowlog;
 pub mod sort;
 pub mod streams;
 pub mod strings;
@@ -37,6 +42,7 @@ pub mod zsets;
 use crate::blocking::{self, Written};
 use crate::client::{ClientState, ReplyMode};
 use crate::keyspace::{KeyEnv, Locked, WaitGate};
+use crate::latency::Event;
 use crate::memory::Room;
 use crate::server::Server;
 use crate::stats::ThreadStats;
@@ -71,6 +77,11 @@ pub fn registry() -> Registry {
         debug::COMMANDS,
         scripting::COMMANDS,
         functions::COMMANDS,
+        slowlog::COMMANDS,
+        latency::COMMANDS,
+        memory::COMMANDS,
+        module::COMMANDS,
+        lolwut::COMMANDS,
     ])
 }
 
@@ -289,10 +300,43 @@ fn resolve(
         let msg = format!("ERR wrong number of arguments for '{}' command", cmd.name);
         return Err((msg.into(), Some(id)));
     }
+    if cmd.has(table::flags::PROTECTED) {
+        refuse_if_protected(server, client, cmd).map_err(|e| (e, Some(id)))?;
+    }
     if !client.authenticated && !cmd.has(table::flags::NO_AUTH) {
         return Err((errors::NOAUTH.into(), Some(id)));
     }
     Ok(id)
+}
+
+/// DEBUG and MODULE's LOAD, LOADEX and UNLOAD are refused unless
+/// `enable-debug-command` / `enable-module-command` allows them: `yes` for every
+/// connection, `local` for loopback and unix-socket ones. Redis checks this right
+/// after the arity, before authentication.
+fn refuse_if_protected(server: &Server, client: &ClientState, cmd: &Command) -> CmdResult {
+    let debug = cmd.name == "debug";
+    let (title, option) = if debug {
+        ("DEBUG", "enable-debug-command")
+    } else {
+        ("MODULE", "enable-module-command")
+    };
+    let allowed = {
+        let config = server.config.read();
+        let setting = if debug {
+            &config.enable_debug_command
+        } else {
+            &config.enable_module_command
+        };
+        setting.eq_ignore_ascii_case("yes")
+            || (setting.eq_ignore_ascii_case("local") && config::client_is_local(&client.info.addr))
+    };
+    if allowed {
+        return Ok(());
+    }
+    Err(format!(
+        "ERR {title} command not allowed. If the {option} option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
+    )
+    .into())
 }
 
 fn execute(
@@ -348,12 +392,20 @@ fn execute(
         blocking::after_write(server, stats, written);
     }
     if let Some(blocked) = client.blocked.as_mut() {
-        // The call is counted when the wait ends.
+        // The call is counted, and logged if slow, when the wait ends.
         blocked.command = id;
         blocked.ran_for = ran.elapsed;
+        blocked.slow = slowlog::draft(server, cmd, args, ran.elapsed);
         return;
     }
-    count_call(server, stats, id, ran.elapsed, ran.failed());
+    finish_call(
+        server,
+        stats,
+        slowlog::Origin::Client(client),
+        id,
+        args,
+        &ran,
+    );
     if let Err(e) = ran.result {
         write_error(server, stats, out, &e.0);
     }
@@ -588,6 +640,43 @@ pub fn run_locked<'a>(
     }
 }
 
+/// A call of command `id` with `args`, made by `origin`, ran to its end: count it
+/// and, when it took long enough to concern them, show it to the latency monitor
+/// and the slow log. When nothing is slow that costs one relaxed load and one
+/// comparison: neither takes a lock unless it keeps something.
+pub fn finish_call(
+    server: &Server,
+    stats: &ThreadStats,
+    origin: slowlog::Origin,
+    id: usize,
+    args: &[&[u8]],
+    ran: &Ran,
+) {
+    count_call(server, stats, id, ran.elapsed, ran.failed());
+    if ran.elapsed.as_micros() as u64 >= server.hot.slow_call_us.load(Ordering::Relaxed) {
+        slow_call(server, origin, server.commands.get(id), args, ran.elapsed);
+    }
+}
+
+#[cold]
+fn slow_call(
+    server: &Server,
+    origin: slowlog::Origin,
+    cmd: &Command,
+    args: &[&[u8]],
+    elapsed: Duration,
+) {
+    let event = if cmd.has(table::flags::FAST) {
+        Event::FastCommand
+    } else {
+        Event::Command
+    };
+    server.latency.note(event, elapsed);
+    if let Some(call) = slowlog::draft(server, cmd, args, elapsed) {
+        slowlog::push(server, origin, call);
+    }
+}
+
 /// Count a finished call of command `id` (INFO commandstats, latency, totals).
 pub fn count_call(
     server: &Server,
@@ -619,6 +708,35 @@ pub fn count_error_reply(server: &Server, stats: &ThreadStats, text: &str) {
     stats.add(&stats.total_error_replies, 1);
     let prefix = text.split(' ').next().unwrap_or("ERR");
     server.count_error(prefix);
+}
+
+/// The arguments as MONITOR and SLOWLOG show them: AUTH's, HELLO's AUTH user name
+/// and password, and the values of sensitive parameters in CONFIG SET replaced by
+/// `(redacted)`, as in Redis.
+pub fn redacted<'a>(cmd: &Command, args: &[&'a [u8]]) -> Vec<&'a [u8]> {
+    const HIDDEN: &[u8] = b"(redacted)";
+    let mut shown = args.to_vec();
+    match cmd.name {
+        "auth" => shown[1..].fill(HIDDEN),
+        "hello" => {
+            if let Some(at) = shown.iter().position(|a| a.eq_ignore_ascii_case(b"AUTH")) {
+                let end = (at + 3).min(shown.len());
+                shown[at + 1..end].fill(HIDDEN);
+            }
+        }
+        "config|set" => {
+            for pair in shown[2..].chunks_exact_mut(2) {
+                let name = String::from_utf8_lossy(pair[0]);
+                if kvik_config::lookup(&name)
+                    .is_some_and(|(p, _)| p.has(kvik_config::table::SENSITIVE))
+                {
+                    pair[1] = HIDDEN;
+                }
+            }
+        }
+        _ => {}
+    }
+    shown
 }
 
 /// `ERR unknown command 'x', with args beginning with: 'a' 'b' `, as Redis builds it.

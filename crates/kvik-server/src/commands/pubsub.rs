@@ -457,7 +457,7 @@ pub fn feed_monitors(server: &Server, client: &ClientState, cmd: &Command, args:
     if cmd.has(flags::SKIP_MONITOR | flags::ADMIN) {
         return;
     }
-    show_to_monitors(server, client, &redacted(cmd, args));
+    show_to_monitors(server, client, &super::redacted(cmd, args));
 }
 
 /// Send one MONITOR line for `args` run by `client` (EVAL and FCALL, flagged
@@ -474,22 +474,4 @@ pub fn show_to_monitors(server: &Server, client: &ClientState, args: &[&[u8]]) {
     };
     let line = monitor_line(now_us, client.db, source, args);
     server.bus().feed_monitors(&line);
-}
-
-/// The arguments with passwords replaced by `(redacted)`: AUTH's, and HELLO's AUTH
-/// user name and password.
-fn redacted<'a>(cmd: &Command, args: &[&'a [u8]]) -> Vec<&'a [u8]> {
-    const HIDDEN: &[u8] = b"(redacted)";
-    let mut shown = args.to_vec();
-    match cmd.name {
-        "auth" => shown[1..].fill(HIDDEN),
-        "hello" => {
-            if let Some(at) = shown.iter().position(|a| a.eq_ignore_ascii_case(b"AUTH")) {
-                let end = (at + 3).min(shown.len());
-                shown[at + 1..end].fill(HIDDEN);
-            }
-        }
-        _ => {}
-    }
-    shown
 }

@@ -34,6 +34,7 @@ pub mod flags {
     pub const ALLOW_BUSY: u32 = 1 << 16;
     pub const NO_MANDATORY_KEYS: u32 = 1 << 17;
     pub const PROTECTED: u32 = 1 << 18;
+    pub const NO_ASYNC_LOADING: u32 = 1 << 19;
 
     /// Flag names in COMMAND INFO order.
     pub const NAMES: &[(u32, &str)] = &[
@@ -52,6 +53,7 @@ pub mod flags {
         (NO_AUTH, "no_auth"),
         (MAY_REPLICATE, "may_replicate"),
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_ASYNC_LOADING, "no_async_loading"),
         (NO_MULTI, "no_multi"),
         (MOVABLE_KEYS, "movablekeys"),
         (ALLOW_BUSY, "allow_busy"),
@@ -488,6 +490,35 @@ impl Command {
             summary: "",
             subcommands: &[],
         }
+    }
+
+    /// A container (MEMORY, LATENCY ...): it needs a subcommand (arity -2), so its
+    /// own handler, `help`, never runs; only its documentation and subcommands
+    /// matter.
+    pub const fn container(
+        name: &'static str,
+        help: Handler,
+        since: &'static str,
+        summary: &'static str,
+        subcommands: &'static [Command],
+    ) -> Command {
+        Command::new(name, -2, help)
+            .acl(acl::SLOW)
+            .doc("server", since, "Depends on subcommand.", summary)
+            .subcommands(subcommands)
+    }
+
+    /// A container's HELP subcommand, with the flags and category every HELP has.
+    pub const fn help(
+        name: &'static str,
+        handler: Handler,
+        since: &'static str,
+        summary: &'static str,
+    ) -> Command {
+        Command::new(name, 2, handler)
+            .flags(flags::LOADING | flags::STALE)
+            .acl(acl::SLOW)
+            .doc("server", since, "O(1)", summary)
     }
 
     pub const fn flags(mut self, flags: u32) -> Self {

@@ -267,7 +267,8 @@ fn run_queued<'a>(ctx: &mut Ctx<'_, 'a>, tx: &Transaction, locked: &mut Locked<'
         locked.begin_command(now);
         let ran = run_locked(server, stats, ctx.client, ctx.out, &args, queued.id, locked);
         changes += ran.changes;
-        super::count_call(server, stats, queued.id, ran.elapsed, ran.failed());
+        let origin = super::slowlog::Origin::Client(ctx.client);
+        super::finish_call(server, stats, origin, queued.id, &args, &ran);
         if let Err(e) = ran.result {
             super::write_error(server, stats, ctx.out, &e.0);
         }

@@ -12,6 +12,7 @@
 //! [`EntryData`], which carries nothing about the key.
 
 use crate::types::Value;
+use crate::util::size_class::size_class;
 use std::alloc::{self, Layout};
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
@@ -45,7 +46,28 @@ struct Header {
     key_len: u32,
 }
 
+/// What a key's slot in its shard's table costs beside the entry: the 8-byte pointer
+/// and hashbrown's control byte.
+pub const SLOT_BYTES: usize = 9;
+
+/// What a deadline costs in its shard's expiry index: the (deadline, hash) -> count
+/// pair (20 bytes) and its share of the B-tree node that holds it.
+pub const EXPIRY_INDEX_BYTES: usize = 32;
+
 impl Entry {
+    /// The bytes this key costs (MEMORY USAGE): its allocation as jemalloc rounds it
+    /// (header and key), its table slot, its deadline in the expiry index, and what
+    /// its value owns.
+    pub fn memory_usage(&self) -> usize {
+        let allocation = size_class(layout_for(self.key.len()).size());
+        let deadline = if self.data.expire_at != 0 {
+            EXPIRY_INDEX_BYTES
+        } else {
+            0
+        };
+        allocation + SLOT_BYTES + deadline + self.data.value.heap_size()
+    }
+
     pub fn key(&self) -> &[u8] {
         &self.key
     }

@@ -635,20 +635,36 @@ impl<'a> Locked<'a> {
     /// database: a plain call of a [`Lock::Handler`](crate::commands::table::Lock)
     /// command holds nothing, and EXEC holds everything for one.
     pub fn db_stats(&mut self, db: usize) -> (usize, usize) {
-        let ks = self.env.keyspace;
         let mut totals = (0, 0);
-        for shard in 0..ks.shards_per_db() {
-            let id = ks.global_id(db, shard);
-            let (keys, volatile) = match self.shard_by_id(id) {
-                Some(held) => (held.len(), held.volatile_len()),
-                None => {
-                    let locked = ks.shard(db, shard).lock();
-                    (locked.len(), locked.volatile_len())
-                }
-            };
-            totals = (totals.0 + keys, totals.1 + volatile);
-        }
+        self.each_shard(db, |shard| {
+            totals.0 += shard.len();
+            totals.1 += shard.volatile_len();
+        });
         totals
+    }
+
+    /// Bytes of bookkeeping of database `db`: its tables' slots and its expiry
+    /// indexes (MEMORY STATS), read as [`Locked::db_stats`] reads.
+    pub fn db_overhead(&mut self, db: usize) -> (usize, usize) {
+        let mut totals = (0, 0);
+        self.each_shard(db, |shard| {
+            let (table, deadlines) = shard.overhead();
+            totals.0 += table;
+            totals.1 += deadlines;
+        });
+        totals
+    }
+
+    /// Show `visit` every shard of database `db`: held ones as they are, the others
+    /// locked one at a time (see [`Locked::db_stats`]).
+    fn each_shard(&mut self, db: usize, mut visit: impl FnMut(&ShardData)) {
+        let ks = self.env.keyspace;
+        for shard in 0..ks.shards_per_db() {
+            match self.shard_by_id(ks.global_id(db, shard)) {
+                Some(held) => visit(held),
+                None => visit(&ks.shard(db, shard).lock()),
+            }
+        }
     }
 }
 

@@ -39,6 +39,14 @@ impl ShardData {
         self.expires.values().map(|&n| n as usize).sum()
     }
 
+    /// Bytes of bookkeeping (MEMORY STATS): the table's slots, used or not, and the
+    /// expiry index.
+    pub fn overhead(&self) -> (usize, usize) {
+        let table = self.table.capacity() * super::entry::SLOT_BYTES;
+        let deadlines = self.expires.len() * super::entry::EXPIRY_INDEX_BYTES;
+        (table, deadlines)
+    }
+
     pub fn find(&self, hash: u64, key: &[u8]) -> Option<&Entry> {
         self.table.find(hash, |e| e.key() == key).map(|b| &**b)
     }

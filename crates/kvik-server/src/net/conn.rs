@@ -7,6 +7,7 @@
 //! A client waiting in a blocking command keeps being read (so a disconnect is seen
 //! at once) but runs nothing more until the wait ends.
 
+use crate::blocking::WaitEnd;
 use crate::client::{ClientState, QueryBufferUsage};
 use crate::commands;
 use crate::server::Server;
@@ -190,15 +191,20 @@ impl Conn {
 
     /// The wait of the blocking command this client is in has ended with `reply`:
     /// queue the reply (unless the client turned replies off before it blocked) and
-    /// count the call. The caller then runs the commands that waited behind it.
-    pub fn unblock(&mut self, server: &Server, stats: &ThreadStats, reply: &[u8], failed: bool) {
+    /// count the call; a served call slow enough goes to the slow log. A timeout is
+    /// not logged, as in Redis; nor is CLIENT UNBLOCK (Redis 7.0 logs it as an entry
+    /// without arguments). The caller then runs the commands that waited behind it.
+    pub fn unblock(&mut self, server: &Server, stats: &ThreadStats, reply: &[u8], end: WaitEnd) {
         let Some(blocked) = self.state.blocked.take() else {
             return;
         };
         if !blocked.silent {
             self.out.raw(reply);
         }
-        commands::count_call(server, stats, blocked.command, blocked.ran_for, failed);
+        commands::count_call(server, stats, blocked.command, blocked.ran_for, end.failed);
+        if let Some(call) = blocked.slow.filter(|_| end.served) {
+            commands::slowlog::push(server, commands::slowlog::Origin::Client(&self.state), call);
+        }
     }
 
     /// Write pending replies. Returns whether the connection stays open and still

@@ -17,6 +17,7 @@
 use super::busy;
 use super::conn::{Conn, Next, Reading};
 use super::conns::Conns;
+use crate::blocking::WaitEnd;
 use crate::client::{ClientInfo, ClientSnapshot, ClientState};
 use crate::server::{Message, Server, WorkerHandle};
 use crate::stats::ThreadStats;
@@ -262,8 +263,8 @@ impl Worker {
                     token,
                     client,
                     reply,
-                    failed,
-                } => self.wake(token, client, &reply, failed),
+                    end,
+                } => self.wake(token, client, &reply, end),
                 Message::Shutdown => return true,
                 Message::KillFlagged => {
                     let doomed: Vec<usize> = self
@@ -541,7 +542,7 @@ impl Worker {
     }
 
     /// Another thread ended the wait of the client at `token` with `reply`.
-    fn wake(&mut self, token: usize, client: u64, reply: &[u8], failed: bool) {
+    fn wake(&mut self, token: usize, client: u64, reply: &[u8], end: WaitEnd) {
         let Some(conn) = self.conns.get_mut(token) else {
             return;
         };
@@ -552,14 +553,14 @@ impl Worker {
         if let Some(at) = conn.state.blocked.as_ref().and_then(|b| b.deadline) {
             self.block_timers.remove(&(at, token));
         }
-        self.finish_wait(token, reply, failed);
+        self.finish_wait(token, reply, end);
     }
 
     /// Give a blocked client its reply, then run the commands that waited behind the
     /// blocking one and write everything.
-    fn finish_wait(&mut self, token: usize, reply: &[u8], failed: bool) {
+    fn finish_wait(&mut self, token: usize, reply: &[u8], end: WaitEnd) {
         self.drive(token, |conn, server, stats| {
-            conn.unblock(server, stats, reply, failed);
+            conn.unblock(server, stats, reply, end);
             conn.run_commands(server, stats);
             conn.flush(server, stats)
         });
@@ -587,7 +588,7 @@ impl Worker {
             // Losing the claim means it is being served: its reply is on the way.
             if self.server.blocking.end_wait(&blocked.waiter) {
                 let reply = crate::blocking::timeout_reply(conn.out.protocol);
-                self.finish_wait(token, &reply, false);
+                self.finish_wait(token, &reply, WaitEnd::TIMED_OUT);
             }
         }
     }
@@ -698,10 +699,12 @@ impl Worker {
             // Otherwise more is due here: stay on this shard.
         }
         self.expire_cursor = (db, pos);
-        self.stats.add(
-            &self.stats.expire_cycle_cpu_ms,
-            started.elapsed().as_millis() as u64,
-        );
+        let took = started.elapsed();
+        self.stats
+            .add(&self.stats.expire_cycle_cpu_ms, took.as_millis() as u64);
+        server
+            .latency
+            .note(crate::latency::Event::ExpireCycle, took);
     }
 }
 

@@ -327,7 +327,8 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
         keys.effect_targets = self.targets;
         let ran = commands::run_locked(server, ctx.stats, ctx.client, reply, argv, cmd_id, keys);
         keys.effect_targets = Targets::ALL;
-        commands::count_call(server, ctx.stats, cmd_id, ran.elapsed, ran.failed());
+        let origin = commands::slowlog::Origin::Script;
+        commands::finish_call(server, ctx.stats, origin, cmd_id, argv, &ran);
         ran.result.map_err(|e| {
             // The command's error reply counts where it is made, as any other.
             commands::count_error_reply(server, ctx.stats, &e.0);

@@ -6,6 +6,7 @@ pub mod geohash;
 pub mod glob;
 pub mod long_double;
 pub mod numbers;
+pub mod size_class;
 pub mod strtod;
 pub mod thin_buf;
 

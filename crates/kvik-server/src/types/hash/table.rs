@@ -22,6 +22,7 @@
 
 use super::index::Index;
 use super::pair::PackedPair;
+use crate::util::size_class::size_class;
 use std::hash::BuildHasher;
 use std::sync::LazyLock;
 
@@ -33,17 +34,6 @@ static FIELD_HASHER: LazyLock<foldhash::fast::FixedState> =
 /// The 32 bits of a field's hash the index keeps.
 fn field_hash(field: &[u8]) -> u32 {
     (FIELD_HASHER.hash_one(field) >> 32) as u32
-}
-
-/// The size the allocator really reserves for `n` bytes: jemalloc's size classes
-/// (steps of 8 and 16 bytes up to 128, then four classes per doubling). A short
-/// pair of 22 bytes takes 32, which is most of a small field's cost.
-fn allocated(n: usize) -> usize {
-    match n {
-        0..=16 => n.next_multiple_of(8),
-        17..=128 => n.next_multiple_of(16),
-        _ => n.next_multiple_of(n.next_power_of_two() / 8),
-    }
 }
 
 /// Below this many slots, a sparse vector of pairs is not worth shrinking.
@@ -102,7 +92,7 @@ impl Table {
     /// Set `field` to `value`; returns whether the field is new.
     pub fn insert(&mut self, field: &[u8], value: &[u8]) -> bool {
         let new = PackedPair::new(field, value);
-        self.pair_bytes += allocated(new.alloc_size());
+        self.pair_bytes += size_class(new.alloc_size());
         let hash = field_hash(field);
         let pairs = &self.pairs;
         if let Some(at) = self
@@ -110,7 +100,7 @@ impl Table {
             .find(hash, |at| pairs[at as usize].field() == field)
         {
             let old = std::mem::replace(&mut self.pairs[at as usize], new);
-            self.pair_bytes -= allocated(old.alloc_size());
+            self.pair_bytes -= size_class(old.alloc_size());
             return false;
         }
         let at = u32::try_from(self.pairs.len()).expect("a hash holds under 2^32 fields");
@@ -134,7 +124,7 @@ impl Table {
             self.index.move_position(moved, last, at);
         }
         let removed = self.pairs.swap_remove(at as usize);
-        self.pair_bytes -= allocated(removed.alloc_size());
+        self.pair_bytes -= size_class(removed.alloc_size());
         if self.pairs.capacity() >= MIN_SHRINK_CAPACITY
             && self.pairs.len() * 8 <= self.pairs.capacity()
         {
@@ -182,19 +172,3 @@ impl<'a> Iterator for Iter<'a> {
 }
 
 impl ExactSizeIterator for Iter<'_> {}
-
-#[cfg(test)]
-mod tests {
-    use super::allocated;
-
-    #[test]
-    fn size_classes_follow_jemalloc() {
-        let classes = [(1, 8), (9, 16), (22, 32), (33, 48), (128, 128), (129, 160)];
-        for (n, class) in classes
-            .into_iter()
-            .chain([(200, 224), (300, 320), (4097, 5120)])
-        {
-            assert_eq!(allocated(n), class, "{n}");
-        }
-    }
-}
