@@ -32,6 +32,7 @@ pub mod persistence;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;
+pub mod snapshot;
 pub mod stats;
 pub mod tracking;
 pub mod types;
