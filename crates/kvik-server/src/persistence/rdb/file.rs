@@ -268,3 +268,143 @@ fn read_version(src: &mut ReadSource<impl io::Read>) -> Result<u16, LoadError> {
     }
     Ok(version)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::hash;
+    use crate::types::list::NodeLimit;
+    use crate::types::string::StrValue;
+    use crate::types::zset;
+    use proptest::prelude::*;
+
+    fn limits() -> Limits {
+        Limits {
+            hash: hash::Limits::default(),
+            zset: zset::Limits {
+                max_entries: 128,
+                max_value: 64,
+            },
+            max_intset: 512,
+            list_node: NodeLimit::from_config(-2),
+        }
+    }
+
+    /// Collects what a file holds.
+    #[derive(Default)]
+    struct Collect {
+        keys: Vec<(usize, Vec<u8>, KeyMeta)>,
+        functions: Vec<Vec<u8>>,
+    }
+
+    impl Visitor for Collect {
+        fn aux(&mut self, _name: &[u8], _value: &[u8]) {}
+        fn function(&mut self, code: Vec<u8>) -> Result<(), LoadError> {
+            self.functions.push(code);
+            Ok(())
+        }
+        fn has_db(&self, db: u64) -> bool {
+            db < 16
+        }
+        fn key(
+            &mut self,
+            db: usize,
+            key: Vec<u8>,
+            _: Value,
+            meta: KeyMeta,
+        ) -> Result<(), LoadError> {
+            self.keys.push((db, key, meta));
+            Ok(())
+        }
+    }
+
+    fn sample_file(checksum: bool) -> Vec<u8> {
+        let mut out = WriteSink::new(Vec::new());
+        write_header(&mut out, &[("redis-ver", "7.0.15".into())]);
+        write_function(&mut out, b"#!lua name=l\nreturn 1");
+        write_db_start(&mut out, 3, 2, 1);
+        let value = Value::Str(StrValue::from_bytes(&b"v".repeat(40)));
+        let meta = KeyMeta {
+            expire_at: 1_700_000_000_123,
+            idle_seconds: Some(7),
+            freq: None,
+        };
+        write_key(&mut out, b"a", &value, meta, true);
+        write_key(&mut out, b"12", &value, KeyMeta::default(), true);
+        finish(out, checksum).unwrap()
+    }
+
+    fn read_all(bytes: &[u8]) -> Result<Collect, LoadError> {
+        let mut collect = Collect::default();
+        read(bytes, &limits(), true, &mut collect).map(|()| collect)
+    }
+
+    #[test]
+    fn files_round_trip_with_their_opcodes() {
+        let got = read_all(&sample_file(true)).unwrap();
+        assert_eq!(got.functions, [b"#!lua name=l\nreturn 1".to_vec()]);
+        assert_eq!(got.keys.len(), 2);
+        assert_eq!(got.keys[0].0, 3);
+        assert_eq!(got.keys[0].2.expire_at, 1_700_000_000_123);
+        assert_eq!(got.keys[0].2.idle_seconds, Some(7));
+        assert_eq!(got.keys[1].1, b"12");
+        // No checksum: zeros, and the loader does not check.
+        assert!(sample_file(false).ends_with(&[0; 8]));
+        assert!(read_all(&sample_file(false)).is_ok());
+    }
+
+    #[test]
+    fn bad_files_get_their_errors() {
+        let good = sample_file(true);
+        let short = read_all(&good[..good.len() - 3]);
+        assert!(matches!(short, Err(LoadError::ShortRead)));
+        let mut bad_crc = good.clone();
+        let last = bad_crc.len() - 1;
+        bad_crc[last] ^= 1;
+        assert!(matches!(
+            read_all(&bad_crc),
+            Err(LoadError::Checksum { .. })
+        ));
+        assert!(matches!(
+            read_all(b"REDIS0011\xff"),
+            Err(LoadError::NewerVersion(11))
+        ));
+        assert!(matches!(
+            read_all(b"RADIS0009"),
+            Err(LoadError::BadSignature)
+        ));
+        // Old files: version 4 has no checksum, EXPIRETIME in seconds.
+        let old = b"REDIS0004\xfe\x00\xfd\x10\x00\x00\x00\x00\x01k\x01v\xff";
+        let got = read_all(old).unwrap();
+        assert_eq!(got.keys[0].2.expire_at, 16_000);
+        assert!(matches!(
+            read_all(b"REDIS0010\xf7"),
+            Err(LoadError::ModuleAux)
+        ));
+        assert!(matches!(
+            read_all(b"REDIS0010\xf6"),
+            Err(LoadError::PreReleaseFunctions)
+        ));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// A valid file with bytes overwritten, cut short or both: an error or a load,
+        /// never a panic.
+        #[test]
+        fn mutated_files_never_panic(
+            edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
+            cut in any::<prop::sample::Index>(),
+            checksum in any::<bool>(),
+        ) {
+            let mut bytes = sample_file(checksum);
+            for (at, byte) in edits {
+                let at = at.index(bytes.len());
+                bytes[at] = byte;
+            }
+            let keep = cut.index(bytes.len() + 1);
+            let _ = read_all(&bytes[..keep]);
+        }
+    }
+}
