@@ -271,24 +271,10 @@ fn read_version(src: &mut ReadSource<impl io::Read>) -> Result<u16, LoadError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::limits;
     use super::*;
-    use crate::types::hash;
-    use crate::types::list::NodeLimit;
     use crate::types::string::StrValue;
-    use crate::types::zset;
     use proptest::prelude::*;
-
-    fn limits() -> Limits {
-        Limits {
-            hash: hash::Limits::default(),
-            zset: zset::Limits {
-                max_entries: 128,
-                max_value: 64,
-            },
-            max_intset: 512,
-            list_node: NodeLimit::from_config(-2),
-        }
-    }
 
     /// Collects what a file holds.
     #[derive(Default)]
