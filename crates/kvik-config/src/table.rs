@@ -406,9 +406,9 @@ params! {
     databases: usize = Int(1, INT),
         "databases", IMM | LIVE, "16", "Number of logical databases.";
     dbfilename: String = StrV(check_dbfilename),
-        "dbfilename", PROT, "dump.rdb", "Name of the RDB file.";
+        "dbfilename", PROT | LIVE, "dump.rdb", "Name of the RDB file.";
     dir: String = Special(get_dir, set_dir, "existing directory"),
-        "dir", PROT | DYN, "current directory", "Working directory: RDB, AOF and other files go here (shown absolute).";
+        "dir", PROT | DYN | LIVE, "current directory", "Working directory: RDB, AOF and other files go here (shown absolute).";
     disable_thp: bool = Bool,
         "disable-thp", IMM, "yes", "Disable transparent huge pages for the process.";
     dynamic_hz: bool = Bool,
@@ -516,13 +516,13 @@ params! {
     rdb_del_sync_files: bool = Bool,
         "rdb-del-sync-files", 0, "no", "Delete RDB files used only for replication when persistence is off.";
     rdb_key_save_delay: i32 = Int(INT_MIN, INT),
-        "rdb-key-save-delay", HID, "0", "Testing: microseconds of delay per key saved.";
+        "rdb-key-save-delay", HID | LIVE, "0", "Testing: microseconds of delay per key saved.";
     rdb_save_incremental_fsync: bool = Bool,
         "rdb-save-incremental-fsync", 0, "yes", "fsync every 4 MB while saving an RDB.";
     rdbchecksum: bool = Bool,
-        "rdbchecksum", IMM, "yes", "Write and check the CRC64 of RDB files.";
+        "rdbchecksum", IMM | LIVE, "yes", "Write and check the CRC64 of RDB files.";
     rdbcompression: bool = Bool,
-        "rdbcompression", 0, "yes", "Compress strings in RDB files with LZF.";
+        "rdbcompression", LIVE, "yes", "Compress strings in RDB files with LZF.";
     repl_backlog_size: u64 = Mem(1, LLM),
         "repl-backlog-size", 0, "1048576", "Size of the replication backlog (at least 16kb).";
     repl_backlog_ttl: u64 = Int(0, LL),
@@ -570,7 +570,7 @@ params! {
     sanitize_dump_payload: String = Enum(&["no", "yes", "clients"]),
         "sanitize-dump-payload", 0, "no", "Deep-check RESTORE payloads: no, yes, or only for normal clients.";
     save: Vec<(u64, u64)> = Special(get_save, set_save, "seconds changes ..."),
-        "save", MULTI, "3600 1 300 100 60 10000", "Snapshot points: pairs of seconds and changes; save when both are reached (empty = off).";
+        "save", MULTI | LIVE, "3600 1 300 100 60 10000", "Snapshot points: pairs of seconds and changes; save when both are reached (empty = off).";
     server_cpulist: String = Str,
         "server_cpulist", IMM, "", "CPU list for the server threads.";
     server_thread_affinity: bool = Special(get_affinity, set_affinity, "yes/no (true/false)"),
@@ -595,7 +595,7 @@ params! {
     socket_mark_id: u32 = Int(0, UINT),
         "socket-mark-id", IMM, "0", "SO_MARK set on listening sockets.";
     stop_writes_on_bgsave_error: bool = Bool,
-        "stop-writes-on-bgsave-error", 0, "yes", "Refuse writes after a failed background save.";
+        "stop-writes-on-bgsave-error", LIVE, "yes", "Refuse writes after a failed background save.";
     stream_node_max_bytes: u64 = Mem(0, LLM),
         "stream-node-max-bytes", 0, "4096", "Maximum bytes of a stream node.";
     stream_node_max_entries: u64 = Int(0, LL),

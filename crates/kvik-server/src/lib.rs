@@ -35,6 +35,7 @@ pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod slowlog;
+pub mod snapshot;
 pub mod stats;
 pub mod tracking;
 pub mod types;

@@ -74,7 +74,13 @@ fn main() {
     }
     let (port, threads, show_logo) = (config.port, config.server_threads, config.always_show_logo);
     block_shutdown_signals();
-    let running = match server::launch(config, loaded.config_file) {
+    let server = server::Server::new(config, loaded.config_file);
+    log_notice!("Server initialized");
+    if let Err(e) = kvik_server::snapshot::load_at_startup(&server) {
+        log_warning!("{e}");
+        std::process::exit(1);
+    }
+    let running = match server::start(server) {
         Ok(r) => r,
         Err(e) => {
             log_warning!("{e}");
@@ -82,7 +88,6 @@ fn main() {
         }
     };
     logging::log_startup_banner(show_logo, VERSION, "standalone", port, pid, threads);
-    log_notice!("Server initialized");
     log_notice!("Ready to accept connections");
     watch_shutdown_signals(running.server.clone());
     running.join();
@@ -157,6 +162,10 @@ fn watch_shutdown_signals(server: Arc<server::Server>) {
                 "SIGTERM"
             };
             log_warning!("Received {name} scheduling shutdown...");
+            if kvik_server::snapshot::save_before_exit(&server, None).is_err() {
+                log_warning!("{name} received but errors trying to shut down the server, check the logs for more information");
+                return;
+            }
             server.request_shutdown();
         })
         .expect("spawn the signal thread");

@@ -372,6 +372,8 @@ pub struct Server {
     pub slowlog: crate::slowlog::SlowLog,
     /// LATENCY's events (shared with `memory`, which times eviction).
     pub latency: Arc<crate::latency::LatencyMonitor>,
+    /// RDB saves: their state, the saver thread's queue, MISCONF.
+    pub persistence: crate::snapshot::Persistence,
 }
 
 impl Server {
@@ -389,6 +391,7 @@ impl Server {
         let tracking = Arc::new(crate::tracking::Tracking::default());
         keyspace.observers.install_all_keys(tracking.clone());
         let scripting = crate::scripting::Scripting::default();
+        let start_ms = crate::hlc::unix_ms();
         scripting.set_threshold(config.busy_reply_threshold);
         let latency = Arc::new(crate::latency::LatencyMonitor::new(&config));
         Server {
@@ -406,7 +409,8 @@ impl Server {
             accept_turn: AtomicUsize::new(0),
             pause: Pause::default(),
             scripting,
-            start_ms: crate::hlc::unix_ms(),
+            start_ms,
+            persistence: crate::snapshot::Persistence::new(&config, start_ms),
             run_id,
             node_id,
             port: AtomicU64::new(config.port as u64),
@@ -456,6 +460,7 @@ impl Server {
         self.memory.configure(c);
         self.slowlog.configure(c);
         self.latency.configure(c);
+        self.persistence.configure(c);
         self.pubsub
             .keyspace_events
             .store(c.notify_keyspace_events, Ordering::Relaxed);
@@ -548,9 +553,16 @@ impl Running {
 /// Bind the configured addresses and start the worker threads. Used by the binary and
 /// by tests that run a server in-process (to watch its effect stream, for instance).
 pub fn launch(config: Config, config_file: Option<PathBuf>) -> std::io::Result<Running> {
-    let affinity = config.server_thread_affinity;
-    let server = Arc::new(Server::new(config, config_file));
+    start(Server::new(config, config_file))
+}
+
+/// Bind and start the worker threads and the saver thread of a server already made
+/// (the binary loads the RDB file into it first).
+pub fn start(server: Server) -> std::io::Result<Running> {
+    let affinity = server.config.read().server_thread_affinity;
+    let server = Arc::new(server);
     let listeners = crate::net::bind_all(&server)?;
-    let threads = crate::net::start_workers(&server, &listeners, affinity)?;
+    let mut threads = crate::net::start_workers(&server, &listeners, affinity)?;
+    threads.push(crate::snapshot::start_saver(server.clone())?);
     Ok(Running { server, threads })
 }

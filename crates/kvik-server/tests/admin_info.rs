@@ -842,9 +842,8 @@ fn config_rewrite_writes_the_file() {
     let config = kvik_config::Config {
         port,
         server_threads: 1,
-        bind: vec!["127.0.0.1".into()],
         maxmemory: 1 << 20,
-        ..Default::default()
+        ..support::in_process_config()
     };
     let running = kvik_server::server::launch(config, Some(path.clone())).expect("server starts");
     let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}/"))

@@ -448,8 +448,7 @@ fn restore_propagates_an_absolute_ttl_and_notifies() {
     let port = support::free_port();
     let config = kvik_config::Config {
         port,
-        bind: vec!["127.0.0.1".into()],
-        ..Default::default()
+        ..support::in_process_config()
     };
     let running = launch(config, None).expect("server starts");
     let effects = running.server.effects.subscribe();

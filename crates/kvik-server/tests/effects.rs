@@ -13,8 +13,7 @@ fn start(threads: usize) -> (Running, u16) {
     let config = kvik_config::Config {
         port,
         server_threads: threads,
-        bind: vec!["127.0.0.1".into()],
-        ..Default::default()
+        ..support::in_process_config()
     };
     (launch(config, None).expect("server starts"), port)
 }

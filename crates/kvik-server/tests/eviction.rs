@@ -322,9 +322,8 @@ fn big_values_leave_through_the_lazyfree_thread() {
 fn evictions_propagate_del_raise_evicted_and_break_watches() {
     let config = kvik_config::Config {
         port: support::free_port(),
-        bind: vec!["127.0.0.1".into()],
         server_threads: 2,
-        ..Default::default()
+        ..support::in_process_config()
     };
     let addr = format!("redis://127.0.0.1:{}/", config.port);
     let running = launch(config, None).expect("server starts");

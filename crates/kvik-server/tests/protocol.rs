@@ -134,9 +134,8 @@ fn unauthenticated_clients_get_tight_limits_and_noauth() {
     let port = support::free_port();
     let config = kvik_config::Config {
         port,
-        bind: vec!["127.0.0.1".into()],
         requirepass: Some("secret".into()),
-        ..Default::default()
+        ..support::in_process_config()
     };
     let running = kvik_server::server::launch(config, None).unwrap();
     let addr = format!("127.0.0.1:{port}");

@@ -75,6 +75,12 @@ const ACTIONS: &[Action] = &[
         run: protocol,
     },
     Action {
+        name: "reload",
+        min_args: 2,
+        max_args: 5,
+        run: reload,
+    },
+    Action {
         name: "set-active-expire",
         min_args: 3,
         max_args: 3,
@@ -87,6 +93,52 @@ const ACTIONS: &[Action] = &[
         run: sleep,
     },
 ];
+
+/// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save the dataset, empty it and load
+/// the file back. NOSAVE loads the file as it is; NOFLUSH keeps the dataset (a key
+/// also in the file is then an error, unless MERGE lets the file's copy win).
+/// Every shard is held from the flush to the end of the load, so no client sees
+/// the dataset half loaded.
+fn reload(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (mut save, mut flush, mut merge) = (true, true, false);
+    for option in &args[2..] {
+        if option.eq_ignore_ascii_case(b"NOSAVE") {
+            save = false;
+        } else if option.eq_ignore_ascii_case(b"NOFLUSH") {
+            flush = false;
+        } else if option.eq_ignore_ascii_case(b"MERGE") {
+            merge = true;
+        } else {
+            return Err(
+                "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.".into(),
+            );
+        }
+    }
+    if !ctx.keys.holds_none() {
+        return Err("ERR DEBUG RELOAD is not allowed inside a transaction".into());
+    }
+    if save && crate::snapshot::save(ctx.server).is_err() {
+        return Err("ERR".into());
+    }
+    let server = ctx.server;
+    let all: Vec<usize> = (0..server.keyspace.databases()).collect();
+    let mut locked = Locked::databases(ctx.key_env(), ctx.client.db, ctx.keys.now_ms, &all);
+    if flush {
+        for &db in &all {
+            super::server::flush_db(&mut locked, db);
+        }
+        server.scripting.libraries.flush();
+        crate::tracking::flushed(server);
+    }
+    if let Err(e) = crate::snapshot::load(server, &mut locked, merge) {
+        crate::log_warning!("{e}");
+        return Err("ERR Error trying to load the RDB dump, check server logs.".into());
+    }
+    drop(locked);
+    crate::log_warning!("DB reloaded by DEBUG RELOAD");
+    ctx.out.ok();
+    Ok(())
+}
 
 fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let action = ACTIONS
@@ -105,6 +157,10 @@ const HELP: &[&str] = &[
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
     "    Output a hex signature of the values of all the specified keys.",
+    "RELOAD [option ...]",
+    "    Save the RDB on disk and reload it back to memory. Options: MERGE (keys in",
+    "    the file replace existing ones), NOFLUSH (keep the dataset), NOSAVE (load",
+    "    the file as it is).",
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
     "POPULATE <count> [<prefix>] [<size>]",

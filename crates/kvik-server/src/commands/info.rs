@@ -431,9 +431,10 @@ fn difference(a: u64, b: u64) -> i128 {
 }
 
 fn persistence_section(server: &Server, r: &mut Report) {
+    let state = &server.persistence;
     let dirty = stats::sum(&server.thread_stats, |s| &s.dirty);
-    // No snapshot or AOF runs yet, so the last "save" is the start (as for Redis
-    // started without a dump file) and every change since start is unsaved.
+    let loaded = *state.last_load.lock();
+    // kvik loads before it serves, so a client never sees it loading.
     r.field("loading", 0);
     r.field("async_loading", 0);
     r.field("current_cow_peak", 0);
@@ -442,16 +443,23 @@ fn persistence_section(server: &Server, r: &mut Report) {
     r.field("current_fork_perc", "0.00");
     r.field("current_save_keys_processed", 0);
     r.field("current_save_keys_total", 0);
-    r.field("rdb_changes_since_last_save", dirty);
-    r.field("rdb_bgsave_in_progress", 0);
-    r.field("rdb_last_save_time", server.start_ms / 1000);
-    r.field("rdb_last_bgsave_status", "ok");
-    r.field("rdb_last_bgsave_time_sec", -1);
-    r.field("rdb_current_bgsave_time_sec", -1);
-    r.field("rdb_saves", 0);
+    r.field(
+        "rdb_changes_since_last_save",
+        state.changes_since_save(dirty),
+    );
+    r.field(
+        "rdb_bgsave_in_progress",
+        u8::from(state.bgsave_in_progress()),
+    );
+    r.field("rdb_last_save_time", state.last_save());
+    let status = if state.last_bgsave_ok() { "ok" } else { "err" };
+    r.field("rdb_last_bgsave_status", status);
+    r.field("rdb_last_bgsave_time_sec", state.last_bgsave_secs());
+    r.field("rdb_current_bgsave_time_sec", state.current_bgsave_secs());
+    r.field("rdb_saves", state.saves());
     r.field("rdb_last_cow_size", 0);
-    r.field("rdb_last_load_keys_expired", 0);
-    r.field("rdb_last_load_keys_loaded", 0);
+    r.field("rdb_last_load_keys_expired", loaded.expired);
+    r.field("rdb_last_load_keys_loaded", loaded.keys);
     r.field("aof_enabled", 0);
     r.field("aof_rewrite_in_progress", 0);
     r.field("aof_rewrite_scheduled", 0);

@@ -116,6 +116,7 @@ pub mod errors {
     pub const STRING_TOO_LONG: &str =
         "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
     pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+    pub const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
 }
 
 /// What a handler works with.
@@ -222,6 +223,7 @@ pub fn call(
     let checked = resolve(server, client, args).and_then(|id| {
         let cmd = server.commands.get(id);
         refuse_if_oom(server, stats, client, cmd, args, now_ms)
+            .and_then(|()| refuse_if_misconf(server, client, cmd))
             .and_then(|()| pubsub::check_subscribed_mode(client, out.protocol, cmd))
             .and_then(|()| refuse_if_busy(&server.scripting, cmd))
             .map(|()| id)
@@ -440,6 +442,24 @@ fn refuse_if_oom(
     client.over_memory = server.memory.make_room(env, now_ms) == Room::Full;
     if client.over_memory && (grows || queuing) {
         return Err(errors::OOM.into());
+    }
+    Ok(())
+}
+
+/// After a failed background save, with `stop-writes-on-bgsave-error yes` and save
+/// points set, writes (and PING, as in Redis 7.0) get MISCONF until a save
+/// succeeds. One relaxed load otherwise.
+fn refuse_if_misconf(server: &Server, client: &ClientState, cmd: &Command) -> CmdResult {
+    if !server.persistence.refuses_writes() {
+        return Ok(());
+    }
+    let writes = match cmd.name {
+        "exec" => client.multi.as_ref().is_some_and(|tx| tx.writes),
+        "ping" => true,
+        _ => cmd.has(table::flags::WRITE),
+    };
+    if writes {
+        return Err(errors::MISCONF.into());
     }
     Ok(())
 }

@@ -1,7 +1,10 @@
-//! Server commands: DBSIZE FLUSHDB FLUSHALL SWAPDB TIME LASTSAVE WAIT SHUTDOWN ROLE.
+//! Server commands: DBSIZE FLUSHDB FLUSHALL SWAPDB TIME SAVE BGSAVE LASTSAVE WAIT
+//! SHUTDOWN ROLE.
 
 use super::table::{acl, flags, Command, Lock};
 use super::{args, errors, CmdError, CmdResult, Ctx};
+use crate::keyspace::Locked;
+use crate::snapshot::{self, SaveError};
 
 pub const COMMANDS: &[Command] = &[
     Command::new("dbsize", 1, dbsize)
@@ -32,6 +35,18 @@ pub const COMMANDS: &[Command] = &[
         .flags(flags::LOADING | flags::STALE | flags::FAST)
         .acl(acl::ADMIN | acl::FAST | acl::DANGEROUS)
         .doc("server", "1.0.0", "O(1)", "Returns the Unix timestamp of the last successful save to disk."),
+    Command::new("save", 1, save)
+        .tips(&["request_policy:all_shards", "nondeterministic_output"])
+        .flags(flags::ADMIN | flags::NOSCRIPT | flags::NO_MULTI)
+        .acl(acl::ADMIN | acl::SLOW | acl::DANGEROUS)
+        .lock(Lock::Handler)
+        .doc("server", "1.0.0", "O(N) where N is the total number of keys in all databases", "Synchronously save the dataset to disk"),
+    Command::new("bgsave", -1, bgsave)
+        .tips(&["request_policy:all_shards", "nondeterministic_output"])
+        .flags(flags::ADMIN | flags::NOSCRIPT)
+        .acl(acl::ADMIN | acl::SLOW | acl::DANGEROUS)
+        .lock(Lock::Handler)
+        .doc("server", "1.0.0", "O(1)", "Asynchronously save the dataset to disk"),
     Command::new("wait", 3, wait)
         .tips(&["request_policy:all_shards", "response_policy:agg_min"])
         .flags(flags::NOSCRIPT)
@@ -75,11 +90,11 @@ fn parse_flush_mode(args: &[&[u8]]) -> CmdResult {
 }
 
 /// Empty every shard of `db` (all of them are locked by the caller).
-fn flush_db(ctx: &mut Ctx, db: usize) -> u64 {
+pub(super) fn flush_db(keys: &mut Locked, db: usize) -> u64 {
     let mut removed = 0;
-    ctx.keys.signal_db_replaced(db, None);
-    for shard in 0..ctx.server.keyspace.shards_per_db() {
-        let table = ctx.keys.shard_at(db, shard).take_all();
+    keys.signal_db_replaced(db, None);
+    for shard in 0..keys.keyspace().shards_per_db() {
+        let table = keys.shard_at(db, shard).take_all();
         let keys = table.len() as u64;
         removed += keys;
         if keys > 0 {
@@ -94,7 +109,7 @@ fn flush_db(ctx: &mut Ctx, db: usize) -> u64 {
 fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     parse_flush_mode(args)?;
     let db = ctx.client.db;
-    let removed = flush_db(ctx, db);
+    let removed = flush_db(ctx.keys, db);
     crate::tracking::flushed(ctx.server);
     ctx.keys.add_dirty(removed.max(1));
     ctx.out.ok();
@@ -105,9 +120,12 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     parse_flush_mode(args)?;
     let mut removed = 0;
     for db in 0..ctx.server.keyspace.databases() {
-        removed += flush_db(ctx, db);
+        removed += flush_db(ctx.keys, db);
     }
     crate::tracking::flushed(ctx.server);
+    if !ctx.server.config.read().save.is_empty() {
+        snapshot::save_after_flushall(ctx.server);
+    }
     ctx.keys.add_dirty(removed.max(1));
     ctx.out.ok();
     Ok(())
@@ -121,10 +139,50 @@ fn time(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-/// Nothing has been saved yet: like Redis, the last save is the server's start.
+/// Before any save, like Redis, the last save is the server's start.
 fn lastsave(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    ctx.out.int((ctx.server.start_ms / 1000) as i64);
+    ctx.out.int(ctx.server.persistence.last_save() as i64);
     Ok(())
+}
+
+const SAVE_IN_PROGRESS: &str = "ERR Background save already in progress";
+
+/// SAVE: written by this thread; other threads' clients keep running.
+fn save(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    match snapshot::save(ctx.server) {
+        Ok(()) => {
+            ctx.out.ok();
+            Ok(())
+        }
+        Err(SaveError::InProgress) => Err(SAVE_IN_PROGRESS.into()),
+        Err(_) => Err("ERR".into()),
+    }
+}
+
+/// BGSAVE [SCHEDULE]. Inside a transaction (which holds every shard) it is
+/// scheduled, as Redis schedules it inside EXEC.
+fn bgsave(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    match args {
+        [_] => {}
+        [_, option] if args::is(option, "SCHEDULE") => {}
+        _ => return Err(errors::SYNTAX.into()),
+    }
+    if ctx.server.persistence.bgsave_in_progress() {
+        return Err(SAVE_IN_PROGRESS.into());
+    }
+    if !ctx.keys.holds_none() {
+        snapshot::schedule_bgsave(ctx.server);
+        ctx.out.simple("Background saving scheduled");
+        return Ok(());
+    }
+    match snapshot::bgsave(ctx.server) {
+        Ok(()) => {
+            ctx.out.simple("Background saving started");
+            Ok(())
+        }
+        Err(SaveError::InProgress) => Err(SAVE_IN_PROGRESS.into()),
+        Err(_) => Err("ERR".into()),
+    }
 }
 
 /// WAIT numreplicas timeout. Without replicas no write can be acknowledged: the
@@ -138,6 +196,7 @@ fn wait(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (mut save, mut nosave, mut abort, mut other) = (false, false, false, false);
+    let mut force = false;
     for a in &args[1..] {
         if args::is(a, "SAVE") {
             save = true;
@@ -145,8 +204,10 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             nosave = true;
         } else if args::is(a, "ABORT") {
             abort = true;
-        } else if args::is(a, "NOW") || args::is(a, "FORCE") {
+        } else if args::is(a, "NOW") {
             other = true;
+        } else if args::is(a, "FORCE") {
+            (other, force) = (true, true);
         } else {
             return Err(errors::SYNTAX.into());
         }
@@ -160,6 +221,10 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err("ERR No shutdown in progress.".into());
     }
     crate::log_warning!("User requested shutdown...");
+    let asked = (save || nosave).then_some(save);
+    if snapshot::save_before_exit(ctx.server, asked).is_err() && !force {
+        return Err("ERR Errors trying to SHUTDOWN. Check logs.".into());
+    }
     ctx.server.request_shutdown();
     ctx.client.close_after_reply = true;
     Ok(())

@@ -101,6 +101,8 @@ pub struct Transaction {
     pub aborted: bool,
     /// A queued command may grow memory: over `maxmemory`, EXEC is refused.
     pub grows_memory: bool,
+    /// A queued command writes (EXEC then counts as a write for MISCONF).
+    pub writes: bool,
     /// Bytes of the queued arguments (CLIENT LIST's `multi-mem`).
     arg_bytes: usize,
 }
@@ -138,6 +140,7 @@ pub fn queue(
     let grows = super::may_grow_memory(server, client, cmd, args);
     let tx = client.multi.as_mut().expect("queue is called inside MULTI");
     tx.grows_memory |= grows;
+    tx.writes |= cmd.has(super::table::flags::WRITE);
     // A transaction that will be discarded keeps nothing (Redis answers QUEUED all
     // the same).
     if !tx.aborted && !doomed {

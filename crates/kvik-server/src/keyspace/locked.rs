@@ -86,9 +86,9 @@ impl<'a> Locked<'a> {
         for id in ids {
             let shard = ks.shard(id >> bits, id & (ks.shards_per_db() - 1));
             match env.wait_gate {
-                None => guards.push((id, shard.lock())),
+                None => guards.push((id, Self::prepared(ks, id, shard.lock()))),
                 Some(gate) => match Self::lock_unless(shard, gate) {
-                    Some(guard) => guards.push((id, guard)),
+                    Some(guard) => guards.push((id, Self::prepared(ks, id, guard))),
                     None => {
                         guards.clear();
                         gave_up = true;
@@ -113,6 +113,17 @@ impl<'a> Locked<'a> {
             group: None,
             gave_up,
         }
+    }
+
+    /// A shard just locked, made ready for use: a pending point-in-time capture
+    /// takes it first.
+    fn prepared(
+        ks: &Keyspace,
+        id: usize,
+        mut guard: MutexGuard<'a, ShardData>,
+    ) -> MutexGuard<'a, ShardData> {
+        ks.before_use(id, &mut guard);
+        guard
     }
 
     /// Waits for a shard in short slices until it is had or `gate` says stop.
@@ -144,6 +155,7 @@ impl<'a> Locked<'a> {
         let guard = ks
             .shard(id >> bits, id & (ks.shards_per_db() - 1))
             .try_lock()?;
+        let guard = Self::prepared(ks, id, guard);
         let mut locked = Self::none(env, db, now_ms);
         locked.guards.push((id, guard));
         Some(locked)
@@ -196,6 +208,7 @@ impl<'a> Locked<'a> {
             } else {
                 shard.try_lock_for(patience).ok_or(id)?
             };
+            let guard = Self::prepared(ks, id, guard);
             self.guards.insert(at, (id, guard));
         }
         Ok(())

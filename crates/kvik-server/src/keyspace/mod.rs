@@ -12,6 +12,7 @@
 //! replies, command parsing.
 
 mod access;
+mod capture;
 mod entry;
 mod eviction;
 mod locked;
@@ -19,6 +20,7 @@ mod observers;
 mod shard;
 
 pub use access::{access_clock, idle_seconds, AccessClock, ClockMode};
+pub use capture::ShardCapture;
 pub use entry::{Entry, EntryBox, EntryData};
 pub use eviction::{Evictor, Policy};
 pub use locked::{KeyEnv, Locked, WaitGate};
@@ -59,6 +61,8 @@ pub struct Keyspace {
     /// What entries' access fields hold (LRU clock or LFU data), set from
     /// `maxmemory-policy` and the `lfu-*` parameters.
     pub clock: ClockMode,
+    /// The point-in-time capture running now, if any (see [`capture`]).
+    capture: Mutex<Option<std::sync::Arc<dyn ShardCapture>>>,
 }
 
 /// Shards per database. Many small shards keep lock contention low with many threads
@@ -83,6 +87,7 @@ impl Keyspace {
             deadline_hints: hints,
             observers: Default::default(),
             clock: ClockMode::default(),
+            capture: Mutex::new(None),
         }
     }
 

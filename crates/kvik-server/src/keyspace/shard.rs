@@ -23,6 +23,9 @@ pub struct ShardData {
     table: HashTable<EntryBox>,
     /// (deadline ms, key hash) -> number of keys with that pair (hashes may collide).
     expires: BTreeMap<(u64, u64), u32>,
+    /// A point-in-time capture has not taken this shard yet (see `capture.rs`):
+    /// whoever locks it next hands it over first.
+    pub(super) capture_pending: bool,
 }
 
 impl ShardData {

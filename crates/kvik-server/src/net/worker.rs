@@ -680,7 +680,7 @@ impl Worker {
                 pos += 1;
                 continue;
             }
-            let mut shard = ks.shard(db, shard_index).lock();
+            let mut shard = ks.lock_for_use(id);
             let effects = &server.effects;
             let stats = &*self.stats;
             let bus = server.bus();

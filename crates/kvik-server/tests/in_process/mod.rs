@@ -20,8 +20,7 @@ impl InProcess {
         let port = free_port();
         let mut config = kvik_config::Config {
             port,
-            bind: vec!["127.0.0.1".into()],
-            ..Default::default()
+            ..crate::support::in_process_config()
         };
         configure(&mut config);
         let running = launch(config, None).expect("start kvik in-process");

@@ -23,9 +23,8 @@ impl Kvik {
         let port = free_port();
         let mut config = kvik_config::Config {
             port,
-            bind: vec!["127.0.0.1".into()],
             server_threads: 2,
-            ..Default::default()
+            ..super::in_process_config()
         };
         tweak(&mut config);
         let running = launch(config, None).expect("server starts");

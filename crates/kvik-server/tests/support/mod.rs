@@ -89,6 +89,18 @@ pub fn scratch_dir(tag: &str) -> PathBuf {
     dir
 }
 
+/// Defaults for a server launched inside the test process: loopback only, no save
+/// points and a scratch directory of its own, so that it neither loads nor leaves a
+/// `dump.rdb` in the source tree.
+pub fn in_process_config() -> kvik_config::Config {
+    kvik_config::Config {
+        bind: vec!["127.0.0.1".into()],
+        save: Vec::new(),
+        dir: scratch_dir("in-process").to_string_lossy().into_owned(),
+        ..Default::default()
+    }
+}
+
 /// A server process started for one test. Killed, and its scratch directory removed,
 /// on drop.
 pub struct TestServer {

@@ -74,7 +74,7 @@ impl Options {
 }
 
 /// The thresholds that decide the encoding of a restored value.
-fn decode_limits(server: &Server) -> Limits {
+pub(crate) fn decode_limits(server: &Server) -> Limits {
     Limits {
         hash: hash_limits(server),
         zset: zset_limits(server),

@@ -12,6 +12,7 @@
 //! - [`swapdb`]: SWAPDB, which exchanges whole databases.
 
 mod dump;
+pub(crate) use dump::decode_limits;
 mod expire;
 mod listing;
 mod object;

@@ -36,7 +36,25 @@ pub(super) const CONTAINER_PACKED: u64 = 2;
 
 /// Read one value: its type byte, then its body.
 pub fn decode<'a>(src: &mut impl Source<'a>, limits: &Limits) -> Result<Value> {
-    let value = match src.byte()? {
+    let type_byte = src.byte()?;
+    decode_body(type_byte, src, limits)
+}
+
+/// Is `byte` the type byte of a value kvik can read? (In an RDB file the byte before
+/// a key is either that or an opcode.)
+pub fn is_value_type(byte: u8) -> bool {
+    matches!(byte, 0..=5 | 9..=21)
+}
+
+/// Is `byte` a module value's type byte (which kvik cannot read without the module)?
+pub fn is_module_type(byte: u8) -> bool {
+    matches!(byte, kind::MODULE | kind::MODULE_2)
+}
+
+/// Read the body of a value whose type byte `type_byte` was already read (an RDB
+/// file reads it to tell values from opcodes).
+pub fn decode_body<'a>(type_byte: u8, src: &mut impl Source<'a>, limits: &Limits) -> Result<Value> {
+    let value = match type_byte {
         kind::STRING => Value::Str(StrValue::from_bytes(&src.string()?)),
         kind::LIST => list(plain_elements(src)?, limits)?,
         kind::LIST_ZIPLIST => list(ziplist::parse(&src.string()?)?, limits)?,

@@ -17,6 +17,9 @@ use crate::util::numbers::parse_i64;
 use std::borrow::Cow;
 use std::io;
 
+/// The input ended before what it declared: a truncated file or payload.
+pub const PAST_END: Corrupt = Corrupt("read past the end");
+
 /// The special string encodings, after a `11` length tag.
 const ENC_INT8: u8 = 0;
 const ENC_INT16: u8 = 1;
@@ -178,7 +181,7 @@ impl<'a> Source<'a> for Bytes<'a> {
             .at
             .checked_add(n)
             .filter(|&end| end <= self.buf.len())
-            .ok_or(Corrupt("read past the end"))?;
+            .ok_or(PAST_END)?;
         let bytes = &self.buf[self.at..end];
         self.at = end;
         Ok(Cow::Borrowed(bytes))
@@ -223,7 +226,7 @@ impl<'a, R: io::Read> Source<'a> for ReadSource<R> {
             let got =
                 io::Read::read_to_end(&mut chunk, &mut bytes).map_err(|_| Corrupt("read error"))?;
             if got == 0 {
-                return Err(Corrupt("read past the end"));
+                return Err(PAST_END);
             }
         }
         self.crc.update(&bytes);

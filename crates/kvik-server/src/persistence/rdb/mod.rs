@@ -31,6 +31,7 @@
 
 mod decode;
 mod encode;
+pub mod file;
 mod intset;
 pub mod io;
 mod listpack;
@@ -41,7 +42,7 @@ mod tests;
 mod ziplist;
 mod zipmap;
 
-pub use decode::{decode, Limits};
+pub use decode::{decode, decode_body, is_module_type, is_value_type, Limits};
 pub use encode::encode;
 
 /// The RDB version kvik writes: Redis 7.0's.

@@ -16,7 +16,7 @@ use crate::types::Value;
 use proptest::prelude::*;
 
 /// Redis 7.0's default thresholds.
-fn limits() -> Limits {
+pub(super) fn limits() -> Limits {
     Limits {
         hash: hash::Limits::default(),
         zset: zset::Limits {

@@ -1,0 +1,192 @@
+//! One point-in-time snapshot: what was fixed at its point (key counts, function
+//! libraries, aux fields), the shards captured ahead of the writer, and the writer
+//! that streams the whole RDB into any [`Sink`] — a file now; a replica's socket or
+//! an AOF base file can take the same stream.
+//!
+//! Owns serializing shards and ordering them into a file. Must not touch files,
+//! clients or the save bookkeeping (`mod.rs` does those).
+
+use crate::keyspace::{idle_seconds, AccessClock, Entry, Keyspace, ShardCapture, ShardData};
+use crate::persistence::rdb::file::{self, KeyMeta};
+use crate::persistence::rdb::io::Sink;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Which access data goes in front of each key, as Redis decides it from
+/// `maxmemory-policy`: the idle time under an LRU policy, the counter under LFU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessData {
+    None,
+    Idle,
+    Freq,
+}
+
+/// How keys are written.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// `rdbcompression`.
+    pub compress: bool,
+    pub access: AccessData,
+    /// How access fields read (LRU clock or LFU data).
+    pub clock: AccessClock,
+    /// `rdb-key-save-delay`: a testing knob that slows the writer by this much per
+    /// key it serializes itself (never the commands that capture a shard).
+    pub key_delay: Duration,
+}
+
+/// What the snapshot fixed at its point in time besides the shards.
+#[derive(Default)]
+pub struct AtPoint {
+    /// Per database: (keys, keys with a deadline).
+    pub counts: Vec<(usize, usize)>,
+    /// The function libraries' code.
+    pub functions: Vec<Vec<u8>>,
+    /// The server's change counter at the point (what a successful save clears).
+    pub dirty: u64,
+    /// Unix ms of the point.
+    pub now_ms: u64,
+}
+
+/// The capture side: shards serialized by whoever met them first.
+pub struct Snapshot {
+    settings: Settings,
+    now_ms: u64,
+    /// Shards captured ahead of the writer, by global id, until it writes them.
+    captured: Mutex<HashMap<usize, Vec<u8>>>,
+}
+
+impl ShardCapture for Snapshot {
+    fn capture(&self, global_id: usize, shard: &ShardData) {
+        let bytes = self.serialize(shard);
+        self.captured.lock().insert(global_id, bytes);
+    }
+}
+
+/// The writer stopped because it was told to (SHUTDOWN, FLUSHALL during a BGSAVE).
+#[derive(Debug)]
+pub struct Cancelled;
+
+impl Snapshot {
+    pub fn new(settings: Settings, now_ms: u64) -> Snapshot {
+        Snapshot {
+            settings,
+            now_ms,
+            captured: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Start a snapshot of `keyspace` now. `None` when another one runs.
+    pub fn begin(
+        keyspace: &Keyspace,
+        settings: Settings,
+        functions: Vec<Vec<u8>>,
+        dirty: impl FnOnce() -> u64,
+    ) -> Option<(Arc<Snapshot>, AtPoint)> {
+        let now_ms = crate::hlc::unix_ms();
+        let snapshot = Arc::new(Snapshot::new(settings, now_ms));
+        let mut point = AtPoint {
+            functions,
+            now_ms,
+            ..AtPoint::default()
+        };
+        let per_db = keyspace.shards_per_db();
+        let started = keyspace.begin_capture(snapshot.clone(), |shards| {
+            point.counts = shards
+                .chunks(per_db)
+                .map(|db| {
+                    db.iter()
+                        .fold((0, 0), |(k, v), s| (k + s.len(), v + s.volatile_len()))
+                })
+                .collect();
+            point.dirty = dirty();
+        });
+        started.then_some((snapshot, point))
+    }
+
+    /// Every key of a shard, as the file holds them.
+    fn serialize(&self, shard: &ShardData) -> Vec<u8> {
+        let mut out = Vec::new();
+        for entry in shard.iter() {
+            file::write_key(
+                &mut out,
+                entry.key(),
+                &entry.value,
+                self.meta(entry),
+                self.settings.compress,
+            );
+        }
+        out
+    }
+
+    fn meta(&self, entry: &Entry) -> KeyMeta {
+        let clock = self.settings.clock;
+        KeyMeta {
+            expire_at: entry.expire_at,
+            idle_seconds: (self.settings.access == AccessData::Idle)
+                .then(|| idle_seconds(entry.access, self.now_ms)),
+            freq: match self.settings.access {
+                AccessData::Freq => clock.frequency(entry.access, self.now_ms),
+                _ => None,
+            },
+        }
+    }
+
+    /// Write the whole snapshot to `out`, up to (not including) the EOF opcode and
+    /// footer. Checks `cancel` between shards.
+    pub fn write(
+        &self,
+        keyspace: &Keyspace,
+        point: &AtPoint,
+        out: &mut impl Sink,
+        cancel: &AtomicBool,
+    ) -> Result<(), Cancelled> {
+        file::write_header(out, &aux_fields(point.now_ms));
+        for code in &point.functions {
+            file::write_function(out, code);
+        }
+        for (db, &(keys, volatile)) in point.counts.iter().enumerate() {
+            if keys == 0 {
+                continue;
+            }
+            file::write_db_start(out, db, keys, volatile);
+            for id in keyspace.db_shard_ids(db) {
+                if cancel.load(Ordering::Relaxed) {
+                    return Err(Cancelled);
+                }
+                self.write_shard(keyspace, id, out);
+            }
+        }
+        Ok(())
+    }
+
+    /// Shard `id`: serialized now if nobody captured it, else what they captured.
+    fn write_shard(&self, keyspace: &Keyspace, id: usize, out: &mut impl Sink) {
+        let own = keyspace.capture_if_pending(id, |shard| (self.serialize(shard), shard.len()));
+        let bytes = match own {
+            Some((bytes, keys)) => {
+                // Slept after the lock went, so the knob slows the save, not writers.
+                if !self.settings.key_delay.is_zero() {
+                    std::thread::sleep(self.settings.key_delay * keys as u32);
+                }
+                bytes
+            }
+            None => self.captured.lock().remove(&id).unwrap_or_default(),
+        };
+        out.put(&bytes);
+    }
+}
+
+/// The aux fields Redis 7.0 writes on a plain save, in its order.
+fn aux_fields(now_ms: u64) -> Vec<(&'static str, String)> {
+    let used = crate::stats::allocator_stats().allocated;
+    vec![
+        ("redis-ver", crate::server::REDIS_VERSION.to_string()),
+        ("redis-bits", usize::BITS.to_string()),
+        ("ctime", (now_ms / 1000).to_string()),
+        ("used-mem", used.to_string()),
+        ("aof-base", "0".to_string()),
+    ]
+}

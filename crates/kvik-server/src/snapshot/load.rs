@@ -1,0 +1,144 @@
+//! Loading an RDB file into the keyspace: at startup and for DEBUG RELOAD.
+//!
+//! Owns turning what the file reader finds into entries and libraries: expired keys
+//! are dropped (kvik is always a master), duplicates refused, access data restored.
+//! Must not touch the file format (the reader's) or the save bookkeeping.
+
+use crate::keyspace::{hash_key, AccessClock, EntryBox, EntryData, Locked};
+use crate::log_notice;
+use crate::persistence::rdb::file::{self, KeyMeta, LoadError, Visitor};
+use crate::persistence::rdb::Limits;
+use crate::scripting::functions::{compile_library, Collision, Library};
+use crate::scripting::Scripting;
+use crate::types::Value;
+use std::path::Path;
+
+/// What a load put in memory.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Loaded {
+    pub keys: u64,
+    /// Keys whose deadline had passed, left out.
+    pub expired: u64,
+}
+
+/// Fills the shards a [`Locked`] holds (every shard of every database).
+struct IntoKeyspace<'l, 'a> {
+    locked: &'l mut Locked<'a>,
+    scripting: &'l Scripting,
+    clock: AccessClock,
+    now_ms: u64,
+    libraries: Vec<Library>,
+    loaded: Loaded,
+    /// A key already in memory is replaced (DEBUG RELOAD MERGE), not refused.
+    merge: bool,
+}
+
+impl Visitor for IntoKeyspace<'_, '_> {
+    fn aux(&mut self, name: &[u8], value: &[u8]) {
+        let value = String::from_utf8_lossy(value);
+        match name {
+            b"redis-ver" => log_notice!("Loading RDB produced by version {value}"),
+            b"ctime" => {
+                let ctime: i64 = value.parse().unwrap_or(0);
+                let age = (self.now_ms / 1000) as i64 - ctime;
+                log_notice!("RDB age {age} seconds");
+            }
+            b"used-mem" => {
+                let bytes: f64 = value.parse().unwrap_or(0.0);
+                log_notice!(
+                    "RDB memory usage when created {:.2} Mb",
+                    bytes / 1024.0 / 1024.0
+                );
+            }
+            _ => {}
+        }
+    }
+
+    fn function(&mut self, code: Vec<u8>) -> Result<(), LoadError> {
+        let library = compile_library(self.scripting, &code)
+            .map_err(|e| LoadError::Refused(format!("Failed loading library, {}", e.0)))?;
+        self.libraries.push(library);
+        Ok(())
+    }
+
+    fn has_db(&self, db: u64) -> bool {
+        db < self.locked.keyspace().databases() as u64
+    }
+
+    fn key(
+        &mut self,
+        db: usize,
+        key: Vec<u8>,
+        value: Value,
+        meta: KeyMeta,
+    ) -> Result<(), LoadError> {
+        if meta.expire_at != 0 && meta.expire_at < self.now_ms {
+            self.loaded.expired += 1;
+            return Ok(());
+        }
+        let access = self
+            .clock
+            .restored(meta.idle_seconds, meta.freq, self.now_ms)
+            .unwrap_or_else(|| self.clock.initial(self.now_ms));
+        let data = EntryData {
+            value,
+            expire_at: meta.expire_at,
+            ts: crate::hlc::next_after(0, self.now_ms),
+        };
+        let hash = hash_key(&key);
+        let shard = self.locked.keyspace().shard_of(hash);
+        let entry = EntryBox::new(&key, data, access);
+        let replaced = self.locked.shard_at(db, shard).insert(hash, entry);
+        if replaced.is_some() && !self.merge {
+            return Err(LoadError::Refused(format!(
+                "RDB has duplicated key '{}' in DB {db}",
+                String::from_utf8_lossy(&key)
+            )));
+        }
+        self.loaded.keys += 1;
+        Ok(())
+    }
+}
+
+/// Load the file at `path` into the shards `locked` holds (all of them), adding its
+/// function libraries. On error the keys read so far stay: the caller exits (start)
+/// or reports it (DEBUG RELOAD), as Redis does.
+pub fn load_file(
+    path: &Path,
+    locked: &mut Locked,
+    scripting: &Scripting,
+    limits: &Limits,
+    verify_checksum: bool,
+    merge: bool,
+) -> Result<Loaded, LoadError> {
+    let reader = std::fs::File::open(path).map_err(LoadError::Io)?;
+    let mut into = IntoKeyspace {
+        clock: locked.clock(),
+        now_ms: crate::hlc::unix_ms(),
+        locked,
+        scripting,
+        libraries: Vec::new(),
+        loaded: Loaded::default(),
+        merge,
+    };
+    let buffered = std::io::BufReader::with_capacity(1 << 16, reader);
+    file::read(buffered, limits, verify_checksum, &mut into)?;
+    let (libraries, loaded) = (std::mem::take(&mut into.libraries), into.loaded);
+    scripting
+        .libraries
+        .install(libraries, Collision::Replace)
+        .map_err(|e| LoadError::Refused(format!("Failed loading library, {}", e.0)))?;
+    note_deadlines(locked);
+    Ok(loaded)
+}
+
+/// Tell the active expiry cycle where the loaded deadlines are.
+fn note_deadlines(locked: &mut Locked) {
+    let ks = locked.keyspace();
+    for db in 0..ks.databases() {
+        for shard in 0..ks.shards_per_db() {
+            let next = locked.shard_at(db, shard).next_deadline();
+            ks.note_deadline(ks.global_id(db, shard), next);
+        }
+    }
+}
