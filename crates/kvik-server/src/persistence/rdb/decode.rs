@@ -154,7 +154,7 @@ fn quicklist_2<'a>(src: &mut impl Source<'a>, limits: &Limits) -> Result<Value> 
 
 fn non_empty_list(list: List) -> Result<Value> {
     if list.is_empty() {
-        return Err(Corrupt("empty list"));
+        return Err(Corrupt::EMPTY_COLLECTION);
     }
     Ok(Value::List(Box::new(list)))
 }
@@ -168,7 +168,7 @@ fn set(members: Vec<impl AsBytes>, limits: &Limits) -> Result<Value> {
         }
     }
     if set.is_empty() {
-        return Err(Corrupt("empty set"));
+        return Err(Corrupt::EMPTY_COLLECTION);
     }
     Ok(Value::Set(Box::new(set)))
 }
@@ -177,7 +177,7 @@ fn set(members: Vec<impl AsBytes>, limits: &Limits) -> Result<Value> {
 fn intset_set(blob: &[u8], limits: &Limits) -> Result<Value> {
     let (width, members) = intset::parse(blob)?;
     if members.is_empty() {
-        return Err(Corrupt("empty intset"));
+        return Err(Corrupt::EMPTY_COLLECTION);
     }
     let mut ints = IntSet::with_width(width);
     for member in members {
@@ -224,7 +224,7 @@ fn hash<'p>(pairs: impl Iterator<Item = (&'p [u8], &'p [u8])>, limits: &Limits) 
         }
     }
     if hash.is_empty() {
-        return Err(Corrupt("empty hash"));
+        return Err(Corrupt::EMPTY_COLLECTION);
     }
     Ok(Value::Hash(Box::new(hash)))
 }
@@ -281,7 +281,7 @@ fn packed_score(element: &Element<'_>) -> Result<f64> {
 /// A sorted set of `entries`: no member twice, no NaN score.
 fn zset(mut entries: Vec<(&[u8], f64)>, limits: &Limits) -> Result<Value> {
     if entries.is_empty() {
-        return Err(Corrupt("empty sorted set"));
+        return Err(Corrupt::EMPTY_COLLECTION);
     }
     if entries.iter().any(|(_, score)| score.is_nan()) {
         return Err(Corrupt("NaN score"));

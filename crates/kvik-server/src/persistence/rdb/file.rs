@@ -207,6 +207,7 @@ pub fn read(
     let version = read_version(&mut src)?;
     let mut db = 0usize;
     let mut meta = KeyMeta::default();
+    let mut empty_skipped = 0;
     loop {
         match src.byte()? {
             opcode::EOF => break,
@@ -239,8 +240,12 @@ pub fn read(
             t if is_module_type(t) => return Err(LoadError::ModuleValue),
             t if is_value_type(t) => {
                 let key = src.string()?.into_owned();
-                let value = decode_body(t, &mut src, limits)?;
-                visitor.key(db, key, value, std::mem::take(&mut meta))?;
+                let key_meta = std::mem::take(&mut meta);
+                match decode_body(t, &mut src, limits) {
+                    Ok(value) => visitor.key(db, key, value, key_meta)?,
+                    Err(Corrupt::EMPTY_COLLECTION) => skip_empty_key(&key, &mut empty_skipped),
+                    Err(corrupt) => return Err(corrupt.into()),
+                }
             }
             t => return Err(LoadError::UnknownType(t)),
         }
@@ -253,6 +258,18 @@ pub fn read(
         }
     }
     Ok(())
+}
+
+/// Log a key left out because its collection is empty, the first ten times, as
+/// Redis does.
+fn skip_empty_key(key: &[u8], skipped: &mut usize) {
+    if *skipped < 10 {
+        crate::log_warning!(
+            "rdbLoadObject skipping empty key: {}",
+            String::from_utf8_lossy(key)
+        );
+    }
+    *skipped += 1;
 }
 
 /// The magic and the version after it, which must be one kvik reads.
@@ -337,6 +354,23 @@ mod tests {
         // No checksum: zeros, and the loader does not check.
         assert!(sample_file(false).ends_with(&[0; 8]));
         assert!(read_all(&sample_file(false)).is_ok());
+    }
+
+    #[test]
+    fn empty_collections_are_skipped_as_redis_skips_them() {
+        let mut out = WriteSink::new(Vec::new());
+        write_header(&mut out, &[]);
+        write_db_start(&mut out, 0, 2, 0);
+        for kind in [0x01, 0x02, 0x03, 0x04] {
+            out.put_byte(kind);
+            crate::persistence::rdb::io::write_string(&mut out, b"empty", false);
+            out.put_byte(0);
+        }
+        let value = Value::Str(StrValue::from_bytes(b"v"));
+        write_key(&mut out, b"kept", &value, KeyMeta::default(), false);
+        let got = read_all(&finish(out, true).unwrap()).unwrap();
+        let keys: Vec<&[u8]> = got.keys.iter().map(|(_, key, _)| &key[..]).collect();
+        assert_eq!(keys, [b"kept"]);
     }
 
     #[test]

@@ -52,6 +52,13 @@ pub const RDB_VERSION: u16 = 10;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Corrupt(pub &'static str);
 
+impl Corrupt {
+    /// An empty list, set, hash or sorted set: RESTORE refuses it, but a file may
+    /// hold one (older Redis versions could write them), and loading skips its key
+    /// as Redis 7.0 does.
+    pub const EMPTY_COLLECTION: Corrupt = Corrupt("empty collection");
+}
+
 pub type Result<T> = std::result::Result<T, Corrupt>;
 
 /// The type bytes that open a value (Redis's `RDB_TYPE_*`).
