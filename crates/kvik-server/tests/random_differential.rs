@@ -120,6 +120,11 @@ fn commands_via_scripts_resp3_match_redis() {
 }
 
 #[test]
+fn any_data_command_resp3_match_redis() {
+    check_family("any data command (RESP3)", any_data_command, true);
+}
+
+#[test]
 fn commands_in_transactions_match_redis() {
     check_family("commands in transactions", in_transactions, false);
 }
