@@ -212,8 +212,15 @@ impl Conn {
     /// limit is closed.
     pub fn flush(&mut self, server: &Server, stats: &ThreadStats) -> Next {
         let batch = self.out.buf.len() - self.written;
+        // Published before the replies leave, as if they will all be written: a
+        // client holding its reply may at once ask, on another connection, what
+        // CLIENT LIST says about it.
+        self.publish_snapshot(batch, 0);
         let mut next = self.write_pending(stats);
-        self.publish_snapshot(batch);
+        let unwritten = self.out.buf.len() - self.written;
+        if unwritten > 0 {
+            self.publish_snapshot(batch, unwritten);
+        }
         if next == (Next::Keep { wants_write: true }) && self.over_output_limit(server) {
             crate::log_warning!(
                 "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
@@ -289,17 +296,17 @@ impl Conn {
         Next::Keep { wants_write: false }
     }
 
-    /// Refresh what CLIENT LIST shows about this client, after a write of `batch`
-    /// reply bytes.
-    fn publish_snapshot(&self, batch: usize) {
+    /// Refresh what CLIENT LIST shows about this client, for a write of `batch`
+    /// reply bytes that leaves `unwritten` of them waiting for the socket.
+    fn publish_snapshot(&self, batch: usize, unwritten: usize) {
         let mut snap = self.state.info.snapshot.lock();
         snap.db = self.state.db;
         snap.last_interaction_ms = crate::hlc::unix_ms();
         snap.last_command = self.state.last_command;
         snap.query_buffer = self.filled;
         snap.query_buffer_free = self.buf.len() - self.filled;
-        snap.output_buffer = self.out.buf.len() - self.written;
-        snap.write_pending = snap.output_buffer > 0;
+        snap.output_buffer = unwritten;
+        snap.write_pending = unwritten > 0;
         snap.reply_buffer_size = self.out.buf.capacity();
         snap.reply_buffer_peak = batch;
         snap.resp = if self.out.is_resp3() { 3 } else { 2 };
