@@ -820,6 +820,12 @@ fn config_set_maxclients_takes_effect() {
     let mut c = server.client();
     ok(&mut c, &["CONFIG", "SET", "maxclients", "2"]);
     assert_eq!(field(&mut c, "clients", "maxclients"), "2");
+    // The start-up probe's connection may not be gone yet: the limit counts it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while field(&mut c, "clients", "connected_clients") != "1" {
+        assert!(std::time::Instant::now() < deadline, "the probe never left");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let mut second = server.client();
     ok(&mut second, &["PING"]);
     let mut third = RawConn::connect(&server.addr());
