@@ -74,12 +74,8 @@ impl<'a> ReadArgs<'a> {
             } else if args::is(opt, "streams") && more > 0 {
                 let rest = &args[i + 1..];
                 if !rest.len().is_multiple_of(2) {
-                    let (name, symbol) = if grouped {
-                        ("XREADGROUP", '>')
-                    } else {
-                        ("XREAD", '$')
-                    };
-                    return Err(format!("ERR Unbalanced {name} list of streams: for each stream key an ID or '{symbol}' must be specified.").into());
+                    // Redis 7.0 says XREAD and `$` for XREADGROUP too.
+                    return Err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.".into());
                 }
                 read.streams_at = i + 1;
                 (read.keys, read.ids) = rest.split_at(rest.len() / 2);
