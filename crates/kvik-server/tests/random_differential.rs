@@ -435,7 +435,15 @@ fn lists(g: &mut Gen) -> Cmd {
             g.pick(&["a", "b", "c"])
         }]
     };
-    match g.branch(10) {
+    match g.branch(12) {
+        // Now and then a run of long values, past a listpack's 8 KB: quicklist nodes
+        // split, merge and convert back.
+        10 => {
+            let mut c = cmd![g.pick(&["LPUSH", "RPUSH"]), k];
+            c.extend(g.repeat(20, 150, |g| vec![g.value()]));
+            c
+        }
+        11 => cmd!["OBJECT", "ENCODING", k],
         0..=2 => {
             let mut c = cmd![g.pick(&["LPUSH", "RPUSH", "LPUSHX", "RPUSHX"]), k];
             c.extend(g.repeat(1, 4, item));
@@ -532,7 +540,13 @@ fn sets(g: &mut Gen) -> Cmd {
         _ => g.int(-3, 20),
     };
     let some_keys = |g: &mut Gen| g.some_of(&["s1", "s2", "s3", "missing"], 1, 3);
-    match g.branch(10) {
+    match g.branch(11) {
+        // Now and then many integers: an intset grows past 512 and turns into a table.
+        10 => {
+            let mut c = cmd!["SADD", k];
+            c.extend(g.repeat(50, 400, |g| vec![g.int(-1000, 1000)]));
+            c
+        }
         0..=2 => {
             let mut c = cmd!["SADD", k];
             c.extend(g.repeat(1, 4, |g| vec![member(g)]));
