@@ -435,7 +435,8 @@ fn lists(g: &mut Gen) -> Cmd {
             g.pick(&["a", "b", "c"])
         }]
     };
-    match g.branch(12) {
+    match g.branch(13) {
+        12 => sort(g, k),
         // Now and then a run of long values, past a listpack's 8 KB: quicklist nodes
         // split, merge and convert back.
         10 => {
@@ -503,6 +504,34 @@ fn lists(g: &mut Gen) -> Cmd {
             g.int(1, 3)
         ],
     }
+}
+
+/// SORT / SORT_RO of a list: BY (a missing pattern, whose equal weights leave the
+/// order to Redis's tie-break on the elements, or `nosort`), GET, ALPHA, DESC, LIMIT
+/// and STORE now and then. Never ALPHA with a BY pattern: Redis compares equal
+/// weights as equal there, and the order is then its quicksort's own.
+fn sort(g: &mut Gen, key: String) -> Cmd {
+    let mut c = cmd![g.pick(&["SORT", "SORT_RO"]), key];
+    let by = g.chance(0.3).then(|| g.pick(&["w_*", "nosort", "l1"]));
+    if g.chance(0.2) {
+        c.extend(cmd!["GET", g.pick(&["#", "w_*"])]);
+    }
+    if by.as_deref() != Some("w_*") && g.chance(0.5) {
+        c.push("ALPHA".into());
+    }
+    if let Some(pattern) = by {
+        c.extend(cmd!["BY", pattern]);
+    }
+    if g.chance(0.3) {
+        c.push("DESC".into());
+    }
+    if g.chance(0.3) {
+        c.extend(cmd!["LIMIT", g.int(-1, 3), g.int(-1, 4)]);
+    }
+    if c[0] == "SORT" && g.chance(0.3) {
+        c.extend(cmd!["STORE", g.pick(&["l1", "l2", "dst"])]);
+    }
+    c
 }
 
 fn hashes(g: &mut Gen) -> Cmd {
