@@ -537,7 +537,13 @@ fn sort(g: &mut Gen, key: String) -> Cmd {
 fn hashes(g: &mut Gen) -> Cmd {
     let k = g.pick(&["h1", "h2"]);
     let field = |g: &mut Gen| g.name("f", 10);
-    match g.branch(9) {
+    match g.branch(10) {
+        // Now and then past 128 fields: the listpack turns into a table.
+        9 => {
+            let mut c = cmd!["HSET", k];
+            c.extend(g.repeat(20, 200, |g| vec![g.name("many", 300), g.int(0, 9)]));
+            c
+        }
         0 | 1 => {
             let mut c = cmd!["HSET", k];
             c.extend(g.repeat(1, 3, |g| vec![field(g), g.value()]));
