@@ -140,7 +140,18 @@ fn unit(arg: &[u8]) -> Result<f64, CmdError> {
 /// A distance as Redis replies with one: four decimals, a bulk string in RESP2 and
 /// RESP3 alike.
 fn write_distance(out: &mut ReplyWriter, distance: f64) {
-    out.bulk(format!("{distance:.4}").as_bytes());
+    out.bulk(four_decimals(distance).as_bytes());
+}
+
+/// `value` with four decimals the way Redis writes a distance: scaled by 10^4 and
+/// rounded to an integer (ties to even) first, which can end one digit away from the
+/// correctly rounded decimal expansion `{:.4}` would print (10908380.35914999... is
+/// `10908380.3592`).
+fn four_decimals(value: f64) -> String {
+    let scaled = (value * 10_000.0).round_ties_even() as i64;
+    let sign = if scaled < 0 { "-" } else { "" };
+    let magnitude = scaled.unsigned_abs();
+    format!("{sign}{}.{:04}", magnitude / 10_000, magnitude % 10_000)
 }
 
 /// A position as [longitude, latitude].
@@ -148,4 +159,18 @@ fn write_position(out: &mut ReplyWriter, lon: f64, lat: f64) {
     out.array(2);
     out.double_text(&format_f64_human(lon));
     out.double_text(&format_f64_human(lat));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::four_decimals;
+
+    #[test]
+    fn distances_round_as_redis_rounds_them() {
+        assert_eq!(four_decimals(10908380.359149999916553497), "10908380.3592");
+        assert_eq!(four_decimals(0.0), "0.0000");
+        assert_eq!(four_decimals(0.00004), "0.0000");
+        assert_eq!(four_decimals(1.5), "1.5000");
+        assert_eq!(four_decimals(123.45678), "123.4568");
+    }
 }
