@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn distances_round_as_redis_rounds_them() {
-        assert_eq!(four_decimals(10908380.359149999916553497), "10908380.3592");
+        assert_eq!(four_decimals(10908380.35915), "10908380.3592");
         assert_eq!(four_decimals(0.0), "0.0000");
         assert_eq!(four_decimals(0.00004), "0.0000");
         assert_eq!(four_decimals(1.5), "1.5000");
