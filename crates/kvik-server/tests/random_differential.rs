@@ -153,7 +153,7 @@ fn protocol_bytes_match_redis() {
                 conn.read_until_closed()
             });
             assert!(
-                from_kvik == from_redis,
+                same_until_closed(&from_kvik, &from_redis),
                 "protocol, seed {seed}, case {case}: {}\n  kvik:  {}\n  redis: {}",
                 escape(&request),
                 shown(&from_kvik),
@@ -1315,6 +1315,16 @@ fn dump_and_restore(g: &mut Gen) -> Cmd {
         if not payload then return false end \
         return redis.call('RESTORE', KEYS[2], 0, payload, 'REPLACE')";
     cmd!["EVAL", script, "2", g.pick(&KEYS), g.pick(&KEYS)]
+}
+
+/// What two servers sent before closing a half-closed connection agrees: the same
+/// bytes, or for a reply too big for the socket (a bitmap grown to hundreds of MB),
+/// the same start: each server stops writing when it sees the close, wherever its
+/// writes got to.
+fn same_until_closed(kvik: &[u8], redis: &[u8]) -> bool {
+    const SOCKET_SIZED: usize = 64 * 1024;
+    let common = kvik.len().min(redis.len());
+    kvik == redis || (common > SOCKET_SIZED && kvik[..common] == redis[..common])
 }
 
 /// A request for the protocol test: one or two commands, RESP or inline, maybe bent.
