@@ -41,8 +41,7 @@ impl Keyspace {
     /// Lock shard `global_id` for use outside a command (the active expiry cycle),
     /// with the same hand-over to a pending capture as a command's lock.
     pub fn lock_for_use(&self, global_id: usize) -> MutexGuard<'_, ShardData> {
-        let shards = self.shards_per_db();
-        let mut shard = self.shard(global_id / shards, global_id % shards).lock();
+        let mut shard = self.shard_by_id(global_id).lock();
         self.before_use(global_id, &mut shard);
         shard
     }
@@ -92,8 +91,7 @@ impl Keyspace {
         global_id: usize,
         serialize: impl FnOnce(&ShardData) -> T,
     ) -> Option<T> {
-        let shards = self.shards_per_db();
-        let mut shard = self.shard(global_id / shards, global_id % shards).lock();
+        let mut shard = self.shard_by_id(global_id).lock();
         if !shard.capture_pending {
             return None;
         }

@@ -221,8 +221,8 @@ impl Evictor {
         if policy.volatile() && ks.deadline_hint(id) == u64::MAX {
             return 0;
         }
-        let (db, shard) = (id / ks.shards_per_db(), id % ks.shards_per_db());
-        let Some(data) = ks.shard(db, shard).try_lock() else {
+        let db = id / ks.shards_per_db();
+        let Some(data) = ks.shard_by_id(id).try_lock() else {
             return 0;
         };
         let clock = ks.clock.get();

@@ -80,11 +80,10 @@ impl<'a> Locked<'a> {
         ids.sort_unstable();
         ids.dedup();
         let ks = env.keyspace;
-        let bits = ks.shards_per_db().trailing_zeros();
         let mut guards = SmallVec::with_capacity(ids.len());
         let mut gave_up = false;
         for id in ids {
-            let shard = ks.shard(id >> bits, id & (ks.shards_per_db() - 1));
+            let shard = ks.shard_by_id(id);
             match env.wait_gate {
                 None => guards.push((id, Self::prepared(ks, id, shard.lock()))),
                 Some(gate) => match Self::lock_unless(shard, gate) {
@@ -151,10 +150,7 @@ impl<'a> Locked<'a> {
     /// (eviction, which may run while this thread holds other shards, never waits).
     pub fn try_shard(env: KeyEnv<'a>, db: usize, now_ms: u64, id: usize) -> Option<Self> {
         let ks = env.keyspace;
-        let bits = ks.shards_per_db().trailing_zeros();
-        let guard = ks
-            .shard(id >> bits, id & (ks.shards_per_db() - 1))
-            .try_lock()?;
+        let guard = ks.shard_by_id(id).try_lock()?;
         let guard = Self::prepared(ks, id, guard);
         let mut locked = Self::none(env, db, now_ms);
         locked.guards.push((id, guard));
@@ -197,12 +193,11 @@ impl<'a> Locked<'a> {
         wanted.sort_unstable();
         wanted.dedup();
         let ks = self.env.keyspace;
-        let bits = ks.shards_per_db().trailing_zeros();
         for id in wanted {
             let Err(at) = self.guards.binary_search_by_key(&id, |(g, _)| *g) else {
                 continue;
             };
-            let shard = ks.shard(id >> bits, id & (ks.shards_per_db() - 1));
+            let shard = ks.shard_by_id(id);
             let guard = if at == self.guards.len() {
                 shard.lock()
             } else {

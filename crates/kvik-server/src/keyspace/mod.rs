@@ -146,6 +146,12 @@ impl Keyspace {
         &self.dbs[db].shards[shard]
     }
 
+    /// The shard with global id `id` ([`Keyspace::global_id`]).
+    #[inline]
+    pub fn shard_by_id(&self, id: usize) -> &Mutex<ShardData> {
+        self.shard(id >> self.shard_bits, id & (self.shards_per_db() - 1))
+    }
+
     /// Number of keys in a database (expired ones not yet removed included, as Redis).
     /// Locks each shard in turn: only for callers that hold none (commands count
     /// through [`Locked::db_stats`], which reuses the shards they hold).
