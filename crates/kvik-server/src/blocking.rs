@@ -23,7 +23,8 @@
 use crate::client::ClientState;
 use crate::commands::{self, CmdResult, Ctx};
 use crate::keyspace::{hash_key, Locked};
-use crate::server::{Message, Server};
+use crate::mailbox::{Message, WaitEnd};
+use crate::server::Server;
 use crate::stats::ThreadStats;
 use crate::types::Value;
 use kvik_resp::{Protocol, ReplyWriter};
@@ -370,23 +371,6 @@ fn serve_one(
     };
     deliver(server, waiter, out.buf, end);
     Turn::Served(also.filter(|_| !failed).map(<[u8]>::to_vec))
-}
-
-/// How a wait ended, for counting the call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WaitEnd {
-    /// The command ran to its end; otherwise it timed out or CLIENT UNBLOCK ended it.
-    pub served: bool,
-    /// Its reply is an error.
-    pub failed: bool,
-}
-
-impl WaitEnd {
-    /// Ended by its timeout, or by CLIENT UNBLOCK with the timeout's reply.
-    pub const TIMED_OUT: WaitEnd = WaitEnd {
-        served: false,
-        failed: false,
-    };
 }
 
 /// Send the reply that ends a claimed wait to the waiter's worker thread.

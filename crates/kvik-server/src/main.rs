@@ -2,7 +2,9 @@
 //! redis-server starts — load the configuration, set up logging, daemonize if asked,
 //! write the pid file, bind, serve until SHUTDOWN or SIGTERM/SIGINT.
 
-use kvik_server::server::{self, VERSION};
+use kvik_server::server::Server;
+use kvik_server::startup;
+use kvik_server::version::{REDIS_VERSION, VERSION};
 use kvik_server::{log_notice, log_warning, logging};
 use std::sync::Arc;
 
@@ -17,7 +19,7 @@ fn main() {
     if matches!(argv.first().map(String::as_str), Some("-v" | "--version")) {
         println!(
             "kvik-server v={VERSION} (Redis {} compatible)",
-            server::REDIS_VERSION
+            REDIS_VERSION
         );
         return;
     }
@@ -50,7 +52,7 @@ fn main() {
     log_notice!("oO0OoO0OoO0Oo kvik is starting oO0OoO0OoO0Oo");
     log_notice!(
         "kvik version={VERSION}, redis_version={}, bits={}, pid={pid}, just started",
-        server::REDIS_VERSION,
+        REDIS_VERSION,
         usize::BITS
     );
     match &loaded.config_file {
@@ -74,13 +76,13 @@ fn main() {
     }
     let (port, threads, show_logo) = (config.port, config.server_threads, config.always_show_logo);
     block_shutdown_signals();
-    let server = server::Server::new(config, loaded.config_file);
+    let server = startup::new_server(config, loaded.config_file);
     log_notice!("Server initialized");
     if let Err(e) = kvik_server::snapshot::load_at_startup(&server) {
         log_warning!("{e}");
         std::process::exit(1);
     }
-    let running = match server::start(server) {
+    let running = match startup::start(server) {
         Ok(r) => r,
         Err(e) => {
             log_warning!("{e}");
@@ -146,7 +148,7 @@ fn block_shutdown_signals() {
 }
 
 /// A thread that waits for SIGTERM/SIGINT and shuts the server down gracefully.
-fn watch_shutdown_signals(server: Arc<server::Server>) {
+fn watch_shutdown_signals(server: Arc<Server>) {
     std::thread::Builder::new()
         .name("kvik-signals".into())
         .spawn(move || {

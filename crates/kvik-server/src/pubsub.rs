@@ -13,7 +13,7 @@
 //! client state: the replies that count subscriptions, unsubscribing from everything
 //! (UNSUBSCRIBE without arguments, RESET, disconnect) and CLIENT LIST read it.
 
-use crate::server::{Message, WorkerHandle};
+use crate::mailbox::{Message, WorkerHandle};
 use crate::util::glob::glob_match;
 use kvik_resp::{Protocol, ReplyWriter};
 use parking_lot::RwLock;

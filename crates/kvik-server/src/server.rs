@@ -7,9 +7,9 @@
 
 use crate::blocking;
 use crate::client;
-use crate::commands::{self, table::Registry};
 use crate::effects::{EffectLog, NodeId};
 use crate::keyspace::{AccessClock, KeyEnv, Keyspace, Policy, DEFAULT_SHARD_BITS};
+use crate::mailbox::{Message, WorkerHandle};
 use crate::pubsub::{Bus, Hub};
 use crate::stats::{RateSampler, ThreadStats};
 use kvik_config::Config;
@@ -18,106 +18,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
-
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-/// The Redis version kvik reports to clients that check it.
-pub const REDIS_VERSION: &str = "7.0.15";
-
-/// A message for a worker thread, delivered through its mailbox and waker.
-#[derive(Debug)]
-pub enum Message {
-    /// A connection another thread accepted, handed to this one because it is this
-    /// thread's turn (see [`Server::take_accept_turn`]): register it as a client here.
-    Adopt(std::net::TcpStream, std::net::SocketAddr),
-    /// Look for clients whose kill flag is set and close them.
-    KillFlagged,
-    /// Stop the event loop.
-    Shutdown,
-    /// Clients were unpaused: resume those waiting.
-    Unpaused,
-    /// The wait of a blocked client was ended by another thread (served, CLIENT
-    /// UNBLOCK): write `reply` to the connection at `token`, if it is still client
-    /// `client`'s, and resume its commands. `end` says how the wait ended.
-    Unblocked {
-        token: usize,
-        client: u64,
-        reply: Vec<u8>,
-        end: blocking::WaitEnd,
-    },
-    /// CONFIG SET port/bind bound new listening sockets: accept on these from now on
-    /// (each worker registers its own handle) and close the old ones.
-    Listen(Arc<Vec<std::net::TcpListener>>),
-    /// Pub/sub messages and MONITOR lines: append `bytes` (already encoded in the
-    /// targets' protocol) to the reply buffer of each (token, client id) in `targets`
-    /// that is still connected, and write them.
-    Deliver {
-        bytes: Arc<[u8]>,
-        targets: Vec<(usize, u64)>,
-    },
-    /// Client-side caching: tell the connection at `token`, if it is still client
-    /// `client`'s, that keys it may cache changed (see [`crate::tracking`]).
-    Invalidate {
-        token: usize,
-        client: u64,
-        invalidation: Arc<crate::tracking::Invalidation>,
-    },
-}
-
-thread_local! {
-    /// The index of the worker thread running here (`usize::MAX` elsewhere).
-    static OWN_WORKER: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
-}
-
-/// How to reach a worker thread from another one.
-pub struct WorkerHandle {
-    pub index: usize,
-    pub mailbox: Mutex<Vec<Message>>,
-    pub waker: mio::Waker,
-}
-
-impl WorkerHandle {
-    /// Mark the calling thread as worker `index` (see [`WorkerHandle::send`]).
-    pub fn enter(index: usize) {
-        OWN_WORKER.with(|w| w.set(index));
-    }
-
-    pub fn send(&self, message: Message) {
-        let mut mailbox = self.mailbox.lock();
-        let was_empty = mailbox.is_empty();
-        mailbox.push(message);
-        drop(mailbox);
-        // The worker empties the whole mailbox per wake-up: a message joining others
-        // that are still waiting rides on the wake-up the first of them sent, which
-        // spares a publisher a syscall per message. A worker writing to its own
-        // mailbox needs none either: it reads it before it next sleeps.
-        if was_empty && OWN_WORKER.with(|w| w.get()) != self.index {
-            // A failed wake means the loop is gone; nothing more to do.
-            let _ = self.waker.wake();
-        }
-    }
-
-    /// Take the connections dealt to this thread out of its mailbox, leaving the
-    /// other messages in their order.
-    pub fn take_adopted(&self) -> Vec<(std::net::TcpStream, std::net::SocketAddr)> {
-        let mut mailbox = self.mailbox.lock();
-        if !mailbox.iter().any(|m| matches!(m, Message::Adopt(..))) {
-            return Vec::new();
-        }
-        let mut adopted = Vec::new();
-        for message in std::mem::take(&mut *mailbox) {
-            match message {
-                Message::Adopt(stream, addr) => adopted.push((stream, addr)),
-                other => mailbox.push(other),
-            }
-        }
-        adopted
-    }
-
-    /// Messages are waiting.
-    pub fn has_mail(&self) -> bool {
-        !self.mailbox.lock().is_empty()
-    }
-}
 
 /// Configuration values read on hot paths, kept as atomics so readers take no lock.
 pub struct HotConfig {
@@ -341,7 +241,6 @@ pub struct Server {
     pub pubsub: Hub,
     /// Client-side caching: the tracking table, tracking clients and BCAST prefixes.
     pub tracking: Arc<crate::tracking::Tracking>,
-    pub commands: Registry,
     /// One per worker thread (each written only by its own thread).
     pub thread_stats: Vec<Arc<ThreadStats>>,
     errorstats: Mutex<BTreeMap<String, u64>>,
@@ -377,11 +276,12 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn new(config: Config, config_file: Option<PathBuf>) -> Self {
-        let commands = commands::registry();
+    /// The state of a server whose command table has `command_count` entries (the
+    /// per-command statistics are sized by it).
+    pub fn new(config: Config, config_file: Option<PathBuf>, command_count: usize) -> Self {
         let threads = config.server_threads.max(1);
         let thread_stats = (0..threads)
-            .map(|_| Arc::new(ThreadStats::new(commands.len())))
+            .map(|_| Arc::new(ThreadStats::new(command_count)))
             .collect();
         let node_id: NodeId = rand::random();
         let run_id = hex::encode(rand::random::<[u8; 20]>());
@@ -402,7 +302,6 @@ impl Server {
             clients: client::Registry::default(),
             blocking: blocking::Registry::default(),
             pubsub: Hub::new(config.notify_keyspace_events),
-            commands,
             thread_stats,
             errorstats: Mutex::new(BTreeMap::new()),
             workers: OnceLock::new(),
@@ -527,42 +426,4 @@ fn access_clock_of(c: &Config) -> AccessClock {
     } else {
         AccessClock::Lru
     }
-}
-
-/// A started server: its shared state and its worker threads.
-pub struct Running {
-    pub server: Arc<Server>,
-    threads: Vec<std::thread::JoinHandle<()>>,
-}
-
-impl Running {
-    /// Wait for the worker threads to finish (after SHUTDOWN).
-    pub fn join(self) {
-        for t in self.threads {
-            let _ = t.join();
-        }
-    }
-
-    /// Stop the workers and wait for them.
-    pub fn shutdown(self) {
-        self.server.request_shutdown();
-        self.join();
-    }
-}
-
-/// Bind the configured addresses and start the worker threads. Used by the binary and
-/// by tests that run a server in-process (to watch its effect stream, for instance).
-pub fn launch(config: Config, config_file: Option<PathBuf>) -> std::io::Result<Running> {
-    start(Server::new(config, config_file))
-}
-
-/// Bind and start the worker threads and the saver thread of a server already made
-/// (the binary loads the RDB file into it first).
-pub fn start(server: Server) -> std::io::Result<Running> {
-    let affinity = server.config.read().server_thread_affinity;
-    let server = Arc::new(server);
-    let listeners = crate::net::bind_all(&server)?;
-    let mut threads = crate::net::start_workers(&server, &listeners, affinity)?;
-    threads.push(crate::snapshot::start_saver(server.clone())?);
-    Ok(Running { server, threads })
 }

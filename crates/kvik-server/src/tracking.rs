@@ -35,7 +35,8 @@
 use crate::client::{ClientInfo, ClientState};
 use crate::commands::table::{flags, Command};
 use crate::keyspace::{hash_key, KeyObserver, KeyObservers};
-use crate::server::{Message, Server};
+use crate::mailbox::{Invalidation, Keys, Message};
+use crate::server::Server;
 use kvik_resp::ReplyWriter;
 use parking_lot::{Mutex, RwLock};
 use smallvec::SmallVec;
@@ -63,23 +64,6 @@ impl Endpoint {
             token: info.token,
         }
     }
-}
-
-/// One invalidation message's keys; `None` is a flush's "every key" (a null).
-pub type Keys = Option<Vec<Vec<u8>>>;
-
-/// What a tracking client's worker is told to tell it.
-#[derive(Debug)]
-pub enum Invalidation {
-    /// Keys it read (default mode), one message each, or `None`: a flush, which
-    /// every tracking client hears.
-    Read(Vec<Option<Vec<u8>>>),
-    /// Keys written under one of its prefixes (BCAST), in one message, each with the
-    /// id of the client whose command wrote it (0: none, an expiry), for NOLOOP.
-    Broadcast(Vec<(Vec<u8>, u64)>),
-    /// Forwarded to the client a tracking client redirects to: the messages the
-    /// tracking client's settings let through.
-    Redirected(Vec<Keys>),
 }
 
 /// A client's settings from CLIENT TRACKING ON, kept in its state while it tracks.

@@ -851,7 +851,7 @@ fn config_rewrite_writes_the_file() {
         maxmemory: 1 << 20,
         ..support::in_process_config()
     };
-    let running = kvik_server::server::launch(config, Some(path.clone())).expect("server starts");
+    let running = kvik_server::startup::launch(config, Some(path.clone())).expect("server starts");
     let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}/"))
         .unwrap()
         .get_connection()

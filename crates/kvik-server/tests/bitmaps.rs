@@ -7,7 +7,7 @@ mod support;
 
 use kvik_server::effects::Effect;
 use kvik_server::keyspace::hash_key;
-use kvik_server::server::{launch, Running};
+use kvik_server::startup::{launch, Running};
 use std::sync::mpsc::Receiver;
 use support::RawConn;
 

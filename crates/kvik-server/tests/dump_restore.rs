@@ -2,7 +2,7 @@
 //! type in each of its encodings, and RESTORE answers as Redis 7.0 does.
 
 use kvik_server::effects::Effect;
-use kvik_server::server::launch;
+use kvik_server::startup::launch;
 use redis::Value as V;
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! different threads appear in the order they were executed.
 
 use kvik_server::effects::Effect;
-use kvik_server::server::{launch, Running};
+use kvik_server::startup::{launch, Running};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 

@@ -9,7 +9,7 @@
 
 mod support;
 
-use kvik_server::server::launch;
+use kvik_server::startup::launch;
 use std::time::{Duration, Instant};
 use support::TestServer;
 

@@ -6,7 +6,7 @@
 //! the active expiry cycle off.
 
 use kvik_server::effects::Effect;
-use kvik_server::server::{launch, Running};
+use kvik_server::startup::{launch, Running};
 use redis::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};

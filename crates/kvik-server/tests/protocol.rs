@@ -137,7 +137,7 @@ fn unauthenticated_clients_get_tight_limits_and_noauth() {
         requirepass: Some("secret".into()),
         ..support::in_process_config()
     };
-    let running = kvik_server::server::launch(config, None).unwrap();
+    let running = kvik_server::startup::launch(config, None).unwrap();
     let addr = format!("127.0.0.1:{port}");
     let mut c = support::RawConn::connect(&addr);
     assert_eq!(

@@ -8,7 +8,7 @@
 //! Each test runs a server in-process, so it can watch the effect stream.
 
 use kvik_server::effects::Effect;
-use kvik_server::server::{launch, Running};
+use kvik_server::startup::{launch, Running};
 use std::collections::{BTreeSet, HashSet};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;

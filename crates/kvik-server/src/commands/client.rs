@@ -11,7 +11,7 @@
 use super::table::{acl, flags, Command};
 use super::{args, errors, CmdError, CmdResult, Ctx};
 use crate::client::{ClientInfo, ClientSnapshot, ClientType, ReplyMode};
-use crate::server::Message;
+use crate::mailbox::Message;
 use crate::tracking;
 
 /// Flags every CLIENT subcommand has.
@@ -547,7 +547,7 @@ fn unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     } else {
         crate::blocking::timeout_reply(waiter.protocol)
     };
-    let end = crate::blocking::WaitEnd {
+    let end = crate::mailbox::WaitEnd {
         served: false,
         failed: with_error,
     };

@@ -8,7 +8,8 @@
 use super::introspection::help_reply;
 use super::table::{acl, flags, Command};
 use super::{errors, CmdError, CmdResult, Ctx};
-use crate::server::{Message, Server};
+use crate::mailbox::Message;
+use crate::server::Server;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

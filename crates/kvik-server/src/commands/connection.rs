@@ -3,7 +3,7 @@
 use super::table::{acl, flags, Command};
 use super::{args, errors, CmdError, CmdResult, Ctx};
 use crate::client::ReplyMode;
-use crate::server::REDIS_VERSION;
+use crate::version::REDIS_VERSION;
 use kvik_resp::Protocol;
 
 const CONN: u32 = acl::CONNECTION;

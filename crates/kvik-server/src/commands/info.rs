@@ -14,8 +14,9 @@
 use super::table::{acl, flags, Command, Lock};
 use super::{CmdResult, Ctx};
 use crate::pubsub::Kind;
-use crate::server::{Server, REDIS_VERSION, VERSION};
+use crate::server::Server;
 use crate::stats::{self, LatencyHistogram, Totals};
+use crate::version::{REDIS_VERSION, VERSION};
 use std::fmt::{Display, Write as _};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -610,8 +611,7 @@ struct CommandTotals {
 
 /// Every command and subcommand with its summed counters, by name.
 fn command_totals(server: &Server) -> Vec<(&'static str, CommandTotals)> {
-    let mut rows: Vec<_> = server
-        .commands
+    let mut rows: Vec<_> = super::registry()
         .iter()
         .map(|(id, cmd)| {
             let mut t = CommandTotals::default();
@@ -662,8 +662,7 @@ fn latencystats_section(server: &Server, r: &mut Report) {
         .read()
         .latency_tracking_info_percentiles
         .clone();
-    let mut rows: Vec<(&str, Vec<u64>)> = server
-        .commands
+    let mut rows: Vec<(&str, Vec<u64>)> = super::registry()
         .iter()
         .filter_map(|(id, cmd)| Some((cmd.name, stats::merged_latency(&server.thread_stats, id)?)))
         .collect();

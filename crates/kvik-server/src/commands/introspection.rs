@@ -1,6 +1,6 @@
 //! COMMAND and its subcommands: what the server says about its own commands.
 //!
-//! Everything here is read from the one command table (`server.commands`): names,
+//! Everything here is read from the one command table (`commands::registry()`): names,
 //! arities, flags, ACL categories, key positions and documentation. Clients rely on
 //! it (cluster clients find keys with COMMAND INFO and COMMAND GETKEYS), so the reply
 //! shapes are Redis 7.0's, including its RESP3 quirk of sending tips, key specs and
@@ -85,7 +85,7 @@ pub const COMMANDS: &[Command] = &[sub("command", -1, all)
 
 /// Plain COMMAND: COMMAND INFO for every top-level command.
 fn all(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let registry = &ctx.server.commands;
+    let registry = crate::commands::registry();
     ctx.out.array(registry.top_level().count());
     for cmd in registry.top_level() {
         write_info(ctx.out, cmd);
@@ -94,7 +94,8 @@ fn all(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn count(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    ctx.out.int(ctx.server.commands.top_level().count() as i64);
+    ctx.out
+        .int(crate::commands::registry().top_level().count() as i64);
     Ok(())
 }
 
@@ -116,9 +117,7 @@ fn list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         _ => return Err(errors::SYNTAX.into()),
     };
-    let names: Vec<&str> = ctx
-        .server
-        .commands
+    let names: Vec<&str> = super::registry()
         .iter()
         .map(|(_, cmd)| cmd)
         .filter(|cmd| filter.accepts(cmd))
@@ -165,7 +164,7 @@ fn info(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if args.len() == 2 {
         return all(ctx, args);
     }
-    let registry = &ctx.server.commands;
+    let registry = crate::commands::registry();
     ctx.out.array(args.len() - 2);
     for name in &args[2..] {
         match registry.lookup(name) {
@@ -308,7 +307,7 @@ fn write_search(out: &mut ReplyWriter, kind: &str, spec: &[(&str, i64)]) {
 /// COMMAND DOCS [name ...]: a map from command name to its documentation; every
 /// top-level command without names; names that are not commands are left out.
 fn docs(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let registry = &ctx.server.commands;
+    let registry = crate::commands::registry();
     let found: Vec<&Command> = if args.len() == 2 {
         registry.top_level().collect()
     } else {
@@ -348,7 +347,7 @@ fn write_docs(out: &mut ReplyWriter, commands: &[&Command]) {
 
 fn getkeys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let target = &args[2..];
-    let (_, keys) = keys_of(&ctx.server.commands, target)?;
+    let (_, keys) = keys_of(crate::commands::registry(), target)?;
     ctx.out.array(keys.0.len());
     for (at, _) in keys.0 {
         ctx.out.bulk(target[at]);
@@ -358,7 +357,7 @@ fn getkeys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn getkeysandflags(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let target = &args[2..];
-    let (_, keys) = keys_of(&ctx.server.commands, target)?;
+    let (_, keys) = keys_of(crate::commands::registry(), target)?;
     ctx.out.array(keys.0.len());
     for (at, flags) in keys.0 {
         ctx.out.array(2);

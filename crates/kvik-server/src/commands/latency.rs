@@ -290,7 +290,7 @@ fn advice(event: Event) -> &'static str {
 /// A container names its subcommands too; unknown or never called ones are left out.
 fn histogram(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let server = ctx.server;
-    let registry = &server.commands;
+    let registry = crate::commands::registry();
     let mut wanted: Vec<usize> = Vec::new();
     if args.len() == 2 {
         wanted.extend(registry.iter().map(|(id, _)| id));

@@ -34,7 +34,7 @@ fn lolwut(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let rows = dimension(rest.get(1), DEFAULT_ROWS)?;
     let mut text = maze(columns, rows, &mut rand::thread_rng());
     text.push_str("\nA 10 PRINT maze, drawn by kvik. Redis ver. ");
-    text.push_str(crate::server::REDIS_VERSION);
+    text.push_str(crate::version::REDIS_VERSION);
     text.push('\n');
     ctx.out.verbatim(b"txt", text.as_bytes());
     Ok(())

@@ -47,76 +47,47 @@ use crate::memory::Room;
 use crate::server::Server;
 use crate::stats::ThreadStats;
 use kvik_resp::ReplyWriter;
-use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use table::{Command, Lock, LockRequest, Need, Registry};
 
-/// Every command family, in the order COMMAND lists them.
-pub fn registry() -> Registry {
-    Registry::new(&[
-        strings::COMMANDS,
-        bitmaps::COMMANDS,
-        hyperloglog::COMMANDS,
-        keys::COMMANDS,
-        lists::COMMANDS,
-        hashes::COMMANDS,
-        sets::COMMANDS,
-        zsets::COMMANDS,
-        geo::COMMANDS,
-        streams::COMMANDS,
-        sort::COMMANDS,
-        pubsub::COMMANDS,
-        connection::COMMANDS,
-        client::COMMANDS,
-        server::COMMANDS,
-        info::COMMANDS,
-        config::COMMANDS,
-        introspection::COMMANDS,
-        transactions::COMMANDS,
-        debug::COMMANDS,
-        scripting::COMMANDS,
-        functions::COMMANDS,
-        slowlog::COMMANDS,
-        latency::COMMANDS,
-        memory::COMMANDS,
-        module::COMMANDS,
-        lolwut::COMMANDS,
-    ])
-}
+pub use crate::errors::{self, CmdError, CmdResult};
 
-/// An error reply: the whole text after the `-`, e.g. `ERR syntax error`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CmdError(pub Cow<'static, str>);
-
-pub type CmdResult = Result<(), CmdError>;
-
-impl From<&'static str> for CmdError {
-    fn from(s: &'static str) -> Self {
-        CmdError(Cow::Borrowed(s))
-    }
-}
-
-impl From<String> for CmdError {
-    fn from(s: String) -> Self {
-        CmdError(Cow::Owned(s))
-    }
-}
-
-/// Error texts clients match on, exactly as Redis words them.
-pub mod errors {
-    pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-    pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
-    pub const NOT_FLOAT: &str = "ERR value is not a valid float";
-    pub const SYNTAX: &str = "ERR syntax error";
-    pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
-    pub const NO_SUCH_KEY: &str = "ERR no such key";
-    pub const DB_OUT_OF_RANGE: &str = "ERR DB index is out of range";
-    pub const NOAUTH: &str = "NOAUTH Authentication required.";
-    pub const STRING_TOO_LONG: &str =
-        "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
-    pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
-    pub const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
+/// The command table: every family's entries, in the order COMMAND lists them,
+/// gathered once per process (the entries are constants; nothing changes them).
+pub fn registry() -> &'static Registry {
+    static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        Registry::new(&[
+            strings::COMMANDS,
+            bitmaps::COMMANDS,
+            hyperloglog::COMMANDS,
+            keys::COMMANDS,
+            lists::COMMANDS,
+            hashes::COMMANDS,
+            sets::COMMANDS,
+            zsets::COMMANDS,
+            geo::COMMANDS,
+            streams::COMMANDS,
+            sort::COMMANDS,
+            pubsub::COMMANDS,
+            connection::COMMANDS,
+            client::COMMANDS,
+            server::COMMANDS,
+            info::COMMANDS,
+            config::COMMANDS,
+            introspection::COMMANDS,
+            transactions::COMMANDS,
+            debug::COMMANDS,
+            scripting::COMMANDS,
+            functions::COMMANDS,
+            slowlog::COMMANDS,
+            latency::COMMANDS,
+            memory::COMMANDS,
+            module::COMMANDS,
+            lolwut::COMMANDS,
+        ])
+    })
 }
 
 /// What a handler works with.
@@ -221,7 +192,7 @@ pub fn call(
         crate::tracking::before_command(client);
     }
     let checked = resolve(server, client, args).and_then(|id| {
-        let cmd = server.commands.get(id);
+        let cmd = registry().get(id);
         refuse_if_oom(server, stats, client, cmd, args, now_ms)
             .and_then(|()| refuse_if_misconf(server, client, cmd))
             .and_then(|()| pubsub::check_subscribed_mode(client, out.protocol, cmd))
@@ -230,12 +201,12 @@ pub fn call(
             .map_err(|e| (e, Some(id)))
     });
     let tracked_command = match (&checked, tracking) {
-        (Ok(id), true) => Some(server.commands.get(*id)),
+        (Ok(id), true) => Some(registry().get(*id)),
         _ => None,
     };
     match checked {
-        Ok(id) if in_multi && !transactions::runs_at_once(server.commands.get(id)) => {
-            let cmd = server.commands.get(id);
+        Ok(id) if in_multi && !transactions::runs_at_once(registry().get(id)) => {
+            let cmd = registry().get(id);
             if let Err(e) = transactions::queue(server, client, out, cmd, args, id) {
                 stats.add(&stats.per_command[id].rejected_calls, 1);
                 write_error(server, stats, out, &e.0);
@@ -243,7 +214,7 @@ pub fn call(
         }
         Ok(id) => execute(server, stats, client, out, args, id, now_ms),
         Err((e, id)) => {
-            let cmd = id.map(|id| server.commands.get(id));
+            let cmd = id.map(|id| registry().get(id));
             if let Some(id) = id {
                 stats.add(&stats.per_command[id].rejected_calls, 1);
             }
@@ -276,7 +247,7 @@ fn resolve(
     client: &ClientState,
     args: &[&[u8]],
 ) -> Result<usize, (CmdError, Option<usize>)> {
-    let registry = &server.commands;
+    let registry = registry();
     let Some(mut id) = registry.lookup(args[0]) else {
         return Err((unknown_command(args).into(), None));
     };
@@ -350,7 +321,7 @@ fn execute(
     id: usize,
     now: u64,
 ) {
-    let cmd: &'static Command = server.commands.get(id);
+    let cmd: &'static Command = registry().get(id);
     client.last_command = cmd.name;
     let scripts = &server.scripting;
     let env = KeyEnv {
@@ -606,7 +577,7 @@ pub fn run_locked<'a>(
     id: usize,
     locked: &mut Locked<'a>,
 ) -> Ran {
-    let cmd: &'static Command = server.commands.get(id);
+    let cmd: &'static Command = registry().get(id);
     let dirty_before = locked.dirty();
     // A command whose write takes several effects (XREADGROUP's claims, a lazily
     // expired key's DEL before a SET) reaches replicas as one MULTI ... EXEC, as in
@@ -674,7 +645,7 @@ pub fn finish_call(
 ) {
     count_call(server, stats, id, ran.elapsed, ran.failed());
     if ran.elapsed.as_micros() as u64 >= server.hot.slow_call_us.load(Ordering::Relaxed) {
-        slow_call(server, origin, server.commands.get(id), args, ran.elapsed);
+        slow_call(server, origin, registry().get(id), args, ran.elapsed);
     }
 }
 

@@ -246,7 +246,13 @@ fn lock_everything<'a>(
     let mut db = ctx.client.db;
     for queued in &tx.queued {
         let args: Vec<&[u8]> = queued.args.iter().map(Vec::as_slice).collect();
-        db = plan_locks(server, server.commands.get(queued.id), &args, db, &mut ids);
+        db = plan_locks(
+            server,
+            super::registry().get(queued.id),
+            &args,
+            db,
+            &mut ids,
+        );
     }
     if let Some(w) = watching {
         ids.extend(w.keys.iter().map(|(db, key)| ks.shard_id_of(*db, key)));

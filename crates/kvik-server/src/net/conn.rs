@@ -7,9 +7,9 @@
 //! A client waiting in a blocking command keeps being read (so a disconnect is seen
 //! at once) but runs nothing more until the wait ends.
 
-use crate::blocking::WaitEnd;
 use crate::client::{ClientState, QueryBufferUsage};
 use crate::commands;
+use crate::mailbox::WaitEnd;
 use crate::server::Server;
 use crate::stats::ThreadStats;
 use kvik_resp::{Limits, Parsed, ReplyWriter, RequestParser};
@@ -144,8 +144,8 @@ impl Conn {
             match self.parser.parse(data, limits) {
                 Ok(Parsed::Command { consumed }) => {
                     let args: SmallVec<[&[u8]; 8]> = self.parser.args(data).collect();
-                    let held = server.pause.is_active()
-                        && server.pause.blocks(now_ms, is_write(server, &args));
+                    let held =
+                        server.pause.is_active() && server.pause.blocks(now_ms, is_write(&args));
                     if held {
                         // Run it again from scratch once clients are unpaused.
                         drop(args);
@@ -324,13 +324,11 @@ impl Conn {
 }
 
 /// Is this a command CLIENT PAUSE WRITE holds back?
-fn is_write(server: &Server, args: &[&[u8]]) -> bool {
+fn is_write(args: &[&[u8]]) -> bool {
     use crate::commands::table::flags;
-    match server.commands.lookup(args[0]) {
-        Some(id) => server
-            .commands
-            .get(id)
-            .has(flags::WRITE | flags::MAY_REPLICATE),
+    let registry = crate::commands::registry();
+    match registry.lookup(args[0]) {
+        Some(id) => registry.get(id).has(flags::WRITE | flags::MAY_REPLICATE),
         None => false,
     }
 }

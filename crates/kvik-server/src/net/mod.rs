@@ -11,7 +11,8 @@ mod worker;
 
 pub use busy::{serve_clients_while_busy, serving_while_busy};
 
-use crate::server::{Server, WorkerHandle};
+use crate::mailbox::WorkerHandle;
+use crate::server::Server;
 use mio::Poll;
 use std::io;
 use std::sync::Arc;

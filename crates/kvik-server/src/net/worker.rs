@@ -17,9 +17,10 @@
 use super::busy;
 use super::conn::{Conn, Next, Reading};
 use super::conns::Conns;
-use crate::blocking::WaitEnd;
 use crate::client::{ClientInfo, ClientSnapshot, ClientState};
-use crate::server::{Message, Server, WorkerHandle};
+use crate::mailbox::WaitEnd;
+use crate::mailbox::{Message, WorkerHandle};
+use crate::server::Server;
 use crate::stats::ThreadStats;
 use mio::event::Event;
 use mio::net::{TcpListener, TcpStream};
@@ -320,7 +321,7 @@ impl Worker {
         &mut self,
         token: usize,
         client: u64,
-        invalidation: &crate::tracking::Invalidation,
+        invalidation: &crate::mailbox::Invalidation,
         delivered: &mut Vec<usize>,
     ) {
         if let Some(conn) = self.conns.get_mut(token) {

@@ -294,8 +294,8 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
     /// Checks and runs the command, its reply going to `reply`.
     fn run(&mut self, argv: &[&[u8]], reply: &mut ReplyWriter) -> Result<(), CallError> {
         let server = self.ctx.server;
-        let cmd_id = resolve(server, argv).map_err(CallError::refusal)?;
-        let cmd = server.commands.get(cmd_id);
+        let cmd_id = resolve(argv).map_err(CallError::refusal)?;
+        let cmd = commands::registry().get(cmd_id);
         if cmd.has(flags::NOSCRIPT) {
             return Err(CallError::refusal(
                 "ERR This Redis command is not allowed from script",
@@ -403,8 +403,8 @@ fn acquire(keys: &mut Locked, ids: &[usize]) -> Result<(), String> {
 
 /// Finds the command (or subcommand) a script named and checks its arity, with the
 /// texts Redis gives scripts.
-fn resolve(server: &crate::server::Server, argv: &[&[u8]]) -> Result<usize, String> {
-    let registry = &server.commands;
+fn resolve(argv: &[&[u8]]) -> Result<usize, String> {
+    let registry = crate::commands::registry();
     let unknown = || "ERR Unknown Redis command called from script".to_string();
     let mut id = registry.lookup(argv[0]).ok_or_else(unknown)?;
     let cmd: &Command = registry.get(id);

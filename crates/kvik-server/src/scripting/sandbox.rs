@@ -219,10 +219,10 @@ unsafe fn forward(state: *mut mlua::lua_State, key: &std::ffi::CStr) -> std::ffi
 /// argument checks.
 fn redis_table(lua: &Lua) -> mlua::Result<Table> {
     let redis = lua.create_table()?;
-    redis.raw_set("REDIS_VERSION", crate::server::REDIS_VERSION)?;
+    redis.raw_set("REDIS_VERSION", crate::version::REDIS_VERSION)?;
     redis.raw_set(
         "REDIS_VERSION_NUM",
-        version_num(crate::server::REDIS_VERSION),
+        version_num(crate::version::REDIS_VERSION),
     )?;
     redis.raw_set(
         "sha1hex",

@@ -183,7 +183,7 @@ impl Snapshot {
 fn aux_fields(now_ms: u64) -> Vec<(&'static str, String)> {
     let used = crate::stats::allocator_stats().allocated;
     vec![
-        ("redis-ver", crate::server::REDIS_VERSION.to_string()),
+        ("redis-ver", crate::version::REDIS_VERSION.to_string()),
         ("redis-bits", usize::BITS.to_string()),
         ("ctime", (now_ms / 1000).to_string()),
         ("used-mem", used.to_string()),

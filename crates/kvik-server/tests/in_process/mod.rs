@@ -4,7 +4,8 @@
 
 #![allow(dead_code)]
 
-use kvik_server::server::{launch, Running, Server};
+use kvik_server::server::Server;
+use kvik_server::startup::{launch, Running};
 use std::sync::Arc;
 
 use crate::support::{free_port, RawConn};

@@ -3,7 +3,8 @@
 
 use super::{free_port, RawConn, START_TIMEOUT};
 use kvik_server::effects::Effect;
-use kvik_server::server::{launch, Running, Server};
+use kvik_server::server::Server;
+use kvik_server::startup::{launch, Running};
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 

@@ -1,0 +1,51 @@
+//! Start-up: builds the command table and the shared state, binds, and starts the
+//! worker threads and the saver thread. The top of the crate: it may use every layer,
+//! and nothing below imports it (the binary and in-process tests do).
+
+use crate::server::Server;
+use kvik_config::Config;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A started server: its shared state and its worker threads.
+pub struct Running {
+    pub server: Arc<Server>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Running {
+    /// Wait for the worker threads to finish (after SHUTDOWN).
+    pub fn join(self) {
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
+
+    /// Stop the workers and wait for them.
+    pub fn shutdown(self) {
+        self.server.request_shutdown();
+        self.join();
+    }
+}
+
+/// Bind the configured addresses and start the worker threads. Used by the binary and
+/// by tests that run a server in-process (to watch its effect stream, for instance).
+pub fn launch(config: Config, config_file: Option<PathBuf>) -> std::io::Result<Running> {
+    start(new_server(config, config_file))
+}
+
+/// The shared state of a server with every command family in its table.
+pub fn new_server(config: Config, config_file: Option<PathBuf>) -> Server {
+    Server::new(config, config_file, crate::commands::registry().len())
+}
+
+/// Bind and start the worker threads and the saver thread of a server already made
+/// (the binary loads the RDB file into it first).
+pub fn start(server: Server) -> std::io::Result<Running> {
+    let affinity = server.config.read().server_thread_affinity;
+    let server = Arc::new(server);
+    let listeners = crate::net::bind_all(&server)?;
+    let mut threads = crate::net::start_workers(&server, &listeners, affinity)?;
+    threads.push(crate::snapshot::start_saver(server.clone())?);
+    Ok(Running { server, threads })
+}
