@@ -9,7 +9,7 @@
 //! command that describes clients says the same thing.
 
 use parking_lot::Mutex;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -90,7 +90,7 @@ pub struct ClientSnapshot {
     /// In MONITOR mode (`flags=O`).
     pub monitor: bool,
     /// Client-side caching, while on (`flags=t`, `R`, `B` and `redir=`).
-    pub tracking: Option<crate::tracking::Summary>,
+    pub tracking: Option<TrackingSummary>,
 }
 
 impl ClientSnapshot {
@@ -291,7 +291,7 @@ pub struct ClientState {
     /// writing (Redis's `pre_command_oom_state`).
     pub over_memory: bool,
     /// Client-side caching settings, while CLIENT TRACKING is on.
-    pub tracking: Option<crate::tracking::ClientTracking>,
+    pub tracking: Option<ClientTracking>,
 }
 
 impl ClientState {
@@ -345,7 +345,7 @@ impl ClientState {
     }
 
     /// CLIENT TRACKING ON/OFF: shows in CLIENT LIST at once.
-    pub fn set_tracking(&mut self, tracking: Option<crate::tracking::ClientTracking>) {
+    pub fn set_tracking(&mut self, tracking: Option<ClientTracking>) {
         self.tracking = tracking;
         self.publish_tracking();
     }
@@ -437,5 +437,82 @@ impl Registry {
     /// A snapshot of all clients, in id order.
     pub fn all(&self) -> Vec<Arc<ClientInfo>> {
         self.clients.lock().values().cloned().collect()
+    }
+}
+
+/// A client's settings from CLIENT TRACKING ON, kept in its state while it tracks.
+#[derive(Debug, Clone, Default)]
+pub struct ClientTracking {
+    /// The id of the client that receives the invalidations instead (REDIRECT), 0
+    /// for none.
+    pub redirect: u64,
+    pub bcast: bool,
+    pub optin: bool,
+    pub optout: bool,
+    pub noloop: bool,
+    /// CLIENT CACHING was given for the next command (or transaction).
+    pub caching: bool,
+    /// The redirect target was found gone.
+    pub broken_redirect: bool,
+    /// BCAST prefixes, in the order TRACKINGINFO lists them.
+    pub prefixes: BTreeSet<Vec<u8>>,
+}
+
+/// What CLIENT LIST shows about a tracking client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrackingSummary {
+    pub redirect: u64,
+    pub bcast: bool,
+    pub broken_redirect: bool,
+}
+
+impl ClientTracking {
+    pub fn summary(&self) -> TrackingSummary {
+        TrackingSummary {
+            redirect: self.redirect,
+            bcast: self.bcast,
+            broken_redirect: self.broken_redirect,
+        }
+    }
+
+    /// Do the reads of the command being run go into the tracking table? Not in
+    /// BCAST mode; under OPTIN only after CLIENT CACHING YES, under OPTOUT unless
+    /// after CLIENT CACHING NO.
+    pub fn remembers_reads(&self) -> bool {
+        if self.bcast {
+            return false;
+        }
+        match (self.optin, self.optout) {
+            (true, _) => self.caching,
+            (_, true) => !self.caching,
+            _ => true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn optin_and_optout_decide_which_reads_count() {
+        let mut t = ClientTracking::default();
+        assert!(t.remembers_reads());
+        t.optin = true;
+        assert!(!t.remembers_reads());
+        t.caching = true;
+        assert!(t.remembers_reads());
+        t = ClientTracking {
+            optout: true,
+            ..ClientTracking::default()
+        };
+        assert!(t.remembers_reads());
+        t.caching = true;
+        assert!(!t.remembers_reads());
+        t = ClientTracking {
+            bcast: true,
+            ..ClientTracking::default()
+        };
+        assert!(!t.remembers_reads());
     }
 }

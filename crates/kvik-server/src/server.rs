@@ -373,6 +373,17 @@ impl Server {
         }
     }
 
+    /// What client-side caching needs of the server.
+    pub fn tracking_env(&self) -> crate::tracking::Env<'_> {
+        crate::tracking::Env {
+            table: &self.tracking,
+            observers: &self.keyspace.observers,
+            clients: &self.clients,
+            workers: self.workers.get().map_or(&[], Vec::as_slice),
+            max_keys: self.hot.tracking_table_max_keys.load(Ordering::Relaxed),
+        }
+    }
+
     /// What a [`crate::keyspace::Locked`] needs besides the shards, for a command run
     /// by the thread that owns `stats`.
     pub fn key_env<'a>(&'a self, stats: &'a ThreadStats) -> KeyEnv<'a> {

@@ -32,11 +32,9 @@
 //! mode). A redirect target found gone is reported to the tracking client
 //! (`tracking-redir-broken`).
 
-use crate::client::{ClientInfo, ClientState};
-use crate::commands::table::{flags, Command};
+use crate::client::{self, ClientInfo, ClientState, ClientTracking};
 use crate::keyspace::{hash_key, KeyObserver, KeyObservers};
-use crate::mailbox::{Invalidation, Keys, Message};
-use crate::server::Server;
+use crate::mailbox::{Invalidation, Keys, Message, WorkerHandle};
 use kvik_resp::ReplyWriter;
 use parking_lot::{Mutex, RwLock};
 use smallvec::SmallVec;
@@ -47,6 +45,18 @@ use std::sync::Arc;
 
 /// The channel invalidations travel on for RESP2 clients (through REDIRECT).
 pub const CHANNEL: &[u8] = b"__redis__:invalidate";
+
+/// What client-side caching needs of the server: the tracking table, the keyspace's
+/// observers (to hear writes), the client registry (redirect targets), the worker
+/// mailboxes, and `tracking-table-max-keys`.
+#[derive(Clone, Copy)]
+pub struct Env<'a> {
+    pub table: &'a Tracking,
+    pub observers: &'a KeyObservers,
+    pub clients: &'a client::Registry,
+    pub workers: &'a [WorkerHandle],
+    pub max_keys: u64,
+}
 
 /// How to reach a client's connection from any thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,56 +72,6 @@ impl Endpoint {
             client: info.id,
             worker: info.worker,
             token: info.token,
-        }
-    }
-}
-
-/// A client's settings from CLIENT TRACKING ON, kept in its state while it tracks.
-#[derive(Debug, Clone, Default)]
-pub struct ClientTracking {
-    /// The id of the client that receives the invalidations instead (REDIRECT), 0
-    /// for none.
-    pub redirect: u64,
-    pub bcast: bool,
-    pub optin: bool,
-    pub optout: bool,
-    pub noloop: bool,
-    /// CLIENT CACHING was given for the next command (or transaction).
-    pub caching: bool,
-    /// The redirect target was found gone.
-    pub broken_redirect: bool,
-    /// BCAST prefixes, in the order TRACKINGINFO lists them.
-    pub prefixes: BTreeSet<Vec<u8>>,
-}
-
-/// What CLIENT LIST shows about a tracking client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Summary {
-    pub redirect: u64,
-    pub bcast: bool,
-    pub broken_redirect: bool,
-}
-
-impl ClientTracking {
-    pub fn summary(&self) -> Summary {
-        Summary {
-            redirect: self.redirect,
-            bcast: self.bcast,
-            broken_redirect: self.broken_redirect,
-        }
-    }
-
-    /// Do the reads of the command being run go into the tracking table? Not in
-    /// BCAST mode; under OPTIN only after CLIENT CACHING YES, under OPTOUT unless
-    /// after CLIENT CACHING NO.
-    fn remembers_reads(&self) -> bool {
-        if self.bcast {
-            return false;
-        }
-        match (self.optin, self.optout) {
-            (true, _) => self.caching,
-            (_, true) => !self.caching,
-            _ => true,
         }
     }
 }
@@ -283,7 +243,7 @@ impl Tracking {
     }
 
     /// Note that `reader` may cache `keys` from now on.
-    fn remember<'k>(&self, reader: Endpoint, keys: impl Iterator<Item = &'k [u8]>) {
+    pub fn remember<'k>(&self, reader: Endpoint, keys: impl Iterator<Item = &'k [u8]>) {
         for key in keys {
             let mut stripe = self.stripe(key).lock();
             match stripe.get_mut(key) {
@@ -335,7 +295,7 @@ impl Tracking {
 
     /// FLUSHDB / FLUSHALL: every tracking client hears that everything changed, and
     /// the table empties.
-    fn flushed(&self) {
+    pub fn flushed(&self) {
         if self.client_count() > 0 {
             let clients: Vec<Endpoint> = self.clients.lock().values().copied().collect();
             OUTBOX.with_borrow_mut(|outbox| {
@@ -402,14 +362,14 @@ pub struct Request {
     pub prefixes: Vec<Vec<u8>>,
 }
 
-/// Turn tracking on for `client` with `request`, already checked
-/// ([`check_request`]). Settings given before are replaced, except the prefixes of a
+/// Turn tracking on for `client` with `request`, already checked (by CLIENT
+/// TRACKING). Settings given before are replaced, except the prefixes of a
 /// client that stays in BCAST mode (new ones are added) and a pending CLIENT CACHING.
-pub fn enable(server: &Server, client: &mut ClientState, request: Request) {
+pub fn enable(env: &Env, client: &mut ClientState, request: Request) {
     let me = Endpoint::of(&client.info);
     let previous = client.tracking.take();
     if previous.is_none() {
-        server.tracking.start(&server.keyspace.observers, me);
+        env.table.start(env.observers, me);
     }
     let previous = previous.unwrap_or_default();
     let mut tracking = ClientTracking {
@@ -432,7 +392,7 @@ pub fn enable(server: &Server, client: &mut ClientState, request: Request) {
         };
         for prefix in prefixes {
             if tracking.prefixes.insert(prefix.clone()) {
-                server.tracking.add_prefix(prefix, me);
+                env.table.add_prefix(prefix, me);
             }
         }
     }
@@ -440,120 +400,11 @@ pub fn enable(server: &Server, client: &mut ClientState, request: Request) {
 }
 
 /// Turn tracking off for `client` (CLIENT TRACKING OFF, RESET, disconnecting).
-pub fn disable(server: &Server, client: &mut ClientState) {
+pub fn disable(env: &Env, client: &mut ClientState) {
     if let Some(tracking) = client.tracking.take() {
-        server
-            .tracking
+        env.table
             .stop(Endpoint::of(&client.info), &tracking.prefixes);
         client.set_tracking(None);
-    }
-}
-
-/// The checks CLIENT TRACKING ON makes before changing anything, in Redis's order,
-/// with its texts. `Ok(Some(error))` is Redis 7.0's reply when a prefix overlaps
-/// another given after it, except for the first: the error is sent, and tracking
-/// is enabled anyway (with its own `+OK` reply).
-pub fn check_request(
-    current: Option<&ClientTracking>,
-    request: &Request,
-) -> Result<Option<String>, String> {
-    if !request.bcast && !request.prefixes.is_empty() {
-        return Err("ERR PREFIX option requires BCAST mode to be enabled".into());
-    }
-    if current.is_some_and(|c| c.bcast != request.bcast) {
-        return Err(
-            "ERR You can't switch BCAST mode on/off before disabling tracking \
-                    for this client, and then re-enabling it with a different mode."
-                .into(),
-        );
-    }
-    if request.bcast && (request.optin || request.optout) {
-        return Err("ERR OPTIN and OPTOUT are not compatible with BCAST".into());
-    }
-    if request.optin && request.optout {
-        return Err("ERR You can't specify both OPTIN mode and OPTOUT mode".into());
-    }
-    if current.is_some_and(|c| (request.optin && c.optout) || (request.optout && c.optin)) {
-        return Err(
-            "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking \
-                    for this client, and then re-enabling it with a different mode."
-                .into(),
-        );
-    }
-    if request.bcast {
-        let registered = current.map(|c| &c.prefixes);
-        return check_prefixes(registered, &request.prefixes);
-    }
-    Ok(None)
-}
-
-/// Two prefixes overlap when one starts with the other.
-fn overlap(a: &[u8], b: &[u8]) -> bool {
-    a.starts_with(b) || b.starts_with(a)
-}
-
-/// No new prefix may overlap one the client has, nor another new one. Redis checks
-/// each new prefix against the registered ones, then against those given after it;
-/// an overlap among the given ones found past the first prefix lets the command go
-/// on (see [`check_request`]).
-fn check_prefixes(
-    registered: Option<&BTreeSet<Vec<u8>>>,
-    given: &[Vec<u8>],
-) -> Result<Option<String>, String> {
-    let text = |p: &[u8]| String::from_utf8_lossy(p).into_owned();
-    for (i, prefix) in given.iter().enumerate() {
-        if let Some(old) = registered
-            .into_iter()
-            .flatten()
-            .find(|old| overlap(old, prefix))
-        {
-            return Err(format!(
-                "ERR Prefix '{}' overlaps with an existing prefix '{}'. \
-                 Prefixes for a single client must not overlap.",
-                text(prefix),
-                text(old)
-            ));
-        }
-        if let Some(other) = given[i + 1..].iter().find(|p| overlap(prefix, p)) {
-            let error = format!(
-                "ERR Prefix '{}' overlaps with another provided prefix '{}'. \
-                 Prefixes for a single client must not overlap.",
-                text(prefix),
-                text(other)
-            );
-            return if i == 0 { Err(error) } else { Ok(Some(error)) };
-        }
-    }
-    Ok(None)
-}
-
-/// CLIENT CACHING: `Some(true)` for YES, `Some(false)` for NO, `None` for anything
-/// else (a syntax error, once tracking is known to be on, as Redis checks).
-pub fn set_caching(client: &mut ClientState, yes: Option<bool>) -> Result<(), &'static str> {
-    let Some(tracking) = client.tracking.as_mut() else {
-        return Err(
-            "ERR CLIENT CACHING can be called only when the client is in tracking \
-                    mode with OPTIN or OPTOUT mode enabled",
-        );
-    };
-    match yes {
-        None => Err(crate::commands::errors::SYNTAX),
-        Some(true) if tracking.optin => {
-            tracking.caching = true;
-            Ok(())
-        }
-        Some(false) if tracking.optout => {
-            tracking.caching = true;
-            Ok(())
-        }
-        Some(true) => Err(
-            "ERR CLIENT CACHING YES is only valid when tracking is enabled in \
-                           OPTIN mode.",
-        ),
-        Some(false) => Err(
-            "ERR CLIENT CACHING NO is only valid when tracking is enabled in \
-                            OPTOUT mode.",
-        ),
     }
 }
 
@@ -569,57 +420,32 @@ pub fn before_command(client: &ClientState) {
 /// CACHING is used up unless this was a CLIENT command or the client is inside
 /// MULTI (then it lasts until EXEC).
 pub fn after_command(
-    server: &Server,
+    env: &Env,
     client: &mut ClientState,
     out: &mut ReplyWriter,
-    cmd: Option<&Command>,
+    keeps_caching: bool,
 ) {
     let own = OUTBOX.with_borrow_mut(|outbox| {
         outbox.current = None;
         std::mem::take(&mut outbox.own)
     });
-    let keeps_caching =
-        client.multi.is_some() || cmd.is_some_and(|c| c.name.starts_with("client|"));
+    let keeps_caching = keeps_caching || client.multi.is_some();
     if let Some(tracking) = client.tracking.as_mut().filter(|_| !keeps_caching) {
         tracking.caching = false;
     }
     if !own.is_empty() {
-        receive(server, client, out, &Invalidation::Read(own));
+        receive(env, client, out, &Invalidation::Read(own));
     }
-}
-
-/// After a read-only command ran, with its shard locks still held: remember the
-/// keys it read for the client, if its tracking settings say so.
-pub fn remember_reads(server: &Server, client: &ClientState, cmd: &Command, args: &[&[u8]]) {
-    let Some(tracking) = &client.tracking else {
-        return;
-    };
-    // Read-only scripts are tracked through the commands they run; channel names of
-    // shard pub/sub are not keys anyone caches.
-    let script = matches!(cmd.name, "eval_ro" | "evalsha_ro" | "fcall_ro");
-    if !tracking.remembers_reads() || script || cmd.has(flags::PUBSUB) {
-        return;
-    }
-    if let Some(positions) = cmd.key_positions(args) {
-        let keys = positions.iter().map(|&at| args[at]);
-        server.tracking.remember(Endpoint::of(&client.info), keys);
-    }
-}
-
-/// FLUSHDB / FLUSHALL ran (see [`Tracking::flushed`]).
-pub fn flushed(server: &Server) {
-    server.tracking.flushed();
 }
 
 /// A worker's turn of its event loop is over: evict from the table if it grew past
 /// `tracking-table-max-keys`, switch the observer of every key off when nobody needs
 /// it any more, and send what this thread's observer noted.
-pub fn before_sleep(server: &Server) {
-    let tracking = &server.tracking;
+pub fn before_sleep(env: &Env) {
+    let tracking = env.table;
     if tracking.hearing.load(Ordering::Relaxed) {
-        let max = server.hot.tracking_table_max_keys.load(Ordering::Relaxed);
-        tracking.enforce_limit(usize::try_from(max).unwrap_or(usize::MAX));
-        tracking.stop_hearing_if_idle(&server.keyspace.observers);
+        tracking.enforce_limit(usize::try_from(env.max_keys).unwrap_or(usize::MAX));
+        tracking.stop_hearing_if_idle(env.observers);
     }
     let outbox = OUTBOX.with_borrow_mut(|outbox| {
         outbox.has_mail().then(|| Outbox {
@@ -629,13 +455,13 @@ pub fn before_sleep(server: &Server) {
         })
     });
     if let Some(outbox) = outbox {
-        send(server, outbox);
+        send(env, outbox);
     }
 }
 
 /// Send the noted invalidations: one mailbox message per client for the keys it
 /// read, one per client and prefix for BCAST.
-fn send(server: &Server, outbox: Outbox) {
+fn send(env: &Env, outbox: Outbox) {
     let mut per_client: Vec<(Endpoint, Vec<Option<Vec<u8>>>)> = Vec::new();
     let mut slot_of: HashMap<u64, usize> = HashMap::new();
     for (to, key) in outbox.read {
@@ -646,24 +472,24 @@ fn send(server: &Server, outbox: Outbox) {
         per_client[slot].1.push(key);
     }
     for (to, keys) in per_client {
-        post(server, to, Invalidation::Read(keys));
+        post(env, to, Invalidation::Read(keys));
     }
     for (prefix, keys) in outbox.broadcast {
-        let listeners = server.tracking.prefixes.read().get(&prefix).cloned();
+        let listeners = env.table.prefixes.read().get(&prefix).cloned();
         let Some(listeners) = listeners else { continue };
         let invalidation = Arc::new(Invalidation::Broadcast(keys.into_iter().collect()));
         for to in listeners {
-            post_shared(server, to, invalidation.clone());
+            post_shared(env, to, invalidation.clone());
         }
     }
 }
 
-fn post(server: &Server, to: Endpoint, invalidation: Invalidation) {
-    post_shared(server, to, Arc::new(invalidation));
+fn post(env: &Env, to: Endpoint, invalidation: Invalidation) {
+    post_shared(env, to, Arc::new(invalidation));
 }
 
-fn post_shared(server: &Server, to: Endpoint, invalidation: Arc<Invalidation>) {
-    if let Some(worker) = server.workers.get().and_then(|w| w.get(to.worker)) {
+fn post_shared(env: &Env, to: Endpoint, invalidation: Arc<Invalidation>) {
+    if let Some(worker) = env.workers.get(to.worker) {
         worker.send(Message::Invalidate {
             token: to.token,
             client: to.client,
@@ -674,7 +500,7 @@ fn post_shared(server: &Server, to: Endpoint, invalidation: Arc<Invalidation>) {
 
 /// On the worker of `client`: tell it of `invalidation` (see the module doc).
 pub fn receive(
-    server: &Server,
+    env: &Env,
     client: &mut ClientState,
     out: &mut ReplyWriter,
     invalidation: &Invalidation,
@@ -708,20 +534,20 @@ pub fn receive(
         _ => Vec::new(),
     };
     if !messages.is_empty() {
-        deliver(server, client, out, messages);
+        deliver(env, client, out, messages);
     }
 }
 
 /// Write `messages` for a tracking client, or forward them to its redirect target.
-fn deliver(server: &Server, client: &mut ClientState, out: &mut ReplyWriter, messages: Vec<Keys>) {
+fn deliver(env: &Env, client: &mut ClientState, out: &mut ReplyWriter, messages: Vec<Keys>) {
     let redirect = client.tracking.as_ref().map_or(0, |t| t.redirect);
     if redirect == 0 {
         write_messages(client, out, &messages, false);
         return;
     }
-    if let Some(target) = server.clients.get(redirect) {
+    if let Some(target) = env.clients.get(redirect) {
         post(
-            server,
+            env,
             Endpoint::of(&target),
             Invalidation::Redirected(messages),
         );
@@ -778,57 +604,6 @@ fn write_messages(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn request(bcast: bool, prefixes: &[&str]) -> Request {
-        Request {
-            bcast,
-            prefixes: prefixes.iter().map(|p| p.as_bytes().to_vec()).collect(),
-            ..Request::default()
-        }
-    }
-
-    #[test]
-    fn prefix_overlaps_are_refused_as_redis_does() {
-        let err = |r: Result<Option<String>, String>| r.unwrap_err();
-        assert!(err(check_request(None, &request(true, &["a", "ab"])))
-            .starts_with("ERR Prefix 'a' overlaps with another provided prefix 'ab'"));
-        // Past the first prefix Redis answers the error and goes on.
-        let late = check_request(None, &request(true, &["b", "c", "cd"])).unwrap();
-        assert!(late.unwrap().starts_with("ERR Prefix 'c' overlaps"));
-        let current = ClientTracking {
-            bcast: true,
-            prefixes: [b"x".to_vec()].into_iter().collect(),
-            ..ClientTracking::default()
-        };
-        assert!(err(check_request(Some(&current), &request(true, &["xy"])))
-            .starts_with("ERR Prefix 'xy' overlaps with an existing prefix 'x'"));
-        assert_eq!(
-            check_request(Some(&current), &request(true, &["y"])),
-            Ok(None)
-        );
-    }
-
-    #[test]
-    fn optin_and_optout_decide_which_reads_count() {
-        let mut t = ClientTracking::default();
-        assert!(t.remembers_reads());
-        t.optin = true;
-        assert!(!t.remembers_reads());
-        t.caching = true;
-        assert!(t.remembers_reads());
-        t = ClientTracking {
-            optout: true,
-            ..ClientTracking::default()
-        };
-        assert!(t.remembers_reads());
-        t.caching = true;
-        assert!(!t.remembers_reads());
-        t = ClientTracking {
-            bcast: true,
-            ..ClientTracking::default()
-        };
-        assert!(!t.remembers_reads());
-    }
 
     #[test]
     fn the_table_forgets_a_key_once_it_is_invalidated() {

@@ -10,12 +10,15 @@
 
 use super::table::{acl, flags, Command};
 use super::{args, errors, CmdError, CmdResult, Ctx};
-use crate::client::{ClientInfo, ClientSnapshot, ClientType, ReplyMode};
+use crate::client::{
+    ClientInfo, ClientSnapshot, ClientState, ClientTracking, ClientType, ReplyMode,
+};
 use crate::mailbox::Message;
 use crate::tracking;
+use std::collections::BTreeSet;
 
 /// Flags every CLIENT subcommand has.
-const SUB_FLAGS: u32 = flags::NOSCRIPT | flags::LOADING | flags::STALE;
+const SUB_FLAGS: u32 = flags::NOSCRIPT | flags::LOADING | flags::STALE | flags::KEEPS_CACHING;
 /// Flags and ACL categories of the subcommands that act on other clients.
 const ADMIN_FLAGS: u32 = SUB_FLAGS | flags::ADMIN;
 const ADMIN_ACL: u32 = acl::ADMIN | acl::SLOW | acl::DANGEROUS | acl::CONNECTION;
@@ -179,7 +182,7 @@ const SUBCOMMANDS: &[Command] = &[
         "Returns information about server-assisted client-side caching for the connection.",
     ),
     Command::new("client|help", 2, help)
-        .flags(flags::LOADING | flags::STALE)
+        .flags(flags::LOADING | flags::STALE | flags::KEEPS_CACHING)
         .acl(CONN_ACL)
         .doc(
             "connection",
@@ -603,13 +606,13 @@ fn no_touch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn tracking(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let request = parse_tracking_options(ctx, &args[3..])?;
     if args::is(args[2], "ON") {
-        let late_error = tracking::check_request(ctx.client.tracking.as_ref(), &request)?;
+        let late_error = check_tracking_request(ctx.client.tracking.as_ref(), &request)?;
         if let Some(error) = late_error {
             super::write_error(ctx.server, ctx.stats, ctx.out, &error);
         }
-        tracking::enable(ctx.server, ctx.client, request);
+        tracking::enable(&ctx.server.tracking_env(), ctx.client, request);
     } else if args::is(args[2], "OFF") {
-        tracking::disable(ctx.server, ctx.client);
+        tracking::disable(&ctx.server.tracking_env(), ctx.client);
     } else {
         return Err(errors::SYNTAX.into());
     }
@@ -663,7 +666,7 @@ fn caching(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     } else {
         None
     };
-    tracking::set_caching(ctx.client, yes)?;
+    set_caching(ctx.client, yes)?;
     ctx.out.ok();
     Ok(())
 }
@@ -792,5 +795,152 @@ pub fn reply_help(ctx: &mut Ctx, lines: &[&str]) {
     ctx.out.array(lines.len());
     for line in lines {
         ctx.out.simple(line);
+    }
+}
+
+/// The checks CLIENT TRACKING ON makes before changing anything, in Redis's order,
+/// with its texts. `Ok(Some(error))` is Redis 7.0's reply when a prefix overlaps
+/// another given after it, except for the first: the error is sent, and tracking
+/// is enabled anyway (with its own `+OK` reply).
+fn check_tracking_request(
+    current: Option<&ClientTracking>,
+    request: &tracking::Request,
+) -> Result<Option<String>, String> {
+    if !request.bcast && !request.prefixes.is_empty() {
+        return Err("ERR PREFIX option requires BCAST mode to be enabled".into());
+    }
+    if current.is_some_and(|c| c.bcast != request.bcast) {
+        return Err(
+            "ERR You can't switch BCAST mode on/off before disabling tracking \
+                    for this client, and then re-enabling it with a different mode."
+                .into(),
+        );
+    }
+    if request.bcast && (request.optin || request.optout) {
+        return Err("ERR OPTIN and OPTOUT are not compatible with BCAST".into());
+    }
+    if request.optin && request.optout {
+        return Err("ERR You can't specify both OPTIN mode and OPTOUT mode".into());
+    }
+    if current.is_some_and(|c| (request.optin && c.optout) || (request.optout && c.optin)) {
+        return Err(
+            "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking \
+                    for this client, and then re-enabling it with a different mode."
+                .into(),
+        );
+    }
+    if request.bcast {
+        let registered = current.map(|c| &c.prefixes);
+        return check_prefixes(registered, &request.prefixes);
+    }
+    Ok(None)
+}
+
+/// Two prefixes overlap when one starts with the other.
+fn overlap(a: &[u8], b: &[u8]) -> bool {
+    a.starts_with(b) || b.starts_with(a)
+}
+
+/// No new prefix may overlap one the client has, nor another new one. Redis checks
+/// each new prefix against the registered ones, then against those given after it;
+/// an overlap among the given ones found past the first prefix lets the command go
+/// on (see [`check_tracking_request`]).
+fn check_prefixes(
+    registered: Option<&BTreeSet<Vec<u8>>>,
+    given: &[Vec<u8>],
+) -> Result<Option<String>, String> {
+    let text = |p: &[u8]| String::from_utf8_lossy(p).into_owned();
+    for (i, prefix) in given.iter().enumerate() {
+        if let Some(old) = registered
+            .into_iter()
+            .flatten()
+            .find(|old| overlap(old, prefix))
+        {
+            return Err(format!(
+                "ERR Prefix '{}' overlaps with an existing prefix '{}'. \
+                 Prefixes for a single client must not overlap.",
+                text(prefix),
+                text(old)
+            ));
+        }
+        if let Some(other) = given[i + 1..].iter().find(|p| overlap(prefix, p)) {
+            let error = format!(
+                "ERR Prefix '{}' overlaps with another provided prefix '{}'. \
+                 Prefixes for a single client must not overlap.",
+                text(prefix),
+                text(other)
+            );
+            return if i == 0 { Err(error) } else { Ok(Some(error)) };
+        }
+    }
+    Ok(None)
+}
+
+/// CLIENT CACHING: `Some(true)` for YES, `Some(false)` for NO, `None` for anything
+/// else (a syntax error, once tracking is known to be on, as Redis checks).
+fn set_caching(client: &mut ClientState, yes: Option<bool>) -> Result<(), &'static str> {
+    let Some(tracking) = client.tracking.as_mut() else {
+        return Err(
+            "ERR CLIENT CACHING can be called only when the client is in tracking \
+                    mode with OPTIN or OPTOUT mode enabled",
+        );
+    };
+    match yes {
+        None => Err(errors::SYNTAX),
+        Some(true) if tracking.optin => {
+            tracking.caching = true;
+            Ok(())
+        }
+        Some(false) if tracking.optout => {
+            tracking.caching = true;
+            Ok(())
+        }
+        Some(true) => Err(
+            "ERR CLIENT CACHING YES is only valid when tracking is enabled in \
+                           OPTIN mode.",
+        ),
+        Some(false) => Err(
+            "ERR CLIENT CACHING NO is only valid when tracking is enabled in \
+                            OPTOUT mode.",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(bcast: bool, prefixes: &[&str]) -> tracking::Request {
+        tracking::Request {
+            bcast,
+            prefixes: prefixes.iter().map(|p| p.as_bytes().to_vec()).collect(),
+            ..tracking::Request::default()
+        }
+    }
+
+    #[test]
+    fn prefix_overlaps_are_refused_as_redis_does() {
+        let err = |r: Result<Option<String>, String>| r.unwrap_err();
+        assert!(
+            err(check_tracking_request(None, &request(true, &["a", "ab"])))
+                .starts_with("ERR Prefix 'a' overlaps with another provided prefix 'ab'")
+        );
+        // Past the first prefix Redis answers the error and goes on.
+        let late = check_tracking_request(None, &request(true, &["b", "c", "cd"])).unwrap();
+        assert!(late.unwrap().starts_with("ERR Prefix 'c' overlaps"));
+        let current = ClientTracking {
+            bcast: true,
+            prefixes: [b"x".to_vec()].into_iter().collect(),
+            ..ClientTracking::default()
+        };
+        assert!(err(check_tracking_request(
+            Some(&current),
+            &request(true, &["xy"])
+        ))
+        .starts_with("ERR Prefix 'xy' overlaps with an existing prefix 'x'"));
+        assert_eq!(
+            check_tracking_request(Some(&current), &request(true, &["y"])),
+            Ok(None)
+        );
     }
 }

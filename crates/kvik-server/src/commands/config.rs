@@ -29,6 +29,7 @@ const SUBCOMMANDS: &[Command] = &[
         ),
     Command::new("config|set", -4, set)
         .flags(ADMIN_FLAGS)
+        .redact(hide_sensitive_values)
         .acl(ADMIN_ACL)
         .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
         .doc(
@@ -194,4 +195,15 @@ fn help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         ],
     );
     Ok(())
+}
+
+/// CONFIG SET's arguments as MONITOR and the slow log show them: the values of
+/// sensitive parameters (`masterauth`, `requirepass`) hidden.
+fn hide_sensitive_values(args: &mut [&[u8]]) {
+    for pair in args[2..].chunks_exact_mut(2) {
+        let name = String::from_utf8_lossy(pair[0]);
+        if kvik_config::lookup(&name).is_some_and(|(p, _)| p.has(kvik_config::table::SENSITIVE)) {
+            pair[1] = super::REDACTED;
+        }
+    }
 }

@@ -20,7 +20,7 @@ const HANDSHAKE: u32 = flags::ALLOW_BUSY
 pub const COMMANDS: &[Command] = &[
     Command::new("ping", -1, ping)
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
-        .flags(flags::FAST)
+        .flags(flags::FAST | flags::WHILE_SUBSCRIBED | flags::MISCONF_REFUSES)
         .acl(CONN | acl::FAST)
         .doc(
             "connection",
@@ -33,7 +33,7 @@ pub const COMMANDS: &[Command] = &[
         .acl(CONN | acl::FAST)
         .doc("connection", "1.0.0", "O(1)", "Returns the given string."),
     Command::new("select", 2, select)
-        .flags(flags::LOADING | flags::STALE | flags::FAST)
+        .flags(flags::LOADING | flags::STALE | flags::FAST | flags::SELECTS_DB)
         .acl(CONN | acl::FAST)
         .doc(
             "connection",
@@ -42,15 +42,16 @@ pub const COMMANDS: &[Command] = &[
             "Changes the selected database.",
         ),
     Command::new("quit", -1, quit)
-        .flags(HANDSHAKE)
+        .flags(HANDSHAKE | flags::NOT_QUEUED | flags::ENDS_MULTI | flags::WHILE_SUBSCRIBED)
         .acl(CONN | acl::FAST)
         .doc("connection", "1.0.0", "O(1)", "Closes the connection."),
     Command::new("reset", 1, reset)
-        .flags(HANDSHAKE)
+        .flags(HANDSHAKE | flags::NOT_QUEUED | flags::ENDS_MULTI | flags::WHILE_SUBSCRIBED)
         .acl(CONN | acl::FAST)
         .doc("connection", "6.2.0", "O(1)", "Resets the connection."),
     Command::new("hello", -1, hello)
         .flags(HANDSHAKE)
+        .redact(hide_hello_credentials)
         .acl(CONN | acl::FAST)
         .doc(
             "connection",
@@ -60,6 +61,7 @@ pub const COMMANDS: &[Command] = &[
         ),
     Command::new("auth", -2, auth)
         .flags(HANDSHAKE)
+        .redact(hide_auth_credentials)
         .acl(CONN | acl::FAST)
         .doc(
             "connection",
@@ -108,7 +110,7 @@ fn quit(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 fn reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     super::transactions::discard_state(ctx.client);
     super::pubsub::leave(ctx.server, ctx.client);
-    crate::tracking::disable(ctx.server, ctx.client);
+    crate::tracking::disable(&ctx.server.tracking_env(), ctx.client);
     let c = &mut *ctx.client;
     c.db = 0;
     c.reply_mode = ReplyMode::On;
@@ -213,4 +215,17 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     out.bulk(b"modules");
     out.array(0);
     Ok(())
+}
+
+/// AUTH's arguments as MONITOR and the slow log show them.
+fn hide_auth_credentials(args: &mut [&[u8]]) {
+    args[1..].fill(super::REDACTED);
+}
+
+/// HELLO's AUTH user name and password as MONITOR and the slow log show them.
+fn hide_hello_credentials(args: &mut [&[u8]]) {
+    if let Some(at) = args.iter().position(|a| a.eq_ignore_ascii_case(b"AUTH")) {
+        let end = (at + 3).min(args.len());
+        args[at + 1..end].fill(super::REDACTED);
+    }
 }

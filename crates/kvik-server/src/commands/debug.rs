@@ -128,7 +128,7 @@ fn reload(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             super::server::flush_db(&mut locked, db);
         }
         server.scripting.libraries.flush();
-        crate::tracking::flushed(server);
+        server.tracking.flushed();
     }
     if let Err(e) = crate::snapshot::load(server, &mut locked, merge) {
         crate::log_warning!("{e}");

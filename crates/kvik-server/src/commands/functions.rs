@@ -3,7 +3,7 @@
 
 use super::introspection::help_reply;
 use super::scripting::{flush_mode, kill_running, split_keys};
-use super::table::{acl, flags, key_flags, Command, Lock};
+use super::table::{acl, flags, key_flags, Command, Lock, ScriptRef};
 use super::{CmdResult, Ctx};
 use crate::scripting::busy::ScriptKind;
 use crate::scripting::functions::{self, Collision, Library};
@@ -20,6 +20,7 @@ const FCALL_COMPLEXITY: &str = "Depends on the function that is executed.";
 pub const COMMANDS: &[Command] = &[
     Command::new("fcall", -3, fcall)
         .flags(FCALL_FLAGS)
+        .script(ScriptRef::Function)
         .acl(SCRIPTING)
         .numkeys(2, 1)
         .lock(Lock::Handler)
@@ -27,6 +28,7 @@ pub const COMMANDS: &[Command] = &[
         .doc("scripting", "7.0.0", FCALL_COMPLEXITY, "Invoke a function"),
     Command::new("fcall_ro", -3, fcall_ro)
         .flags(flags::READONLY | FCALL_FLAGS)
+        .script(ScriptRef::Function)
         .acl(SCRIPTING)
         .numkeys(2, 1)
         .lock(Lock::Handler)

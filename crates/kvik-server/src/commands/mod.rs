@@ -200,12 +200,13 @@ pub fn call(
             .map(|()| id)
             .map_err(|e| (e, Some(id)))
     });
-    let tracked_command = match (&checked, tracking) {
-        (Ok(id), true) => Some(registry().get(*id)),
-        _ => None,
-    };
+    // A CLIENT command leaves a pending CLIENT CACHING for the next one.
+    let keeps_caching = tracking
+        && checked
+            .as_ref()
+            .is_ok_and(|&id| registry().get(id).has(table::flags::KEEPS_CACHING));
     match checked {
-        Ok(id) if in_multi && !transactions::runs_at_once(registry().get(id)) => {
+        Ok(id) if in_multi && !registry().get(id).has(table::flags::NOT_QUEUED) => {
             let cmd = registry().get(id);
             if let Err(e) = transactions::queue(server, client, out, cmd, args, id) {
                 stats.add(&stats.per_command[id].rejected_calls, 1);
@@ -236,7 +237,7 @@ pub fn call(
     }
     // Invalidations are pushed even to a client that turned replies off, as in Redis.
     if tracking || client.tracking.is_some() {
-        crate::tracking::after_command(server, client, out, tracked_command);
+        crate::tracking::after_command(&server.tracking_env(), client, out, keeps_caching);
     }
 }
 
@@ -287,25 +288,18 @@ fn resolve(
 /// connection, `local` for loopback and unix-socket ones. Redis checks this right
 /// after the arity, before authentication.
 fn refuse_if_protected(server: &Server, client: &ClientState, cmd: &Command) -> CmdResult {
-    let debug = cmd.name == "debug";
-    let (title, option) = if debug {
-        ("DEBUG", "enable-debug-command")
-    } else {
-        ("MODULE", "enable-module-command")
-    };
-    let allowed = {
-        let config = server.config.read();
-        let setting = if debug {
-            &config.enable_debug_command
-        } else {
-            &config.enable_module_command
-        };
-        setting.eq_ignore_ascii_case("yes")
-            || (setting.eq_ignore_ascii_case("local") && config::client_is_local(&client.info.addr))
-    };
+    // Each protected family has its switch: `enable-<family>-command`.
+    let family = cmd.name.split('|').next().unwrap_or(cmd.name);
+    let option = format!("enable-{family}-command");
+    let setting = server.config.read().get(|name| name == option);
+    let allowed = setting.first().is_some_and(|(_, value)| {
+        value.eq_ignore_ascii_case("yes")
+            || (value.eq_ignore_ascii_case("local") && config::client_is_local(&client.info.addr))
+    });
     if allowed {
         return Ok(());
     }
+    let title = family.to_ascii_uppercase();
     Err(format!(
         "ERR {title} command not allowed. If the {option} option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
     )
@@ -402,11 +396,11 @@ fn refuse_if_oom(
     if server.memory.limit().is_none() || server.scripting.is_busy() {
         return Ok(());
     }
-    let queuing = client.multi.is_some()
-        && !matches!(cmd.name, "exec" | "discard" | "quit" | "reset")
-        && !cmd.has(table::flags::NO_MULTI);
+    let queuing =
+        client.multi.is_some() && !cmd.has(table::flags::ENDS_MULTI | table::flags::NO_MULTI);
     let grows = may_grow_memory(server, client, cmd, args);
-    if !(grows || queuing || matches!(cmd.name, "eval" | "evalsha" | "fcall" | "exec")) {
+    let runs_writes = cmd.runs_writing_script() || cmd.has(table::flags::RUNS_QUEUED);
+    if !(grows || queuing || runs_writes) {
         return Ok(());
     }
     let env = server.key_env(stats);
@@ -424,10 +418,10 @@ fn refuse_if_misconf(server: &Server, client: &ClientState, cmd: &Command) -> Cm
     if !server.persistence.refuses_writes() {
         return Ok(());
     }
-    let writes = match cmd.name {
-        "exec" => client.multi.as_ref().is_some_and(|tx| tx.writes),
-        "ping" => true,
-        _ => cmd.has(table::flags::WRITE),
+    let writes = if cmd.has(table::flags::RUNS_QUEUED) {
+        client.multi.as_ref().is_some_and(|tx| tx.writes)
+    } else {
+        cmd.has(table::flags::WRITE | table::flags::MISCONF_REFUSES)
     };
     if writes {
         return Err(errors::MISCONF.into());
@@ -444,13 +438,15 @@ pub fn may_grow_memory(
     cmd: &Command,
     args: &[&[u8]],
 ) -> bool {
-    match cmd.name {
-        "exec" => client.multi.as_ref().is_some_and(|tx| tx.grows_memory),
-        "eval" | "evalsha" | "fcall" => server
+    if cmd.has(table::flags::RUNS_QUEUED) {
+        return client.multi.as_ref().is_some_and(|tx| tx.grows_memory);
+    }
+    match cmd.script.filter(|_| cmd.runs_writing_script()) {
+        Some(script) => server
             .scripting
-            .declared_flags(cmd.name, args)
+            .declared_flags(script, args)
             .is_some_and(|f| !f.no_writes && !f.allow_oom),
-        _ => cmd.has(table::flags::DENYOOM),
+        None => cmd.has(table::flags::DENYOOM),
     }
 }
 
@@ -498,6 +494,25 @@ impl WaitGate for NeverWait {
     }
 }
 
+/// After a read-only command ran, with its shard locks still held: remember the
+/// keys it read for the client, if its tracking settings say so.
+fn remember_reads(server: &Server, client: &ClientState, cmd: &Command, args: &[&[u8]]) {
+    let Some(tracking) = &client.tracking else {
+        return;
+    };
+    // Read-only scripts are tracked through the commands they run; channel names of
+    // shard pub/sub are not keys anyone caches.
+    if !tracking.remembers_reads() || cmd.runs_read_only_script() || cmd.has(table::flags::PUBSUB) {
+        return;
+    }
+    if let Some(positions) = cmd.key_positions(args) {
+        let keys = positions.iter().map(|&at| args[at]);
+        server
+            .tracking
+            .remember(crate::tracking::Endpoint::of(&client.info), keys);
+    }
+}
+
 /// Add to `ids` the shards ([`crate::keyspace::Keyspace::global_id`]) command `cmd`
 /// needs to run with `args` in database `db`, as [`Lock`] says; returns the database
 /// the next command of a transaction runs in (SELECT changes it).
@@ -532,7 +547,7 @@ pub fn plan_locks(
             }
         }
     }
-    if cmd.name == "select" {
+    if cmd.has(table::flags::SELECTS_DB) {
         if let Ok(selected) = args::db_index(args[1], ks.databases()) {
             return selected;
         }
@@ -609,7 +624,7 @@ pub fn run_locked<'a>(
     });
     // Remembered while the keys' shards are still locked: no write slips between.
     if ctx.client.tracking.is_some() && cmd.has(table::flags::READONLY) {
-        crate::tracking::remember_reads(server, ctx.client, cmd, args);
+        remember_reads(server, ctx.client, cmd, args);
     }
     let changes = ctx.keys.dirty() - dirty_before + ctx.extra_dirty;
     if changes > 0 && !ctx.propagated {
@@ -701,31 +716,15 @@ pub fn count_error_reply(server: &Server, stats: &ThreadStats, text: &str) {
     server.count_error(prefix);
 }
 
-/// The arguments as MONITOR and SLOWLOG show them: AUTH's, HELLO's AUTH user name
-/// and password, and the values of sensitive parameters in CONFIG SET replaced by
-/// `(redacted)`, as in Redis.
+/// What a hidden argument reads as.
+pub const REDACTED: &[u8] = b"(redacted)";
+
+/// The arguments as MONITOR and SLOWLOG show them: with the secrets the command's
+/// entry names hidden (see [`table::Redact`]).
 pub fn redacted<'a>(cmd: &Command, args: &[&'a [u8]]) -> Vec<&'a [u8]> {
-    const HIDDEN: &[u8] = b"(redacted)";
     let mut shown = args.to_vec();
-    match cmd.name {
-        "auth" => shown[1..].fill(HIDDEN),
-        "hello" => {
-            if let Some(at) = shown.iter().position(|a| a.eq_ignore_ascii_case(b"AUTH")) {
-                let end = (at + 3).min(shown.len());
-                shown[at + 1..end].fill(HIDDEN);
-            }
-        }
-        "config|set" => {
-            for pair in shown[2..].chunks_exact_mut(2) {
-                let name = String::from_utf8_lossy(pair[0]);
-                if kvik_config::lookup(&name)
-                    .is_some_and(|(p, _)| p.has(kvik_config::table::SENSITIVE))
-                {
-                    pair[1] = HIDDEN;
-                }
-            }
-        }
-        _ => {}
+    if let Some(redact) = cmd.redact {
+        redact(&mut shown);
     }
     shown
 }

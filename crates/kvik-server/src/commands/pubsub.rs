@@ -14,7 +14,8 @@ use crate::pubsub::{monitor_line, Kind, Publisher, Subscriber};
 use crate::server::Server;
 use kvik_resp::{Protocol, ReplyWriter};
 
-const SUBSCRIBING: u32 = flags::PUBSUB | flags::NOSCRIPT | flags::LOADING | flags::STALE;
+const SUBSCRIBING: u32 =
+    flags::PUBSUB | flags::NOSCRIPT | flags::LOADING | flags::STALE | flags::WHILE_SUBSCRIBED;
 const INTROSPECTING: u32 = flags::PUBSUB | flags::LOADING | flags::STALE;
 const PUBLISHING: u32 = flags::PUBSUB | flags::LOADING | flags::STALE | flags::FAST;
 
@@ -398,19 +399,6 @@ fn subcommand_syntax_error(args: &[&[u8]]) -> CmdError {
 
 // ---------------------------------------------------------------- subscribed mode
 
-/// The commands a RESP2 connection with subscriptions may run.
-const ALLOWED_WHILE_SUBSCRIBED: &[&str] = &[
-    "subscribe",
-    "ssubscribe",
-    "psubscribe",
-    "unsubscribe",
-    "sunsubscribe",
-    "punsubscribe",
-    "ping",
-    "quit",
-    "reset",
-];
-
 /// Refuse a command a subscribed RESP2 connection may not run (RESP3 connections
 /// run anything: their messages are push frames that cannot be mistaken for replies).
 pub fn check_subscribed_mode(
@@ -418,9 +406,7 @@ pub fn check_subscribed_mode(
     protocol: Protocol,
     cmd: &Command,
 ) -> Result<(), CmdError> {
-    if protocol == Protocol::Resp3
-        || !client.pubsub.is_active()
-        || ALLOWED_WHILE_SUBSCRIBED.contains(&cmd.name)
+    if protocol == Protocol::Resp3 || !client.pubsub.is_active() || cmd.has(flags::WHILE_SUBSCRIBED)
     {
         return Ok(());
     }

@@ -5,7 +5,7 @@
 //! script locks its declared keys' shards itself and holds them for its whole run.
 
 use super::introspection::help_reply;
-use super::table::{acl, flags, key_flags, Command, Lock};
+use super::table::{acl, flags, key_flags, Command, Lock, ScriptRef};
 use super::{args, CmdResult, Ctx};
 use crate::scripting::busy::{KillOutcome, ScriptKind};
 use crate::scripting::{self, ScriptSource};
@@ -21,6 +21,7 @@ const EVAL_COMPLEXITY: &str = "Depends on the script that is executed.";
 pub const COMMANDS: &[Command] = &[
     Command::new("eval", -3, eval)
         .flags(EVAL_FLAGS)
+        .script(ScriptRef::Body)
         .acl(SCRIPTING)
         .numkeys(2, 1)
         .lock(Lock::Handler)
@@ -33,6 +34,7 @@ pub const COMMANDS: &[Command] = &[
         ),
     Command::new("evalsha", -3, evalsha)
         .flags(EVAL_FLAGS)
+        .script(ScriptRef::Sha)
         .acl(SCRIPTING)
         .numkeys(2, 1)
         .lock(Lock::Handler)
@@ -45,6 +47,7 @@ pub const COMMANDS: &[Command] = &[
         ),
     Command::new("eval_ro", -3, eval_ro)
         .flags(flags::READONLY | EVAL_FLAGS)
+        .script(ScriptRef::Body)
         .acl(SCRIPTING)
         .numkeys(2, 1)
         .lock(Lock::Handler)
@@ -57,6 +60,7 @@ pub const COMMANDS: &[Command] = &[
         ),
     Command::new("evalsha_ro", -3, evalsha_ro)
         .flags(flags::READONLY | EVAL_FLAGS)
+        .script(ScriptRef::Sha)
         .acl(SCRIPTING)
         .numkeys(2, 1)
         .lock(Lock::Handler)

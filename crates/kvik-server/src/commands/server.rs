@@ -110,7 +110,7 @@ fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     parse_flush_mode(args)?;
     let db = ctx.client.db;
     let removed = flush_db(ctx.keys, db);
-    crate::tracking::flushed(ctx.server);
+    ctx.server.tracking.flushed();
     ctx.keys.add_dirty(removed.max(1));
     ctx.out.ok();
     Ok(())
@@ -122,7 +122,7 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     for db in 0..ctx.server.keyspace.databases() {
         removed += flush_db(ctx.keys, db);
     }
-    crate::tracking::flushed(ctx.server);
+    ctx.server.tracking.flushed();
     if !ctx.server.config.read().save.is_empty() {
         snapshot::save_after_flushall(ctx.server);
     }

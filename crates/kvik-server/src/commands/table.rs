@@ -7,6 +7,7 @@
 //! all read the same facts. There is no second list anywhere.
 
 use super::{CmdResult, Ctx};
+pub use crate::scripting::ScriptRef;
 use std::collections::HashMap;
 
 /// A command handler: small function over the execution context and the arguments
@@ -35,6 +36,30 @@ pub mod flags {
     pub const NO_MANDATORY_KEYS: u32 = 1 << 17;
     pub const PROTECTED: u32 = 1 << 18;
     pub const NO_ASYNC_LOADING: u32 = 1 << 19;
+
+    // What the dispatcher does differently for a command. COMMAND INFO does not
+    // report these: they are kvik's, not Redis's.
+
+    /// Runs at once inside MULTI instead of being queued (EXEC, DISCARD, MULTI,
+    /// WATCH, QUIT, RESET).
+    pub const NOT_QUEUED: u32 = 1 << 20;
+    /// Runs the commands MULTI queued (EXEC): whether it writes or may grow memory
+    /// is read from its queue.
+    pub const RUNS_QUEUED: u32 = 1 << 21;
+    /// May run while a RESP2 connection is in subscribed mode.
+    pub const WHILE_SUBSCRIBED: u32 = 1 << 22;
+    /// May change the selected database (SELECT): a transaction's later commands
+    /// lock the shards of the database it selects.
+    pub const SELECTS_DB: u32 = 1 << 23;
+    /// Refused with MISCONF after a failed save, like a write (PING, as Redis 7.0
+    /// does, so that health checks notice).
+    pub const MISCONF_REFUSES: u32 = 1 << 24;
+    /// Leaves a pending CLIENT CACHING for the next command (the CLIENT
+    /// subcommands).
+    pub const KEEPS_CACHING: u32 = 1 << 25;
+    /// Ends a transaction (EXEC, DISCARD, QUIT, RESET): never refused over
+    /// `maxmemory` for queuing, since it queues nothing.
+    pub const ENDS_MULTI: u32 = 1 << 26;
 
     /// Flag names in COMMAND INFO order.
     pub const NAMES: &[(u32, &str)] = &[
@@ -469,7 +494,16 @@ pub struct Command {
     pub complexity: &'static str,
     pub summary: &'static str,
     pub subcommands: &'static [Command],
+    /// For a command that runs a script (EVAL, EVALSHA, FCALL and their read-only
+    /// variants, flagged READONLY): where its arguments name the script.
+    pub script: Option<ScriptRef>,
+    /// Hides secrets in the arguments as MONITOR and the slow log show them (AUTH's
+    /// password, CONFIG SET's sensitive values).
+    pub redact: Option<Redact>,
 }
+
+/// Replaces the secrets among a command's arguments with a placeholder.
+pub type Redact = fn(&mut [&[u8]]);
 
 impl Command {
     pub const fn new(name: &'static str, arity: i32, handler: Handler) -> Command {
@@ -489,6 +523,8 @@ impl Command {
             complexity: "O(1)",
             summary: "",
             subcommands: &[],
+            script: None,
+            redact: None,
         }
     }
 
@@ -590,6 +626,26 @@ impl Command {
     pub const fn subcommands(mut self, subs: &'static [Command]) -> Self {
         self.subcommands = subs;
         self
+    }
+
+    pub const fn script(mut self, script: ScriptRef) -> Self {
+        self.script = Some(script);
+        self
+    }
+
+    pub const fn redact(mut self, redact: Redact) -> Self {
+        self.redact = Some(redact);
+        self
+    }
+
+    /// Runs a script that may write (EVAL, EVALSHA, FCALL, not their `_RO` forms).
+    pub fn runs_writing_script(&self) -> bool {
+        self.script.is_some() && !self.has(flags::READONLY)
+    }
+
+    /// Runs a script that may only read (EVAL_RO, EVALSHA_RO, FCALL_RO).
+    pub fn runs_read_only_script(&self) -> bool {
+        self.script.is_some() && self.has(flags::READONLY)
     }
 
     /// The declared key specs.

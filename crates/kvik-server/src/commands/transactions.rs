@@ -35,7 +35,7 @@ const QUICK: u32 = CONTROL | flags::FAST | flags::ALLOW_BUSY;
 
 pub const COMMANDS: &[Command] = &[
     Command::new("multi", 1, multi)
-        .flags(QUICK)
+        .flags(QUICK | flags::NOT_QUEUED)
         .acl(acl::FAST | acl::TRANSACTION)
         .doc(
             "transactions",
@@ -44,7 +44,13 @@ pub const COMMANDS: &[Command] = &[
             "Mark the start of a transaction block",
         ),
     Command::new("exec", 1, exec)
-        .flags(CONTROL | flags::SKIP_SLOWLOG)
+        .flags(
+            CONTROL
+                | flags::SKIP_SLOWLOG
+                | flags::NOT_QUEUED
+                | flags::ENDS_MULTI
+                | flags::RUNS_QUEUED,
+        )
         .acl(acl::SLOW | acl::TRANSACTION)
         .lock(Lock::Handler)
         .doc(
@@ -54,7 +60,7 @@ pub const COMMANDS: &[Command] = &[
             "Execute all commands issued after MULTI",
         ),
     Command::new("discard", 1, discard)
-        .flags(QUICK)
+        .flags(QUICK | flags::NOT_QUEUED | flags::ENDS_MULTI)
         .acl(acl::FAST | acl::TRANSACTION)
         .doc(
             "transactions",
@@ -63,7 +69,7 @@ pub const COMMANDS: &[Command] = &[
             "Discard all commands issued after MULTI",
         ),
     Command::new("watch", -2, watch)
-        .flags(QUICK)
+        .flags(QUICK | flags::NOT_QUEUED)
         .acl(acl::FAST | acl::TRANSACTION)
         .keys(1, -1, 1)
         .key_flags(super::table::key_flags::RO)
@@ -112,14 +118,6 @@ impl Transaction {
     pub fn usage(&self) -> (usize, usize) {
         (self.queued.len(), self.arg_bytes)
     }
-}
-
-/// Does this command run at once inside MULTI rather than being queued?
-pub fn runs_at_once(cmd: &Command) -> bool {
-    matches!(
-        cmd.name,
-        "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
-    )
 }
 
 /// Inside MULTI: queue a command that passed the checks of `call`, or refuse it.

@@ -161,7 +161,7 @@ impl Worker {
             // it, the invalidations its writes caused) leaves now, with the replies
             // of the round, not after a wake-up.
             loop {
-                crate::tracking::before_sleep(&self.server);
+                crate::tracking::before_sleep(&self.server.tracking_env());
                 if !self.own_handle().has_mail() {
                     break;
                 }
@@ -327,7 +327,7 @@ impl Worker {
         if let Some(conn) = self.conns.get_mut(token) {
             if conn.state.id() == client {
                 crate::tracking::receive(
-                    &self.server,
+                    &self.server.tracking_env(),
                     &mut conn.state,
                     &mut conn.out,
                     invalidation,
@@ -531,7 +531,7 @@ impl Worker {
         };
         let _ = self.poll.registry().deregister(&mut conn.stream);
         crate::commands::pubsub::leave(&self.server, &mut conn.state);
-        crate::tracking::disable(&self.server, &mut conn.state);
+        crate::tracking::disable(&self.server.tracking_env(), &mut conn.state);
         if let Some(blocked) = conn.state.blocked.take() {
             // Served meanwhile or not, nobody may serve it any more.
             self.server.blocking.end_wait(&blocked.waiter);

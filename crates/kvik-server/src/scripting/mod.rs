@@ -38,6 +38,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Where a command's arguments name the script it runs (`args[1]` in each case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScriptRef {
+    /// The script's source (EVAL, EVAL_RO).
+    Body,
+    /// The SHA1 of a cached script (EVALSHA, EVALSHA_RO).
+    Sha,
+    /// A function of a loaded library (FCALL, FCALL_RO).
+    Function,
+}
+
 /// A script's declared flags: from its `#!lua flags=...` line, or a function's
 /// registration.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -138,19 +149,18 @@ impl Scripting {
         self.scripts.read().get(sha).cloned()
     }
 
-    /// The flags the script EVAL, EVALSHA or FCALL (`command`) would run with `args`
-    /// declared, found without running it: `None` for a script without a shebang (or
+    /// The flags the script named by `args` as `script` says (EVAL's body, EVALSHA's
+    /// digest, FCALL's function) declared, found without running it: `None` for a script without a shebang (or
     /// not found), which Redis holds to the command's own flags, as for any other
     /// command.
-    pub fn declared_flags(&self, command: &str, args: &[&[u8]]) -> Option<ScriptFlags> {
-        match command {
-            "eval" => state::shebang_flags(args[1]),
-            "evalsha" => {
+    pub fn declared_flags(&self, script: ScriptRef, args: &[&[u8]]) -> Option<ScriptFlags> {
+        match script {
+            ScriptRef::Body => state::shebang_flags(args[1]),
+            ScriptRef::Sha => {
                 let sha = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
                 self.cached(&sha).map(|s| s.flags).filter(|f| f.shebang)
             }
-            "fcall" => self.libraries.function_flags(args[1]),
-            _ => None,
+            ScriptRef::Function => self.libraries.function_flags(args[1]),
         }
     }
 
