@@ -10,13 +10,19 @@
 //! - [`pubsub`] and [`notify`]: channels, MONITOR and keyspace notifications, whose
 //!   messages travel to the subscribers' threads through their mailboxes;
 //! - [`tracking`]: client-side caching, whose invalidations travel the same way;
-//! - [`types`]: the values keys hold;
-//! - [`persistence`]: the forms values take outside memory (the RDB codec);
+//! - [`types`]: the values keys hold (the `kvik-types` crate);
+//! - [`persistence`]: the forms values take outside memory (the RDB codec, the
+//!   `kvik-rdb` crate);
 //! - [`effects`] and [`hlc`]: the ordered stream of deterministic writes and the clock
 //!   that stamps them, which persistence and replication consume;
 //! - [`slowlog`] and [`latency`]: the slow log and the latency monitor;
 //! - [`server`], [`client`], [`stats`], [`logging`], [`lazyfree`], [`util`]: the shared
-//!   state and the supporting pieces.
+//!   state and the supporting pieces ([`util`] is the `kvik-util` crate).
+//!
+//! The bottom layers are crates of their own, so that an upward import cannot
+//! compile: `kvik-util` imports nothing of kvik's, `kvik-types` imports only
+//! `kvik-util`, `kvik-rdb` only those two. They are re-exported here under their old
+//! module paths (`crate::util`, `crate::types`, `crate::persistence::rdb`).
 
 pub mod blocking;
 pub mod client;
@@ -41,6 +47,7 @@ pub mod snapshot;
 pub mod startup;
 pub mod stats;
 pub mod tracking;
-pub mod types;
-pub mod util;
 pub mod version;
+
+pub use kvik_types as types;
+pub use kvik_util as util;

@@ -23,24 +23,13 @@ pub use access::{access_clock, idle_seconds, AccessClock, ClockMode};
 pub use capture::ShardCapture;
 pub use entry::{Entry, EntryBox, EntryData};
 pub use eviction::{Evictor, Policy};
+pub use kvik_util::hash::hash_key;
 pub use locked::{KeyEnv, Locked, WaitGate};
 pub use observers::{KeyObserver, KeyObservers};
 pub use shard::ShardData;
 
 use parking_lot::Mutex;
-use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::LazyLock;
-
-static HASHER: LazyLock<foldhash::fast::FixedState> =
-    LazyLock::new(|| foldhash::fast::FixedState::with_seed(rand::random()));
-
-/// The hash of a key, seeded per process so clients cannot aim keys at one bucket.
-/// Its middle bits pick the shard; hashbrown uses the low and top bits inside it.
-#[inline]
-pub fn hash_key(key: &[u8]) -> u64 {
-    HASHER.hash_one(key)
-}
 
 /// One logical database.
 pub struct Db {

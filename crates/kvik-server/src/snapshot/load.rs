@@ -5,12 +5,12 @@
 //! Must not touch the file format (the reader's) or the save bookkeeping.
 
 use crate::keyspace::{hash_key, AccessClock, EntryBox, EntryData, Locked};
-use crate::log_notice;
 use crate::persistence::rdb::file::{self, KeyMeta, LoadError, Visitor};
 use crate::persistence::rdb::Limits;
 use crate::scripting::functions::{compile_library, Collision, Library};
 use crate::scripting::Scripting;
 use crate::types::Value;
+use crate::{log_notice, log_warning};
 use std::path::Path;
 
 /// What a load put in memory.
@@ -97,6 +97,10 @@ impl Visitor for IntoKeyspace<'_, '_> {
         }
         self.loaded.keys += 1;
         Ok(())
+    }
+
+    fn warning(&mut self, message: std::fmt::Arguments<'_>) {
+        log_warning!("{message}");
     }
 }
 

@@ -1,0 +1,456 @@
+//! RDB files: the `REDIS0010` header, aux fields, function libraries, the per-database
+//! sections (SELECTDB, RESIZEDB), the opcodes in front of a key (expiry, LRU idle
+//! time, LFU counter), the EOF opcode and the CRC-64 footer.
+//!
+//! Owns the file's framing, written and read. Values inside it are the value codec's
+//! ([`super::encode`], [`super::decode_body`]). Must not touch the keyspace, locks or
+//! the scripting engine: a reader hands what it finds to a [`Visitor`], and the
+//! caller decides where keys and libraries go and which ones to keep.
+
+use super::io::{
+    write_len, write_millis, write_string, ReadSource, Sink, Source, WriteSink, PAST_END,
+};
+use super::{decode_body, encode, is_module_type, is_value_type, Corrupt, Limits, RDB_VERSION};
+use kvik_types::Value;
+use std::fmt;
+use std::io;
+
+/// The bytes that introduce everything in a file that is not a value.
+pub mod opcode {
+    pub const FUNCTION2: u8 = 245;
+    /// Functions as Redis 7.0's release candidates wrote them; 7.0 refuses them too.
+    pub const FUNCTION_PRE_GA: u8 = 246;
+    pub const MODULE_AUX: u8 = 247;
+    pub const IDLE: u8 = 248;
+    pub const FREQ: u8 = 249;
+    pub const AUX: u8 = 250;
+    pub const RESIZEDB: u8 = 251;
+    pub const EXPIRETIME_MS: u8 = 252;
+    pub const EXPIRETIME: u8 = 253;
+    pub const SELECTDB: u8 = 254;
+    pub const EOF: u8 = 255;
+}
+
+const MAGIC: &[u8; 5] = b"REDIS";
+/// The first version whose files end with a CRC-64.
+const FIRST_CHECKSUMMED_VERSION: u16 = 5;
+
+/// What goes in front of a key besides its name and value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeyMeta {
+    /// Absolute Unix time in ms; 0 for none.
+    pub expire_at: u64,
+    /// Seconds since the last access, written when the eviction policy is an LRU one.
+    pub idle_seconds: Option<u64>,
+    /// The LFU counter, written when the eviction policy is an LFU one.
+    pub freq: Option<u8>,
+}
+
+/// `REDIS0010`, then the aux fields in the order given.
+pub fn write_header(out: &mut impl Sink, aux: &[(&str, String)]) {
+    out.put(MAGIC);
+    out.put(format!("{RDB_VERSION:04}").as_bytes());
+    for (name, value) in aux {
+        out.put_byte(opcode::AUX);
+        write_string(out, name.as_bytes(), false);
+        write_string(out, value.as_bytes(), false);
+    }
+}
+
+/// One function library, by its code (as Redis 7.0 writes them, uncompressed).
+pub fn write_function(out: &mut impl Sink, code: &[u8]) {
+    out.put_byte(opcode::FUNCTION2);
+    write_string(out, code, false);
+}
+
+/// The start of database `db`'s keys, with the counts a loader may size its tables
+/// by.
+pub fn write_db_start(out: &mut impl Sink, db: usize, keys: usize, volatile: usize) {
+    out.put_byte(opcode::SELECTDB);
+    write_len(out, db as u64);
+    out.put_byte(opcode::RESIZEDB);
+    write_len(out, keys as u64);
+    write_len(out, volatile as u64);
+}
+
+/// One key: its expiry, access data, then type byte, name and value.
+pub fn write_key(out: &mut impl Sink, key: &[u8], value: &Value, meta: KeyMeta, compress: bool) {
+    if meta.expire_at != 0 {
+        out.put_byte(opcode::EXPIRETIME_MS);
+        write_millis(out, meta.expire_at);
+    }
+    if let Some(idle) = meta.idle_seconds {
+        out.put_byte(opcode::IDLE);
+        write_len(out, idle);
+    }
+    if let Some(freq) = meta.freq {
+        out.put(&[opcode::FREQ, freq]);
+    }
+    // The type byte comes before the name: encode the value to a buffer first.
+    let mut body = Vec::new();
+    encode(value, &mut body, compress);
+    out.put_byte(body[0]);
+    write_string(out, key, compress);
+    out.put(&body[1..]);
+}
+
+/// End a file: the EOF opcode and the CRC-64 of everything before the footer (zeros
+/// when `checksum` is off, `rdbchecksum no`, which tells loaders not to check); then
+/// flush. The writer back, or the first write error met.
+pub fn finish<W: io::Write>(mut out: WriteSink<W>, checksum: bool) -> io::Result<W> {
+    out.put_byte(opcode::EOF);
+    let crc = if checksum { out.crc() } else { 0 };
+    out.put(&crc.to_le_bytes());
+    out.finish()
+}
+
+/// Why a file could not be loaded; `Display` gives the log line Redis 7.0 writes for
+/// the same problem where it has one.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The file could not be opened or read.
+    Io(io::Error),
+    BadSignature,
+    NewerVersion(u16),
+    /// The file ended early.
+    ShortRead,
+    Checksum {
+        expected: u64,
+        got: u64,
+    },
+    /// A database number beyond `databases`.
+    DbOutOfRange(u64),
+    ModuleAux,
+    ModuleValue,
+    PreReleaseFunctions,
+    UnknownType(u8),
+    Corrupt(&'static str),
+    /// The caller refused something it was handed (a duplicate key, a library that
+    /// does not compile).
+    Refused(String),
+}
+
+impl From<Corrupt> for LoadError {
+    fn from(c: Corrupt) -> Self {
+        if c == PAST_END {
+            LoadError::ShortRead
+        } else {
+            LoadError::Corrupt(c.0)
+        }
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Io(e) => write!(f, "Fatal error loading the DB: {e}. Exiting."),
+            LoadError::BadSignature => f.write_str("Wrong signature trying to load DB from file"),
+            LoadError::NewerVersion(v) => write!(f, "Can't handle RDB format version {v}"),
+            LoadError::ShortRead => f.write_str(
+                "Short read or OOM loading DB. Unrecoverable error, aborting now.",
+            ),
+            LoadError::Checksum { expected, got } => write!(
+                f,
+                "Wrong RDB checksum expected: ({expected:x}) got ({got:x}). Aborting now."
+            ),
+            LoadError::DbOutOfRange(db) => write!(
+                f,
+                "FATAL: Data file was created with a Redis server configured to handle more than {db} databases. Exiting"
+            ),
+            LoadError::ModuleAux => f.write_str(
+                "The RDB file contains AUX module data I can't load: no matching module",
+            ),
+            LoadError::ModuleValue => f.write_str(
+                "The RDB file contains module data I can't load: no matching module",
+            ),
+            LoadError::PreReleaseFunctions => {
+                f.write_str("Pre-release function format not supported.")
+            }
+            LoadError::UnknownType(t) => write!(f, "Unknown RDB encoding type {t}"),
+            LoadError::Corrupt(why) => write!(
+                f,
+                "Corrupt RDB file ({why}). Unrecoverable error, aborting now."
+            ),
+            LoadError::Refused(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Where a loaded file's contents go.
+pub trait Visitor {
+    /// An aux field (`redis-ver`, `ctime`, ...): for the log, nothing depends on it.
+    fn aux(&mut self, name: &[u8], value: &[u8]);
+    /// A function library's code.
+    fn function(&mut self, code: Vec<u8>) -> Result<(), LoadError>;
+    /// Is `db` a database this server has?
+    fn has_db(&self, db: u64) -> bool;
+    /// One key of database `db`.
+    fn key(
+        &mut self,
+        db: usize,
+        key: Vec<u8>,
+        value: Value,
+        meta: KeyMeta,
+    ) -> Result<(), LoadError>;
+    /// A line Redis writes to its log at `warning` level while loading (a key left
+    /// out because its collection is empty): the reader decides what and when, the
+    /// caller writes it wherever its log goes.
+    fn warning(&mut self, message: std::fmt::Arguments<'_>);
+}
+
+/// Read a whole file from `reader`, handing its contents to `visitor`. The CRC-64
+/// footer is checked when `verify_checksum` (`rdbchecksum yes`) and the file has a
+/// non-zero one.
+pub fn read(
+    reader: impl io::Read,
+    limits: &Limits,
+    verify_checksum: bool,
+    visitor: &mut impl Visitor,
+) -> Result<(), LoadError> {
+    let mut src = ReadSource::new(reader);
+    let version = read_version(&mut src)?;
+    let mut db = 0usize;
+    let mut meta = KeyMeta::default();
+    let mut empty_skipped = 0;
+    loop {
+        match src.byte()? {
+            opcode::EOF => break,
+            opcode::SELECTDB => {
+                let n = src.length()?;
+                if !visitor.has_db(n) {
+                    return Err(LoadError::DbOutOfRange(n));
+                }
+                db = n as usize;
+            }
+            opcode::RESIZEDB => {
+                src.length()?;
+                src.length()?;
+            }
+            opcode::AUX => {
+                let name = src.string()?;
+                let value = src.string()?;
+                visitor.aux(&name, &value);
+            }
+            opcode::EXPIRETIME => {
+                let secs = i32::from_le_bytes(src.array()?);
+                meta.expire_at = (i64::from(secs) * 1000).max(1) as u64;
+            }
+            opcode::EXPIRETIME_MS => meta.expire_at = src.millis()?.max(1),
+            opcode::IDLE => meta.idle_seconds = Some(src.length()?),
+            opcode::FREQ => meta.freq = Some(src.byte()?),
+            opcode::FUNCTION2 => visitor.function(src.string()?.into_owned())?,
+            opcode::FUNCTION_PRE_GA => return Err(LoadError::PreReleaseFunctions),
+            opcode::MODULE_AUX => return Err(LoadError::ModuleAux),
+            t if is_module_type(t) => return Err(LoadError::ModuleValue),
+            t if is_value_type(t) => {
+                let key = src.string()?.into_owned();
+                let key_meta = std::mem::take(&mut meta);
+                match decode_body(t, &mut src, limits) {
+                    Ok(value) => visitor.key(db, key, value, key_meta)?,
+                    Err(Corrupt::EMPTY_COLLECTION) => {
+                        skip_empty_key(&key, &mut empty_skipped, visitor)
+                    }
+                    Err(corrupt) => return Err(corrupt.into()),
+                }
+            }
+            t => return Err(LoadError::UnknownType(t)),
+        }
+    }
+    if version >= FIRST_CHECKSUMMED_VERSION {
+        let expected = src.crc();
+        let got = u64::from_le_bytes(src.array()?);
+        if verify_checksum && got != 0 && got != expected {
+            return Err(LoadError::Checksum { expected, got });
+        }
+    }
+    Ok(())
+}
+
+/// Warn of a key left out because its collection is empty, the first ten times, as
+/// Redis does.
+fn skip_empty_key(key: &[u8], skipped: &mut usize, visitor: &mut impl Visitor) {
+    if *skipped < 10 {
+        visitor.warning(format_args!(
+            "rdbLoadObject skipping empty key: {}",
+            String::from_utf8_lossy(key)
+        ));
+    }
+    *skipped += 1;
+}
+
+/// The magic and the version after it, which must be one kvik reads.
+fn read_version(src: &mut ReadSource<impl io::Read>) -> Result<u16, LoadError> {
+    let head: [u8; 9] = src.array()?;
+    if &head[..5] != MAGIC {
+        return Err(LoadError::BadSignature);
+    }
+    let digits = std::str::from_utf8(&head[5..]).map_err(|_| LoadError::BadSignature)?;
+    let version: u16 = digits.parse().map_err(|_| LoadError::BadSignature)?;
+    if version == 0 || version > RDB_VERSION {
+        return Err(LoadError::NewerVersion(version));
+    }
+    Ok(version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::limits;
+    use super::*;
+    use kvik_types::string::StrValue;
+    use proptest::prelude::*;
+
+    /// Collects what a file holds.
+    #[derive(Default)]
+    struct Collect {
+        keys: Vec<(usize, Vec<u8>, KeyMeta)>,
+        functions: Vec<Vec<u8>>,
+        warnings: Vec<String>,
+    }
+
+    impl Visitor for Collect {
+        fn aux(&mut self, _name: &[u8], _value: &[u8]) {}
+        fn function(&mut self, code: Vec<u8>) -> Result<(), LoadError> {
+            self.functions.push(code);
+            Ok(())
+        }
+        fn has_db(&self, db: u64) -> bool {
+            db < 16
+        }
+        fn key(
+            &mut self,
+            db: usize,
+            key: Vec<u8>,
+            _: Value,
+            meta: KeyMeta,
+        ) -> Result<(), LoadError> {
+            self.keys.push((db, key, meta));
+            Ok(())
+        }
+        fn warning(&mut self, message: std::fmt::Arguments<'_>) {
+            self.warnings.push(message.to_string());
+        }
+    }
+
+    fn sample_file(checksum: bool) -> Vec<u8> {
+        let mut out = WriteSink::new(Vec::new());
+        write_header(&mut out, &[("redis-ver", "7.0.15".into())]);
+        write_function(&mut out, b"#!lua name=l\nreturn 1");
+        write_db_start(&mut out, 3, 2, 1);
+        let value = Value::Str(StrValue::from_bytes(&b"v".repeat(40)));
+        let meta = KeyMeta {
+            expire_at: 1_700_000_000_123,
+            idle_seconds: Some(7),
+            freq: None,
+        };
+        write_key(&mut out, b"a", &value, meta, true);
+        write_key(&mut out, b"12", &value, KeyMeta::default(), true);
+        finish(out, checksum).unwrap()
+    }
+
+    fn read_all(bytes: &[u8]) -> Result<Collect, LoadError> {
+        let mut collect = Collect::default();
+        read(bytes, &limits(), true, &mut collect).map(|()| collect)
+    }
+
+    #[test]
+    fn files_round_trip_with_their_opcodes() {
+        let got = read_all(&sample_file(true)).unwrap();
+        assert_eq!(got.functions, [b"#!lua name=l\nreturn 1".to_vec()]);
+        assert_eq!(got.keys.len(), 2);
+        assert_eq!(got.keys[0].0, 3);
+        assert_eq!(got.keys[0].2.expire_at, 1_700_000_000_123);
+        assert_eq!(got.keys[0].2.idle_seconds, Some(7));
+        assert_eq!(got.keys[1].1, b"12");
+        // No checksum: zeros, and the loader does not check.
+        assert!(sample_file(false).ends_with(&[0; 8]));
+        assert!(read_all(&sample_file(false)).is_ok());
+    }
+
+    #[test]
+    fn empty_collections_are_skipped_as_redis_skips_them() {
+        let mut out = WriteSink::new(Vec::new());
+        write_header(&mut out, &[]);
+        write_db_start(&mut out, 0, 2, 0);
+        for kind in [0x01, 0x02, 0x03, 0x04] {
+            out.put_byte(kind);
+            crate::io::write_string(&mut out, b"empty", false);
+            out.put_byte(0);
+        }
+        let value = Value::Str(StrValue::from_bytes(b"v"));
+        write_key(&mut out, b"kept", &value, KeyMeta::default(), false);
+        let got = read_all(&finish(out, true).unwrap()).unwrap();
+        let keys: Vec<&[u8]> = got.keys.iter().map(|(_, key, _)| &key[..]).collect();
+        assert_eq!(keys, [b"kept"]);
+        assert_eq!(got.warnings, ["rdbLoadObject skipping empty key: empty"; 4]);
+    }
+
+    #[test]
+    fn empty_keys_are_reported_the_first_ten_times() {
+        let mut out = WriteSink::new(Vec::new());
+        write_header(&mut out, &[]);
+        write_db_start(&mut out, 0, 12, 0);
+        for _ in 0..12 {
+            out.put_byte(0x02);
+            crate::io::write_string(&mut out, b"empty", false);
+            out.put_byte(0);
+        }
+        let got = read_all(&finish(out, true).unwrap()).unwrap();
+        assert!(got.keys.is_empty());
+        assert_eq!(got.warnings.len(), 10);
+    }
+
+    #[test]
+    fn bad_files_get_their_errors() {
+        let good = sample_file(true);
+        let short = read_all(&good[..good.len() - 3]);
+        assert!(matches!(short, Err(LoadError::ShortRead)));
+        let mut bad_crc = good.clone();
+        let last = bad_crc.len() - 1;
+        bad_crc[last] ^= 1;
+        assert!(matches!(
+            read_all(&bad_crc),
+            Err(LoadError::Checksum { .. })
+        ));
+        assert!(matches!(
+            read_all(b"REDIS0011\xff"),
+            Err(LoadError::NewerVersion(11))
+        ));
+        assert!(matches!(
+            read_all(b"RADIS0009"),
+            Err(LoadError::BadSignature)
+        ));
+        // Old files: version 4 has no checksum, EXPIRETIME in seconds.
+        let old = b"REDIS0004\xfe\x00\xfd\x10\x00\x00\x00\x00\x01k\x01v\xff";
+        let got = read_all(old).unwrap();
+        assert_eq!(got.keys[0].2.expire_at, 16_000);
+        assert!(matches!(
+            read_all(b"REDIS0010\xf7"),
+            Err(LoadError::ModuleAux)
+        ));
+        assert!(matches!(
+            read_all(b"REDIS0010\xf6"),
+            Err(LoadError::PreReleaseFunctions)
+        ));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// A valid file with bytes overwritten, cut short or both: an error or a load,
+        /// never a panic.
+        #[test]
+        fn mutated_files_never_panic(
+            edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
+            cut in any::<prop::sample::Index>(),
+            checksum in any::<bool>(),
+        ) {
+            let mut bytes = sample_file(checksum);
+            for (at, byte) in edits {
+                let at = at.index(bytes.len());
+                bytes[at] = byte;
+            }
+            let keep = cut.index(bytes.len() + 1);
+            let _ = read_all(&bytes[..keep]);
+        }
+    }
+}
