@@ -1,6 +1,8 @@
-//! Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, and any later command
-//! that waits for a key to receive data): the clients waiting, and how they are woken
-//! across threads.
+//! Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, XREAD ...):
+//! the clients waiting, by key, and the rules of ending a wait. The command side,
+//! blocking a client and serving waiters after a write, is in
+//! `commands::blocking`; this engine knows nothing of clients' connections or of
+//! the command table.
 //!
 //! A blocking command that finds none of its keys ready registers a [`Waiter`] here
 //! while it still holds its keys' shard locks, and its connection stops running
@@ -20,12 +22,9 @@
 //! *claims* the waiter. Only one claim succeeds, so a client is never both served and
 //! timed out; whoever claimed it takes it out of the registry ([`Registry::retire`]).
 
-use crate::client::ClientState;
-use crate::commands::{self, CmdResult, Ctx};
+use crate::errors::{CmdError, CmdResult};
 use crate::keyspace::{hash_key, Locked};
-use crate::mailbox::{Message, WaitEnd};
-use crate::server::Server;
-use crate::stats::ThreadStats;
+use crate::server::EncodingLimits;
 use crate::types::Value;
 use kvik_resp::{Protocol, ReplyWriter};
 use parking_lot::Mutex;
@@ -58,7 +57,7 @@ pub trait Action: Send + Sync {
     /// becomes the client's reply and ends its wait all the same.
     fn serve(
         &self,
-        server: &Server,
+        limits: &EncodingLimits,
         keys: &mut Locked<'_>,
         out: &mut ReplyWriter,
         key: &[u8],
@@ -78,21 +77,52 @@ pub struct Waiter {
     pub protocol: Protocol,
     pub has_timeout: bool,
     claimed: AtomicBool,
-    action: Box<dyn Action>,
+    /// What the command does once a key is ready.
+    pub action: Box<dyn Action>,
 }
 
 impl Waiter {
+    /// A waiter for client `client`, whose connection is `(worker, token)`, on
+    /// `keys` of database `db` (each kept once, in order).
+    pub fn new(
+        client: u64,
+        (worker, token): (usize, usize),
+        db: usize,
+        keys: &[&[u8]],
+        protocol: Protocol,
+        has_timeout: bool,
+        action: Box<dyn Action>,
+    ) -> Waiter {
+        let mut distinct: Vec<Vec<u8>> = Vec::with_capacity(keys.len());
+        for key in keys {
+            if !distinct.iter().any(|k| k == key) {
+                distinct.push(key.to_vec());
+            }
+        }
+        Waiter {
+            client,
+            worker,
+            token,
+            db,
+            keys: distinct,
+            protocol,
+            has_timeout,
+            claimed: AtomicBool::new(false),
+            action,
+        }
+    }
+
     /// Take the right to end this wait. True for exactly one caller.
     pub fn claim(&self) -> bool {
         !self.claimed.swap(true, Ordering::AcqRel)
     }
 
-    fn is_claimed(&self) -> bool {
+    pub fn is_claimed(&self) -> bool {
         self.claimed.load(Ordering::Acquire)
     }
 }
 
-/// A connection's side of a wait: kept in its [`ClientState`] while it is blocked.
+/// A connection's side of a wait: kept in its client state while it is blocked.
 pub struct Blocked {
     pub waiter: Arc<Waiter>,
     /// Unix ms at which the wait times out; `None` waits forever.
@@ -158,7 +188,8 @@ impl Registry {
         &self.stripes[at]
     }
 
-    fn add(&self, waiter: &Arc<Waiter>) {
+    /// Register a new waiter; the caller holds its keys' shard locks.
+    pub fn add(&self, waiter: &Arc<Waiter>) {
         // The caller holds the keys' shard locks (see the module doc): a writer that
         // locks one of them next finds the count raised and the waiter queued.
         self.blocked.fetch_add(1, Ordering::AcqRel);
@@ -205,7 +236,7 @@ impl Registry {
     }
 
     /// The clients waiting on `key`, longest-waiting first.
-    fn queue(&self, db: usize, key: &[u8]) -> Vec<Arc<Waiter>> {
+    pub fn queue(&self, db: usize, key: &[u8]) -> Vec<Arc<Waiter>> {
         let queues = self.stripe(db, key).lock();
         queues
             .get(&(db, key.to_vec()))
@@ -218,7 +249,7 @@ impl Registry {
     }
 
     /// Every key someone waits on, as (db, key).
-    fn waited_keys(&self) -> Vec<(usize, Vec<u8>)> {
+    pub fn waited_keys(&self) -> Vec<(usize, Vec<u8>)> {
         self.stripes
             .iter()
             .flat_map(|s| s.lock().keys().cloned().collect::<Vec<_>>())
@@ -229,7 +260,7 @@ impl Registry {
 /// A blocking command's timeout argument (seconds, fractions allowed) as a deadline in
 /// unix ms; `None` for 0, which waits forever. A deadline past the end of the clock
 /// waits forever too, as it does in Redis.
-pub fn parse_timeout(arg: &[u8], now_ms: u64) -> Result<Option<u64>, commands::CmdError> {
+pub fn parse_timeout(arg: &[u8], now_ms: u64) -> Result<Option<u64>, CmdError> {
     let ms = crate::util::long_double::parse_timeout_seconds_ms(arg)
         .ok_or("ERR timeout is not a float or out of range")?;
     if ms < 0 {
@@ -239,150 +270,6 @@ pub fn parse_timeout(arg: &[u8], now_ms: u64) -> Result<Option<u64>, commands::C
         return Ok(None);
     }
     Ok((now_ms as i64).checked_add(ms).map(|at| at as u64))
-}
-
-/// Block the client running this command on `keys` until one of them is ready for
-/// `action`, the deadline passes, or something else ends the wait. Call it from the
-/// handler, while the keys are locked, after finding none of them ready.
-pub fn block(ctx: &mut Ctx, keys: &[&[u8]], deadline: Option<u64>, action: impl Action + 'static) {
-    let mut distinct: Vec<Vec<u8>> = Vec::with_capacity(keys.len());
-    for key in keys {
-        if !distinct.iter().any(|k| k == key) {
-            distinct.push(key.to_vec());
-        }
-    }
-    let waiter = Arc::new(Waiter {
-        client: ctx.client.id(),
-        worker: ctx.client.info.worker,
-        token: ctx.client.info.token,
-        db: ctx.keys.db,
-        keys: distinct,
-        protocol: ctx.out.protocol,
-        has_timeout: deadline.is_some(),
-        claimed: AtomicBool::new(false),
-        action: Box::new(action),
-    });
-    ctx.server.blocking.add(&waiter);
-    ctx.client.blocked = Some(Blocked {
-        waiter,
-        deadline,
-        command: 0,
-        ran_for: Duration::ZERO,
-        slow: None,
-        silent: false,
-        timer_armed: false,
-    });
-}
-
-/// May a blocking command wait? Not inside a transaction or a script: there it answers
-/// at once as if its timeout had passed.
-pub fn may_block(client: &ClientState) -> bool {
-    !client.deny_blocking
-}
-
-/// Where a command that changed the keyspace may have made keys ready.
-pub enum Written<'k> {
-    /// At these keys of this database (the keys its key spec names).
-    Keys(usize, &'k [&'k [u8]]),
-    /// Anywhere: commands whose writes their key spec does not name (MOVE, COPY,
-    /// SWAPDB, FLUSHALL).
-    Anything,
-}
-
-/// After a command that changed the keyspace, once its locks are released: serve the
-/// clients waiting on what it wrote. Costs one relaxed load when nobody waits.
-pub fn after_write(server: &Server, stats: &ThreadStats, written: Written<'_>) {
-    if server.blocking.is_idle() {
-        return;
-    }
-    let work = match written {
-        Written::Keys(db, keys) => keys.iter().map(|k| (db, k.to_vec())).collect(),
-        Written::Anything => server.blocking.waited_keys().into(),
-    };
-    serve(server, stats, work);
-}
-
-/// Serve the waiters of each (db, key) in `work`, first come first served, while the
-/// key is ready. A served command that writes another key (BLMOVE's destination) adds
-/// it to the work, so a chain of waiters is served to its end.
-fn serve(server: &Server, stats: &ThreadStats, mut work: VecDeque<(usize, Vec<u8>)>) {
-    while let Some((db, key)) = work.pop_front() {
-        for waiter in server.blocking.queue(db, &key) {
-            match serve_one(server, stats, db, &key, &waiter) {
-                Turn::Served(Some(also)) => work.push_back((db, also)),
-                Turn::Served(None) | Turn::Skipped => {}
-                Turn::Empty => break,
-            }
-        }
-    }
-}
-
-/// What came of offering a key to one waiter.
-enum Turn {
-    /// The waiter got its reply; the other key it wrote, if any.
-    Served(Option<Vec<u8>>),
-    /// Not this one: it was claimed meanwhile, or wants another type of value.
-    Skipped,
-    /// The key holds nothing: nobody after this waiter can be served from it either.
-    Empty,
-}
-
-fn serve_one(
-    server: &Server,
-    stats: &ThreadStats,
-    db: usize,
-    key: &[u8],
-    waiter: &Arc<Waiter>,
-) -> Turn {
-    if waiter.is_claimed() {
-        return Turn::Skipped;
-    }
-    let env = server.key_env(stats);
-    let also = waiter.action.also_writes();
-    let lock_keys: smallvec::SmallVec<[&[u8]; 2]> = std::iter::once(key).chain(also).collect();
-    let mut keys = Locked::keys(env, db, crate::hlc::unix_ms(), &lock_keys);
-    let value = keys.peek(key).map(|entry| &entry.value);
-    if !waiter.action.ready_at(key, value) {
-        return if value.is_none() {
-            Turn::Empty
-        } else {
-            Turn::Skipped
-        };
-    }
-    // Under the key's lock: a claim that succeeds here serves data that is there.
-    if !waiter.claim() {
-        return Turn::Skipped;
-    }
-    let mut out = ReplyWriter {
-        buf: Vec::new(),
-        protocol: waiter.protocol,
-    };
-    let result = waiter.action.serve(server, &mut keys, &mut out, key);
-    drop(keys);
-    server.blocking.retire(waiter);
-    let failed = result.is_err();
-    if let Err(e) = result {
-        out.buf.clear();
-        commands::write_error(server, stats, &mut out, &e.0);
-    }
-    let end = WaitEnd {
-        served: true,
-        failed,
-    };
-    deliver(server, waiter, out.buf, end);
-    Turn::Served(also.filter(|_| !failed).map(<[u8]>::to_vec))
-}
-
-/// Send the reply that ends a claimed wait to the waiter's worker thread.
-pub fn deliver(server: &Server, waiter: &Waiter, reply: Vec<u8>, end: WaitEnd) {
-    if let Some(workers) = server.workers.get() {
-        workers[waiter.worker].send(Message::Unblocked {
-            token: waiter.token,
-            client: waiter.client,
-            reply,
-            end,
-        });
-    }
 }
 
 /// The reply of a wait that timed out (or was ended by CLIENT UNBLOCK ... TIMEOUT):

@@ -554,7 +554,7 @@ fn unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         served: false,
         failed: with_error,
     };
-    crate::blocking::deliver(ctx.server, &waiter, reply, end);
+    super::blocking::deliver(ctx.server, &waiter, reply, end);
     ctx.out.int(1);
     Ok(())
 }

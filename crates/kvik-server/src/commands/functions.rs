@@ -2,7 +2,7 @@
 //! STATS / KILL / HELP: the command layer over [`crate::scripting::functions`].
 
 use super::introspection::help_reply;
-use super::scripting::{flush_mode, kill_running, split_keys};
+use super::scripting::{flush_mode, kill_running, run, split_keys};
 use super::table::{acl, flags, key_flags, Command, Lock, ScriptRef};
 use super::{CmdResult, Ctx};
 use crate::scripting::busy::ScriptKind;
@@ -142,12 +142,12 @@ const SUBCOMMANDS: &[Command] = &[
 
 fn fcall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (keys, argv) = split_keys(args)?;
-    functions::fcall(ctx, args, keys, argv, false)
+    run::fcall(ctx, args, keys, argv, false)
 }
 
 fn fcall_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (keys, argv) = split_keys(args)?;
-    functions::fcall(ctx, args, keys, argv, true)
+    run::fcall(ctx, args, keys, argv, true)
 }
 
 /// FUNCTION LOAD [REPLACE] code: reply the library's name.

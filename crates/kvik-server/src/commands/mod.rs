@@ -9,6 +9,7 @@
 //! replies.
 
 pub mod args;
+pub mod blocking;
 pub mod table;
 
 pub mod bitmaps;
@@ -39,7 +40,6 @@ pub mod strings;
 pub mod transactions;
 pub mod zsets;
 
-use crate::blocking::{self, Written};
 use crate::client::{ClientState, ReplyMode};
 use crate::keyspace::{KeyEnv, Locked, WaitGate};
 use crate::latency::Event;
@@ -353,8 +353,8 @@ fn execute(
     stats.add(&stats.dirty, ran.changes);
     if ran.changes > 0 {
         let written = match cmd.lock {
-            Lock::Keys => Written::Keys(db, &keys),
-            _ => Written::Anything,
+            Lock::Keys => blocking::Written::Keys(db, &keys),
+            _ => blocking::Written::Anything,
         };
         blocking::after_write(server, stats, written);
     }
@@ -462,7 +462,7 @@ fn refuse_if_busy(scripts: &crate::scripting::Scripting, cmd: &Command) -> Resul
     if crate::net::serving_while_busy() {
         return Err(scripts.busy_reply());
     }
-    scripts.busy_gate(cmd)
+    scripts.busy_gate()
 }
 
 /// How a command may wait for shard locks while scripts run (a script may hold

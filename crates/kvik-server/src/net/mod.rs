@@ -61,6 +61,7 @@ pub fn start_workers(
     listeners: &[std::net::TcpListener],
     affinity: bool,
 ) -> io::Result<Vec<JoinHandle<()>>> {
+    crate::scripting::set_serve_while_busy(serve_clients_while_busy);
     let count = server.worker_count();
     let mut polls = Vec::with_capacity(count);
     let mut handles = Vec::with_capacity(count);

@@ -2,14 +2,12 @@
 //! `redis` that reach the running script's command context, written as C functions
 //! over the Lua stack.
 //!
-//! A command runs through [`commands::run_locked`] under the script's own
-//! [`Locked`](crate::keyspace::Locked), so it is part of the script's atomic whole.
-//! Keys the script did not declare have their shards taken on demand (see
-//! `Locked::acquire`): a shard above every held one is waited for, a lower one only
-//! tried for a moment, since waiting for it could deadlock against a command that
-//! holds it and waits for ours. The reply is written in the protocol the script chose
-//! and parsed back into Lua values on the stack. The command's effects go where the
-//! script last said with `redis.set_repl` (see [`crate::effects::Targets`]).
+//! The C functions read their arguments off the Lua stack and hand them to the run
+//! in progress through [`ScriptCalls`], which the command layer implements (running a
+//! command there, under the script's locks, is its business, not the engine's): this
+//! module knows the Lua side only. The reply comes back as RESP bytes, parsed into
+//! Lua values on the stack. The command's effects go where the script last said with
+//! `redis.set_repl` (see [`crate::effects::Targets`]).
 //!
 //! Being C functions keeps `return redis.call(...)` from erasing the script's frame
 //! (a Lua tail call would), so error replies name the script's line, as in Redis; it
@@ -17,16 +15,10 @@
 //! on is found through a thread-local pointer ([`Installed`]). A Lua error unwinds
 //! by `longjmp`, so one is raised only once every Rust value of the call is gone.
 
-use super::busy::Slot;
 use super::convert::{error_table_text, mark_counted, push_reply, truncate_like_c};
-use super::run::RunSpec;
 use super::stack::Stack;
-use crate::commands::table::{flags, Command};
-use crate::commands::{self, Ctx};
 use crate::effects::Targets;
-use crate::keyspace::{hash_key, Locked};
 use crate::util::numbers::write_f64;
-use kvik_resp::{Protocol, ReplyWriter};
 use mlua::ffi::{self, lua_State};
 use smallvec::SmallVec;
 use std::cell::Cell;
@@ -34,14 +26,9 @@ use std::ffi::c_int;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
-use std::time::Duration;
-
-/// How long a script waits for the shard of an undeclared key that sorts below a
-/// shard it holds before its call fails.
-const OUT_OF_ORDER_PATIENCE: Duration = Duration::from_millis(200);
 
 /// Why `redis.call` / `redis.pcall` gave an error table.
-pub(super) struct CallError {
+pub struct CallError {
     text: String,
     /// It is the command's own error reply, counted in INFO errorstats when it was
     /// made: the table says so (`ignore_error_stats_update`, as Redis names it), so
@@ -52,18 +39,27 @@ pub(super) struct CallError {
 impl CallError {
     /// An error of the call itself (an unknown command, a write from a read-only
     /// script, ...), counted only if the script replies with it.
-    fn refusal(text: impl Into<String>) -> Self {
+    pub fn refusal(text: impl Into<String>) -> Self {
         CallError {
             text: text.into(),
             counted: false,
         }
     }
+
+    /// The command's own error reply, counted in INFO errorstats already.
+    pub fn counted(text: impl Into<String>) -> Self {
+        CallError {
+            text: text.into(),
+            counted: true,
+        }
+    }
 }
 
 /// What the `redis.*` C functions ask of the run in progress.
-pub(super) trait ScriptCalls {
-    /// Runs one command and pushes its reply on `stack`, or returns its error.
-    fn command(&mut self, stack: Stack, argv: &[&[u8]]) -> Result<(), CallError>;
+pub trait ScriptCalls {
+    /// Runs one command and returns its reply (RESP, in the protocol the script
+    /// chose with `redis.setresp`), or its error.
+    fn command(&mut self, argv: &[&[u8]]) -> Result<&[u8], CallError>;
     /// `redis.setresp`: the protocol of the replies that follow (2 or 3).
     fn set_resp(&mut self, resp: u8);
     /// `redis.set_repl`: where the effects of the commands that follow go.
@@ -76,7 +72,7 @@ thread_local! {
 }
 
 /// Makes a run what this thread's `redis.*` C functions reach, until dropped.
-pub(super) struct Installed<'x>(PhantomData<&'x mut ()>);
+pub struct Installed<'x>(PhantomData<&'x mut ()>);
 
 impl<'x> Installed<'x> {
     pub fn new(calls: &'x mut (dyn ScriptCalls + 'x)) -> Self {
@@ -138,7 +134,12 @@ fn command_from_lua(stack: Stack) -> bool {
     let outcome = match script_argv(stack) {
         Ok(argv) => with_current(
             "ERR redis.call/pcall can only be called inside a script invocation",
-            |calls| calls.command(stack, &argv),
+            |calls| {
+                let reply = calls.command(&argv)?;
+                push_reply(stack, reply).map_err(|text| {
+                    CallError::refusal(error_table_text(&[b"-", text.as_bytes()].concat()))
+                })
+            },
         )
         .unwrap_or_else(|text| Err(CallError::refusal(text))),
         Err(text) => Err(CallError::refusal(text)),
@@ -242,177 +243,4 @@ fn script_argv<'s>(stack: Stack) -> Result<SmallVec<[&'s [u8]; 8]>, &'static str
     Ok((1..=count)
         .map(|at| stack.bytes(at).expect("every argument is a string now"))
         .collect())
-}
-
-/// The script's side of its commands.
-pub struct Caller<'x, 'c, 'a> {
-    ctx: &'x mut Ctx<'c, 'a>,
-    /// The shards the script holds (its declared keys' and those it reached since)
-    /// when it locked for itself; `None` inside a transaction, whose shards (in
-    /// `ctx.keys`) it extends instead.
-    own: Option<&'x mut Locked<'a>>,
-    /// Writes are refused.
-    read_only: bool,
-    /// It may write over `maxmemory`.
-    allow_oom: bool,
-    slot: &'x Slot,
-    /// The protocol chosen with `redis.setresp`.
-    resp: u8,
-    /// The destinations chosen with `redis.set_repl`.
-    targets: Targets,
-    /// Each command's reply, before it becomes Lua values (the buffer is reused).
-    reply: Vec<u8>,
-    /// The shards each command needs (the buffer is reused).
-    shards: Vec<usize>,
-}
-
-impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
-    pub fn new(
-        ctx: &'x mut Ctx<'c, 'a>,
-        own: Option<&'x mut Locked<'a>>,
-        spec: &RunSpec,
-        slot: &'x Slot,
-    ) -> Self {
-        Caller {
-            ctx,
-            own,
-            read_only: spec.read_only,
-            allow_oom: spec.allow_oom,
-            slot,
-            resp: 2,
-            targets: Targets::ALL,
-            reply: Vec::new(),
-            shards: Vec::new(),
-        }
-    }
-
-    /// The protocol the script chose last (for its own reply's booleans).
-    pub fn resp(&self) -> u8 {
-        self.resp
-    }
-
-    /// Checks and runs the command, its reply going to `reply`.
-    fn run(&mut self, argv: &[&[u8]], reply: &mut ReplyWriter) -> Result<(), CallError> {
-        let server = self.ctx.server;
-        let cmd_id = resolve(argv).map_err(CallError::refusal)?;
-        let cmd = commands::registry().get(cmd_id);
-        if cmd.has(flags::NOSCRIPT) {
-            return Err(CallError::refusal(
-                "ERR This Redis command is not allowed from script",
-            ));
-        }
-        if cmd.has(flags::WRITE) && self.read_only {
-            return Err(CallError::refusal(
-                "ERR Write commands are not allowed from read-only scripts.",
-            ));
-        }
-        self.refuse_if_oom(cmd).map_err(CallError::refusal)?;
-        if cmd.has(flags::WRITE) {
-            // From here on, killing it could leave half its writes.
-            self.slot.note_write();
-        }
-        let ctx = &mut *self.ctx;
-        let keys: &mut Locked<'a> = match &mut self.own {
-            Some(own) => own,
-            None => ctx.keys,
-        };
-        // A SELECT earlier in the script moved it to another database.
-        keys.db = ctx.client.db;
-        self.shards.clear();
-        commands::plan_locks(server, cmd, argv, keys.db, &mut self.shards);
-        acquire(keys, &self.shards).map_err(CallError::refusal)?;
-        let now = keys.now_ms;
-        keys.begin_command(now);
-        // Only this command's effects: a transaction goes on with its own after.
-        keys.effect_targets = self.targets;
-        let ran = commands::run_locked(server, ctx.stats, ctx.client, reply, argv, cmd_id, keys);
-        keys.effect_targets = Targets::ALL;
-        let origin = commands::slowlog::Origin::Script;
-        commands::finish_call(server, ctx.stats, origin, cmd_id, argv, &ran);
-        ran.result.map_err(|e| {
-            // The command's error reply counts where it is made, as any other.
-            commands::count_error_reply(server, ctx.stats, &e.0);
-            CallError {
-                text: e.0.into_owned(),
-                counted: true,
-            }
-        })
-    }
-
-    /// Redis's rule for scripts over `maxmemory`: when the check before the script
-    /// found nothing left to evict, a command that may grow memory is refused as long
-    /// as the script has not called a write command yet (after one, stopping would
-    /// leave it half done); `allow-oom` scripts are exempt.
-    fn refuse_if_oom(&self, cmd: &Command) -> Result<(), String> {
-        let over = self.ctx.client.over_memory && self.ctx.server.memory.limit().is_some();
-        if over && cmd.has(flags::DENYOOM) && !self.allow_oom && !self.slot.has_written() {
-            return Err(commands::errors::OOM.into());
-        }
-        Ok(())
-    }
-}
-
-impl ScriptCalls for Caller<'_, '_, '_> {
-    fn command(&mut self, stack: Stack, argv: &[&[u8]]) -> Result<(), CallError> {
-        let protocol = match self.resp {
-            3 => Protocol::Resp3,
-            _ => Protocol::Resp2,
-        };
-        let mut reply = ReplyWriter {
-            buf: std::mem::take(&mut self.reply),
-            protocol,
-        };
-        reply.buf.clear();
-        let ran = self.run(argv, &mut reply);
-        let pushed = ran.and_then(|()| {
-            push_reply(stack, &reply.buf).map_err(|text| {
-                CallError::refusal(error_table_text(&[b"-", text.as_bytes()].concat()))
-            })
-        });
-        self.reply = reply.buf;
-        pushed
-    }
-
-    fn set_resp(&mut self, resp: u8) {
-        self.resp = resp;
-    }
-
-    fn set_targets(&mut self, targets: Targets) {
-        self.targets = targets;
-    }
-}
-
-/// Takes the shards of `names` (in `keys.db`) that `keys` does not hold yet.
-pub fn acquire_keys(keys: &mut Locked, names: &[&[u8]]) -> Result<(), String> {
-    let ks = keys.keyspace();
-    let db = keys.db;
-    let ids: SmallVec<[usize; 4]> = names
-        .iter()
-        .map(|k| ks.global_id(db, ks.shard_of(hash_key(k))))
-        .collect();
-    acquire(keys, &ids)
-}
-
-fn acquire(keys: &mut Locked, ids: &[usize]) -> Result<(), String> {
-    keys.acquire(ids, OUT_OF_ORDER_PATIENCE).map_err(|_| {
-        "ERR a key the script did not declare is locked by another client; \
-         declare every key the script uses in KEYS"
-            .to_string()
-    })
-}
-
-/// Finds the command (or subcommand) a script named and checks its arity, with the
-/// texts Redis gives scripts.
-fn resolve(argv: &[&[u8]]) -> Result<usize, String> {
-    let registry = crate::commands::registry();
-    let unknown = || "ERR Unknown Redis command called from script".to_string();
-    let mut id = registry.lookup(argv[0]).ok_or_else(unknown)?;
-    let cmd: &Command = registry.get(id);
-    if !cmd.subcommands.is_empty() && argv.len() > 1 {
-        id = registry.lookup_sub(cmd, argv[1]).ok_or_else(unknown)?;
-    }
-    if !registry.get(id).arity_ok(argv.len()) {
-        return Err("ERR Wrong number of args calling Redis command from script".into());
-    }
-    Ok(id)
 }

@@ -7,12 +7,10 @@
 //! thread, before its next FCALL, notices the newer epoch and runs all libraries'
 //! code again in its own Lua state to get callable functions.
 
-use super::busy::ScriptKind;
-use super::run::{run, RunSpec};
 use super::sandbox::Inputs;
 use super::state::{lua_error_text, with_state, ThreadState};
 use super::{ScriptFlags, Scripting};
-use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::errors::{CmdError, CmdResult};
 use mlua::{Function, RegistryKey, Table, Value};
 use parking_lot::RwLock;
 use std::collections::{BTreeMap, HashMap};
@@ -144,6 +142,13 @@ pub struct Loaded {
     functions: HashMap<String, (RegistryKey, ScriptFlags)>,
 }
 
+impl Loaded {
+    /// A function of this thread's copy, by name.
+    pub(super) fn get(&self, name: &str) -> Option<&(RegistryKey, ScriptFlags)> {
+        self.functions.get(name)
+    }
+}
+
 /// The library name in a `#!lua name=<lib>` first line, and the code.
 pub fn parse_header(code: &[u8]) -> Result<String, CmdError> {
     if !code.starts_with(b"#!") {
@@ -270,7 +275,7 @@ pub fn compile_library(engine: &Scripting, code: &[u8]) -> Result<Library, CmdEr
 }
 
 /// Makes `state`'s functions match the registry.
-fn refresh(engine: &Scripting, state: &mut ThreadState) -> CmdResult {
+pub(super) fn refresh(engine: &Scripting, state: &mut ThreadState) -> CmdResult {
     let epoch = engine.libraries.epoch.load(Ordering::Acquire);
     if state.functions.epoch == Some(epoch) {
         return Ok(());
@@ -287,34 +292,4 @@ fn refresh(engine: &Scripting, state: &mut ThreadState) -> CmdResult {
         functions,
     };
     Ok(())
-}
-
-/// FCALL / FCALL_RO once the arguments are checked.
-pub fn fcall(
-    ctx: &mut Ctx,
-    command: &[&[u8]],
-    keys: &[&[u8]],
-    argv: &[&[u8]],
-    ro_command: bool,
-) -> CmdResult {
-    let engine = &ctx.server.scripting;
-    with_state(engine, |state| {
-        refresh(engine, state)?;
-        let name = String::from_utf8_lossy(command[1]);
-        let Some((f, flags)) = state.functions.functions.get(name.as_ref()) else {
-            return Err("ERR Function not found".into());
-        };
-        if ro_command && !flags.no_writes {
-            return Err("ERR Can not execute a script with write flag using *_ro command.".into());
-        }
-        let spec = RunSpec {
-            kind: ScriptKind::Function,
-            name: name.as_bytes(),
-            read_only: ro_command || flags.no_writes,
-            allow_oom: flags.allow_oom,
-            command,
-        };
-        let inputs = Inputs::Parameters { keys, argv };
-        run(ctx, &state.sandbox, &state.slot, f, keys, inputs, &spec)
-    })?
 }

@@ -8,35 +8,39 @@
 //! texts read as Redis's ([`state`]). SCRIPT FLUSH and changes to the libraries bump
 //! an epoch; a thread whose state is older rebuilds what it holds before its next run.
 //!
-//! A script runs ([`run`]) on the thread that received it, holding the shard locks of
-//! the keys it declared for its whole run (EVAL and FCALL lock for themselves); [`call`] runs
-//! each `redis.call` through [`crate::commands::run_locked`] and takes the shard of
-//! an undeclared key on demand. [`busy`] tracks running scripts for BUSY and KILL.
+//! This engine finds what to run ([`with_script`], [`with_function`]), runs Lua in its
+//! sandbox, converts values both ways ([`convert`]) and hands each `redis.call` to
+//! the run in progress ([`ScriptCalls`]). Running a script as a command (its locks,
+//! its commands, its reply) is the command layer's: `commands::scripting` implements
+//! `ScriptCalls`, so nothing here imports the dispatcher. [`busy`] tracks running
+//! scripts for BUSY and KILL.
 
 pub mod busy;
 mod call;
-mod convert;
+pub mod convert;
 pub mod functions;
 pub mod libs;
 pub mod payload;
-mod run;
+mod runnable;
 mod sandbox;
 mod stack;
 mod state;
 
-pub use run::{eval, ScriptSource};
+pub use call::{CallError, Installed, ScriptCalls};
+pub use runnable::{with_function, with_script, Runnable, ScriptSource};
 pub use sandbox::load_libraries;
+pub use sandbox::Inputs;
 pub use state::load_script;
+pub use state::lua_error_text;
 
-use crate::commands::table::{flags, Command};
-use crate::commands::{CmdError, CmdResult};
+use crate::errors::{CmdError, CmdResult};
 use crate::keyspace::WaitGate;
 use busy::{Monitor, ScriptKind};
 use parking_lot::RwLock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 /// Where a command's arguments name the script it runs (`args[1]` in each case).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,9 +196,10 @@ impl Scripting {
         self.running.any() && self.running.busy(self.threshold()).is_some()
     }
 
-    /// The BUSY reply for `cmd` while a script has run past the threshold.
-    pub fn busy_gate(&self, cmd: &Command) -> CmdResult {
-        if cmd.has(flags::ALLOW_BUSY) || !self.running.any() {
+    /// The BUSY reply, for a command not flagged allow-busy, while a script has
+    /// run past the threshold.
+    pub fn busy_gate(&self) -> CmdResult {
+        if !self.running.any() {
             return Ok(());
         }
         match self.running.busy(self.threshold()) {
@@ -217,6 +222,24 @@ impl Scripting {
     /// `busy-reply-threshold`.
     pub fn threshold(&self) -> Duration {
         Duration::from_millis(self.threshold_ms.load(Ordering::Relaxed))
+    }
+}
+
+/// How a busy script's thread serves its other clients between instructions: the
+/// event loop's own routine, handed over by the network layer when it starts (it
+/// sits above this engine, which cannot name it).
+static SERVE_WHILE_BUSY: OnceLock<fn(Instant)> = OnceLock::new();
+
+/// Install the routine a busy script calls to let its thread's other clients in.
+pub fn set_serve_while_busy(serve: fn(Instant)) {
+    // Every server of the process installs the same routine.
+    let _ = SERVE_WHILE_BUSY.set(serve);
+}
+
+/// Called from a script's instruction hook (started at `started`).
+fn serve_while_busy(started: Instant) {
+    if let Some(serve) = SERVE_WHILE_BUSY.get() {
+        serve(started);
     }
 }
 

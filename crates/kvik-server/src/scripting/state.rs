@@ -4,7 +4,7 @@
 use super::busy::Slot;
 use super::sandbox::{self, Sandbox};
 use super::{functions, sha1_hex, CachedScript, ScriptFlags, Scripting};
-use crate::commands::CmdError;
+use crate::errors::CmdError;
 use mlua::RegistryKey;
 use std::cell::RefCell;
 use std::collections::hash_map::{Entry, HashMap};
@@ -75,14 +75,14 @@ fn new_state(owner: u64, scripts_epoch: u64, slot: Arc<Slot>) -> Result<ThreadSt
 /// Every few thousand instructions the script checks whether SCRIPT KILL asked it
 /// to stop; once asked, it fails at each check, so a `pcall` cannot keep it alive.
 /// Past `busy-reply-threshold` the check also lets the thread's other clients in
-/// ([`crate::net::serve_clients_while_busy`]): that is how SCRIPT KILL reaches a
+/// ([`super::set_serve_while_busy`]): that is how SCRIPT KILL reaches a
 /// script whose thread is the only one.
 fn install_kill_hook(lua: &mlua::Lua, slot: Arc<Slot>) -> mlua::Result<()> {
     lua.set_hook(
         mlua::HookTriggers::new().every_nth_instruction(10_000),
         move |_, _| {
             if let Some(started) = slot.running_since() {
-                crate::net::serve_clients_while_busy(started);
+                super::serve_while_busy(started);
             }
             if slot.killed() {
                 Err(mlua::Error::runtime("Script killed by user"))
@@ -208,7 +208,7 @@ pub(super) fn compiled<'c>(
 }
 
 /// The message of a Lua error without mlua's decoration.
-pub(super) fn lua_error_text(e: &mlua::Error) -> String {
+pub fn lua_error_text(e: &mlua::Error) -> String {
     match e {
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         mlua::Error::RuntimeError(m) => m.clone(),

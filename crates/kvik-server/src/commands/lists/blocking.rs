@@ -13,12 +13,13 @@
 //! propagates nothing. Where they may not wait (a transaction, a script) they answer
 //! at once: the null array, or for BLMOVE and BRPOPLPUSH the null bulk string.
 
-use super::{first_list, move_element, node_limit_of, parse_end, pop_with_key, MultiPop};
+use super::{first_list, move_element, parse_end, pop_with_key, MultiPop};
 use crate::blocking::{self, Action};
+use crate::commands::blocking::{block, may_block, serve_now_or_block};
 use crate::commands::{CmdResult, Ctx};
 use crate::keyspace::Locked;
-use crate::server::Server;
-use crate::types::list::End;
+use crate::server::EncodingLimits;
+use crate::types::list::{End, NodeLimit};
 use crate::types::Value;
 use kvik_resp::ReplyWriter;
 
@@ -50,15 +51,7 @@ pub fn blmpop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn pop_or_wait(ctx: &mut Ctx, keys: &[&[u8]], deadline: Option<u64>, pop: Pop) -> CmdResult {
-    match first_list(ctx.keys, keys)? {
-        Some(key) => {
-            pop_with_key(ctx.keys, ctx.out, key, pop.end, pop.count)?;
-            ctx.propagated = true;
-        }
-        None if blocking::may_block(ctx.client) => blocking::block(ctx, keys, deadline, pop),
-        None => ctx.out.null_array(),
-    }
-    Ok(())
+    serve_now_or_block(ctx, keys, deadline, pop, first_list)
 }
 
 /// A waiting BLPOP, BRPOP (no count) or BLMPOP (a count).
@@ -74,7 +67,7 @@ impl Action for Pop {
 
     fn serve(
         &self,
-        _server: &Server,
+        _limits: &EncodingLimits,
         keys: &mut Locked<'_>,
         out: &mut ReplyWriter,
         key: &[u8],
@@ -118,10 +111,10 @@ fn move_or_wait(
     request: Move,
     words: [&[u8]; 2],
 ) -> CmdResult {
-    if request.run(ctx.server, ctx.keys, ctx.out, source, words)? {
+    if request.run(&ctx.server.hot.encoding(), ctx.keys, ctx.out, source, words)? {
         ctx.propagated = true;
-    } else if blocking::may_block(ctx.client) {
-        blocking::block(ctx, &[source], deadline, request);
+    } else if may_block(ctx.client) {
+        block(ctx, &[source], deadline, request);
     } else {
         ctx.out.null();
     }
@@ -142,13 +135,13 @@ impl Move {
     /// False (and nothing done) when `source` holds no list.
     fn run(
         &self,
-        server: &Server,
+        limits: &EncodingLimits,
         keys: &mut Locked<'_>,
         out: &mut ReplyWriter,
         source: &[u8],
         words: [&[u8]; 2],
     ) -> Result<bool, crate::commands::CmdError> {
-        let limit = node_limit_of(server);
+        let limit = NodeLimit::from_config(limits.list_max_listpack_size);
         let destination = &self.destination[..];
         let Some(element) = move_element(keys, source, destination, self.from, self.to, limit)?
         else {
@@ -176,13 +169,13 @@ impl Action for Move {
 
     fn serve(
         &self,
-        server: &Server,
+        limits: &EncodingLimits,
         keys: &mut Locked<'_>,
         out: &mut ReplyWriter,
         key: &[u8],
     ) -> CmdResult {
         let words = [end_word(self.from), end_word(self.to)];
-        self.run(server, keys, out, key, words).map(drop)
+        self.run(limits, keys, out, key, words).map(drop)
     }
 }
 

@@ -15,10 +15,10 @@
 //! ENTRIESREAD n`. XREAD itself propagates nothing.
 
 use super::{id_arg, int_arg, parse_id, write_entry, write_id};
-use crate::blocking::{self, Action};
+use crate::blocking::Action;
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
-use crate::server::Server;
+use crate::server::EncodingLimits;
 use crate::types::stream::{Name, Stream, StreamId};
 use crate::types::Value;
 use kvik_resp::ReplyWriter;
@@ -161,7 +161,7 @@ pub fn read(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.out.null_array();
         return Ok(());
     };
-    if !blocking::may_block(ctx.client) {
+    if !crate::commands::blocking::may_block(ctx.client) {
         ctx.out.null_array();
         return Ok(());
     }
@@ -185,7 +185,7 @@ pub fn read(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             noack: read.noack,
         }),
     };
-    blocking::block(ctx, read.keys, deadline, wait);
+    crate::commands::blocking::block(ctx, read.keys, deadline, wait);
     Ok(())
 }
 
@@ -565,7 +565,7 @@ impl Action for Wait {
 
     fn serve(
         &self,
-        _server: &Server,
+        _limits: &EncodingLimits,
         keys: &mut Locked<'_>,
         out: &mut ReplyWriter,
         key: &[u8],

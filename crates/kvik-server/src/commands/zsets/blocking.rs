@@ -16,9 +16,10 @@
 use super::pop::{first_with_members, pop, propagate_pop, MpopRequest};
 use super::{EntryWriter, Layout};
 use crate::blocking::{self, Action};
+use crate::commands::blocking::serve_now_or_block;
 use crate::commands::{CmdResult, Ctx};
 use crate::keyspace::Locked;
-use crate::server::Server;
+use crate::server::EncodingLimits;
 use crate::types::zset::End;
 use crate::types::Value;
 use kvik_resp::ReplyWriter;
@@ -51,15 +52,7 @@ pub fn bzmpop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn pop_or_wait(ctx: &mut Ctx, keys: &[&[u8]], deadline: Option<u64>, pop: Pop) -> CmdResult {
-    match first_with_members(ctx.keys, keys)? {
-        Some(key) => {
-            pop.run(ctx.keys, ctx.out, key)?;
-            ctx.propagated = true;
-        }
-        None if blocking::may_block(ctx.client) => blocking::block(ctx, keys, deadline, pop),
-        None => ctx.out.null_array(),
-    }
-    Ok(())
+    serve_now_or_block(ctx, keys, deadline, pop, first_with_members)
 }
 
 /// A BZPOPMIN or BZPOPMAX (no count) or a BZMPOP (a count).
@@ -104,7 +97,7 @@ impl Action for Pop {
 
     fn serve(
         &self,
-        _server: &Server,
+        _limits: &EncodingLimits,
         keys: &mut Locked<'_>,
         out: &mut ReplyWriter,
         key: &[u8],

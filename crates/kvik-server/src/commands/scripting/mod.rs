@@ -4,6 +4,9 @@
 //! EVAL's key spec (a count, then the keys) is for COMMAND INFO and GETKEYS; the
 //! script locks its declared keys' shards itself and holds them for its whole run.
 
+mod caller;
+pub mod run;
+
 use super::introspection::help_reply;
 use super::table::{acl, flags, key_flags, Command, Lock, ScriptRef};
 use super::{args, CmdResult, Ctx};
@@ -132,7 +135,7 @@ pub fn split_keys<'a>(args: &'a [&'a [u8]]) -> Result<KeysAndArgs<'a>, super::Cm
 fn eval_with(ctx: &mut Ctx, args: &[&[u8]], by_sha: bool, read_only: bool) -> CmdResult {
     let (keys, argv) = split_keys(args)?;
     if !by_sha {
-        return scripting::eval(
+        return run::eval(
             ctx,
             args,
             ScriptSource::Body(args[1]),
@@ -148,7 +151,7 @@ fn eval_with(ctx: &mut Ctx, args: &[&[u8]], by_sha: bool, read_only: bool) -> Cm
         _ => return Err("NOSCRIPT No matching script. Please use EVAL.".into()),
     }
     sha.make_ascii_lowercase();
-    scripting::eval(ctx, args, ScriptSource::Sha(&sha), keys, argv, read_only)
+    run::eval(ctx, args, ScriptSource::Sha(&sha), keys, argv, read_only)
 }
 
 fn eval(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

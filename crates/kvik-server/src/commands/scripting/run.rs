@@ -1,14 +1,16 @@
-//! Running a compiled script or function: its locks, its registration as running,
-//! the `redis.call` bridge for its length, and its reply or error text.
+//! Running a script or function as a command (EVAL, EVALSHA, FCALL and their
+//! read-only forms): its locks, its registration as running, the `redis.call`
+//! bridge for its length ([`Caller`]), and its reply or error text. What runs comes
+//! from the scripting engine, compiled in this thread's Lua state ([`Runnable`]).
 
-use super::busy::{ScriptKind, Slot};
-use super::call::{self, Caller, Installed};
-use super::convert;
-use super::sandbox::{Inputs, Sandbox};
-use super::state::{compiled, lua_error_text, sha_of, with_state, Sha};
+use super::caller::{acquire_keys, Caller};
 use crate::commands::{self, CmdError, CmdResult, Ctx};
 use crate::keyspace::{KeyEnv, Locked, WaitGate};
-use mlua::{RegistryKey, Value};
+use crate::scripting::busy::ScriptKind;
+use crate::scripting::{
+    convert, lua_error_text, with_function, with_script, Inputs, Installed, Runnable, ScriptSource,
+};
+use mlua::Value;
 
 /// How a script is being run.
 pub struct RunSpec<'s> {
@@ -34,45 +36,65 @@ pub fn eval(
     ro_command: bool,
 ) -> CmdResult {
     let engine = &ctx.server.scripting;
-    with_state(engine, |state| {
-        let (sha, body): (Sha, _) = match source {
-            ScriptSource::Body(b) => (sha_of(b), Some(b)),
-            ScriptSource::Sha(s) => (*s, None),
-        };
-        let (f, flags) = compiled(engine, &state.sandbox, &mut state.compiled, &sha, body)?;
+    with_script(engine, source, |sha, runnable| {
+        let flags = runnable.flags;
         if ro_command && flags.shebang && !flags.no_writes {
             return Err("ERR Can not execute a script with write flag using *_ro command.".into());
         }
         let spec = RunSpec {
             kind: ScriptKind::Eval,
-            name: &sha,
+            name: sha,
             read_only: ro_command || flags.no_writes,
             allow_oom: flags.allow_oom,
             command,
         };
         let inputs = Inputs::Globals { keys, argv };
-        run(ctx, &state.sandbox, &state.slot, f, keys, inputs, &spec)
-    })?
+        run(ctx, runnable, keys, inputs, &spec)
+    })
 }
 
-/// Where EVAL's script comes from.
-pub enum ScriptSource<'a> {
-    Body(&'a [u8]),
-    /// EVALSHA's SHA1, lowercased.
-    Sha(&'a [u8; 40]),
+/// FCALL / FCALL_RO once the arguments are checked.
+pub fn fcall(
+    ctx: &mut Ctx,
+    command: &[&[u8]],
+    keys: &[&[u8]],
+    argv: &[&[u8]],
+    ro_command: bool,
+) -> CmdResult {
+    let engine = &ctx.server.scripting;
+    let name = String::from_utf8_lossy(command[1]);
+    with_function(engine, &name, |runnable| {
+        let flags = runnable.flags;
+        if ro_command && !flags.no_writes {
+            return Err("ERR Can not execute a script with write flag using *_ro command.".into());
+        }
+        let spec = RunSpec {
+            kind: ScriptKind::Function,
+            name: name.as_bytes(),
+            read_only: ro_command || flags.no_writes,
+            allow_oom: flags.allow_oom,
+            command,
+        };
+        let inputs = Inputs::Parameters { keys, argv };
+        run(ctx, runnable, keys, inputs, &spec)
+    })
 }
 
 /// Runs a compiled script or function with its declared `keys` and its `inputs`,
 /// and writes its reply.
-pub(super) fn run(
+fn run(
     ctx: &mut Ctx,
-    sandbox: &Sandbox,
-    slot: &Slot,
-    f: &RegistryKey,
+    runnable: Runnable,
     keys: &[&[u8]],
     inputs: Inputs,
     spec: &RunSpec,
 ) -> CmdResult {
+    let Runnable {
+        sandbox,
+        slot,
+        function: f,
+        ..
+    } = runnable;
     let saved_db = ctx.client.db;
     // EVAL and FCALL skip the usual MONITOR line after the command: they show
     // before the commands their script runs, as in Redis.
@@ -85,7 +107,7 @@ pub(super) fn run(
     // Inside a transaction, which already holds shards, it extends those instead.
     let in_transaction = !ctx.keys.holds_none();
     let mut own = if in_transaction {
-        call::acquire_keys(ctx.keys, keys).map_err(CmdError::from)?;
+        acquire_keys(ctx.keys, keys).map_err(CmdError::from)?;
         None
     } else {
         let mut locked = lock_declared_keys(ctx, keys)?;
