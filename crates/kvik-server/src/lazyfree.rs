@@ -73,13 +73,13 @@ pub fn drop_later<T: Send + 'static>(value: T, objects: u64, bytes: u64) {
 /// Values owning more than this many heap bytes are freed in the background.
 pub const BACKGROUND_FREE_BYTES: usize = 64 * 1024;
 
-/// Free a removed entry: inline when small, on the background thread when big, so
-/// deleting a collection of millions of elements costs its thread almost nothing.
-/// Returns the bytes left to the background thread (0 when freed here).
-pub fn free_entry(entry: crate::keyspace::EntryBox) -> u64 {
-    let bytes = entry.value.heap_size();
+/// Free `garbage`, one object owning `bytes` of heap: inline when small, on the
+/// background thread when big, so deleting a collection of millions of elements
+/// costs its thread almost nothing. Returns the bytes left to the background thread
+/// (0 when freed here).
+pub fn free<T: Send + 'static>(garbage: T, bytes: usize) -> u64 {
     if bytes > BACKGROUND_FREE_BYTES {
-        drop_later(entry, 1, bytes as u64);
+        drop_later(garbage, 1, bytes as u64);
         return bytes as u64;
     }
     0
@@ -88,9 +88,7 @@ pub fn free_entry(entry: crate::keyspace::EntryBox) -> u64 {
 /// Free a replaced value the same way.
 pub fn free_value(value: crate::types::Value) {
     let bytes = value.heap_size();
-    if bytes > BACKGROUND_FREE_BYTES {
-        drop_later(value, 1, bytes as u64);
-    }
+    free(value, bytes);
 }
 
 /// Heap bytes handed to the background thread and not freed yet.

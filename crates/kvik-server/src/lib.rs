@@ -33,6 +33,7 @@ pub mod hlc;
 pub mod keyspace;
 pub mod latency;
 pub mod lazyfree;
+pub mod listen;
 pub mod logging;
 pub mod mailbox;
 pub mod memory;

@@ -82,7 +82,7 @@ impl NameMap {
     }
 
     fn stripe(&self, name: &[u8]) -> &RwLock<Listeners> {
-        &self.stripes[crate::keyspace::hash_key(name) as usize % STRIPES]
+        &self.stripes[crate::util::hash::hash_key(name) as usize % STRIPES]
     }
 
     fn add(&self, name: &[u8], who: Subscriber) {

@@ -44,7 +44,7 @@ pub fn new_server(config: Config, config_file: Option<PathBuf>) -> Server {
 pub fn start(server: Server) -> std::io::Result<Running> {
     let affinity = server.config.read().server_thread_affinity;
     let server = Arc::new(server);
-    let listeners = crate::net::bind_all(&server)?;
+    let listeners = crate::listen::bind_all(&server.config.read())?;
     let mut threads = crate::net::start_workers(&server, &listeners, affinity)?;
     threads.push(crate::snapshot::start_saver(server.clone())?);
     Ok(Running { server, threads })

@@ -138,7 +138,7 @@ fn apply_changes(server: &Server, changed: &[&'static str]) -> CmdResult {
         crate::logging::set_level(&level).map_err(CmdError::from)?;
     }
     if let Some(name) = changed.iter().find(|n| matches!(**n, "port" | "bind")) {
-        let listeners = crate::net::bind_all(server).map_err(|e| {
+        let listeners = crate::listen::bind_all(&server.config.read()).map_err(|e| {
             CmdError::from(format!(
                 "ERR CONFIG SET failed (possibly related to argument '{name}') - Unable to listen on this port: {e}"
             ))

@@ -459,7 +459,7 @@ fn refuse_if_busy(scripts: &crate::scripting::Scripting, cmd: &Command) -> Resul
     }
     // Served from inside this thread's own busy script: nothing else may run in the
     // middle of it.
-    if crate::net::serving_while_busy() {
+    if crate::scripting::serving_while_busy() {
         return Err(scripts.busy_reply());
     }
     scripts.busy_gate()
@@ -468,7 +468,7 @@ fn refuse_if_busy(scripts: &crate::scripting::Scripting, cmd: &Command) -> Resul
 /// How a command may wait for shard locks while scripts run (a script may hold
 /// them): one not flagged allow-busy gives up once a script turns busy, and answers
 /// BUSY; one served from inside its own thread's busy script
-/// ([`crate::net::serving_while_busy`]) may not wait at all, since the script cannot
+/// ([`crate::scripting::serving_while_busy`]) may not wait at all, since the script cannot
 /// move on until it returns.
 fn lock_wait_gate<'s>(
     scripts: &'s crate::scripting::Scripting,
@@ -476,7 +476,7 @@ fn lock_wait_gate<'s>(
 ) -> Option<&'s dyn WaitGate> {
     if !scripts.running.any() {
         None
-    } else if crate::net::serving_while_busy() {
+    } else if crate::scripting::serving_while_busy() {
         Some(&NeverWait)
     } else if cmd.has(table::flags::ALLOW_BUSY) {
         None

@@ -21,12 +21,10 @@
 
 use super::table::{acl, flags, Command, Lock};
 use super::{plan_locks, run_locked, CmdError, CmdResult, Ctx};
-use crate::client::ClientState;
-use crate::keyspace::{KeyObserver, KeyObservers, Locked};
+use crate::client::{ClientState, Transaction, Watching};
+use crate::keyspace::Locked;
 use crate::server::Server;
 use kvik_resp::ReplyWriter;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 /// Flags of the commands that manage transactions: usable while loading or stale,
 /// never from a script.
@@ -92,34 +90,6 @@ pub const COMMANDS: &[Command] = &[
 
 const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
 
-/// A command waiting in a transaction for EXEC.
-pub struct Queued {
-    /// Its id in the command table, resolved when it was queued.
-    pub id: usize,
-    pub args: Vec<Vec<u8>>,
-}
-
-/// A client's transaction between MULTI and EXEC.
-#[derive(Default)]
-pub struct Transaction {
-    pub queued: Vec<Queued>,
-    /// A command was refused while queuing: EXEC will discard everything.
-    pub aborted: bool,
-    /// A queued command may grow memory: over `maxmemory`, EXEC is refused.
-    pub grows_memory: bool,
-    /// A queued command writes (EXEC then counts as a write for MISCONF).
-    pub writes: bool,
-    /// Bytes of the queued arguments (CLIENT LIST's `multi-mem`).
-    arg_bytes: usize,
-}
-
-impl Transaction {
-    /// (queued commands, their argument bytes), as CLIENT LIST shows them.
-    pub fn usage(&self) -> (usize, usize) {
-        (self.queued.len(), self.arg_bytes)
-    }
-}
-
 /// Inside MULTI: queue a command that passed the checks of `call`, or refuse it.
 pub fn queue(
     server: &Server,
@@ -142,11 +112,7 @@ pub fn queue(
     // A transaction that will be discarded keeps nothing (Redis answers QUEUED all
     // the same).
     if !tx.aborted && !doomed {
-        tx.arg_bytes += args.iter().map(|a| a.len()).sum::<usize>();
-        tx.queued.push(Queued {
-            id,
-            args: args.iter().map(|a| a.to_vec()).collect(),
-        });
+        tx.push(id, args);
         publish(client);
     }
     out.simple("QUEUED");
@@ -158,7 +124,7 @@ pub fn queue(
 /// EXECABORT; EXEC itself refused (inside MULTI or not) discards the transaction and
 /// the watched keys and says why, as Redis's `rejectCommand` does.
 pub fn refused(client: &mut ClientState, cmd: Option<&Command>, error: CmdError) -> CmdError {
-    if cmd.is_none_or(|c| c.name != "exec") {
+    if cmd.is_none_or(|c| !c.has(flags::RUNS_QUEUED)) {
         abort_queuing(client);
         return error;
     }
@@ -253,7 +219,7 @@ fn lock_everything<'a>(
         );
     }
     if let Some(w) = watching {
-        ids.extend(w.keys.iter().map(|(db, key)| ks.shard_id_of(*db, key)));
+        ids.extend(w.keys().iter().map(|(db, key)| ks.shard_id_of(*db, key)));
     }
     let mut locked = Locked::shard_ids(ctx.key_env(), ctx.client.db, ctx.keys.now_ms, &ids);
     locked.touch = !ctx.client.no_touch;
@@ -296,7 +262,7 @@ fn watch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         .watching
         .get_or_insert_with(|| Watching::new(observers.clone()));
     for key in &args[1..] {
-        if watching.keys.iter().any(|(d, k)| *d == db && k == key) {
+        if watching.keys().iter().any(|(d, k)| *d == db && k == key) {
             continue;
         }
         // A key whose time is up goes now: its expiry is not a change to watch for.
@@ -315,65 +281,5 @@ fn unwatch(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 
 /// Has a watched key changed already (no use queuing more)?
 fn watch_broken(watching: Option<&Watching>) -> bool {
-    watching.is_some_and(|w| w.flag.raised())
-}
-
-/// The flag a write to any watched key raises.
-#[derive(Default)]
-struct WatchFlag(AtomicBool);
-
-impl WatchFlag {
-    fn raised(&self) -> bool {
-        self.0.load(Ordering::Acquire)
-    }
-}
-
-impl KeyObserver for WatchFlag {
-    fn key_modified(&self, _db: usize, _key: &[u8]) {
-        self.0.store(true, Ordering::Release);
-    }
-}
-
-/// A client's watched keys, registered with the keyspace's observers until this is
-/// dropped (UNWATCH, EXEC, DISCARD, RESET, disconnect).
-pub struct Watching {
-    flag: Arc<WatchFlag>,
-    observer: Arc<dyn KeyObserver>,
-    keys: Vec<(usize, Vec<u8>)>,
-    observers: Arc<KeyObservers>,
-}
-
-impl Watching {
-    fn new(observers: Arc<KeyObservers>) -> Self {
-        let flag = Arc::new(WatchFlag::default());
-        Watching {
-            observer: flag.clone(),
-            flag,
-            keys: Vec::new(),
-            observers,
-        }
-    }
-
-    fn add(&mut self, db: usize, key: &[u8]) {
-        self.observers.observe(db, key, self.observer.clone());
-        self.keys.push((db, key.to_vec()));
-    }
-
-    /// Must EXEC fail? A watched key was written, or its time ran out since WATCH.
-    /// `locked` holds the watched keys' shards.
-    fn broken(&self, locked: &mut Locked) -> bool {
-        self.flag.raised()
-            || self
-                .keys
-                .iter()
-                .any(|(db, key)| locked.is_expired_in(*db, key))
-    }
-}
-
-impl Drop for Watching {
-    fn drop(&mut self) {
-        for (db, key) in &self.keys {
-            self.observers.forget(*db, key, &self.observer);
-        }
-    }
+    watching.is_some_and(Watching::written)
 }

@@ -120,6 +120,13 @@ fn layout_for(key_len: usize) -> Layout {
 }
 
 impl EntryBox {
+    /// Free a removed entry, in the background when it owns a big value (see
+    /// [`crate::lazyfree::free`]). Returns the bytes left to the background thread.
+    pub fn free(self) -> u64 {
+        let bytes = self.value.heap_size();
+        crate::lazyfree::free(self, bytes)
+    }
+
     /// A new entry for `key`. Keys are limited to 4 GiB by the length field, far above
     /// what `proto-max-bulk-len` lets a client send.
     pub fn new(key: &[u8], data: EntryData, access: u32) -> EntryBox {

@@ -10,7 +10,7 @@
 //! [`serve_clients_while_busy`], which polls the worker's sockets without waiting and
 //! runs what its other clients sent: new connections are accepted, allow-busy
 //! commands (SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE, AUTH, ...) run, anything
-//! else is answered BUSY ([`serving_while_busy`] tells `call`), and no command waits
+//! else is answered BUSY ([`crate::scripting::serving_while_busy`] tells `call`), and no command waits
 //! for a shard lock (the script may hold it, and it cannot move on until we return).
 //! The mailbox, timers and cron wait for the script to end.
 //!
@@ -34,7 +34,6 @@ struct Host {
 
 thread_local! {
     static HOST: Cell<Option<Host>> = const { Cell::new(None) };
-    static SERVING: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Run `work` with `worker` as this thread's host, giving it the worker's server and
@@ -79,31 +78,8 @@ pub fn serve_clients_while_busy(started: Instant) {
         .last_served
         .is_none_or(|at| at.elapsed() >= SERVE_EVERY);
     if due && started.elapsed() > worker.server().scripting.threshold() {
-        let _serving = Serving::start();
         worker.serve_while_busy();
         host.last_served = Some(Instant::now());
     }
     HOST.set(Some(host));
-}
-
-/// Marks this thread as serving from inside its busy script until dropped.
-struct Serving;
-
-impl Serving {
-    fn start() -> Self {
-        SERVING.set(true);
-        Serving
-    }
-}
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        SERVING.set(false);
-    }
-}
-
-/// Is this thread serving its clients from inside its own busy script? Then only
-/// allow-busy commands may run, and none may wait for a lock.
-pub fn serving_while_busy() -> bool {
-    SERVING.get()
 }

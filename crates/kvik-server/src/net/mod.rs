@@ -6,10 +6,9 @@
 mod busy;
 mod conn;
 mod conns;
-pub mod listener;
-mod worker;
+pub mod worker;
 
-pub use busy::{serve_clients_while_busy, serving_while_busy};
+pub use busy::serve_clients_while_busy;
 
 use crate::mailbox::WorkerHandle;
 use crate::server::Server;
@@ -17,43 +16,6 @@ use mio::Poll;
 use std::io;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-
-/// Bind the configured addresses. Fails like Redis when a required address cannot be
-/// bound.
-pub fn bind_all(server: &Server) -> io::Result<Vec<std::net::TcpListener>> {
-    let (bind, port) = {
-        let c = server.config.read();
-        (c.bind.clone(), c.port)
-    };
-    if port == 0 {
-        return Ok(Vec::new());
-    }
-    let mut bound = Vec::new();
-    for addr in listener::parse_bind(&bind)? {
-        match listener::bind(addr.ip, port, 511) {
-            Ok(l) => bound.push(l),
-            Err(e) if addr.optional => {
-                crate::log_verbose!("Skipping optional bind address {}: {e}", addr.ip);
-            }
-            Err(e) => {
-                return Err(io::Error::new(
-                    e.kind(),
-                    format!(
-                        "Could not create server TCP listening socket {}:{port}: bind: {e}",
-                        addr.ip
-                    ),
-                ))
-            }
-        }
-    }
-    if bound.is_empty() {
-        return Err(io::Error::new(
-            io::ErrorKind::AddrNotAvailable,
-            "Failed listening on all bind addresses",
-        ));
-    }
-    Ok(bound)
-}
 
 /// Start `server.worker_count()` event-loop threads over the bound sockets.
 pub fn start_workers(

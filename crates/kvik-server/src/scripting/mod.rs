@@ -236,11 +236,31 @@ pub fn set_serve_while_busy(serve: fn(Instant)) {
     let _ = SERVE_WHILE_BUSY.set(serve);
 }
 
+thread_local! {
+    /// This thread is serving its clients from inside its own busy script.
+    static SERVING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Called from a script's instruction hook (started at `started`).
 fn serve_while_busy(started: Instant) {
+    /// Lowers the flag however the serving ends.
+    struct Serving;
+    impl Drop for Serving {
+        fn drop(&mut self) {
+            SERVING.set(false);
+        }
+    }
     if let Some(serve) = SERVE_WHILE_BUSY.get() {
+        SERVING.set(true);
+        let _serving = Serving;
         serve(started);
     }
+}
+
+/// Is this thread serving its clients from inside its own busy script? Then only
+/// allow-busy commands may run, and none may wait for a lock.
+pub fn serving_while_busy() -> bool {
+    SERVING.get()
 }
 
 impl WaitGate for Scripting {

@@ -131,7 +131,7 @@ pub(super) fn restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn delete(ctx: &mut Ctx, key: &[u8]) -> bool {
     match ctx.keys.remove(key) {
         Some(entry) => {
-            crate::lazyfree::free_entry(entry);
+            entry.free();
             true
         }
         None => false,

@@ -186,7 +186,7 @@ fn del(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut removed = 0;
     for key in &args[1..] {
         if let Some(entry) = ctx.keys.remove(key) {
-            crate::lazyfree::free_entry(entry);
+            entry.free();
             ctx.notify(class::GENERIC, "del", key);
             removed += 1;
         }

@@ -116,7 +116,7 @@ fn store(ctx: &mut Ctx, destination: &[u8], result: Set, event: &str) {
     let len = result.len();
     if len == 0 {
         if let Some(old) = ctx.keys.remove(destination) {
-            crate::lazyfree::free_entry(old);
+            old.free();
             ctx.notify(class::GENERIC, "del", destination);
         }
     } else {

@@ -90,7 +90,7 @@ fn pop_all(ctx: &mut Ctx, key: &[u8], max_intset: usize) -> CmdResult {
     let reply_order = (set.len() <= max_intset).then(|| set.rebuilt(max_intset));
     let shown = reply_order.as_ref().unwrap_or(set);
     reply_set(ctx.out, shown.len(), shown.iter());
-    crate::lazyfree::free_entry(entry);
+    entry.free();
     ctx.notify(class::SET, "spop", key);
     ctx.notify(class::GENERIC, "del", key);
     ctx.propagate(&[b"DEL", key]);

@@ -1,12 +1,48 @@
-//! Listening sockets. Each address is bound once, and every worker thread registers
-//! its own handle to the same socket in its poller: whichever thread wakes first
-//! accepts, and deals the connection to the thread whose turn it is
-//! ([`crate::server::Server::take_accept_turn`]). (SO_REUSEPORT would let a second
-//! server start on a port already taken, so it is not used.)
+//! Listening sockets, bound from the `bind` and `port` settings at start-up and by
+//! CONFIG SET. Each address is bound once, and every worker thread registers its own
+//! handle to the same socket in its poller: whichever thread wakes first accepts,
+//! and deals the connection to the thread whose turn it is (`net`'s business).
+//! (SO_REUSEPORT would let a second server start on a port already taken, so it is
+//! not used.) A leaf: it knows sockets and settings, nothing of the event loops.
 
+use kvik_config::Config;
 use socket2::{Domain, Protocol, Socket, Type};
 use std::io;
 use std::net::{IpAddr, SocketAddr};
+
+/// Bind the configured addresses. Fails like Redis when a required address cannot be
+/// bound.
+pub fn bind_all(config: &Config) -> io::Result<Vec<std::net::TcpListener>> {
+    let port = config.port;
+    if port == 0 {
+        return Ok(Vec::new());
+    }
+    let mut bound = Vec::new();
+    for addr in parse_bind(&config.bind)? {
+        match bind(addr.ip, port, 511) {
+            Ok(l) => bound.push(l),
+            Err(e) if addr.optional => {
+                crate::log_verbose!("Skipping optional bind address {}: {e}", addr.ip);
+            }
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "Could not create server TCP listening socket {}:{port}: bind: {e}",
+                        addr.ip
+                    ),
+                ))
+            }
+        }
+    }
+    if bound.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::AddrNotAvailable,
+            "Failed listening on all bind addresses",
+        ));
+    }
+    Ok(bound)
+}
 
 /// One `bind` address: the host and whether failing to bind it is fatal (a `-` prefix
 /// makes it optional, as in Redis's default `bind * -::*`).

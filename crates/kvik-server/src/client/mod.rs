@@ -8,6 +8,10 @@
 //! writes replies. The line CLIENT LIST prints for a client is built here too, so every
 //! command that describes clients says the same thing.
 
+mod transaction;
+
+pub use transaction::{Queued, Transaction, Watching};
+
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -275,9 +279,9 @@ pub struct ClientState {
     /// its commands, where they answer at once as if their timeout had passed.
     pub deny_blocking: bool,
     /// Between MULTI and EXEC: the commands queued so far.
-    pub multi: Option<crate::commands::transactions::Transaction>,
+    pub multi: Option<Transaction>,
     /// The keys WATCHed, until EXEC, DISCARD, UNWATCH or RESET.
-    pub watching: Option<crate::commands::transactions::Watching>,
+    pub watching: Option<Watching>,
     /// Pub/sub subscriptions; any makes a RESP2 connection accept only the
     /// subscription commands.
     pub pubsub: crate::pubsub::Subscriptions,
