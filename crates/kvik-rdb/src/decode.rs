@@ -12,7 +12,7 @@ use kvik_types::list::{Element, End, List, NodeLimit};
 use kvik_types::set::{IntSet, Set};
 use kvik_types::string::StrValue;
 use kvik_types::zset::{self, ZSet};
-use kvik_types::Value;
+use kvik_types::{EncodingLimits, Value};
 use kvik_util::numbers::{c_string, parse_i64};
 use kvik_util::strtod::strtod;
 use std::borrow::Cow;
@@ -27,6 +27,17 @@ pub struct Limits {
     pub max_intset: usize,
     /// `list-max-listpack-size`.
     pub list_node: NodeLimit,
+}
+
+impl From<&EncodingLimits> for Limits {
+    fn from(e: &EncodingLimits) -> Limits {
+        Limits {
+            hash: e.hash(),
+            zset: e.zset(),
+            max_intset: e.max_intset(),
+            list_node: e.list_node(),
+        }
+    }
 }
 
 /// A quicklist node's container (RDB type `LIST_QUICKLIST_2`): one element stored

@@ -24,7 +24,7 @@
 
 use crate::errors::{CmdError, CmdResult};
 use crate::keyspace::{hash_key, Locked};
-use crate::server::EncodingLimits;
+use crate::types::EncodingLimits;
 use crate::types::Value;
 use kvik_resp::{Protocol, ReplyWriter};
 use parking_lot::Mutex;

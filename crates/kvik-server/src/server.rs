@@ -12,6 +12,7 @@ use crate::keyspace::{AccessClock, KeyEnv, Keyspace, Policy, DEFAULT_SHARD_BITS}
 use crate::mailbox::{Message, WorkerHandle};
 use crate::pubsub::{Bus, Hub};
 use crate::stats::{RateSampler, ThreadStats};
+pub use crate::types::EncodingLimits;
 use kvik_config::Config;
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
@@ -43,56 +44,41 @@ pub struct HotConfig {
     encoding: [AtomicI64; 7],
 }
 
-/// When a collection leaves its compact encoding (Redis's `*-max-listpack-*`,
-/// `set-max-intset-entries`). Copied out by collection commands; changed by CONFIG SET.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EncodingLimits {
-    /// `list-max-listpack-size`: entries per node if positive, else -1..-5 for
-    /// 4/8/16/32/64 KB nodes.
-    pub list_max_listpack_size: i64,
-    pub list_compress_depth: u64,
-    pub hash_max_listpack_entries: u64,
-    pub hash_max_listpack_value: u64,
-    pub set_max_intset_entries: u64,
-    pub zset_max_listpack_entries: u64,
-    pub zset_max_listpack_value: u64,
+/// The thresholds of the compact encodings as `Config` has them.
+pub fn encoding_limits(c: &Config) -> EncodingLimits {
+    EncodingLimits {
+        list_max_listpack_size: c.list_max_listpack_size as i64,
+        list_compress_depth: c.list_compress_depth as u64,
+        hash_max_listpack_entries: c.hash_max_listpack_entries,
+        hash_max_listpack_value: c.hash_max_listpack_value,
+        set_max_intset_entries: c.set_max_intset_entries,
+        zset_max_listpack_entries: c.zset_max_listpack_entries,
+        zset_max_listpack_value: c.zset_max_listpack_value,
+    }
 }
 
-impl EncodingLimits {
-    fn to_array(self) -> [i64; 7] {
-        [
-            self.list_max_listpack_size,
-            self.list_compress_depth as i64,
-            self.hash_max_listpack_entries as i64,
-            self.hash_max_listpack_value as i64,
-            self.set_max_intset_entries as i64,
-            self.zset_max_listpack_entries as i64,
-            self.zset_max_listpack_value as i64,
-        ]
-    }
+/// [`EncodingLimits`] as the seven atomics [`HotConfig`] keeps.
+fn encoding_to_array(e: EncodingLimits) -> [i64; 7] {
+    [
+        e.list_max_listpack_size,
+        e.list_compress_depth as i64,
+        e.hash_max_listpack_entries as i64,
+        e.hash_max_listpack_value as i64,
+        e.set_max_intset_entries as i64,
+        e.zset_max_listpack_entries as i64,
+        e.zset_max_listpack_value as i64,
+    ]
+}
 
-    fn from_array(a: [i64; 7]) -> Self {
-        EncodingLimits {
-            list_max_listpack_size: a[0],
-            list_compress_depth: a[1] as u64,
-            hash_max_listpack_entries: a[2] as u64,
-            hash_max_listpack_value: a[3] as u64,
-            set_max_intset_entries: a[4] as u64,
-            zset_max_listpack_entries: a[5] as u64,
-            zset_max_listpack_value: a[6] as u64,
-        }
-    }
-
-    pub fn from_config(c: &Config) -> Self {
-        EncodingLimits {
-            list_max_listpack_size: c.list_max_listpack_size as i64,
-            list_compress_depth: c.list_compress_depth as u64,
-            hash_max_listpack_entries: c.hash_max_listpack_entries,
-            hash_max_listpack_value: c.hash_max_listpack_value,
-            set_max_intset_entries: c.set_max_intset_entries,
-            zset_max_listpack_entries: c.zset_max_listpack_entries,
-            zset_max_listpack_value: c.zset_max_listpack_value,
-        }
+fn encoding_from_array(a: [i64; 7]) -> EncodingLimits {
+    EncodingLimits {
+        list_max_listpack_size: a[0],
+        list_compress_depth: a[1] as u64,
+        hash_max_listpack_entries: a[2] as u64,
+        hash_max_listpack_value: a[3] as u64,
+        set_max_intset_entries: a[4] as u64,
+        zset_max_listpack_entries: a[5] as u64,
+        zset_max_listpack_value: a[6] as u64,
     }
 }
 
@@ -112,15 +98,13 @@ impl HotConfig {
             output_limits: c
                 .client_output_buffer_limit
                 .map(|l| [l.hard, l.soft, l.soft_seconds].map(AtomicU64::new)),
-            encoding: EncodingLimits::from_config(c)
-                .to_array()
-                .map(AtomicI64::new),
+            encoding: encoding_to_array(encoding_limits(c)).map(AtomicI64::new),
         }
     }
 
     /// The current collection encoding thresholds.
     pub fn encoding(&self) -> EncodingLimits {
-        EncodingLimits::from_array(self.encoding.each_ref().map(|a| a.load(Ordering::Relaxed)))
+        encoding_from_array(self.encoding.each_ref().map(|a| a.load(Ordering::Relaxed)))
     }
 
     /// Re-read the values after CONFIG SET.

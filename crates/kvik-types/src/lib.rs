@@ -9,6 +9,7 @@
 //! not the keyspace, not the server); `kvik-rdb` and `kvik-server` sit above it.
 
 mod bytes;
+mod encoding;
 pub mod hash;
 pub mod hll;
 pub mod list;
@@ -18,6 +19,7 @@ pub mod string;
 pub mod zset;
 
 pub use bytes::SmallBytes;
+pub use encoding::EncodingLimits;
 
 /// The value held by a key. 24 bytes: small strings live inline, everything larger
 /// behind one pointer, so an entry stays small.

@@ -489,7 +489,7 @@ fn store(
 }
 
 fn node_limit(ctx: &Ctx) -> NodeLimit {
-    NodeLimit::from_config(ctx.server.hot.encoding().list_max_listpack_size)
+    ctx.server.hot.encoding().list_node()
 }
 
 /// A BY or GET pattern. Redis finds its parts with C string functions, so a NUL byte

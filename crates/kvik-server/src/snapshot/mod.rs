@@ -518,7 +518,7 @@ pub fn load(
     if !path.exists() {
         return Ok(None);
     }
-    let limits = crate::commands::keys::decode_limits(server);
+    let limits = crate::persistence::rdb::Limits::from(&server.hot.encoding());
     let loaded = load::load_file(&path, locked, &server.scripting, &limits, checksum, merge)?;
     *server.persistence.last_load.lock() = loaded;
     Ok(Some(loaded))

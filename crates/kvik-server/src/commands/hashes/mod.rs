@@ -23,7 +23,6 @@ use super::table::{acl, flags, key_flags, Command};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
 use crate::notify::class;
-use crate::server::Server;
 use crate::types::hash::{Hash, Limits};
 use crate::types::Value;
 
@@ -285,14 +284,5 @@ fn write_hash<R>(
 
 /// The encoding thresholds in force (CONFIG SET may change them at any time).
 fn limits(ctx: &Ctx) -> Limits {
-    limits_of(ctx.server)
-}
-
-pub(crate) fn limits_of(server: &Server) -> Limits {
-    let encoding = server.hot.encoding();
-    Limits {
-        max_listpack_entries: usize::try_from(encoding.hash_max_listpack_entries)
-            .unwrap_or(usize::MAX),
-        max_listpack_value: usize::try_from(encoding.hash_max_listpack_value).unwrap_or(usize::MAX),
-    }
+    ctx.server.hot.encoding().hash()
 }

@@ -4,15 +4,10 @@
 //! values move both ways between kvik and Redis 7.0. RESTORE checks the payload
 //! whole before it changes anything: a refused payload leaves the keyspace as it was.
 
-use super::super::hashes::limits_of as hash_limits;
-use super::super::lists::node_limit_of;
-use super::super::sets::max_intset_of;
-use super::super::zsets::limits as zset_limits;
 use super::super::{args, errors, CmdError, CmdResult, Ctx};
 use crate::notify::class;
 use crate::persistence::rdb::payload::{self, Refused};
 use crate::persistence::rdb::Limits;
-use crate::server::Server;
 
 const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
 const BAD_PAYLOAD: &str = "ERR DUMP payload version or checksum are wrong";
@@ -73,16 +68,6 @@ impl Options {
     }
 }
 
-/// The thresholds that decide the encoding of a restored value.
-pub(crate) fn decode_limits(server: &Server) -> Limits {
-    Limits {
-        hash: hash_limits(server),
-        zset: zset_limits(server),
-        max_intset: max_intset_of(server),
-        list_node: node_limit_of(server),
-    }
-}
-
 /// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ
 /// frequency]. A TTL already past deletes the key instead (when REPLACE found one)
 /// and answers OK all the same. A relative TTL propagates as the absolute time it
@@ -97,11 +82,12 @@ pub(super) fn restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if ttl < 0 {
         return Err(BAD_TTL.into());
     }
-    let value =
-        payload::restore(args[3], &decode_limits(ctx.server)).map_err(|refused| match refused {
+    let value = payload::restore(args[3], &Limits::from(&ctx.server.hot.encoding())).map_err(
+        |refused| match refused {
             Refused::VersionOrChecksum => BAD_PAYLOAD,
             Refused::BadData => BAD_DATA,
-        })?;
+        },
+    )?;
     let replaced = options.replace && delete(ctx, key);
     let now = ctx.keys.now_ms;
     let expire_at = match (ttl, options.absolute_ttl) {

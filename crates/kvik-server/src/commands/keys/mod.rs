@@ -12,7 +12,6 @@
 //! - [`swapdb`]: SWAPDB, which exchanges whole databases.
 
 mod dump;
-pub(crate) use dump::decode_limits;
 mod expire;
 mod listing;
 mod object;

@@ -18,8 +18,8 @@ use crate::blocking::{self, Action};
 use crate::commands::blocking::{block, may_block, serve_now_or_block};
 use crate::commands::{CmdResult, Ctx};
 use crate::keyspace::Locked;
-use crate::server::EncodingLimits;
 use crate::types::list::{End, NodeLimit};
+use crate::types::EncodingLimits;
 use crate::types::Value;
 use kvik_resp::ReplyWriter;
 

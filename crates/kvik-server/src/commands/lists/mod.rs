@@ -24,7 +24,6 @@ use super::table::{acl, flags, key_flags as kf, Command};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
 use crate::notify::class;
-use crate::server::Server;
 use crate::types::list::{End, List, NodeLimit};
 use crate::types::Value;
 use crate::util::numbers::parse_i64;
@@ -338,11 +337,7 @@ fn pop_event(end: End) -> &'static str {
 
 /// The node limit `list-max-listpack-size` currently sets.
 fn node_limit(ctx: &Ctx) -> NodeLimit {
-    node_limit_of(ctx.server)
-}
-
-pub(crate) fn node_limit_of(server: &Server) -> NodeLimit {
-    NodeLimit::from_config(server.hot.encoding().list_max_listpack_size)
+    ctx.server.hot.encoding().list_node()
 }
 
 /// LEFT or RIGHT, in any case; anything else is a syntax error.

@@ -20,7 +20,6 @@ mod scan;
 use super::table::{acl, flags, key_flags, Command};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
-use crate::server::Server;
 use crate::types::set::{MemberRef, Set};
 use crate::types::Value;
 use kvik_resp::ReplyWriter;
@@ -253,11 +252,7 @@ fn write_set<'k>(keys: &'k mut Locked<'_>, key: &[u8]) -> Result<Option<&'k mut 
 
 /// `set-max-intset-entries` as it is now.
 fn max_intset(ctx: &Ctx) -> usize {
-    max_intset_of(ctx.server)
-}
-
-pub(crate) fn max_intset_of(server: &Server) -> usize {
-    usize::try_from(server.hot.encoding().set_max_intset_entries).unwrap_or(usize::MAX)
+    ctx.server.hot.encoding().max_intset()
 }
 
 fn reply_member(out: &mut ReplyWriter, member: MemberRef) {

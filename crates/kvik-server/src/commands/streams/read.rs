@@ -18,8 +18,8 @@ use super::{id_arg, int_arg, parse_id, write_entry, write_id};
 use crate::blocking::Action;
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
-use crate::server::EncodingLimits;
 use crate::types::stream::{Name, Stream, StreamId};
+use crate::types::EncodingLimits;
 use crate::types::Value;
 use kvik_resp::ReplyWriter;
 

@@ -19,8 +19,8 @@ use crate::blocking::{self, Action};
 use crate::commands::blocking::serve_now_or_block;
 use crate::commands::{CmdResult, Ctx};
 use crate::keyspace::Locked;
-use crate::server::EncodingLimits;
 use crate::types::zset::End;
+use crate::types::EncodingLimits;
 use crate::types::Value;
 use kvik_resp::ReplyWriter;
 

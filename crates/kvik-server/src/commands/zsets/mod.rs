@@ -367,11 +367,7 @@ fn notify(keys: &Locked<'_>, class: u32, event: &str, key: &[u8]) {
 
 /// The encoding thresholds in force.
 pub(crate) fn limits(server: &Server) -> Limits {
-    let e = server.hot.encoding();
-    Limits {
-        max_entries: usize::try_from(e.zset_max_listpack_entries).unwrap_or(usize::MAX),
-        max_value: usize::try_from(e.zset_max_listpack_value).unwrap_or(usize::MAX),
-    }
+    server.hot.encoding().zset()
 }
 
 /// A score as Redis 7.0 replies with one: `%.17g` text, a bulk string in RESP2 and
