@@ -78,7 +78,7 @@ fn main() {
     block_shutdown_signals();
     let server = startup::new_server(config, loaded.config_file);
     log_notice!("Server initialized");
-    if let Err(e) = kvik_server::snapshot::load_at_startup(&server) {
+    if let Err(e) = kvik_server::server::saving::load_at_startup(&server) {
         log_warning!("{e}");
         std::process::exit(1);
     }
@@ -164,7 +164,7 @@ fn watch_shutdown_signals(server: Arc<Server>) {
                 "SIGTERM"
             };
             log_warning!("Received {name} scheduling shutdown...");
-            if kvik_server::snapshot::save_before_exit(&server, None).is_err() {
+            if kvik_server::server::saving::save_before_exit(&server, None).is_err() {
                 log_warning!("{name} received but errors trying to shut down the server, check the logs for more information");
                 return;
             }

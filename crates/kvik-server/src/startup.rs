@@ -46,6 +46,6 @@ pub fn start(server: Server) -> std::io::Result<Running> {
     let server = Arc::new(server);
     let listeners = crate::listen::bind_all(&server.config.read())?;
     let mut threads = crate::net::start_workers(&server, &listeners, affinity)?;
-    threads.push(crate::snapshot::start_saver(server.clone())?);
+    threads.push(crate::server::saving::start_saver(server.clone())?);
     Ok(Running { server, threads })
 }

@@ -117,7 +117,7 @@ fn reload(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if !ctx.keys.holds_none() {
         return Err("ERR DEBUG RELOAD is not allowed inside a transaction".into());
     }
-    if save && crate::snapshot::save(ctx.server).is_err() {
+    if save && crate::server::saving::save(ctx.server).is_err() {
         return Err("ERR".into());
     }
     let server = ctx.server;
@@ -130,7 +130,7 @@ fn reload(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         server.scripting.libraries.flush();
         server.tracking.flushed();
     }
-    if let Err(e) = crate::snapshot::load(server, &mut locked, merge) {
+    if let Err(e) = crate::server::saving::load(server, &mut locked, merge) {
         crate::log_warning!("{e}");
         return Err("ERR Error trying to load the RDB dump, check server logs.".into());
     }

@@ -4,7 +4,8 @@
 use super::table::{acl, flags, Command, Lock};
 use super::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
-use crate::snapshot::{self, SaveError};
+use crate::server::saving;
+use crate::snapshot::SaveError;
 
 pub const COMMANDS: &[Command] = &[
     Command::new("dbsize", 1, dbsize)
@@ -124,7 +125,7 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     ctx.server.tracking.flushed();
     if !ctx.server.config.read().save.is_empty() {
-        snapshot::save_after_flushall(ctx.server);
+        saving::save_after_flushall(ctx.server);
     }
     ctx.keys.add_dirty(removed.max(1));
     ctx.out.ok();
@@ -149,7 +150,7 @@ const SAVE_IN_PROGRESS: &str = "ERR Background save already in progress";
 
 /// SAVE: written by this thread; other threads' clients keep running.
 fn save(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    match snapshot::save(ctx.server) {
+    match saving::save(ctx.server) {
         Ok(()) => {
             ctx.out.ok();
             Ok(())
@@ -171,11 +172,11 @@ fn bgsave(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(SAVE_IN_PROGRESS.into());
     }
     if !ctx.keys.holds_none() {
-        snapshot::schedule_bgsave(ctx.server);
+        saving::schedule_bgsave(ctx.server);
         ctx.out.simple("Background saving scheduled");
         return Ok(());
     }
-    match snapshot::bgsave(ctx.server) {
+    match saving::bgsave(ctx.server) {
         Ok(()) => {
             ctx.out.simple("Background saving started");
             Ok(())
@@ -222,7 +223,7 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     crate::log_warning!("User requested shutdown...");
     let asked = (save || nosave).then_some(save);
-    if snapshot::save_before_exit(ctx.server, asked).is_err() && !force {
+    if saving::save_before_exit(ctx.server, asked).is_err() && !force {
         return Err("ERR Errors trying to SHUTDOWN. Check logs.".into());
     }
     ctx.server.request_shutdown();

@@ -5,6 +5,8 @@
 //! each worker thread. It is created once, shared by reference, and never locked as a
 //! whole.
 
+pub mod saving;
+
 use crate::blocking;
 use crate::client;
 use crate::effects::{EffectLog, NodeId};

@@ -1,0 +1,260 @@
+//! When the server saves, and what: SAVE, BGSAVE, BGSAVE SCHEDULE, the save points
+//! (checked by the saver thread), the save before SHUTDOWN, FLUSHALL's save, and
+//! loading `dir/dbfilename` at start-up and for DEBUG RELOAD. The mechanism (the
+//! point-in-time snapshot, writing a file in place, the bookkeeping) is the snapshot
+//! engine's ([`crate::snapshot`]); this is where it meets the rest of the server:
+//! its configuration, its keyspace, its function libraries, its change counters.
+
+use super::Server;
+use crate::keyspace::Locked;
+use crate::persistence::rdb::file::LoadError;
+use crate::snapshot::{
+    load_file, rdb_path, settings, write_rdb, AtPoint, Loaded, Outcome, Pending, SaveError,
+    Snapshot, Target, BACKGROUND, FOREGROUND, SAVE_POINTS_CHECK,
+};
+use crate::{log_notice, log_warning};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// The total of the change counters of every thread (Redis's `dirty`).
+fn dirty(server: &Server) -> u64 {
+    crate::stats::sum(&server.thread_stats, |s| &s.dirty)
+}
+
+/// Fix a snapshot's point in time now. The caller must hold no shard lock.
+fn begin(server: &Server) -> Result<(Arc<Snapshot>, AtPoint), SaveError> {
+    let settings = settings(&server.config.read(), server.keyspace.clock.get());
+    let functions = server.scripting.libraries.all();
+    let codes = functions.iter().map(|l| l.code.clone()).collect();
+    Snapshot::begin(&server.keyspace, settings, codes, || dirty(server))
+        .ok_or(SaveError::InProgress)
+}
+
+/// Write a begun snapshot to `dir/dbfilename` and end it.
+fn write_file(
+    server: &Server,
+    snapshot: &Snapshot,
+    point: &AtPoint,
+    target: Target,
+) -> Result<(), SaveError> {
+    let (path, checksum) = {
+        let config = server.config.read();
+        (rdb_path(&config), config.rdbchecksum)
+    };
+    let cancel = target.cancel;
+    let fill = |sink: &mut _| snapshot.write(&server.keyspace, point, sink, cancel);
+    let result = write_rdb(&server.persistence, &path, target, checksum, fill);
+    server.keyspace.end_capture();
+    result
+}
+
+/// SAVE: a snapshot written by the calling thread (which holds no shard lock).
+/// Other clients keep running; the file is the dataset as it was when SAVE began.
+pub fn save(server: &Server) -> Result<(), SaveError> {
+    if server.persistence.bgsave_in_progress() {
+        return Err(SaveError::InProgress);
+    }
+    let (snapshot, point) = begin(server)?;
+    let never = AtomicBool::new(false);
+    let target = Target {
+        temp_name: FOREGROUND,
+        cancel: &never,
+    };
+    write_file(server, &snapshot, &point, target)?;
+    server.persistence.record_success(&point);
+    log_notice!("DB saved on disk");
+    Ok(())
+}
+
+/// BGSAVE: fix the point in time now and let the saver thread write it. The
+/// capture itself is exclusive, so two saves can never begin together.
+pub fn bgsave(server: &Server) -> Result<(), SaveError> {
+    let state = &server.persistence;
+    if state.bgsave_in_progress() {
+        return Err(SaveError::InProgress);
+    }
+    let saver = state.saver().ok_or(SaveError::Failed)?;
+    let (snapshot, point) = begin(server)?;
+    let cancel = state.start_background();
+    log_notice!("Background saving started by pid {}", std::process::id());
+    let pending = Pending {
+        snapshot,
+        point,
+        cancel,
+    };
+    if saver.send(pending).is_err() {
+        server.keyspace.end_capture();
+        state.record_background_end(Outcome::Failed, Duration::ZERO);
+        return Err(SaveError::Failed);
+    }
+    Ok(())
+}
+
+/// BGSAVE SCHEDULE, or BGSAVE in a transaction: the saver thread starts one soon.
+pub fn schedule_bgsave(server: &Server) {
+    server.persistence.schedule();
+}
+
+/// Start the saver thread: it writes background saves and checks the save points.
+pub fn start_saver(server: Arc<Server>) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let (tx, rx) = mpsc::channel();
+    server.persistence.set_saver(tx);
+    std::thread::Builder::new()
+        .name("kvik-saver".into())
+        .spawn(move || saver_loop(&server, &rx))
+}
+
+fn saver_loop(server: &Server, rx: &mpsc::Receiver<Pending>) {
+    loop {
+        match rx.recv_timeout(SAVE_POINTS_CHECK) {
+            Ok(pending) => write_background(server, pending),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if server.shutdown_requested.load(Ordering::Acquire) {
+                    return;
+                }
+                run_save_points(server);
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+fn write_background(server: &Server, pending: Pending) {
+    let started = Instant::now();
+    let target = Target {
+        temp_name: BACKGROUND,
+        cancel: &pending.cancel,
+    };
+    let outcome = match write_file(server, &pending.snapshot, &pending.point, target) {
+        Ok(()) => {
+            server.persistence.record_success(&pending.point);
+            log_notice!("DB saved on disk");
+            log_notice!("Background saving terminated with success");
+            Outcome::Saved
+        }
+        Err(SaveError::Cancelled) => {
+            log_warning!("Background saving terminated by signal 10");
+            Outcome::Cancelled
+        }
+        Err(_) => {
+            log_warning!("Background saving error");
+            Outcome::Failed
+        }
+    };
+    server
+        .persistence
+        .record_background_end(outcome, started.elapsed());
+}
+
+/// Start a background save when one was scheduled or a save point is reached.
+fn run_save_points(server: &Server) {
+    let state = &server.persistence;
+    if state.bgsave_in_progress() {
+        return;
+    }
+    if state.take_scheduled() {
+        let _ = bgsave(server);
+        return;
+    }
+    let now = crate::hlc::unix_ms() / 1000;
+    let changes = state.changes_since_save(dirty(server));
+    let since_save = now.saturating_sub(state.last_save());
+    let may_retry = state.may_retry(now);
+    let points = server.config.read().save.clone();
+    let reached = points
+        .iter()
+        .find(|&&(secs, min_changes)| changes >= min_changes && since_save >= secs);
+    if let (Some(&(secs, min_changes)), true) = (reached, may_retry) {
+        log_notice!("{min_changes} changes in {secs} seconds. Saving...");
+        let _ = bgsave(server);
+    }
+}
+
+/// The save SHUTDOWN (and SIGTERM) makes before exiting: when `save` says so, or by
+/// default when save points are set. A background save is stopped first.
+pub fn save_before_exit(server: &Server, asked: Option<bool>) -> Result<(), SaveError> {
+    server.persistence.cancel_background();
+    let wanted = asked.unwrap_or_else(|| !server.config.read().save.is_empty());
+    if !wanted {
+        return Ok(());
+    }
+    log_notice!("Saving the final RDB snapshot before exiting.");
+    save(server).inspect_err(|_| log_warning!("Error trying to save the DB, can't exit."))
+}
+
+/// FLUSHALL with save points set saves the now empty dataset, as Redis 7.0 does,
+/// from the handler that holds every shard: no snapshot is needed for empty
+/// databases, only the function libraries. A background save is stopped first.
+/// Like Redis, the change counter is not cleared (the FLUSHALL itself is unsaved).
+pub fn save_after_flushall(server: &Server) {
+    let state = &server.persistence;
+    state.cancel_background_nowait();
+    let (path, checksum, settings) = {
+        let config = server.config.read();
+        (
+            rdb_path(&config),
+            config.rdbchecksum,
+            settings(&config, server.keyspace.clock.get()),
+        )
+    };
+    let libraries = server.scripting.libraries.all();
+    let point = AtPoint {
+        functions: libraries.iter().map(|l| l.code.clone()).collect(),
+        now_ms: crate::hlc::unix_ms(),
+        ..AtPoint::default()
+    };
+    // No database has keys at this point, so writing it touches no shard.
+    let empty = Snapshot::new(settings, point.now_ms);
+    let never = AtomicBool::new(false);
+    let target = Target {
+        temp_name: FOREGROUND,
+        cancel: &never,
+    };
+    let fill = |sink: &mut _| empty.write(&server.keyspace, &point, sink, &never);
+    if write_rdb(state, &path, target, checksum, fill).is_ok() {
+        state.record_direct_save(point.now_ms);
+        log_notice!("DB saved on disk");
+    }
+}
+
+/// Load `dir/dbfilename` into the keyspace that `locked` holds entirely. A missing
+/// file is an empty dataset. With `merge` a key of the file replaces one in memory;
+/// without, such a duplicate is an error.
+pub fn load(
+    server: &Server,
+    locked: &mut Locked,
+    merge: bool,
+) -> Result<Option<Loaded>, LoadError> {
+    let (path, checksum) = {
+        let config = server.config.read();
+        (rdb_path(&config), config.rdbchecksum)
+    };
+    if !path.exists() {
+        return Ok(None);
+    }
+    let limits = crate::persistence::rdb::Limits::from(&server.hot.encoding());
+    let loaded = load_file(&path, locked, &server.scripting, &limits, checksum, merge)?;
+    *server.persistence.last_load.lock() = loaded;
+    Ok(Some(loaded))
+}
+
+/// Load the RDB file before the server starts serving, logging as Redis does.
+pub fn load_at_startup(server: &Server) -> Result<(), LoadError> {
+    let started = Instant::now();
+    let env = server.key_env(&server.thread_stats[0]);
+    let all: Vec<usize> = (0..server.keyspace.databases()).collect();
+    let mut locked = Locked::databases(env, 0, crate::hlc::unix_ms(), &all);
+    if let Some(loaded) = load(server, &mut locked, false)? {
+        log_notice!(
+            "Done loading RDB, keys loaded: {}, keys expired: {}.",
+            loaded.keys,
+            loaded.expired
+        );
+        log_notice!(
+            "DB loaded from disk: {:.3} seconds",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
