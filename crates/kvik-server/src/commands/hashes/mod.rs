@@ -254,15 +254,13 @@ fn write_hash<R>(
     event: &str,
     change: impl FnOnce(&mut Hash) -> Result<(R, u64), CmdError>,
 ) -> Result<R, CmdError> {
-    let bus = keys.env().bus;
-    let db = keys.db;
     let Some(entry) = keys.get(key) else {
         let mut hash = Hash::default();
         let (result, changes) = change(&mut hash)?;
         if !hash.is_empty() {
             keys.set(key, Value::Hash(Box::new(hash)), 0);
             keys.add_dirty(changes.saturating_sub(1));
-            bus.notify(class::HASH, event, db, key);
+            keys.notify(class::HASH, event, key);
         }
         return Ok(result);
     };
@@ -271,10 +269,11 @@ fn write_hash<R>(
     };
     let (result, changes) = change(hash)?;
     if changes > 0 {
-        bus.notify(class::HASH, event, db, key);
-        if hash.is_empty() {
+        let emptied = hash.is_empty();
+        keys.notify(class::HASH, event, key);
+        if emptied {
             keys.remove(key);
-            bus.notify(class::GENERIC, "del", db, key);
+            keys.notify(class::GENERIC, "del", key);
         } else {
             keys.modified(key);
         }

@@ -3,8 +3,9 @@
 //! LREM that found nothing, an LINSERT whose pivot is missing).
 
 use super::read::clamp_range;
-use super::{commit, list_mut, node_limit, notify};
+use super::{commit, list_mut, node_limit};
 use crate::commands::{args, errors, CmdResult, Ctx};
+use crate::notify::class;
 use crate::types::list::End;
 
 const INDEX_OUT_OF_RANGE: &str = "ERR index out of range";
@@ -40,7 +41,7 @@ pub fn ltrim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let emptied = list.is_empty();
         if len == kept {
             // Nothing trimmed: no change to record, but Redis raises the event.
-            notify(ctx.keys, "ltrim", key);
+            ctx.keys.notify(class::LIST, "ltrim", key);
         }
         commit(ctx.keys, key, len - kept, emptied, "ltrim");
     }

@@ -306,19 +306,14 @@ fn commit(keys: &mut Locked<'_>, key: &[u8], changes: usize, emptied: bool, even
     if changes == 0 {
         return;
     }
-    notify(keys, event, key);
+    keys.notify(class::LIST, event, key);
     if emptied {
         keys.remove(key);
-        keys.env().bus.notify(class::GENERIC, "del", keys.db, key);
+        keys.notify(class::GENERIC, "del", key);
     } else {
         keys.modified(key);
     }
     keys.add_dirty(changes as u64 - 1);
-}
-
-/// Raise a list event on `key` of the selected database.
-fn notify(keys: &Locked<'_>, event: &str, key: &[u8]) {
-    keys.env().bus.notify(class::LIST, event, keys.db, key);
 }
 
 /// The events of pushes and pops at each end.

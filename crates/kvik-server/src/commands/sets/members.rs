@@ -41,7 +41,7 @@ pub fn sadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         None => create(ctx, key, members(&args[2..])),
     };
     if added > 0 {
-        ctx.notify(class::SET, "sadd", key);
+        ctx.keys.notify(class::SET, "sadd", key);
     }
     ctx.out.int(added as i64);
     Ok(())
@@ -56,11 +56,11 @@ pub fn srem(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let removed = args[2..].iter().filter(|m| set.remove(m)).count();
     let emptied = set.is_empty();
     if removed > 0 {
-        ctx.notify(class::SET, "srem", key);
+        ctx.keys.notify(class::SET, "srem", key);
     }
     if emptied {
         ctx.keys.remove(key);
-        ctx.notify(class::GENERIC, "del", key);
+        ctx.keys.notify(class::GENERIC, "del", key);
     } else if removed > 0 {
         ctx.keys.modified(key);
     }
@@ -121,10 +121,10 @@ pub fn smove(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Ok(());
     }
     let emptied = from.is_empty();
-    ctx.notify(class::SET, "srem", source);
+    ctx.keys.notify(class::SET, "srem", source);
     if emptied {
         ctx.keys.remove(source);
-        ctx.notify(class::GENERIC, "del", source);
+        ctx.keys.notify(class::GENERIC, "del", source);
     } else {
         ctx.keys.modified(source);
     }
@@ -141,7 +141,7 @@ pub fn smove(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         true
     };
     if added {
-        ctx.notify(class::SET, "sadd", destination);
+        ctx.keys.notify(class::SET, "sadd", destination);
     }
     ctx.out.int(1);
     Ok(())

@@ -37,10 +37,10 @@ fn spop_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
     let member = set.remove_at(rand::thread_rng().gen_range(0..set.len()));
     let emptied = set.is_empty();
     reply_member(ctx.out, member.as_ref());
-    ctx.notify(class::SET, "spop", key);
+    ctx.keys.notify(class::SET, "spop", key);
     if emptied {
         ctx.keys.remove(key);
-        ctx.notify(class::GENERIC, "del", key);
+        ctx.keys.notify(class::GENERIC, "del", key);
     } else {
         ctx.keys.modified(key);
     }
@@ -74,7 +74,7 @@ fn spop_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
     }
     reply_set(ctx.out, popped.len(), popped.iter().map(Member::as_ref));
     ctx.keys.modified(key);
-    ctx.notify(class::SET, "spop", key);
+    ctx.keys.notify(class::SET, "spop", key);
     propagate_removals(ctx, key, &popped);
     Ok(())
 }
@@ -91,8 +91,8 @@ fn pop_all(ctx: &mut Ctx, key: &[u8], max_intset: usize) -> CmdResult {
     let shown = reply_order.as_ref().unwrap_or(set);
     reply_set(ctx.out, shown.len(), shown.iter());
     crate::lazyfree::free_entry(entry);
-    ctx.notify(class::SET, "spop", key);
-    ctx.notify(class::GENERIC, "del", key);
+    ctx.keys.notify(class::SET, "spop", key);
+    ctx.keys.notify(class::GENERIC, "del", key);
     ctx.propagate(&[b"DEL", key]);
     Ok(())
 }

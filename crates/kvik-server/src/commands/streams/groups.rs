@@ -4,9 +4,10 @@
 //! has MKSTREAM), then the group, in Redis's order, so the same mistakes get the same
 //! errors. Destroying a group wakes the XREADGROUP clients waiting on it.
 
-use super::{int_arg, notify, parse_id, stream_mut};
+use super::{int_arg, parse_id, stream_mut};
 use crate::commands::introspection::help_reply;
 use crate::commands::{args, CmdError, CmdResult, Ctx};
+use crate::notify::class;
 use crate::types::stream::{Group, Stream, StreamId};
 use crate::types::Value;
 
@@ -110,7 +111,7 @@ pub fn create(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         .groups
         .insert(args[3].to_vec(), Group::new(id, options.entries_read));
     ctx.keys.modified_quietly(args[2]);
-    notify(ctx.keys, "xgroup-create", args[2]);
+    ctx.keys.notify(class::STREAM, "xgroup-create", args[2]);
     ctx.out.ok();
     Ok(())
 }
@@ -130,7 +131,7 @@ pub fn setid(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     group.last_id = id;
     group.entries_read = options.entries_read;
     ctx.keys.modified_quietly(args[2]);
-    notify(ctx.keys, "xgroup-setid", args[2]);
+    ctx.keys.notify(class::STREAM, "xgroup-setid", args[2]);
     ctx.out.ok();
     Ok(())
 }
@@ -141,7 +142,7 @@ pub fn destroy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let removed = stream.expect("checked").groups.remove(args[3]).is_some();
     if removed {
         ctx.keys.modified_quietly(args[2]);
-        notify(ctx.keys, "xgroup-destroy", args[2]);
+        ctx.keys.notify(class::STREAM, "xgroup-destroy", args[2]);
     }
     ctx.out.int(i64::from(removed));
     Ok(())
@@ -155,7 +156,8 @@ pub fn create_consumer(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (_, created) = group.consumer(args[4], now);
     if created {
         ctx.keys.modified_quietly(args[2]);
-        notify(ctx.keys, "xgroup-createconsumer", args[2]);
+        ctx.keys
+            .notify(class::STREAM, "xgroup-createconsumer", args[2]);
     }
     ctx.out.int(i64::from(created));
     Ok(())
@@ -169,7 +171,8 @@ pub fn delete_consumer(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let pending = group.remove_consumer(args[4]);
     if pending.is_some() {
         ctx.keys.modified_quietly(args[2]);
-        notify(ctx.keys, "xgroup-delconsumer", args[2]);
+        ctx.keys
+            .notify(class::STREAM, "xgroup-delconsumer", args[2]);
     }
     ctx.out.int(pending.unwrap_or(0) as i64);
     Ok(())

@@ -29,7 +29,6 @@ mod write;
 use super::table::{acl, flags, key_flags, Command, FindKeys, KeySpec};
 use super::{args, errors, CmdError};
 use crate::keyspace::Locked;
-use crate::notify::class;
 use crate::types::stream::{EntryRef, Stream, StreamId};
 use crate::types::Value;
 use crate::util::numbers::parse_i64;
@@ -347,11 +346,6 @@ pub fn stream_read<'l>(
             _ => Err(errors::WRONGTYPE.into()),
         },
     }
-}
-
-/// Raise stream event `event` on `key` of the selected database.
-fn notify(keys: &Locked<'_>, event: &str, key: &[u8]) {
-    keys.env().bus.notify(class::STREAM, event, keys.db, key);
 }
 
 pub fn write_id(out: &mut ReplyWriter, id: StreamId) {

@@ -7,9 +7,10 @@
 
 use super::range::{interval_start, parse_bound};
 use super::read::{claim_effect, propagate_all};
-use super::{id_arg, int_arg, notify, parse_id, stream_mut, stream_read, write_entry, write_id};
+use super::{id_arg, int_arg, parse_id, stream_mut, stream_read, write_entry, write_id};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
+use crate::notify::class;
 use crate::types::stream::{Group, Name, Stream, StreamId};
 use crate::util::numbers::parse_i64;
 use kvik_resp::ReplyWriter;
@@ -306,7 +307,7 @@ fn claimant(group: &mut Group, consumer: &[u8], now: u64) -> (Name, bool) {
 /// `xgroup-createconsumer` when the claim created its consumer.
 fn created_event(keys: &Locked<'_>, key: &[u8], owner: &Option<(Name, bool)>) {
     if owner.as_ref().is_some_and(|(_, created)| *created) {
-        notify(keys, "xgroup-createconsumer", key);
+        keys.notify(class::STREAM, "xgroup-createconsumer", key);
     }
 }
 

@@ -18,6 +18,7 @@ use super::{id_arg, int_arg, parse_id, write_entry, write_id};
 use crate::blocking::{self, Action};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
+use crate::notify::class;
 use crate::server::Server;
 use crate::types::stream::{Name, Stream, StreamId};
 use crate::types::Value;
@@ -474,7 +475,7 @@ impl Served {
     /// The consumer's keyspace event, the change, and the effects.
     fn record(self, keys: &mut Locked<'_>, key: &[u8]) {
         if self.created {
-            super::notify(keys, "xgroup-createconsumer", key);
+            keys.notify(class::STREAM, "xgroup-createconsumer", key);
         }
         keys.modified_quietly(key);
         propagate_all(keys, &self.effects);

@@ -46,9 +46,9 @@ fn set_generic(
         None => Expiry::None,
     };
     store(ctx.keys, key, StrValue::from_bytes(value), expiry);
-    ctx.notify(class::STRING, "set", key);
+    ctx.keys.notify(class::STRING, "set", key);
     if expire_at.is_some() {
-        ctx.notify(class::GENERIC, "expire", key);
+        ctx.keys.notify(class::GENERIC, "expire", key);
     }
     if let Some(at) = expire_at {
         let mut digits = itoa::Buffer::new();
@@ -119,7 +119,7 @@ pub fn getset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (key, value) = (args[1], args[2]);
     reply_value(ctx, key)?;
     store(ctx.keys, key, StrValue::from_bytes(value), Expiry::None);
-    ctx.notify(class::STRING, "set", key);
+    ctx.keys.notify(class::STRING, "set", key);
     ctx.propagate(&[b"SET", key, value]);
     Ok(())
 }
@@ -132,7 +132,7 @@ pub fn mset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             StrValue::from_bytes(pair[1]),
             Expiry::None,
         );
-        ctx.notify(class::STRING, "set", pair[0]);
+        ctx.keys.notify(class::STRING, "set", pair[0]);
     }
     ctx.out.ok();
     Ok(())
@@ -152,7 +152,7 @@ pub fn msetnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             StrValue::from_bytes(pair[1]),
             Expiry::None,
         );
-        ctx.notify(class::STRING, "set", pair[0]);
+        ctx.keys.notify(class::STRING, "set", pair[0]);
     }
     ctx.out.int(1);
     Ok(())

@@ -333,11 +333,11 @@ fn change_zset<T>(
     let (result, changed) = change(zset)?;
     let emptied = zset.is_empty();
     if changed {
-        notify(keys, class::ZSET, event, key);
+        keys.notify(class::ZSET, event, key);
     }
     if emptied {
         keys.remove(key);
-        notify(keys, class::GENERIC, "del", key);
+        keys.notify(class::GENERIC, "del", key);
     } else if changed {
         keys.modified(key);
     }
@@ -351,18 +351,13 @@ pub(crate) fn store(keys: &mut Locked<'_>, key: &[u8], zset: ZSet, event: &str) 
     let len = zset.len();
     if len == 0 {
         if keys.remove(key).is_some() {
-            notify(keys, class::GENERIC, "del", key);
+            keys.notify(class::GENERIC, "del", key);
         }
     } else {
         keys.set(key, Value::ZSet(Box::new(zset)), 0);
-        notify(keys, class::ZSET, event, key);
+        keys.notify(class::ZSET, event, key);
     }
     len
-}
-
-/// Raise a keyspace event on `key` of the selected database.
-fn notify(keys: &Locked<'_>, class: u32, event: &str, key: &[u8]) {
-    keys.env().bus.notify(class, event, keys.db, key);
 }
 
 /// The encoding thresholds in force.
