@@ -7,7 +7,8 @@
 //! - XREAD and XREADGROUP, which may wait for entries, in [`read`];
 //! - XGROUP's subcommands in [`groups`];
 //! - XACK, XPENDING, XCLAIM and XAUTOCLAIM in [`pending`];
-//! - XINFO's subcommands in [`info`].
+//! - XINFO's subcommands in [`info`];
+//! - the effects replicas get for group reads and claims in [`effects`].
 //!
 //! Replies, error texts and the effects replicas get follow Redis 7.0: XADD propagates
 //! the ID it chose and, after a `~` trim, what the trim did (`MAXLEN = <length>` or
@@ -19,6 +20,7 @@
 //! entries, `xsetid`, the `xgroup-*` events of XGROUP, and `xgroup-createconsumer`
 //! when a read or a claim brings its consumer into being.
 
+mod effects;
 mod groups;
 mod info;
 mod pending;
