@@ -4,7 +4,7 @@
 //! EVAL's key spec (a count, then the keys) is for COMMAND INFO and GETKEYS; the
 //! script locks its declared keys' shards itself and holds them for its whole run.
 
-use super::introspection::help_reply;
+use super::shared::help_reply;
 use super::table::{acl, flags, key_flags, Command, Lock};
 use super::{args, CmdResult, Ctx};
 use crate::scripting::busy::{KillOutcome, ScriptKind};

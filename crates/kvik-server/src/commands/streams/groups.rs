@@ -5,7 +5,7 @@
 //! errors. Destroying a group wakes the XREADGROUP clients waiting on it.
 
 use super::{int_arg, parse_id, stream_mut};
-use crate::commands::introspection::help_reply;
+use crate::commands::shared::{help_reply, subcommand_syntax_error};
 use crate::commands::{args, CmdError, CmdResult, Ctx};
 use crate::notify::class;
 use crate::types::stream::{Group, Stream, StreamId};
@@ -15,14 +15,6 @@ use crate::types::Value;
 struct GroupOptions {
     mkstream: bool,
     entries_read: Option<u64>,
-}
-
-fn subcommand_error(args: &[&[u8]]) -> CmdError {
-    format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try XGROUP HELP.",
-        String::from_utf8_lossy(&args[1][..args[1].len().min(128)])
-    )
-    .into()
 }
 
 fn parse_options(args: &[&[u8]]) -> Result<GroupOptions, CmdError> {
@@ -45,7 +37,7 @@ fn parse_options(args: &[&[u8]]) -> Result<GroupOptions, CmdError> {
             options.entries_read = u64::try_from(n).ok();
             i += 2;
         } else {
-            return Err(subcommand_error(args));
+            return Err(subcommand_syntax_error(args));
         }
     }
     Ok(options)
@@ -90,7 +82,7 @@ fn with_group<'l>(
 /// `XGROUP CREATE key group id|$ [MKSTREAM] [ENTRIESREAD n]`
 pub fn create(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if args.len() > 8 {
-        return Err(subcommand_error(args));
+        return Err(subcommand_syntax_error(args));
     }
     let (options, stream) = checked_stream(ctx, args, true)?;
     let last = stream.as_ref().map_or(StreamId::MIN, |s| s.last_id);
@@ -119,7 +111,7 @@ pub fn create(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// `XGROUP SETID key group id|$ [ENTRIESREAD n]`
 pub fn setid(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if args.len() != 5 && args.len() != 7 {
-        return Err(subcommand_error(args));
+        return Err(subcommand_syntax_error(args));
     }
     let (options, stream) = with_group(ctx, args)?;
     let id = if args[4] == b"$" {
