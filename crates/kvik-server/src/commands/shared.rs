@@ -1,12 +1,15 @@
 //! What several command families share, each defined here once: the options, cursor
-//! error and replies of the SCAN family (SCAN, HSCAN, SSCAN, ZSCAN), the error for
-//! an unknown subcommand of a container (CLIENT, DEBUG, PUBSUB, SLOWLOG, XGROUP,
-//! XINFO ...) and the layout of the containers' HELP replies.
+//! error and replies of the SCAN family (SCAN, HSCAN, SSCAN, ZSCAN), the end of a
+//! change to a collection (an emptied one is deleted), the error for an unknown
+//! subcommand of a container (CLIENT, DEBUG, PUBSUB, SLOWLOG, XGROUP, XINFO ...) and
+//! the layout of the containers' HELP replies.
 //!
 //! Plain argument parsing (integers, floats, option names) is [`super::args`]; a
 //! helper used by one family stays in that family.
 
 use super::{args, errors, CmdError};
+use crate::keyspace::Locked;
+use crate::notify::class;
 use crate::util::glob::{glob_match, is_match_all};
 use crate::util::numbers::parse_scan_cursor;
 use kvik_resp::ReplyWriter;
@@ -88,6 +91,18 @@ pub fn reply_scan_cursor(out: &mut ReplyWriter, next: u64) {
 pub fn reply_empty_scan(out: &mut ReplyWriter) {
     reply_scan_cursor(out, 0);
     out.array(0);
+}
+
+/// The end of a change to the collection (list, hash, set or sorted set) at `key`,
+/// after the change's own keyspace event: one left empty is deleted, as Redis keeps
+/// no empty collection, and a `del` event follows; any other is stamped as modified.
+pub fn settle_collection(keys: &mut Locked<'_>, key: &[u8], emptied: bool) {
+    if emptied {
+        keys.remove(key);
+        keys.notify(class::GENERIC, "del", key);
+    } else {
+        keys.modified(key);
+    }
 }
 
 /// Redis's reply to a subcommand it does not know, or knows but not with these

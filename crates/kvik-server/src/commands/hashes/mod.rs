@@ -19,6 +19,7 @@ mod read;
 pub(crate) mod scan;
 mod write;
 
+use super::shared::settle_collection;
 use super::table::{acl, flags, key_flags, Command};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
@@ -271,12 +272,7 @@ fn write_hash<R>(
     if changes > 0 {
         let emptied = hash.is_empty();
         keys.notify(class::HASH, event, key);
-        if emptied {
-            keys.remove(key);
-            keys.notify(class::GENERIC, "del", key);
-        } else {
-            keys.modified(key);
-        }
+        settle_collection(keys, key, emptied);
         keys.add_dirty(changes - 1);
     }
     Ok(result)

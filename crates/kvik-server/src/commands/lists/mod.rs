@@ -20,6 +20,7 @@ mod read;
 pub use pop::{first_list, move_element, pop_and_reply, pop_with_key, MultiPop};
 pub use push::push_items;
 
+use super::shared::settle_collection;
 use super::table::{acl, flags, key_flags as kf, Command};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
@@ -307,12 +308,7 @@ fn commit(keys: &mut Locked<'_>, key: &[u8], changes: usize, emptied: bool, even
         return;
     }
     keys.notify(class::LIST, event, key);
-    if emptied {
-        keys.remove(key);
-        keys.notify(class::GENERIC, "del", key);
-    } else {
-        keys.modified(key);
-    }
+    settle_collection(keys, key, emptied);
     keys.add_dirty(changes as u64 - 1);
 }
 

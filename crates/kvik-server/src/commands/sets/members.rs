@@ -5,6 +5,7 @@
 //! otherwise (`call` appends the argv when a key was changed).
 
 use super::{max_intset, read_set, reply_set, write_set};
+use crate::commands::shared::settle_collection;
 use crate::commands::{CmdResult, Ctx};
 use crate::notify::class;
 use crate::types::set::{MemberRef, Set};
@@ -58,11 +59,8 @@ pub fn srem(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if removed > 0 {
         ctx.keys.notify(class::SET, "srem", key);
     }
-    if emptied {
-        ctx.keys.remove(key);
-        ctx.keys.notify(class::GENERIC, "del", key);
-    } else if removed > 0 {
-        ctx.keys.modified(key);
+    if removed > 0 || emptied {
+        settle_collection(ctx.keys, key, emptied);
     }
     ctx.out.int(removed as i64);
     Ok(())
@@ -122,12 +120,7 @@ pub fn smove(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let emptied = from.is_empty();
     ctx.keys.notify(class::SET, "srem", source);
-    if emptied {
-        ctx.keys.remove(source);
-        ctx.keys.notify(class::GENERIC, "del", source);
-    } else {
-        ctx.keys.modified(source);
-    }
+    settle_collection(ctx.keys, source, emptied);
     let added = if destination_exists {
         let max = max_intset(ctx);
         let to = write_set(ctx.keys, destination)?.expect("looked up above");

@@ -9,6 +9,7 @@
 //! the whole set propagates as `DEL key`. SRANDMEMBER is a read.
 
 use super::{max_intset, read_set, reply_member, reply_set, write_set};
+use crate::commands::shared::settle_collection;
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::notify::class;
 use crate::types::set::Member;
@@ -38,12 +39,7 @@ fn spop_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
     let emptied = set.is_empty();
     reply_member(ctx.out, member.as_ref());
     ctx.keys.notify(class::SET, "spop", key);
-    if emptied {
-        ctx.keys.remove(key);
-        ctx.keys.notify(class::GENERIC, "del", key);
-    } else {
-        ctx.keys.modified(key);
-    }
+    settle_collection(ctx.keys, key, emptied);
     propagate_removals(ctx, key, &[member]);
     Ok(())
 }

@@ -125,15 +125,7 @@ pub fn getset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 pub fn mset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    for pair in key_value_pairs(args, "mset")? {
-        store(
-            ctx.keys,
-            pair[0],
-            StrValue::from_bytes(pair[1]),
-            Expiry::None,
-        );
-        ctx.keys.notify(class::STRING, "set", pair[0]);
-    }
+    store_pairs(ctx, key_value_pairs(args, "mset")?);
     ctx.out.ok();
     Ok(())
 }
@@ -145,6 +137,13 @@ pub fn msetnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.out.int(0);
         return Ok(());
     }
+    store_pairs(ctx, pairs);
+    ctx.out.int(1);
+    Ok(())
+}
+
+/// MSET's and MSETNX's writes: each value stored under its key, without a deadline.
+fn store_pairs(ctx: &mut Ctx, pairs: std::slice::ChunksExact<'_, &[u8]>) {
     for pair in pairs {
         store(
             ctx.keys,
@@ -154,8 +153,6 @@ pub fn msetnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         );
         ctx.keys.notify(class::STRING, "set", pair[0]);
     }
-    ctx.out.int(1);
-    Ok(())
 }
 
 /// The `key value` pairs of MSET and MSETNX; an odd count is an arity error.

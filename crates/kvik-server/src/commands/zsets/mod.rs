@@ -27,6 +27,7 @@ mod range;
 mod read;
 mod scan;
 
+use super::shared::settle_collection;
 use super::table::{acl, flags, key_flags, Command};
 use super::{errors, CmdError};
 use crate::keyspace::Locked;
@@ -335,11 +336,8 @@ fn change_zset<T>(
     if changed {
         keys.notify(class::ZSET, event, key);
     }
-    if emptied {
-        keys.remove(key);
-        keys.notify(class::GENERIC, "del", key);
-    } else if changed {
-        keys.modified(key);
+    if changed || emptied {
+        settle_collection(keys, key, emptied);
     }
     Ok(Some(result))
 }
