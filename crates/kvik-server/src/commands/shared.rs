@@ -1,6 +1,7 @@
 //! What several command families share, each defined here once: the options, cursor
-//! error and replies of the SCAN family (SCAN, HSCAN, SSCAN, ZSCAN), the end of a
-//! change to a collection (an emptied one is deleted), the error for an unknown
+//! error and replies of the SCAN family (SCAN, HSCAN, SSCAN, ZSCAN), the index
+//! ranges of LRANGE/LTRIM and ZRANGE/ZREMRANGEBYRANK, the end of a change to a
+//! collection (an emptied one is deleted), the error for an unknown
 //! subcommand of a container (CLIENT, DEBUG, PUBSUB, SLOWLOG, XGROUP, XINFO ...) and
 //! the layout of the containers' HELP replies.
 //!
@@ -13,6 +14,7 @@ use crate::notify::class;
 use crate::util::glob::{glob_match, is_match_all};
 use crate::util::numbers::parse_scan_cursor;
 use kvik_resp::ReplyWriter;
+use std::ops::Range;
 
 /// A SCAN-family cursor that is not a number.
 pub const INVALID_CURSOR: &str = "ERR invalid cursor";
@@ -93,6 +95,27 @@ pub fn reply_empty_scan(out: &mut ReplyWriter) {
     out.array(0);
 }
 
+/// The positions `start..=stop` select in a list or sorted set of `len` elements, as
+/// LRANGE, LTRIM, ZRANGE and ZREMRANGEBYRANK read them: negative ones count from the
+/// end, both are clamped into the collection, and the span is empty when they miss it.
+pub fn index_span(start: i64, stop: i64, len: usize) -> Range<usize> {
+    let len = len as i64;
+    let start = if start < 0 {
+        (start + len).max(0)
+    } else {
+        start
+    };
+    let stop = if stop < 0 {
+        stop + len
+    } else {
+        stop.min(len - 1)
+    };
+    if start > stop || start >= len {
+        return 0..0;
+    }
+    start as usize..stop as usize + 1
+}
+
 /// The end of a change to the collection (list, hash, set or sorted set) at `key`,
 /// after the change's own keyspace event: one left empty is deleted, as Redis keeps
 /// no empty collection, and a `del` event follows; any other is stamped as modified.
@@ -130,4 +153,20 @@ pub fn help_reply(out: &mut ReplyWriter, container: &str, lines: &[&str]) {
     }
     out.simple("HELP");
     out.simple("    Prints this help.");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::index_span;
+
+    #[test]
+    fn index_spans_clamp_like_redis() {
+        assert_eq!(index_span(0, -1, 5), 0..5);
+        assert_eq!(index_span(-100, 100, 5), 0..5);
+        assert_eq!(index_span(3, 2, 5), 0..0);
+        assert_eq!(index_span(5, 10, 5), 0..0);
+        assert_eq!(index_span(-2, -1, 5), 3..5);
+        assert_eq!(index_span(0, -6, 5), 0..0);
+        assert_eq!(index_span(0, 0, 0), 0..0);
+    }
 }

@@ -2,8 +2,8 @@
 //! it changed something and not at all otherwise (an LTRIM that keeps everything, an
 //! LREM that found nothing, an LINSERT whose pivot is missing).
 
-use super::read::clamp_range;
 use super::{commit, list_mut, node_limit};
+use crate::commands::shared::index_span;
 use crate::commands::{args, errors, CmdResult, Ctx};
 use crate::notify::class;
 use crate::types::list::End;
@@ -35,7 +35,8 @@ pub fn ltrim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
     if let Some(list) = list_mut(ctx.keys, key)? {
         let len = list.len();
-        let (first, kept) = clamp_range(start, stop, len);
+        let span = index_span(start, stop, len);
+        let (first, kept) = (span.start, span.len());
         list.discard(End::Head, first);
         list.discard(End::Tail, len - first - kept);
         let emptied = list.is_empty();

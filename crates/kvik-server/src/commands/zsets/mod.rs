@@ -439,39 +439,3 @@ impl EntryWriter {
         }
     }
 }
-
-/// Ranks `start..=stop` as ZRANGE and ZREMRANGEBYRANK read them (negative counts
-/// from the end, both clamped into the set), as a span; empty when they miss it.
-fn rank_span(start: i64, stop: i64, len: usize) -> std::ops::Range<usize> {
-    let len = len as i64;
-    let start = if start < 0 {
-        (start + len).max(0)
-    } else {
-        start
-    };
-    let stop = if stop < 0 {
-        stop + len
-    } else {
-        stop.min(len - 1)
-    };
-    if start > stop || start >= len {
-        return 0..0;
-    }
-    start as usize..stop as usize + 1
-}
-
-#[cfg(test)]
-mod tests {
-    use super::rank_span;
-
-    #[test]
-    fn rank_spans_clamp_like_redis() {
-        assert_eq!(rank_span(0, -1, 5), 0..5);
-        assert_eq!(rank_span(-100, 100, 5), 0..5);
-        assert_eq!(rank_span(3, 2, 5), 0..0);
-        assert_eq!(rank_span(5, 10, 5), 0..0);
-        assert_eq!(rank_span(-2, -1, 5), 3..5);
-        assert_eq!(rank_span(0, -6, 5), 0..0);
-        assert_eq!(rank_span(0, 0, 0), 0..0);
-    }
-}
