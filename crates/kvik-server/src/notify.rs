@@ -4,13 +4,17 @@
 //! An event has a class (one bit of [`class`]), a name (`lpush`, `expired`, ...) and a
 //! key. When its class is enabled it is published on `__keyspace@<db>__:<key>` with the
 //! event name as the message (if `K` is on) and on `__keyevent@<db>__:<event>` with the
-//! key as the message (if `E` is on), in that order. Command handlers raise events with
-//! [`Ctx::notify`]; the keyspace layer raises `expired`, `new` and `keymiss` itself.
+//! key as the message (if `E` is on), in that order. There is one way to raise an
+//! event: [`Locked::notify`] (or [`Locked::notify_in`] for a key of another database)
+//! on the keys a command holds; the keyspace layer raises `expired`, `new`, `evicted`
+//! and `keymiss` itself. This module keeps the classes and the publishing behind it.
+//!
+//! [`Locked::notify`]: crate::keyspace::Locked::notify
+//! [`Locked::notify_in`]: crate::keyspace::Locked::notify_in
 //!
 //! Every emission starts with one relaxed load of the enabled classes, so a server with
 //! notifications off (the default) pays nothing else.
 
-use crate::commands::Ctx;
 use crate::pubsub::{Bus, Kind};
 use std::sync::atomic::Ordering;
 
@@ -25,7 +29,10 @@ pub mod class {
 }
 
 impl Bus<'_> {
-    /// Raise event `event` of class `class` on `key` of database `db`.
+    /// Raise event `event` of class `class` on `key` of database `db`: what
+    /// [`Locked::notify`] does, for a caller without a `Locked` (active expiry).
+    ///
+    /// [`Locked::notify`]: crate::keyspace::Locked::notify
     #[inline]
     pub fn notify(&self, class: u32, event: &str, db: usize, key: &[u8]) {
         let enabled = self.hub.keyspace_events.load(Ordering::Relaxed);
@@ -46,21 +53,5 @@ impl Bus<'_> {
             let channel = format!("__keyevent@{db}__:{event}");
             self.publish(Kind::Channel, channel.as_bytes(), key, None);
         }
-    }
-}
-
-impl Ctx<'_, '_> {
-    /// Raise a keyspace event on `key` of the client's database, e.g.
-    /// `ctx.notify(class::LIST, "lpush", key)`. Call it after the change, in Redis's
-    /// order (e.g. `lpop` then `del` when the pop emptied the list).
-    #[inline]
-    pub fn notify(&self, class: u32, event: &str, key: &[u8]) {
-        self.keys.env().bus.notify(class, event, self.keys.db, key);
-    }
-
-    /// [`Ctx::notify`] for a key of another database (MOVE's `move_to`).
-    #[inline]
-    pub fn notify_in(&self, db: usize, class: u32, event: &str, key: &[u8]) {
-        self.keys.env().bus.notify(class, event, db, key);
     }
 }

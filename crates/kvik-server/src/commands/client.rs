@@ -8,6 +8,7 @@
 //! GETREDIR and TRACKINGINFO parse and answer here; client-side caching itself is
 //! [`crate::tracking`].
 
+use super::shared::{help_reply, subcommand_syntax_error};
 use super::table::{acl, flags, Command};
 use super::{args, errors, CmdError, CmdResult, Ctx};
 use crate::client::{
@@ -502,18 +503,6 @@ fn pause(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-/// Redis's reply to a subcommand it does not know, or knows but not with these
-/// arguments (CLIENT PAUSE with too many, any DEBUG subcommand).
-pub fn subcommand_syntax_error(args: &[&[u8]]) -> CmdError {
-    let sub = &args[1][..args[1].len().min(128)];
-    format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
-        String::from_utf8_lossy(sub),
-        String::from_utf8_lossy(args[0]).to_uppercase()
-    )
-    .into()
-}
-
 fn unpause(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     ctx.server.pause.end();
     ctx.server.broadcast(|| Message::Unpaused);
@@ -725,7 +714,6 @@ fn trackinginfo(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 
 /// CLIENT HELP: Redis's text for the subcommands kvik implements.
 const HELP: &[&str] = &[
-    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CACHING (YES|NO)",
     "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
     "GETREDIR",
@@ -781,21 +769,11 @@ const HELP: &[&str] = &[
     "    Protect current client connection from eviction.",
     "NO-TOUCH (ON|OFF)",
     "    Will not touch LRU/LFU stats when this mode is on.",
-    "HELP",
-    "    Prints this help.",
 ];
 
 fn help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    reply_help(ctx, HELP);
+    help_reply(ctx.out, "CLIENT", HELP);
     Ok(())
-}
-
-/// A HELP reply: one status line per element.
-pub fn reply_help(ctx: &mut Ctx, lines: &[&str]) {
-    ctx.out.array(lines.len());
-    for line in lines {
-        ctx.out.simple(line);
-    }
 }
 
 /// The checks CLIENT TRACKING ON makes before changing anything, in Redis's order,

@@ -5,7 +5,7 @@
 //! all-or-nothing: the crate validates and assigns every pair on a copy, and the
 //! server's hot copies of the values that change take effect before the reply.
 
-use super::introspection::help_reply;
+use super::shared::help_reply;
 use super::table::{acl, flags, Command};
 use super::{errors, CmdError, CmdResult, Ctx};
 use crate::mailbox::Message;

@@ -8,7 +8,7 @@
 
 mod digest;
 
-use super::client::{reply_help, subcommand_syntax_error};
+use super::shared::{help_reply, subcommand_syntax_error};
 use super::table::{acl, flags, Command, Handler, Lock};
 use super::{errors, CmdError, CmdResult, Ctx, Held};
 use crate::keyspace::{hash_key, Entry, Locked};
@@ -152,7 +152,6 @@ fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 const HELP: &[&str] = &[
-    "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "DIGEST",
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
@@ -178,12 +177,10 @@ const HELP: &[&str] = &[
     "    default.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
-    "HELP",
-    "    Prints this help.",
 ];
 
 fn help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    reply_help(ctx, HELP);
+    help_reply(ctx.out, "DEBUG", HELP);
     Ok(())
 }
 

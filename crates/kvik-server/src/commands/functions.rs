@@ -1,8 +1,8 @@
 //! FCALL, FCALL_RO and FUNCTION LOAD / LIST / DELETE / FLUSH / DUMP / RESTORE /
 //! STATS / KILL / HELP: the command layer over [`crate::scripting::functions`].
 
-use super::introspection::help_reply;
 use super::scripting::{flush_mode, kill_running, run, split_keys};
+use super::shared::help_reply;
 use super::table::{acl, flags, key_flags, Command, Lock, ScriptRef};
 use super::{CmdResult, Ctx};
 use crate::scripting::busy::ScriptKind;

@@ -160,7 +160,7 @@ fn pfadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let changed = created || raised > 0;
     if changed {
         hll::invalidate_cache(hll);
-        ctx.notify(class::STRING, "pfadd", key);
+        ctx.keys.notify(class::STRING, "pfadd", key);
     }
     if raised > 0 {
         // One change per register raised, as Redis counts them.
@@ -229,7 +229,7 @@ fn pfmerge(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if !created {
         ctx.keys.modified(dest);
     }
-    ctx.notify(class::STRING, "pfadd", dest);
+    ctx.keys.notify(class::STRING, "pfadd", dest);
     ctx.out.ok();
     Ok(())
 }

@@ -10,6 +10,7 @@
 //! from its own flags: a write command's keys are `RW access update` (the widest
 //! reading: it may read, change or create them), a read command's keys `RO access`.
 
+use super::shared::help_reply;
 use super::table::{
     acl, flags, key_flags, legacy_range, BeginSearch, Command, FindKeys, FoundKeys, KeySpec,
     Registry,
@@ -438,18 +439,4 @@ fn help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         ],
     );
     Ok(())
-}
-
-/// A container's HELP reply in Redis's layout: a title line, the given lines, then
-/// the entry for HELP itself, each a status reply.
-pub fn help_reply(out: &mut ReplyWriter, container: &str, lines: &[&str]) {
-    out.array(lines.len() + 3);
-    out.simple(&format!(
-        "{container} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
-    ));
-    for line in lines {
-        out.simple(line);
-    }
-    out.simple("HELP");
-    out.simple("    Prints this help.");
 }

@@ -4,7 +4,7 @@
 //! The replies are Redis 7.0's shapes. GRAPH and DOCTOR are texts for people: they
 //! carry the same figures as Redis's, in kvik's own words and drawing.
 
-use super::introspection::help_reply;
+use super::shared::help_reply;
 use super::table::{acl, flags, Command};
 use super::{CmdResult, Ctx};
 use crate::latency::{Event, Sample, Series};

@@ -9,7 +9,7 @@
 //! shards' bookkeeping per database.
 
 use super::info::MemoryFigures;
-use super::introspection::help_reply;
+use super::shared::help_reply;
 use super::table::{acl, flags, key_flags, Command, Handler, Lock};
 use super::{args, errors, CmdResult, Ctx};
 use crate::stats;

@@ -33,6 +33,7 @@ pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod sets;
+pub mod shared;
 pub mod slowlog;
 pub mod sort;
 pub mod streams;

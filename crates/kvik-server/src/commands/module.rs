@@ -4,7 +4,7 @@
 //! UNLOAD are `protected`: with `enable-module-command no` (the default) `call`
 //! refuses them before they get here, as Redis does.
 
-use super::introspection::help_reply;
+use super::shared::help_reply;
 use super::table::{acl, flags, Command};
 use super::{CmdResult, Ctx};
 

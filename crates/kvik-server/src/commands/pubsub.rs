@@ -6,7 +6,7 @@
 //! ([`check_subscribed_mode`]), and every command run is shown to the MONITOR clients
 //! ([`feed_monitors`]).
 
-use super::introspection::help_reply;
+use super::shared::{help_reply, subcommand_syntax_error};
 use super::table::{acl, flags, key_flags, Command, Lock};
 use super::{CmdError, CmdResult, Ctx};
 use crate::client::ClientState;
@@ -384,17 +384,6 @@ fn help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         ],
     );
     Ok(())
-}
-
-/// `ERR unknown subcommand or wrong number of arguments for 'x'. Try PUBSUB HELP.`
-fn subcommand_syntax_error(args: &[&[u8]]) -> CmdError {
-    let sub = &args[1][..args[1].len().min(128)];
-    format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
-        String::from_utf8_lossy(sub),
-        String::from_utf8_lossy(args[0]).to_uppercase()
-    )
-    .into()
 }
 
 // ---------------------------------------------------------------- subscribed mode

@@ -7,8 +7,7 @@
 //! is flagged `skip_slowlog` and is not; a blocking command is logged when it is
 //! served, timed without the wait; secrets are shown as `(redacted)`.
 
-use super::client::subcommand_syntax_error;
-use super::introspection::help_reply;
+use super::shared::{help_reply, subcommand_syntax_error};
 use super::table::{acl, flags, Command, Handler};
 use super::{args, CmdResult, Ctx};
 use crate::client::ClientState;

@@ -475,15 +475,14 @@ fn store(
     }
     let stored = list.len();
     let keys = &mut *lookup.keys;
-    let (bus, db) = (keys.env().bus, keys.db);
     if stored == 0 {
         if keys.remove(destination).is_some() {
-            bus.notify(class::GENERIC, "del", db, destination);
+            keys.notify(class::GENERIC, "del", destination);
         }
     } else {
         keys.set(destination, Value::List(Box::new(list)), 0);
         keys.add_dirty(stored as u64 - 1);
-        bus.notify(class::LIST, "sortstore", db, destination);
+        keys.notify(class::LIST, "sortstore", destination);
     }
     stored
 }

@@ -338,7 +338,7 @@ impl<'a> Locked<'a> {
         // Not the command's own write: it goes everywhere, as in Redis, whatever a
         // script chose with redis.set_repl.
         self.emit(db, ts, &[b"DEL", entry.key()], Targets::ALL);
-        self.env.bus.notify(class, event, db, entry.key());
+        self.notify_in(db, class, event, entry.key());
     }
 
     /// The live entry of `key` in the selected database.
@@ -498,9 +498,22 @@ impl<'a> Locked<'a> {
 
     /// A key came into being: the `new` keyspace event.
     fn created(&self, db: usize, key: &[u8]) {
-        self.env
-            .bus
-            .notify(crate::notify::class::NEW, "new", db, key);
+        self.notify_in(db, crate::notify::class::NEW, "new", key);
+    }
+
+    /// Raise keyspace event `event` of class `class` (see [`crate::notify::class`]) on
+    /// `key` of the selected database, e.g. `keys.notify(class::LIST, "lpush", key)`:
+    /// the one way commands raise keyspace notifications. Call it after the change, in
+    /// Redis's order (e.g. `lpop` then `del` when the pop emptied the list).
+    #[inline]
+    pub fn notify(&self, class: u32, event: &str, key: &[u8]) {
+        self.env.bus.notify(class, event, self.db, key);
+    }
+
+    /// [`Locked::notify`] for a key of database `db` (MOVE's `move_to`, COPY ... DB).
+    #[inline]
+    pub fn notify_in(&self, db: usize, class: u32, event: &str, key: &[u8]) {
+        self.env.bus.notify(class, event, db, key);
     }
 
     /// Give a live key a deadline (0 = persist). Returns false if the key is absent.

@@ -83,7 +83,7 @@ fn run(ctx: &mut Ctx, args: &[&[u8]], read_only: bool) -> CmdResult {
         ctx.keys.modified(key);
     }
     if changed || growth == Growth::Created {
-        ctx.notify(class::BITMAP, "setbit", key);
+        ctx.keys.notify(class::BITMAP, "setbit", key);
     }
     Ok(())
 }

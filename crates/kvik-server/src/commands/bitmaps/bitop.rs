@@ -77,11 +77,11 @@ pub fn bitop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let len = result.len();
     if result.is_empty() {
         if ctx.keys.remove(dest).is_some() {
-            ctx.notify(class::GENERIC, "del", dest);
+            ctx.keys.notify(class::GENERIC, "del", dest);
         }
     } else {
         ctx.keys.set(dest, Value::Str(StrValue::raw(&result)), 0);
-        ctx.notify(class::STRING, "set", dest);
+        ctx.keys.notify(class::STRING, "set", dest);
     }
     ctx.out.int(len as i64);
     Ok(())

@@ -33,7 +33,7 @@ pub fn setbit(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.keys.modified(key);
     }
     if growth != Growth::Unchanged || was_on != on {
-        ctx.notify(class::BITMAP, "setbit", key);
+        ctx.keys.notify(class::BITMAP, "setbit", key);
     }
     ctx.out.int(i64::from(was_on));
     Ok(())

@@ -19,6 +19,7 @@ mod read;
 pub(crate) mod scan;
 mod write;
 
+use super::shared::settle_collection;
 use super::table::{acl, flags, key_flags, Command};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
@@ -253,15 +254,13 @@ fn write_hash<R>(
     event: &str,
     change: impl FnOnce(&mut Hash) -> Result<(R, u64), CmdError>,
 ) -> Result<R, CmdError> {
-    let bus = keys.env().bus;
-    let db = keys.db;
     let Some(entry) = keys.get(key) else {
         let mut hash = Hash::default();
         let (result, changes) = change(&mut hash)?;
         if !hash.is_empty() {
             keys.set(key, Value::Hash(Box::new(hash)), 0);
             keys.add_dirty(changes.saturating_sub(1));
-            bus.notify(class::HASH, event, db, key);
+            keys.notify(class::HASH, event, key);
         }
         return Ok(result);
     };
@@ -270,13 +269,9 @@ fn write_hash<R>(
     };
     let (result, changes) = change(hash)?;
     if changes > 0 {
-        bus.notify(class::HASH, event, db, key);
-        if hash.is_empty() {
-            keys.remove(key);
-            bus.notify(class::GENERIC, "del", db, key);
-        } else {
-            keys.modified(key);
-        }
+        let emptied = hash.is_empty();
+        keys.notify(class::HASH, event, key);
+        settle_collection(keys, key, emptied);
         keys.add_dirty(changes - 1);
     }
     Ok(result)

@@ -98,14 +98,14 @@ pub(super) fn restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if expire_at != 0 && expire_at <= now {
         if replaced {
             ctx.propagate(&[b"DEL", key]);
-            ctx.notify(class::GENERIC, "del", key);
+            ctx.keys.notify(class::GENERIC, "del", key);
         }
         ctx.out.ok();
         return Ok(());
     }
     ctx.keys.set(key, value, expire_at);
     set_access(ctx, key, &options);
-    ctx.notify(class::GENERIC, "restore", key);
+    ctx.keys.notify(class::GENERIC, "restore", key);
     if expire_at != 0 && !options.absolute_ttl {
         propagate_absolute(ctx, args, expire_at);
     }

@@ -155,11 +155,11 @@ fn set_deadline(ctx: &mut Ctx, args: &[&[u8]], time: TimeArg) -> CmdResult {
     }
     if when <= now as i64 {
         ctx.keys.remove(key);
-        ctx.notify(class::GENERIC, "del", key);
+        ctx.keys.notify(class::GENERIC, "del", key);
         ctx.propagate(&[b"DEL", key]);
     } else {
         ctx.keys.set_expire(key, when as u64);
-        ctx.notify(class::GENERIC, "expire", key);
+        ctx.keys.notify(class::GENERIC, "expire", key);
         // PEXPIREAT already says what it did; the others are rewritten to it, their
         // conditions kept.
         if time.relative || time.unit_ms != 1 {
@@ -226,7 +226,7 @@ pub(super) fn persist(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let had_deadline = ctx.keys.get(key).is_some_and(|e| e.expire_at != 0);
     if had_deadline {
         ctx.keys.set_expire(key, 0);
-        ctx.notify(class::GENERIC, "persist", key);
+        ctx.keys.notify(class::GENERIC, "persist", key);
     }
     ctx.out.int(had_deadline.into());
     Ok(())

@@ -4,9 +4,10 @@
 //! be slow) run. SCAN instead locks one shard at a time, so a full iteration never
 //! freezes the database; see [`scan`] for what its cursor guarantees.
 
-use super::super::{args, errors, CmdError, CmdResult, Ctx, Held};
+use super::super::shared::{reply_scan_cursor, ScanOptions, INVALID_CURSOR};
+use super::super::{CmdError, CmdResult, Ctx, Held};
 use crate::keyspace::Entry;
-use crate::util::glob::glob_match;
+use crate::util::glob::{glob_match, is_match_all};
 use kvik_resp::{Protocol, ReplyWriter};
 
 /// Keys gathered for a reply whose length is known only at the end: encoded as they
@@ -35,9 +36,9 @@ impl KeyList {
     }
 }
 
-/// A MATCH pattern; `*` alone matches everything without running the matcher.
-fn pattern_accepts(pattern: Option<&[u8]>, key: &[u8]) -> bool {
-    pattern.is_none_or(|p| p == b"*" || glob_match(p, key, false))
+/// KEYS's pattern; `*` alone matches everything without running the matcher.
+fn pattern_accepts(pattern: &[u8], key: &[u8]) -> bool {
+    is_match_all(pattern) || glob_match(pattern, key, false)
 }
 
 /// Every live key of the selected database matching the pattern. Keys whose time is
@@ -49,7 +50,7 @@ pub(super) fn keys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut found = KeyList::new(ctx.out.protocol);
     for shard in 0..ctx.server.keyspace.shards_per_db() {
         for entry in ctx.keys.shard_at(db, shard).iter() {
-            if !entry.is_expired(now) && pattern_accepts(Some(pattern), entry.key()) {
+            if !entry.is_expired(now) && pattern_accepts(pattern, entry.key()) {
                 found.push(entry.key());
             }
         }
@@ -62,7 +63,7 @@ pub(super) fn keys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// decimal digits, a leading `-` negating modulo 2^64; nothing before or after, no
 /// overflow. The empty string reads as 0.
 fn parse_cursor(arg: &[u8]) -> Result<u64, CmdError> {
-    let invalid = || CmdError::from("ERR invalid cursor");
+    let invalid = || CmdError::from(INVALID_CURSOR);
     if arg.is_empty() {
         return Ok(0);
     }
@@ -83,47 +84,10 @@ fn parse_cursor(arg: &[u8]) -> Result<u64, CmdError> {
     Ok(if negative { n.wrapping_neg() } else { n })
 }
 
-/// SCAN's options.
-struct ScanFilter<'a> {
-    /// Keys to examine before returning (at least; whole shards are visited).
-    count: usize,
-    pattern: Option<&'a [u8]>,
-    type_name: Option<&'a [u8]>,
-}
-
-impl<'a> ScanFilter<'a> {
-    fn parse(options: &[&'a [u8]]) -> Result<Self, CmdError> {
-        let mut filter = ScanFilter {
-            count: 10,
-            pattern: None,
-            type_name: None,
-        };
-        let mut rest = options;
-        while let [option, tail @ ..] = rest {
-            let value = tail.first().copied();
-            match value {
-                Some(v) if args::is(option, "COUNT") => {
-                    let n = args::int(v)?;
-                    if n < 1 {
-                        return Err(errors::SYNTAX.into());
-                    }
-                    filter.count = usize::try_from(n).unwrap_or(usize::MAX);
-                }
-                Some(v) if args::is(option, "MATCH") => filter.pattern = Some(v),
-                Some(v) if args::is(option, "TYPE") => filter.type_name = Some(v),
-                _ => return Err(errors::SYNTAX.into()),
-            }
-            rest = &tail[1..];
-        }
-        Ok(filter)
-    }
-
-    /// Does the entry's type pass the TYPE filter? An unknown type name matches
-    /// nothing (Redis 7.0 does not reject it).
-    fn type_accepts(&self, entry: &Entry) -> bool {
-        self.type_name
-            .is_none_or(|t| t.eq_ignore_ascii_case(entry.value.type_name().as_bytes()))
-    }
+/// Does the entry's type pass SCAN's TYPE filter? An unknown type name matches
+/// nothing (Redis 7.0 does not reject it).
+fn type_accepts(type_name: Option<&[u8]>, entry: &Entry) -> bool {
+    type_name.is_none_or(|t| t.eq_ignore_ascii_case(entry.value.type_name().as_bytes()))
 }
 
 /// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].
@@ -138,7 +102,7 @@ impl<'a> ScanFilter<'a> {
 /// deleted on the way, as the active expiry cycle would.
 pub(super) fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let cursor = parse_cursor(args[1])?;
-    let filter = ScanFilter::parse(&args[2..])?;
+    let options = ScanOptions::parse_with_type(&args[2..])?;
     let ks = &ctx.server.keyspace;
     let db = ctx.client.db;
     let shards = ks.shards_per_db();
@@ -146,18 +110,18 @@ pub(super) fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut next = usize::try_from(cursor).unwrap_or(usize::MAX);
     let (mut examined, mut type_lookups) = (0, 0);
     let mut found = KeyList::new(ctx.out.protocol);
-    while next < shards && examined < filter.count {
+    while next < shards && examined < options.count {
         let id = ks.global_id(db, next);
         let mut locked = Held::lock(ctx.keys, &[id]);
         locked.expire_shard(db, next);
         let shard = locked.shard_at(db, next);
         examined += shard.len();
         for entry in shard.iter() {
-            if !pattern_accepts(filter.pattern, entry.key()) {
+            if !options.accepts(entry.key()) {
                 continue;
             }
-            type_lookups += usize::from(filter.type_name.is_some());
-            if filter.type_accepts(entry) {
+            type_lookups += usize::from(options.type_name.is_some());
+            if type_accepts(options.type_name, entry) {
                 found.push(entry.key());
             }
         }
@@ -166,8 +130,7 @@ pub(super) fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     // Redis looks each key up to learn its type, and counts that as a read.
     ctx.stats.add(&ctx.stats.keyspace_hits, type_lookups as u64);
     let next_cursor = if next < shards { next } else { 0 };
-    ctx.out.array(2);
-    ctx.out.bulk_int(next_cursor as i64);
+    reply_scan_cursor(ctx.out, next_cursor as u64);
     found.write(ctx.out);
     Ok(())
 }

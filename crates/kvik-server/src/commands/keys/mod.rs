@@ -186,7 +186,7 @@ fn del(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     for key in &args[1..] {
         if let Some(entry) = ctx.keys.remove(key) {
             entry.free();
-            ctx.notify(class::GENERIC, "del", key);
+            ctx.keys.notify(class::GENERIC, "del", key);
             removed += 1;
         }
     }

@@ -3,6 +3,7 @@
 //! Looking at a key through OBJECT is not an access: its access clock stays as it
 //! was, as it does in Redis.
 
+use super::super::shared::help_reply;
 use super::super::table::{acl, flags, key_flags, Command};
 use super::super::{CmdResult, Ctx};
 use super::count_read;
@@ -81,7 +82,6 @@ pub(super) const COMMAND: Command = Command::new("object", -2, help)
     ]);
 
 const HELP: &[&str] = &[
-    "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "ENCODING <key>",
     "    Return the kind of internal representation used in order to store the value",
     "    associated with a <key>.",
@@ -94,18 +94,13 @@ const HELP: &[&str] = &[
     "REFCOUNT <key>",
     "    Return the number of references of the value associated with the specified",
     "    <key>.",
-    "HELP",
-    "    Prints this help.",
 ];
 
 const NOT_LFU: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 const IS_LFU: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
 
 fn help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    ctx.out.array(HELP.len());
-    for line in HELP {
-        ctx.out.simple(line);
-    }
+    help_reply(ctx.out, "OBJECT", HELP);
     Ok(())
 }
 

@@ -44,8 +44,8 @@ fn rename_key(ctx: &mut Ctx, from: &[u8], to: &[u8], only_new: bool) -> Result<b
         .renamed(to);
     let db = ctx.keys.db;
     ctx.keys.insert_moved_in(db, entry);
-    ctx.notify(class::GENERIC, "rename_from", from);
-    ctx.notify(class::GENERIC, "rename_to", to);
+    ctx.keys.notify(class::GENERIC, "rename_from", from);
+    ctx.keys.notify(class::GENERIC, "rename_to", to);
     Ok(true)
 }
 
@@ -62,9 +62,8 @@ pub(super) fn move_(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if moved {
         let entry = keys.remove_in(src, key).expect("live: looked up above");
         keys.insert_moved_in(dst, entry);
-        let bus = keys.env().bus;
-        bus.notify(class::GENERIC, "move_from", src, key);
-        bus.notify(class::GENERIC, "move_to", dst, key);
+        keys.notify_in(src, class::GENERIC, "move_from", key);
+        keys.notify_in(dst, class::GENERIC, "move_to", key);
     }
     ctx.out.int(moved.into());
     Ok(())
@@ -124,12 +123,11 @@ pub(super) fn copy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 .value
                 .clone();
             keys.set_in(dst, to, value, expire_at);
-            let bus = keys.env().bus;
             if replacing {
                 // Redis deletes the old target first: the copy is a new key all the same.
-                bus.notify(class::NEW, "new", dst, to);
+                keys.notify_in(dst, class::NEW, "new", to);
             }
-            bus.notify(class::GENERIC, "copy_to", dst, to);
+            keys.notify_in(dst, class::GENERIC, "copy_to", to);
             true
         }
         None => false,

@@ -2,9 +2,10 @@
 //! it changed something and not at all otherwise (an LTRIM that keeps everything, an
 //! LREM that found nothing, an LINSERT whose pivot is missing).
 
-use super::read::clamp_range;
-use super::{commit, list_mut, node_limit, notify};
+use super::{commit, list_mut, node_limit};
+use crate::commands::shared::index_span;
 use crate::commands::{args, errors, CmdResult, Ctx};
+use crate::notify::class;
 use crate::types::list::End;
 
 const INDEX_OUT_OF_RANGE: &str = "ERR index out of range";
@@ -34,13 +35,14 @@ pub fn ltrim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
     if let Some(list) = list_mut(ctx.keys, key)? {
         let len = list.len();
-        let (first, kept) = clamp_range(start, stop, len);
+        let span = index_span(start, stop, len);
+        let (first, kept) = (span.start, span.len());
         list.discard(End::Head, first);
         list.discard(End::Tail, len - first - kept);
         let emptied = list.is_empty();
         if len == kept {
             // Nothing trimmed: no change to record, but Redis raises the event.
-            notify(ctx.keys, "ltrim", key);
+            ctx.keys.notify(class::LIST, "ltrim", key);
         }
         commit(ctx.keys, key, len - kept, emptied, "ltrim");
     }

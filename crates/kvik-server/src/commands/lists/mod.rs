@@ -20,6 +20,7 @@ mod read;
 pub use pop::{first_list, move_element, pop_and_reply, pop_with_key, MultiPop};
 pub use push::push_items;
 
+use super::shared::settle_collection;
 use super::table::{acl, flags, key_flags as kf, Command};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
@@ -305,19 +306,9 @@ fn commit(keys: &mut Locked<'_>, key: &[u8], changes: usize, emptied: bool, even
     if changes == 0 {
         return;
     }
-    notify(keys, event, key);
-    if emptied {
-        keys.remove(key);
-        keys.env().bus.notify(class::GENERIC, "del", keys.db, key);
-    } else {
-        keys.modified(key);
-    }
+    keys.notify(class::LIST, event, key);
+    settle_collection(keys, key, emptied);
     keys.add_dirty(changes as u64 - 1);
-}
-
-/// Raise a list event on `key` of the selected database.
-fn notify(keys: &Locked<'_>, event: &str, key: &[u8]) {
-    keys.env().bus.notify(class::LIST, event, keys.db, key);
 }
 
 /// The events of pushes and pops at each end.

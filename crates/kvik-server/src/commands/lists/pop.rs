@@ -10,9 +10,10 @@
 //! [`move_element`]) are what the blocking commands (BLPOP, BLMPOP, BLMOVE ...) serve
 //! a client with once a list has elements.
 
-use super::{commit, int_at_least, list_mut, node_limit, notify, parse_end, pop_event, push_items};
+use super::{commit, int_at_least, list_mut, node_limit, parse_end, pop_event, push_items};
 use crate::commands::{errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
+use crate::notify::class;
 use crate::types::list::{End, NodeLimit};
 use kvik_resp::ReplyWriter;
 
@@ -209,7 +210,7 @@ pub fn move_element(
     let emptied = list.is_empty();
     push_items(keys, destination, to, &[&element], false, limit)?;
     if source == destination {
-        notify(keys, pop_event(from), source);
+        keys.notify(class::LIST, pop_event(from), source);
     } else {
         commit(keys, source, 1, emptied, pop_event(from));
     }

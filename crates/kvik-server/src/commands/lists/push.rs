@@ -1,9 +1,10 @@
 //! Adding at the ends: LPUSH, RPUSH, and LPUSHX, RPUSHX which only add to a list that
 //! already exists. All reply with the list's new length and propagate verbatim.
 
-use super::{list_mut, node_limit, notify, push_event};
+use super::{list_mut, node_limit, push_event};
 use crate::commands::{CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
+use crate::notify::class;
 use crate::types::list::{End, List, NodeLimit};
 use crate::types::Value;
 
@@ -57,7 +58,7 @@ pub fn push_items(
             len
         }
     };
-    notify(keys, push_event(end), key);
+    keys.notify(class::LIST, push_event(end), key);
     keys.add_dirty(items.len() as u64 - 1);
     Ok(len)
 }

@@ -1,6 +1,7 @@
 //! Reading lists: LLEN, LINDEX, LRANGE and LPOS. Each counts a keyspace hit or miss.
 
 use super::{int_at_least, read_list};
+use crate::commands::shared::index_span;
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::types::list::Element;
 
@@ -36,34 +37,14 @@ pub fn lrange(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.out.array(0);
         return Ok(());
     };
-    let (first, count) = clamp_range(start, stop, list.len());
+    let span = index_span(start, stop, list.len());
+    let (first, count) = (span.start, span.len());
     ctx.out.array(count);
     let mut scratch = itoa::Buffer::new();
     for element in list.range(first, count) {
         ctx.out.bulk(element.bytes(&mut scratch));
     }
     Ok(())
-}
-
-/// The positions `start..=stop` select (negative ones count from the end), clamped
-/// to the list the way Redis does: (first position, how many).
-pub(super) fn clamp_range(start: i64, stop: i64, len: usize) -> (usize, usize) {
-    let len = len as i64;
-    let start = if start < 0 {
-        (len + start).max(0)
-    } else {
-        start
-    };
-    let stop = if stop < 0 {
-        len + stop
-    } else {
-        stop.min(len - 1)
-    };
-    if start > stop || start >= len {
-        (0, 0)
-    } else {
-        (start as usize, (stop - start + 1) as usize)
-    }
 }
 
 /// LPOS's options.

@@ -7,7 +7,7 @@
 mod caller;
 pub mod run;
 
-use super::introspection::help_reply;
+use super::shared::help_reply;
 use super::table::{acl, flags, key_flags, Command, Lock, ScriptRef};
 use super::{args, CmdResult, Ctx};
 use crate::scripting::busy::{KillOutcome, ScriptKind};

@@ -117,11 +117,11 @@ fn store(ctx: &mut Ctx, destination: &[u8], result: Set, event: &str) {
     if len == 0 {
         if let Some(old) = ctx.keys.remove(destination) {
             old.free();
-            ctx.notify(class::GENERIC, "del", destination);
+            ctx.keys.notify(class::GENERIC, "del", destination);
         }
     } else {
         ctx.keys.set(destination, Value::Set(Box::new(result)), 0);
-        ctx.notify(class::SET, event, destination);
+        ctx.keys.notify(class::SET, event, destination);
     }
     ctx.out.int(len as i64);
 }

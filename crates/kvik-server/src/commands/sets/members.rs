@@ -5,6 +5,7 @@
 //! otherwise (`call` appends the argv when a key was changed).
 
 use super::{max_intset, read_set, reply_set, write_set};
+use crate::commands::shared::settle_collection;
 use crate::commands::{CmdResult, Ctx};
 use crate::notify::class;
 use crate::types::set::{MemberRef, Set};
@@ -41,7 +42,7 @@ pub fn sadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         None => create(ctx, key, members(&args[2..])),
     };
     if added > 0 {
-        ctx.notify(class::SET, "sadd", key);
+        ctx.keys.notify(class::SET, "sadd", key);
     }
     ctx.out.int(added as i64);
     Ok(())
@@ -56,13 +57,10 @@ pub fn srem(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let removed = args[2..].iter().filter(|m| set.remove(m)).count();
     let emptied = set.is_empty();
     if removed > 0 {
-        ctx.notify(class::SET, "srem", key);
+        ctx.keys.notify(class::SET, "srem", key);
     }
-    if emptied {
-        ctx.keys.remove(key);
-        ctx.notify(class::GENERIC, "del", key);
-    } else if removed > 0 {
-        ctx.keys.modified(key);
+    if removed > 0 || emptied {
+        settle_collection(ctx.keys, key, emptied);
     }
     ctx.out.int(removed as i64);
     Ok(())
@@ -121,13 +119,8 @@ pub fn smove(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Ok(());
     }
     let emptied = from.is_empty();
-    ctx.notify(class::SET, "srem", source);
-    if emptied {
-        ctx.keys.remove(source);
-        ctx.notify(class::GENERIC, "del", source);
-    } else {
-        ctx.keys.modified(source);
-    }
+    ctx.keys.notify(class::SET, "srem", source);
+    settle_collection(ctx.keys, source, emptied);
     let added = if destination_exists {
         let max = max_intset(ctx);
         let to = write_set(ctx.keys, destination)?.expect("looked up above");
@@ -141,7 +134,7 @@ pub fn smove(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         true
     };
     if added {
-        ctx.notify(class::SET, "sadd", destination);
+        ctx.keys.notify(class::SET, "sadd", destination);
     }
     ctx.out.int(1);
     Ok(())

@@ -9,6 +9,7 @@
 //! the whole set propagates as `DEL key`. SRANDMEMBER is a read.
 
 use super::{max_intset, read_set, reply_member, reply_set, write_set};
+use crate::commands::shared::settle_collection;
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::notify::class;
 use crate::types::set::Member;
@@ -37,13 +38,8 @@ fn spop_one(ctx: &mut Ctx, key: &[u8]) -> CmdResult {
     let member = set.remove_at(rand::thread_rng().gen_range(0..set.len()));
     let emptied = set.is_empty();
     reply_member(ctx.out, member.as_ref());
-    ctx.notify(class::SET, "spop", key);
-    if emptied {
-        ctx.keys.remove(key);
-        ctx.notify(class::GENERIC, "del", key);
-    } else {
-        ctx.keys.modified(key);
-    }
+    ctx.keys.notify(class::SET, "spop", key);
+    settle_collection(ctx.keys, key, emptied);
     propagate_removals(ctx, key, &[member]);
     Ok(())
 }
@@ -74,7 +70,7 @@ fn spop_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
     }
     reply_set(ctx.out, popped.len(), popped.iter().map(Member::as_ref));
     ctx.keys.modified(key);
-    ctx.notify(class::SET, "spop", key);
+    ctx.keys.notify(class::SET, "spop", key);
     propagate_removals(ctx, key, &popped);
     Ok(())
 }
@@ -91,8 +87,8 @@ fn pop_all(ctx: &mut Ctx, key: &[u8], max_intset: usize) -> CmdResult {
     let shown = reply_order.as_ref().unwrap_or(set);
     reply_set(ctx.out, shown.len(), shown.iter());
     entry.free();
-    ctx.notify(class::SET, "spop", key);
-    ctx.notify(class::GENERIC, "del", key);
+    ctx.keys.notify(class::SET, "spop", key);
+    ctx.keys.notify(class::GENERIC, "del", key);
     ctx.propagate(&[b"DEL", key]);
     Ok(())
 }

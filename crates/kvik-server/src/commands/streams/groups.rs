@@ -4,9 +4,10 @@
 //! has MKSTREAM), then the group, in Redis's order, so the same mistakes get the same
 //! errors. Destroying a group wakes the XREADGROUP clients waiting on it.
 
-use super::{int_arg, notify, parse_id, stream_mut};
-use crate::commands::introspection::help_reply;
+use super::{int_arg, parse_id, stream_mut};
+use crate::commands::shared::{help_reply, subcommand_syntax_error};
 use crate::commands::{args, CmdError, CmdResult, Ctx};
+use crate::notify::class;
 use crate::types::stream::{Group, Stream, StreamId};
 use crate::types::Value;
 
@@ -14,14 +15,6 @@ use crate::types::Value;
 struct GroupOptions {
     mkstream: bool,
     entries_read: Option<u64>,
-}
-
-fn subcommand_error(args: &[&[u8]]) -> CmdError {
-    format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try XGROUP HELP.",
-        String::from_utf8_lossy(&args[1][..args[1].len().min(128)])
-    )
-    .into()
 }
 
 fn parse_options(args: &[&[u8]]) -> Result<GroupOptions, CmdError> {
@@ -44,7 +37,7 @@ fn parse_options(args: &[&[u8]]) -> Result<GroupOptions, CmdError> {
             options.entries_read = u64::try_from(n).ok();
             i += 2;
         } else {
-            return Err(subcommand_error(args));
+            return Err(subcommand_syntax_error(args));
         }
     }
     Ok(options)
@@ -89,7 +82,7 @@ fn with_group<'l>(
 /// `XGROUP CREATE key group id|$ [MKSTREAM] [ENTRIESREAD n]`
 pub fn create(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if args.len() > 8 {
-        return Err(subcommand_error(args));
+        return Err(subcommand_syntax_error(args));
     }
     let (options, stream) = checked_stream(ctx, args, true)?;
     let last = stream.as_ref().map_or(StreamId::MIN, |s| s.last_id);
@@ -110,7 +103,7 @@ pub fn create(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         .groups
         .insert(args[3].to_vec(), Group::new(id, options.entries_read));
     ctx.keys.modified_quietly(args[2]);
-    notify(ctx.keys, "xgroup-create", args[2]);
+    ctx.keys.notify(class::STREAM, "xgroup-create", args[2]);
     ctx.out.ok();
     Ok(())
 }
@@ -118,7 +111,7 @@ pub fn create(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// `XGROUP SETID key group id|$ [ENTRIESREAD n]`
 pub fn setid(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if args.len() != 5 && args.len() != 7 {
-        return Err(subcommand_error(args));
+        return Err(subcommand_syntax_error(args));
     }
     let (options, stream) = with_group(ctx, args)?;
     let id = if args[4] == b"$" {
@@ -130,7 +123,7 @@ pub fn setid(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     group.last_id = id;
     group.entries_read = options.entries_read;
     ctx.keys.modified_quietly(args[2]);
-    notify(ctx.keys, "xgroup-setid", args[2]);
+    ctx.keys.notify(class::STREAM, "xgroup-setid", args[2]);
     ctx.out.ok();
     Ok(())
 }
@@ -141,7 +134,7 @@ pub fn destroy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let removed = stream.expect("checked").groups.remove(args[3]).is_some();
     if removed {
         ctx.keys.modified_quietly(args[2]);
-        notify(ctx.keys, "xgroup-destroy", args[2]);
+        ctx.keys.notify(class::STREAM, "xgroup-destroy", args[2]);
     }
     ctx.out.int(i64::from(removed));
     Ok(())
@@ -155,7 +148,8 @@ pub fn create_consumer(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (_, created) = group.consumer(args[4], now);
     if created {
         ctx.keys.modified_quietly(args[2]);
-        notify(ctx.keys, "xgroup-createconsumer", args[2]);
+        ctx.keys
+            .notify(class::STREAM, "xgroup-createconsumer", args[2]);
     }
     ctx.out.int(i64::from(created));
     Ok(())
@@ -169,7 +163,8 @@ pub fn delete_consumer(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let pending = group.remove_consumer(args[4]);
     if pending.is_some() {
         ctx.keys.modified_quietly(args[2]);
-        notify(ctx.keys, "xgroup-delconsumer", args[2]);
+        ctx.keys
+            .notify(class::STREAM, "xgroup-delconsumer", args[2]);
     }
     ctx.out.int(pending.unwrap_or(0) as i64);
     Ok(())

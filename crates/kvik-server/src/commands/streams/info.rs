@@ -5,19 +5,11 @@
 //! keep a node or two more than the ideal one counted here.
 
 use super::{int_arg, stream_read, write_entries, write_entry, write_id};
-use crate::commands::introspection::help_reply;
+use crate::commands::shared::{help_reply, subcommand_syntax_error};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
 use crate::types::stream::{Group, Stream, StreamId};
 use kvik_resp::ReplyWriter;
-
-fn subcommand_error(args: &[&[u8]]) -> CmdError {
-    format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try XINFO HELP.",
-        String::from_utf8_lossy(&args[1][..args[1].len().min(128)])
-    )
-    .into()
-}
 
 /// The stream at `key`; `ERR no such key` when missing.
 fn existing<'l>(keys: &'l mut Locked<'_>, key: &[u8]) -> Result<&'l mut Stream, CmdError> {
@@ -94,11 +86,11 @@ pub fn stream(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut count = 10;
     if full {
         if (options.len() != 1 && options.len() != 3) || !args::is(options[0], "full") {
-            return Err(subcommand_error(args));
+            return Err(subcommand_syntax_error(args));
         }
         if options.len() == 3 {
             if !args::is(options[1], "count") {
-                return Err(subcommand_error(args));
+                return Err(subcommand_syntax_error(args));
             }
             count = int_arg(options[2])?;
             if count < 0 {

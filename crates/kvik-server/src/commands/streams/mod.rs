@@ -7,7 +7,8 @@
 //! - XREAD and XREADGROUP, which may wait for entries, in [`read`];
 //! - XGROUP's subcommands in [`groups`];
 //! - XACK, XPENDING, XCLAIM and XAUTOCLAIM in [`pending`];
-//! - XINFO's subcommands in [`info`].
+//! - XINFO's subcommands in [`info`];
+//! - the effects replicas get for group reads and claims in [`effects`].
 //!
 //! Replies, error texts and the effects replicas get follow Redis 7.0: XADD propagates
 //! the ID it chose and, after a `~` trim, what the trim did (`MAXLEN = <length>` or
@@ -19,6 +20,7 @@
 //! entries, `xsetid`, the `xgroup-*` events of XGROUP, and `xgroup-createconsumer`
 //! when a read or a claim brings its consumer into being.
 
+mod effects;
 mod groups;
 mod info;
 mod pending;
@@ -29,7 +31,6 @@ mod write;
 use super::table::{acl, flags, key_flags, Command, FindKeys, KeySpec};
 use super::{args, errors, CmdError};
 use crate::keyspace::Locked;
-use crate::notify::class;
 use crate::types::stream::{EntryRef, Stream, StreamId};
 use crate::types::Value;
 use crate::util::numbers::parse_i64;
@@ -347,11 +348,6 @@ pub fn stream_read<'l>(
             _ => Err(errors::WRONGTYPE.into()),
         },
     }
-}
-
-/// Raise stream event `event` on `key` of the selected database.
-fn notify(keys: &Locked<'_>, event: &str, key: &[u8]) {
-    keys.env().bus.notify(class::STREAM, event, keys.db, key);
 }
 
 pub fn write_id(out: &mut ReplyWriter, id: StreamId) {

@@ -1,15 +1,16 @@
 //! XACK, XPENDING, XCLAIM and XAUTOCLAIM: a group's pending entries list.
 //!
 //! XCLAIM and XAUTOCLAIM propagate one idempotent XCLAIM per entry they touch (see
-//! [`claim_effect`]) rather than themselves, so replicas end up with the same owner,
+//! [`claim_effect`](super::effects::claim_effect)) rather than themselves, so replicas end up with the same owner,
 //! delivery time and count whatever their clocks say. A pending entry whose stream
 //! entry was deleted is dropped from the list when a claim meets it.
 
+use super::effects::{claim_effect, propagate_all, setid_effect};
 use super::range::{interval_start, parse_bound};
-use super::read::{claim_effect, propagate_all};
-use super::{id_arg, int_arg, notify, parse_id, stream_mut, stream_read, write_entry, write_id};
+use super::{int_arg, parse_id, stream_mut, stream_read, write_entry, write_id};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
+use crate::notify::class;
 use crate::types::stream::{Group, Name, Stream, StreamId};
 use crate::util::numbers::parse_i64;
 use kvik_resp::ReplyWriter;
@@ -306,25 +307,8 @@ fn claimant(group: &mut Group, consumer: &[u8], now: u64) -> (Name, bool) {
 /// `xgroup-createconsumer` when the claim created its consumer.
 fn created_event(keys: &Locked<'_>, key: &[u8], owner: &Option<(Name, bool)>) {
     if owner.as_ref().is_some_and(|(_, created)| *created) {
-        notify(keys, "xgroup-createconsumer", key);
+        keys.notify(class::STREAM, "xgroup-createconsumer", key);
     }
-}
-
-/// `XGROUP SETID key group last-id ENTRIESREAD n`
-pub fn setid_effect(key: &[u8], group_name: &[u8], group: &Group) -> Vec<Vec<u8>> {
-    vec![
-        b"XGROUP".to_vec(),
-        b"SETID".to_vec(),
-        key.to_vec(),
-        group_name.to_vec(),
-        id_arg(group.last_id),
-        b"ENTRIESREAD".to_vec(),
-        group
-            .entries_read
-            .map_or(-1, |n| n as i64)
-            .to_string()
-            .into_bytes(),
-    ]
 }
 
 /// `XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]`:

@@ -14,10 +14,12 @@
 //! (`XGROUP CREATECONSUMER`) and, when it moved the group, `XGROUP SETID ...
 //! ENTRIESREAD n`. XREAD itself propagates nothing.
 
-use super::{id_arg, int_arg, parse_id, write_entry, write_id};
+use super::effects::{claim_effect, propagate_all, setid_effect};
+use super::{int_arg, parse_id, write_entry, write_id};
 use crate::blocking::Action;
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
+use crate::notify::class;
 use crate::types::stream::{Name, Stream, StreamId};
 use crate::types::EncodingLimits;
 use crate::types::Value;
@@ -442,20 +444,7 @@ impl GroupRead<'_> {
             ));
         }
         if self.noack && !ids.is_empty() {
-            let group = &stream.groups[self.group];
-            effects.push(vec![
-                b"XGROUP".to_vec(),
-                b"SETID".to_vec(),
-                key.to_vec(),
-                self.group.to_vec(),
-                id_arg(group.last_id),
-                b"ENTRIESREAD".to_vec(),
-                group
-                    .entries_read
-                    .map_or(-1, |n| n as i64)
-                    .to_string()
-                    .into_bytes(),
-            ]);
+            effects.push(setid_effect(key, self.group, &stream.groups[self.group]));
         }
         effects
     }
@@ -474,48 +463,10 @@ impl Served {
     /// The consumer's keyspace event, the change, and the effects.
     fn record(self, keys: &mut Locked<'_>, key: &[u8]) {
         if self.created {
-            super::notify(keys, "xgroup-createconsumer", key);
+            keys.notify(class::STREAM, "xgroup-createconsumer", key);
         }
         keys.modified_quietly(key);
         propagate_all(keys, &self.effects);
-    }
-}
-
-/// The XCLAIM that gives a replica the same pending entry: idempotent, whatever the
-/// replica's clock.
-pub fn claim_effect(
-    key: &[u8],
-    group: &[u8],
-    consumer: &[u8],
-    id: StreamId,
-    delivered_at: u64,
-    deliveries: u64,
-    last_id: StreamId,
-) -> Vec<Vec<u8>> {
-    vec![
-        b"XCLAIM".to_vec(),
-        key.to_vec(),
-        group.to_vec(),
-        consumer.to_vec(),
-        b"0".to_vec(),
-        id_arg(id),
-        b"TIME".to_vec(),
-        delivered_at.to_string().into_bytes(),
-        b"RETRYCOUNT".to_vec(),
-        deliveries.to_string().into_bytes(),
-        b"FORCE".to_vec(),
-        b"JUSTID".to_vec(),
-        b"LASTID".to_vec(),
-        id_arg(last_id),
-    ]
-}
-
-/// Append effects, in order.
-pub fn propagate_all(keys: &mut Locked<'_>, effects: &[Vec<Vec<u8>>]) {
-    let db = keys.db;
-    for effect in effects {
-        let argv: Vec<&[u8]> = effect.iter().map(Vec::as_slice).collect();
-        keys.propagate(db, &argv);
     }
 }
 

@@ -5,8 +5,9 @@
 //! what it removes depends on the node layout; for replicas the command is rewritten
 //! to the exact trim it amounted to.
 
-use super::{id_arg, int_arg, notify, parse_add_id, parse_id, stream_mut, stream_read, write_id};
+use super::{id_arg, int_arg, parse_add_id, parse_id, stream_mut, stream_read, write_id};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
+use crate::notify::class;
 use crate::server::Server;
 use crate::types::stream::{NodeLimits, Stream, StreamId, Trim, TrimTo};
 use crate::types::Value;
@@ -198,9 +199,9 @@ pub fn xadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         chosen.then_some((parsed.id_at, id_text.as_slice())),
     );
     ctx.keys.modified(key);
-    notify(ctx.keys, "xadd", key);
+    ctx.keys.notify(class::STREAM, "xadd", key);
     if trimmed > 0 {
-        notify(ctx.keys, "xtrim", key);
+        ctx.keys.notify(class::STREAM, "xtrim", key);
     }
     ctx.propagate(&argv);
     Ok(())
@@ -232,7 +233,7 @@ pub fn xtrim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     ctx.out.int(removed as i64);
     if removed > 0 {
         ctx.keys.modified(args[1]);
-        notify(ctx.keys, "xtrim", args[1]);
+        ctx.keys.notify(class::STREAM, "xtrim", args[1]);
         let at = parsed.threshold_at;
         let argv = rewritten(args, threshold.as_deref().map(|t| (at, t)), None);
         ctx.propagate(&argv);
@@ -254,7 +255,7 @@ pub fn xdel(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     ctx.out.int(deleted as i64);
     if deleted > 0 {
         ctx.keys.modified(args[1]);
-        notify(ctx.keys, "xdel", args[1]);
+        ctx.keys.notify(class::STREAM, "xdel", args[1]);
     }
     Ok(())
 }
@@ -304,7 +305,7 @@ pub fn xsetid(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         stream.max_deleted_id = max_deleted;
     }
     ctx.keys.modified_quietly(args[1]);
-    notify(ctx.keys, "xsetid", args[1]);
+    ctx.keys.notify(class::STREAM, "xsetid", args[1]);
     ctx.out.ok();
     Ok(())
 }

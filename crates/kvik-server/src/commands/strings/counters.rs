@@ -46,7 +46,7 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
         .checked_add(delta)
         .ok_or(CmdError::from(errors::OVERFLOW))?;
     store(ctx.keys, key, StrValue::Int(new), Expiry::Keep);
-    ctx.notify(class::STRING, "incrby", key);
+    ctx.keys.notify(class::STRING, "incrby", key);
     ctx.out.int(new);
     Ok(())
 }
@@ -76,7 +76,7 @@ pub fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         StrValue::from_bytes_unencoded(&sum),
         Expiry::Keep,
     );
-    ctx.notify(class::STRING, "incrbyfloat", key);
+    ctx.keys.notify(class::STRING, "incrbyfloat", key);
     ctx.out.bulk(&sum);
     ctx.propagate(&[b"SET", key, &sum, b"KEEPTTL"]);
     Ok(())

@@ -69,7 +69,7 @@ pub fn append(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             total
         }
     };
-    ctx.notify(class::STRING, "append", key);
+    ctx.keys.notify(class::STRING, "append", key);
     ctx.out.int(len as i64);
     Ok(())
 }
@@ -91,7 +91,7 @@ pub fn setrange(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             let mut buf = ThinBuf::with_capacity(total);
             write_at(&mut buf, offset as usize, patch, total);
             ctx.keys.set(key, Value::Str(StrValue::Raw(buf)), 0);
-            ctx.notify(class::STRING, "setrange", key);
+            ctx.keys.notify(class::STRING, "setrange", key);
             total
         }
         Some(entry) => {
@@ -107,7 +107,7 @@ pub fn setrange(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 write_at(buf, offset as usize, patch, total);
                 let len = buf.len();
                 ctx.keys.modified(key);
-                ctx.notify(class::STRING, "setrange", key);
+                ctx.keys.notify(class::STRING, "setrange", key);
                 len
             }
         }

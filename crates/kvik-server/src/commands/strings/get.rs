@@ -31,7 +31,7 @@ pub fn getdel(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
     if reply_value(ctx, key)? {
         ctx.keys.remove(key);
-        ctx.notify(class::GENERIC, "del", key);
+        ctx.keys.notify(class::GENERIC, "del", key);
         ctx.propagate(&[b"DEL", key]);
     }
     Ok(())
@@ -55,18 +55,18 @@ pub fn getex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     match expire {
         Some((unit, at)) if unit.is_absolute() && at <= now => {
             ctx.keys.remove(key);
-            ctx.notify(class::GENERIC, "del", key);
+            ctx.keys.notify(class::GENERIC, "del", key);
             ctx.propagate(&[b"DEL", key]);
         }
         Some((_, at)) => {
             ctx.keys.set_expire(key, at);
-            ctx.notify(class::GENERIC, "expire", key);
+            ctx.keys.notify(class::GENERIC, "expire", key);
             let mut digits = itoa::Buffer::new();
             ctx.propagate(&[b"PEXPIREAT", key, digits.format(at).as_bytes()]);
         }
         None if o.persist && ctx.keys.get(key).is_some_and(|e| e.expire_at != 0) => {
             ctx.keys.set_expire(key, 0);
-            ctx.notify(class::GENERIC, "persist", key);
+            ctx.keys.notify(class::GENERIC, "persist", key);
             ctx.propagate(&[b"PERSIST", key]);
         }
         None => {}

@@ -46,9 +46,9 @@ fn set_generic(
         None => Expiry::None,
     };
     store(ctx.keys, key, StrValue::from_bytes(value), expiry);
-    ctx.notify(class::STRING, "set", key);
+    ctx.keys.notify(class::STRING, "set", key);
     if expire_at.is_some() {
-        ctx.notify(class::GENERIC, "expire", key);
+        ctx.keys.notify(class::GENERIC, "expire", key);
     }
     if let Some(at) = expire_at {
         let mut digits = itoa::Buffer::new();
@@ -119,21 +119,13 @@ pub fn getset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (key, value) = (args[1], args[2]);
     reply_value(ctx, key)?;
     store(ctx.keys, key, StrValue::from_bytes(value), Expiry::None);
-    ctx.notify(class::STRING, "set", key);
+    ctx.keys.notify(class::STRING, "set", key);
     ctx.propagate(&[b"SET", key, value]);
     Ok(())
 }
 
 pub fn mset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    for pair in key_value_pairs(args, "mset")? {
-        store(
-            ctx.keys,
-            pair[0],
-            StrValue::from_bytes(pair[1]),
-            Expiry::None,
-        );
-        ctx.notify(class::STRING, "set", pair[0]);
-    }
+    store_pairs(ctx, key_value_pairs(args, "mset")?);
     ctx.out.ok();
     Ok(())
 }
@@ -145,6 +137,13 @@ pub fn msetnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.out.int(0);
         return Ok(());
     }
+    store_pairs(ctx, pairs);
+    ctx.out.int(1);
+    Ok(())
+}
+
+/// MSET's and MSETNX's writes: each value stored under its key, without a deadline.
+fn store_pairs(ctx: &mut Ctx, pairs: std::slice::ChunksExact<'_, &[u8]>) {
     for pair in pairs {
         store(
             ctx.keys,
@@ -152,10 +151,8 @@ pub fn msetnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             StrValue::from_bytes(pair[1]),
             Expiry::None,
         );
-        ctx.notify(class::STRING, "set", pair[0]);
+        ctx.keys.notify(class::STRING, "set", pair[0]);
     }
-    ctx.out.int(1);
-    Ok(())
 }
 
 /// The `key value` pairs of MSET and MSETNX; an odd count is an arity error.

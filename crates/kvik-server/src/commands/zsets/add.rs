@@ -123,7 +123,7 @@ fn add_to(
         let mut zset = ZSet::default();
         let outcomes = apply(&mut zset)?;
         ctx.keys.set(key, Value::ZSet(Box::new(zset)), 0);
-        ctx.notify(class::ZSET, event, key);
+        ctx.keys.notify(class::ZSET, event, key);
         return Ok(Some(outcomes));
     }
     change_zset(ctx.keys, key, event, |zset| {

@@ -27,6 +27,7 @@ mod range;
 mod read;
 mod scan;
 
+use super::shared::settle_collection;
 use super::table::{acl, flags, key_flags, Command};
 use super::{errors, CmdError};
 use crate::keyspace::Locked;
@@ -333,13 +334,10 @@ fn change_zset<T>(
     let (result, changed) = change(zset)?;
     let emptied = zset.is_empty();
     if changed {
-        notify(keys, class::ZSET, event, key);
+        keys.notify(class::ZSET, event, key);
     }
-    if emptied {
-        keys.remove(key);
-        notify(keys, class::GENERIC, "del", key);
-    } else if changed {
-        keys.modified(key);
+    if changed || emptied {
+        settle_collection(keys, key, emptied);
     }
     Ok(Some(result))
 }
@@ -351,18 +349,13 @@ pub(crate) fn store(keys: &mut Locked<'_>, key: &[u8], zset: ZSet, event: &str) 
     let len = zset.len();
     if len == 0 {
         if keys.remove(key).is_some() {
-            notify(keys, class::GENERIC, "del", key);
+            keys.notify(class::GENERIC, "del", key);
         }
     } else {
         keys.set(key, Value::ZSet(Box::new(zset)), 0);
-        notify(keys, class::ZSET, event, key);
+        keys.notify(class::ZSET, event, key);
     }
     len
-}
-
-/// Raise a keyspace event on `key` of the selected database.
-fn notify(keys: &Locked<'_>, class: u32, event: &str, key: &[u8]) {
-    keys.env().bus.notify(class, event, keys.db, key);
 }
 
 /// The encoding thresholds in force.
@@ -440,41 +433,5 @@ impl EntryWriter {
         for &(member, score) in entries {
             self.entry(out, member, score);
         }
-    }
-}
-
-/// Ranks `start..=stop` as ZRANGE and ZREMRANGEBYRANK read them (negative counts
-/// from the end, both clamped into the set), as a span; empty when they miss it.
-fn rank_span(start: i64, stop: i64, len: usize) -> std::ops::Range<usize> {
-    let len = len as i64;
-    let start = if start < 0 {
-        (start + len).max(0)
-    } else {
-        start
-    };
-    let stop = if stop < 0 {
-        stop + len
-    } else {
-        stop.min(len - 1)
-    };
-    if start > stop || start >= len {
-        return 0..0;
-    }
-    start as usize..stop as usize + 1
-}
-
-#[cfg(test)]
-mod tests {
-    use super::rank_span;
-
-    #[test]
-    fn rank_spans_clamp_like_redis() {
-        assert_eq!(rank_span(0, -1, 5), 0..5);
-        assert_eq!(rank_span(-100, 100, 5), 0..5);
-        assert_eq!(rank_span(3, 2, 5), 0..0);
-        assert_eq!(rank_span(5, 10, 5), 0..0);
-        assert_eq!(rank_span(-2, -1, 5), 3..5);
-        assert_eq!(rank_span(0, -6, 5), 0..0);
-        assert_eq!(rank_span(0, 0, 0), 0..0);
     }
 }

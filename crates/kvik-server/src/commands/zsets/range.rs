@@ -7,9 +7,9 @@
 //! arithmetic on the span, not a walk.
 
 use super::{
-    change_zset, limits, rank_span, read_zset, store, EntryWriter, Layout, NOT_A_LEX_RANGE,
-    NOT_A_SCORE_RANGE,
+    change_zset, limits, read_zset, store, EntryWriter, Layout, NOT_A_LEX_RANGE, NOT_A_SCORE_RANGE,
 };
+use crate::commands::shared::index_span;
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::types::zset::{LexRange, ScoreRange, ZSet};
 use std::ops::Range;
@@ -110,7 +110,7 @@ impl<'a> Request<'a> {
         match &self.bounds {
             Bounds::Ranks(start, stop) => {
                 // Reversed ranks count from the top.
-                let span = rank_span(*start, *stop, len);
+                let span = index_span(*start, *stop, len);
                 if self.reverse {
                     len - span.end..len - span.start
                 } else {
@@ -246,7 +246,7 @@ pub fn zrangestore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 pub fn zremrangebyrank(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (start, stop) = (args::int(args[2])?, args::int(args[3])?);
     remove_span(ctx, args[1], "zremrangebyrank", |zset| {
-        rank_span(start, stop, zset.len())
+        index_span(start, stop, zset.len())
     })
 }
 
