@@ -45,7 +45,11 @@ pub fn start(server: Server) -> std::io::Result<Running> {
     let affinity = server.config.read().server_thread_affinity;
     let server = Arc::new(server);
     let listeners = crate::listen::bind_all(&server.config.read())?;
-    let mut threads = crate::net::start_workers(&server, &listeners, affinity)?;
-    threads.push(crate::server::saving::start_saver(server.clone())?);
+    // The saver first: a client's BGSAVE may come as soon as a worker accepts, and
+    // finds the saver's queue in place (a loaded machine could let one in before).
+    let saver = crate::server::saving::start_saver(server.clone())?;
+    let mut threads = crate::net::start_workers(&server, &listeners, affinity)
+        .inspect_err(|_| server.request_shutdown())?;
+    threads.push(saver);
     Ok(Running { server, threads })
 }

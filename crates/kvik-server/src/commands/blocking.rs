@@ -5,7 +5,7 @@
 //! finished under the written key's lock and its reply sent to its thread.
 
 use super::{write_error, CmdError, CmdResult, Ctx};
-use crate::blocking::{Action, Blocked, Waiter};
+use crate::blocking::{parse_timeout, Action, Blocked, Waiter};
 use crate::client::ClientState;
 use crate::keyspace::Locked;
 use crate::mailbox::{Message, WaitEnd};
@@ -36,6 +36,16 @@ pub fn serve_now_or_block<'k, A: Action + 'static>(
         None => ctx.out.null_array(),
     }
     Ok(())
+}
+
+/// `B*POP key [key ...] timeout`: the keys, and the deadline the timeout sets (checked
+/// before any key, as Redis does).
+pub fn keys_then_timeout<'a>(
+    args: &'a [&'a [u8]],
+    now_ms: u64,
+) -> Result<(&'a [&'a [u8]], Option<u64>), CmdError> {
+    let (timeout, keys) = args[1..].split_last().expect("arity checked");
+    Ok((keys, parse_timeout(timeout, now_ms)?))
 }
 
 /// Block the client running this command on `keys` until one of them is ready for

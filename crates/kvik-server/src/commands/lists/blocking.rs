@@ -15,7 +15,7 @@
 
 use super::{first_list, move_element, parse_end, pop_with_key, MultiPop};
 use crate::blocking::{self, Action};
-use crate::commands::blocking::{block, may_block, serve_now_or_block};
+use crate::commands::blocking::{block, keys_then_timeout, may_block, serve_now_or_block};
 use crate::commands::{CmdResult, Ctx};
 use crate::keyspace::Locked;
 use crate::types::list::{End, NodeLimit};
@@ -33,9 +33,9 @@ pub fn brpop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 /// `BLPOP key [key ...] timeout`.
 fn pop_first(ctx: &mut Ctx, args: &[&[u8]], end: End) -> CmdResult {
-    let (timeout, keys) = args[1..].split_last().expect("arity checked");
-    let deadline = blocking::parse_timeout(timeout, ctx.keys.now_ms)?;
-    pop_or_wait(ctx, keys, deadline, Pop { end, count: None })
+    let (keys, deadline) = keys_then_timeout(args, ctx.keys.now_ms)?;
+    let pop = Pop { end, count: None };
+    serve_now_or_block(ctx, keys, deadline, pop, first_list)
 }
 
 /// `BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]` (the timeout is
@@ -47,11 +47,7 @@ pub fn blmpop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         end: request.end,
         count: Some(request.count),
     };
-    pop_or_wait(ctx, request.keys, deadline, pop)
-}
-
-fn pop_or_wait(ctx: &mut Ctx, keys: &[&[u8]], deadline: Option<u64>, pop: Pop) -> CmdResult {
-    serve_now_or_block(ctx, keys, deadline, pop, first_list)
+    serve_now_or_block(ctx, request.keys, deadline, pop, first_list)
 }
 
 /// A waiting BLPOP, BRPOP (no count) or BLMPOP (a count).

@@ -16,7 +16,7 @@
 use super::pop::{first_with_members, pop, propagate_pop, MpopRequest};
 use super::{EntryWriter, Layout};
 use crate::blocking::{self, Action};
-use crate::commands::blocking::serve_now_or_block;
+use crate::commands::blocking::{keys_then_timeout, serve_now_or_block};
 use crate::commands::{CmdResult, Ctx};
 use crate::keyspace::Locked;
 use crate::types::zset::End;
@@ -34,9 +34,9 @@ pub fn bzpopmax(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 /// `BZPOPMIN key [key ...] timeout`: the timeout is checked before any key.
 fn pop_first(ctx: &mut Ctx, args: &[&[u8]], end: End) -> CmdResult {
-    let (timeout, keys) = args[1..].split_last().expect("arity checked");
-    let deadline = blocking::parse_timeout(timeout, ctx.keys.now_ms)?;
-    pop_or_wait(ctx, keys, deadline, Pop { end, count: None })
+    let (keys, deadline) = keys_then_timeout(args, ctx.keys.now_ms)?;
+    let pop = Pop { end, count: None };
+    serve_now_or_block(ctx, keys, deadline, pop, first_with_members)
 }
 
 /// `BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]`: the timeout is
@@ -48,11 +48,7 @@ pub fn bzmpop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         end: request.end,
         count: Some(request.count),
     };
-    pop_or_wait(ctx, request.keys, deadline, pop)
-}
-
-fn pop_or_wait(ctx: &mut Ctx, keys: &[&[u8]], deadline: Option<u64>, pop: Pop) -> CmdResult {
-    serve_now_or_block(ctx, keys, deadline, pop, first_with_members)
+    serve_now_or_block(ctx, request.keys, deadline, pop, first_with_members)
 }
 
 /// A BZPOPMIN or BZPOPMAX (no count) or a BZMPOP (a count).
