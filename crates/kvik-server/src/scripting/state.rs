@@ -186,7 +186,7 @@ pub(super) fn compiled<'c>(
     let (flags, source) = parse_shebang(&body)?;
     let f = sandbox
         .lua
-        .load(&source[..])
+        .load(&*sandbox::text_chunk(&source))
         .set_name("@user_script")
         .set_mode(mlua::chunk::ChunkMode::Text)
         .set_environment(sandbox.script_env.clone())
