@@ -8,7 +8,7 @@
 //! code again in its own Lua state to get callable functions.
 
 use super::sandbox::Inputs;
-use super::state::{lua_error_text, with_state, ThreadState};
+use super::state::{lua_error_text, with_load_deadline, with_state, ThreadState};
 use super::{ScriptFlags, Scripting};
 use crate::errors::{CmdError, CmdResult};
 use mlua::{Function, RegistryKey, Table, Value};
@@ -220,7 +220,9 @@ fn run_library(state: &ThreadState, code: &[u8]) -> Result<Registered, CmdError>
         .raw_set("registered", registered.clone())
         .map_err(internal)?;
     sandbox.bridge.raw_set("loading", true).map_err(internal)?;
-    let outcome = sandbox.call(&chunk, Inputs::Nothing);
+    // Its top-level code may not run for long, wherever it runs: a library that loops
+    // there would otherwise hold the thread for good.
+    let outcome = with_load_deadline(|| sandbox.call(&chunk, Inputs::Nothing));
     let _ = sandbox.bridge.raw_set("loading", false);
     let _ = sandbox.bridge.raw_set("registered", Value::Nil);
     match outcome.map_err(internal)? {

@@ -8,14 +8,26 @@
 //! are C functions in [`super::call`], and the parts that need Rust (SHA1, the log, error normalising)
 //! are plain functions here. [`Sandbox::call`] runs a script, a function or a
 //! library's code under the prelude's error handler.
+//!
+//! Code is only ever loaded as source text. Lua 5.1 would take a precompiled chunk
+//! (one starting with the `ESC` byte `string.dump` writes) anywhere code is loaded, and
+//! its undumper trusts the bytecode it reads, which is a known way out of any
+//! sandbox. Redis's Lua hands such a chunk to the parser instead, which stops at the
+//! `ESC` ("unexpected symbol near 'char(27)'"); kvik does the same with
+//! [`text_chunk`] for scripts and libraries and with its own `loadstring` and `load`.
 
 use super::call;
 use super::convert::error_table_text;
 use super::stack::Stack;
 use crate::logging::{self, Level};
+use mlua::ffi::{self, lua_State};
 use mlua::{Function, Lua, LuaOptions, RegistryKey, StdLib, Table, Value};
+use std::borrow::Cow;
+use std::ffi::{c_char, c_int, c_void, CStr};
 
 const PRELUDE: &str = include_str!("prelude.lua");
+/// The prelude's chunk name, which Lua reports as the source of its functions.
+pub const PRELUDE_NAME: &CStr = c"=kvik";
 
 /// What the engine keeps of a state's prelude.
 pub struct Sandbox {
@@ -77,6 +89,11 @@ pub fn new_sandbox() -> mlua::Result<Sandbox> {
         globals.raw_set(name, mlua::Value::Nil)?;
     }
     globals.raw_set("package", mlua::Value::Nil)?;
+    // SAFETY: both work only on the Lua stack they are given (see their comments).
+    unsafe {
+        globals.raw_set("loadstring", lua.create_c_function(text_loadstring)?)?;
+        globals.raw_set("load", lua.create_c_function(text_load)?)?;
+    }
     load_libraries(&lua)?;
     globals.raw_set("redis", redis_table(&lua)?)?;
     let c_functions = lua.create_table()?;
@@ -87,7 +104,7 @@ pub fn new_sandbox() -> mlua::Result<Sandbox> {
     }
     let prelude: Table = lua
         .load(PRELUDE)
-        .set_name("=kvik")
+        .set_name(PRELUDE_NAME.to_str().expect("ASCII"))
         .call((globals.clone(), c_functions))?;
     let implementations: Table = prelude.get("impl")?;
     for (name, _) in TRAMPOLINES {
@@ -262,4 +279,144 @@ fn version_num(version: &str) -> i64 {
         .split('.')
         .take(3)
         .fold(0, |n, part| (n << 8) | part.parse::<i64>().unwrap_or(0))
+}
+
+/// The first byte of a precompiled Lua chunk.
+const BINARY_MARK: u8 = 0x1b;
+
+/// `source` as Lua must see it so that it is parsed, never undumped: Lua decides by
+/// the first byte alone, so one leading space before a chunk that starts with the
+/// binary mark makes the parser read it, and the parser then fails on the mark as
+/// Redis's does (a space before the first token changes no line number).
+pub fn text_chunk(source: &[u8]) -> Cow<'_, [u8]> {
+    if source.first() == Some(&BINARY_MARK) {
+        Cow::Owned([b" ", source].concat())
+    } else {
+        Cow::Borrowed(source)
+    }
+}
+
+/// What [`text_reader`] hands Lua's loader: `chunk`, once, after a space when it
+/// starts with the binary mark (see [`text_chunk`]).
+struct TextPieces {
+    /// Read a piece from the script's reader function (`load`) rather than `chunk`.
+    from_reader: bool,
+    /// The next piece is the first one.
+    first: bool,
+    /// A piece still to hand over: after the space, the piece that made it needed.
+    pending: Option<(*const c_char, usize)>,
+}
+
+/// A `lua_Reader` for [`text_loadstring`] and [`text_load`].
+///
+/// # Safety
+/// Called by `lua_load` with a `TextPieces` that outlives the load; for `load`, the
+/// reader function is at index 1 and index 3 is free to keep the latest piece alive.
+unsafe extern "C-unwind" fn text_reader(
+    state: *mut lua_State,
+    data: *mut c_void,
+    size: *mut usize,
+) -> *const c_char {
+    let pieces = &mut *data.cast::<TextPieces>();
+    if let Some((piece, len)) = pieces.pending.take() {
+        *size = len;
+        return piece;
+    }
+    let (piece, len) = if pieces.from_reader {
+        match next_piece(state) {
+            Some(piece) => piece,
+            None => {
+                *size = 0;
+                return std::ptr::null();
+            }
+        }
+    } else if pieces.first {
+        // `loadstring`'s whole chunk is its first argument.
+        let mut len = 0;
+        (ffi::lua_tolstring(state, 1, &mut len), len)
+    } else {
+        *size = 0;
+        return std::ptr::null();
+    };
+    let first = std::mem::replace(&mut pieces.first, false);
+    if first && len > 0 && *piece as u8 == BINARY_MARK {
+        pieces.pending = Some((piece, len));
+        *size = 1;
+        return c" ".as_ptr();
+    }
+    *size = len;
+    piece
+}
+
+/// Calls `load`'s reader function (index 1) for the next piece, as Lua 5.1's own
+/// `load` does: nil (or an empty string) ends the chunk, and anything but a string is
+/// an error. The piece is kept at index 3 while Lua reads it.
+///
+/// # Safety
+/// As [`text_reader`]; the errors raised unwind over no Rust value that needs dropping.
+unsafe fn next_piece(state: *mut lua_State) -> Option<(*const c_char, usize)> {
+    ffi::luaL_checkstack_(state, 2, c"too many nested functions".as_ptr());
+    ffi::lua_pushvalue(state, 1);
+    ffi::lua_call(state, 0, 1);
+    if ffi::lua_isnil(state, -1) != 0 {
+        ffi::lua_pop(state, 1);
+        return None;
+    }
+    if ffi::lua_isstring(state, -1) == 0 {
+        ffi::luaL_error(state, c"reader function must return a string".as_ptr());
+    }
+    ffi::lua_replace(state, 3);
+    let mut len = 0;
+    let piece = ffi::lua_tolstring(state, 3, &mut len);
+    (len > 0).then_some((piece, len))
+}
+
+/// The function `lua_load` made, or nil and its error message.
+///
+/// # Safety
+/// Right after `lua_load` on `state`.
+unsafe fn loaded(state: *mut lua_State, status: c_int) -> c_int {
+    if status == 0 {
+        return 1;
+    }
+    ffi::lua_pushnil(state);
+    ffi::lua_insert(state, -2);
+    2
+}
+
+/// `loadstring(s [, chunkname])`: Lua 5.1's, arguments and errors alike, except that
+/// `s` is always source text.
+///
+/// # Safety
+/// Called by Lua, as a C function.
+unsafe extern "C-unwind" fn text_loadstring(state: *mut lua_State) -> c_int {
+    let source = ffi::luaL_checklstring(state, 1, std::ptr::null_mut());
+    // Named after the code itself unless told otherwise, as in Lua.
+    let name = ffi::luaL_optlstring(state, 2, source, std::ptr::null_mut());
+    let mut pieces = TextPieces {
+        from_reader: false,
+        first: true,
+        pending: None,
+    };
+    let data = std::ptr::from_mut(&mut pieces).cast::<c_void>();
+    loaded(state, ffi::lua_load(state, text_reader, data, name))
+}
+
+/// `load(reader [, chunkname])`: Lua 5.1's, arguments and errors alike, except that
+/// what `reader` returns is always source text.
+///
+/// # Safety
+/// Called by Lua, as a C function.
+unsafe extern "C-unwind" fn text_load(state: *mut lua_State) -> c_int {
+    let name = ffi::luaL_optlstring(state, 2, c"=(load)".as_ptr(), std::ptr::null_mut());
+    ffi::luaL_checktype(state, 1, ffi::LUA_TFUNCTION);
+    // The reader, the name, and a slot for the piece being read.
+    ffi::lua_settop(state, 3);
+    let mut pieces = TextPieces {
+        from_reader: true,
+        first: true,
+        pending: None,
+    };
+    let data = std::ptr::from_mut(&mut pieces).cast::<c_void>();
+    loaded(state, ffi::lua_load(state, text_reader, data, name))
 }

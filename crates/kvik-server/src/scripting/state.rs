@@ -1,15 +1,20 @@
 //! Each thread's Lua state: made on first use, renewed when the shared epoch moves,
-//! and the scripts compiled into it.
+//! the scripts compiled into it, and the instruction hook that stops its code when it
+//! must stop (SCRIPT KILL, FUNCTION KILL, SHUTDOWN, the library load time limit).
 
 use super::busy::Slot;
 use super::sandbox::{self, Sandbox};
 use super::{functions, sha1_hex, CachedScript, ScriptFlags, Scripting};
 use crate::errors::CmdError;
+use mlua::ffi::{self, lua_State};
 use mlua::RegistryKey;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::hash_map::{Entry, HashMap};
+use std::ffi::{c_int, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// A script's SHA1 in lowercase hex: how this thread's compiled scripts are found.
 pub(super) type Sha = [u8; 40];
@@ -61,7 +66,7 @@ pub(super) fn with_state<R>(
 fn new_state(owner: u64, scripts_epoch: u64, slot: Arc<Slot>) -> Result<ThreadState, CmdError> {
     let failed = |e: mlua::Error| CmdError::from(format!("ERR cannot create the Lua state: {e}"));
     let sandbox = sandbox::new_sandbox().map_err(failed)?;
-    install_kill_hook(&sandbox.lua, slot.clone()).map_err(failed)?;
+    install_watch(&sandbox.lua, slot.clone());
     Ok(ThreadState {
         owner,
         scripts_epoch,
@@ -72,25 +77,120 @@ fn new_state(owner: u64, scripts_epoch: u64, slot: Arc<Slot>) -> Result<ThreadSt
     })
 }
 
-/// Every few thousand instructions the script checks whether SCRIPT KILL asked it
-/// to stop; once asked, it fails at each check, so a `pcall` cannot keep it alive.
-/// Past `busy-reply-threshold` the check also lets the thread's other clients in
+/// What this thread's instruction hook reads. The hook is a plain C function that Lua
+/// calls in whichever coroutine of the thread's state is running, so it finds what it
+/// needs here rather than through the state.
+struct Watch {
+    /// The thread's place in the list of running scripts (its kill flag).
+    slot: Arc<Slot>,
+    /// The state's main thread, which coroutines are started from.
+    main: *mut lua_State,
+}
+
+thread_local! {
+    static WATCH: RefCell<Option<Watch>> = const { RefCell::new(None) };
+    /// While a library's top-level code runs: when it must have finished.
+    static LOAD_DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// How many instructions run between two checks while nothing is stopping.
+const CHECK_EVERY: c_int = 10_000;
+
+/// How long a library's top-level code may run (Redis's FUNCTION LOAD limit, which
+/// kvik applies wherever that code runs: FUNCTION LOAD and RESTORE, an RDB file, and
+/// each thread's own copy of the libraries).
+const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Runs `work` (which runs a library's top-level code) under the load time limit:
+/// past it, the code fails with `FUNCTION LOAD timeout`.
+pub(super) fn with_load_deadline<R>(work: impl FnOnce() -> R) -> R {
+    /// Puts back the deadline in force before, also when `work` unwinds.
+    struct Restore(Option<Instant>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            LOAD_DEADLINE.set(self.0);
+        }
+    }
+    let _restore = Restore(LOAD_DEADLINE.replace(Some(Instant::now() + LOAD_TIMEOUT)));
+    work()
+}
+
+/// Installs the instruction hook on a new state's main thread (coroutines started
+/// from it inherit it). Every few thousand instructions it checks whether the code
+/// must stop; past `busy-reply-threshold` it also lets the thread's other clients in
 /// ([`super::set_serve_while_busy`]): that is how SCRIPT KILL reaches a
 /// script whose thread is the only one.
-fn install_kill_hook(lua: &mlua::Lua, slot: Arc<Slot>) -> mlua::Result<()> {
-    lua.set_hook(
-        mlua::HookTriggers::new().every_nth_instruction(10_000),
-        move |_, _| {
-            if let Some(started) = slot.running_since() {
-                super::serve_while_busy(started);
-            }
-            if slot.killed() {
-                Err(mlua::Error::runtime("Script killed by user"))
-            } else {
-                Ok(mlua::VmState::Continue)
-            }
-        },
-    )
+fn install_watch(lua: &mlua::Lua, slot: Arc<Slot>) {
+    let main = lua.exec_raw_lua(|raw| raw.state());
+    WATCH.set(Some(Watch { slot, main }));
+    // SAFETY: `main` is the state's main thread, and this thread owns the state.
+    unsafe { ffi::lua_sethook(main, Some(watch_hook), ffi::LUA_MASKCOUNT, CHECK_EVERY) };
+}
+
+/// Why the running code must stop, if it must: the load time limit has passed, or
+/// SCRIPT KILL / FUNCTION KILL / SHUTDOWN asked the running script to stop.
+fn stop_reason() -> Option<&'static CStr> {
+    if LOAD_DEADLINE
+        .get()
+        .is_some_and(|deadline| Instant::now() > deadline)
+    {
+        return Some(c"ERR FUNCTION LOAD timeout");
+    }
+    // A clone, so that no borrow is held while other clients are served.
+    let slot = WATCH.with_borrow(|watch| watch.as_ref().map(|w| w.slot.clone()))?;
+    if let Some(started) = slot.running_since() {
+        super::serve_while_busy(started);
+    }
+    slot.killed()
+        .then_some(c"ERR Script killed by user with SCRIPT KILL...")
+}
+
+/// The instruction hook. Once the code must stop it raises an error, and from then on
+/// it runs on every line, in this coroutine and the main thread, and raises again at
+/// each: a script that catches the error with `pcall` (or runs in a coroutine) meets
+/// it again at its next line, until it returns. Lua runs the hook with hooks off, so
+/// the error handlers the error passes through are not stopped themselves; the
+/// sandbox's own Lua code (the prelude) is let finish its line for the same reason.
+/// When a stop is over (the run ended), the next line puts the hook back to counting.
+///
+/// # Safety
+/// Called by Lua, as a hook on a state of this thread.
+unsafe extern "C-unwind" fn watch_hook(state: *mut lua_State, ar: *mut ffi::lua_Debug) {
+    let line_event = (*ar).event == ffi::LUA_HOOKLINE;
+    // Serving clients runs commands: a panic there must not unwind through Lua's C
+    // frames, and stops the script instead.
+    let stop = catch_unwind(AssertUnwindSafe(stop_reason)).unwrap_or(Some(
+        c"ERR internal error while serving clients during a script",
+    ));
+    let Some(text) = stop else {
+        if line_event {
+            ffi::lua_sethook(state, Some(watch_hook), ffi::LUA_MASKCOUNT, CHECK_EVERY);
+        }
+        return;
+    };
+    if line_event && in_prelude(state, ar) {
+        return;
+    }
+    ffi::lua_sethook(state, Some(watch_hook), ffi::LUA_MASKLINE, 0);
+    let main = WATCH.with_borrow(|watch| watch.as_ref().map_or(state, |w| w.main));
+    if main != state {
+        ffi::lua_sethook(main, Some(watch_hook), ffi::LUA_MASKLINE, 0);
+    }
+    // An error table, as redis.call raises: `pcall` gives the script its text.
+    ffi::lua_createtable(state, 0, 1);
+    ffi::lua_pushstring(state, text.as_ptr());
+    ffi::lua_setfield(state, -2, c"err".as_ptr());
+    ffi::lua_error(state);
+}
+
+/// Is the line about to run part of the sandbox's own Lua code?
+///
+/// # Safety
+/// `ar` is the hook's record of a line event on `state`.
+unsafe fn in_prelude(state: *mut lua_State, ar: *mut ffi::lua_Debug) -> bool {
+    ffi::lua_getinfo(state, c"S".as_ptr(), ar) != 0
+        && !(*ar).source.is_null()
+        && CStr::from_ptr((*ar).source) == sandbox::PRELUDE_NAME
 }
 
 /// Splits `#!lua [flags=a,b]` off a script: its flags and the source Lua compiles
@@ -186,7 +286,7 @@ pub(super) fn compiled<'c>(
     let (flags, source) = parse_shebang(&body)?;
     let f = sandbox
         .lua
-        .load(&source[..])
+        .load(&*sandbox::text_chunk(&source))
         .set_name("@user_script")
         .set_mode(mlua::chunk::ChunkMode::Text)
         .set_environment(sandbox.script_env.clone())
