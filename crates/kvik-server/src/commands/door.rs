@@ -1,0 +1,392 @@
+//! The one door every command goes through ([`call`]): admission, locks, the
+//! handler, effects, blocked clients, statistics, the slow log. Transactions and
+//! scripts run each of their commands through [`run_locked`] under the locks they
+//! already hold.
+
+use super::admission::{lock_wait_gate, refuse_if_busy, refuse_if_misconf, refuse_if_oom, resolve};
+use super::blocking;
+use super::table::{self, Command, Lock, LockRequest, Need};
+use super::{args, pubsub, registry, slowlog, transactions, CmdError, CmdResult, Ctx};
+use crate::client::{ClientState, ReplyMode};
+use crate::keyspace::{KeyEnv, Locked};
+use crate::latency::Event;
+use crate::server::Server;
+use crate::stats::ThreadStats;
+use kvik_resp::ReplyWriter;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// Run one command for a client: the whole life of a command.
+pub fn call(
+    server: &Server,
+    stats: &ThreadStats,
+    client: &mut ClientState,
+    out: &mut ReplyWriter,
+    args: &[&[u8]],
+    now_ms: u64,
+) {
+    let reply_start = out.buf.len();
+    if client.reply_mode == ReplyMode::SkipNext {
+        client.reply_mode = ReplyMode::Skipping;
+    }
+    let in_multi = client.multi.is_some();
+    let tracking = client.tracking.is_some();
+    if tracking {
+        crate::tracking::before_command(client);
+    }
+    let checked = resolve(server, client, args).and_then(|id| {
+        let cmd = registry().get(id);
+        refuse_if_oom(server, stats, client, cmd, args, now_ms)
+            .and_then(|()| refuse_if_misconf(server, client, cmd))
+            .and_then(|()| pubsub::check_subscribed_mode(client, out.protocol, cmd))
+            .and_then(|()| refuse_if_busy(&server.scripting, cmd))
+            .map(|()| id)
+            .map_err(|e| (e, Some(id)))
+    });
+    // A CLIENT command leaves a pending CLIENT CACHING for the next one.
+    let keeps_caching = tracking
+        && checked
+            .as_ref()
+            .is_ok_and(|&id| registry().get(id).has(table::flags::KEEPS_CACHING));
+    match checked {
+        Ok(id) if in_multi && !registry().get(id).has(table::flags::NOT_QUEUED) => {
+            let cmd = registry().get(id);
+            if let Err(e) = transactions::queue(server, client, out, cmd, args, id) {
+                stats.add(&stats.per_command[id].rejected_calls, 1);
+                write_error(server, stats, out, &e.0);
+            }
+        }
+        Ok(id) => execute(server, stats, client, out, args, id, now_ms),
+        Err((e, id)) => {
+            let cmd = id.map(|id| registry().get(id));
+            if let Some(id) = id {
+                stats.add(&stats.per_command[id].rejected_calls, 1);
+            }
+            let e = transactions::refused(client, cmd, e);
+            write_error(server, stats, out, &e.0);
+        }
+    }
+    if let Some(blocked) = client.blocked.as_mut() {
+        // The reply comes when the wait ends; whether it is wanted is decided now.
+        blocked.silent = matches!(client.reply_mode, ReplyMode::Off | ReplyMode::Skipping);
+    }
+    match client.reply_mode {
+        ReplyMode::Off => out.buf.truncate(reply_start),
+        ReplyMode::Skipping => {
+            out.buf.truncate(reply_start);
+            client.reply_mode = ReplyMode::On;
+        }
+        ReplyMode::On | ReplyMode::SkipNext => {}
+    }
+    // Invalidations are pushed even to a client that turned replies off, as in Redis.
+    if tracking || client.tracking.is_some() {
+        crate::tracking::after_command(&server.tracking_env(), client, out, keeps_caching);
+    }
+}
+
+fn execute(
+    server: &Server,
+    stats: &ThreadStats,
+    client: &mut ClientState,
+    out: &mut ReplyWriter,
+    args: &[&[u8]],
+    id: usize,
+    now: u64,
+) {
+    let cmd: &'static Command = registry().get(id);
+    client.last_command = cmd.name;
+    let scripts = &server.scripting;
+    let env = KeyEnv {
+        wait_gate: lock_wait_gate(scripts, cmd),
+        ..server.key_env(stats)
+    };
+    let db = client.db;
+    let mut keys: smallvec::SmallVec<[&[u8]; 4]> = smallvec::SmallVec::new();
+    let mut locked = match cmd.lock {
+        Lock::Keys => match cmd.key_positions(args) {
+            Some(positions) => {
+                keys.extend(positions.iter().map(|&i| args[i]));
+                Locked::keys(env, db, now, &keys)
+            }
+            None => Locked::none(env, db, now),
+        },
+        Lock::Db => Locked::databases(env, db, now, &[db]),
+        Lock::AllDbs => {
+            let all: Vec<usize> = (0..server.keyspace.databases()).collect();
+            Locked::databases(env, db, now, &all)
+        }
+        Lock::Args(_) => {
+            let mut ids = Vec::new();
+            plan_locks(server, cmd, args, db, &mut ids);
+            Locked::shard_ids(env, db, now, &ids)
+        }
+        Lock::Handler => Locked::none(env, db, now),
+    };
+    if locked.gave_up() {
+        return refuse(server, stats, out, id, &scripts.busy_reply());
+    }
+    locked.touch = !client.no_touch;
+    let ran = run_locked(server, stats, client, out, args, id, &mut locked);
+    drop(locked);
+    stats.add(&stats.dirty, ran.changes);
+    if ran.changes > 0 {
+        let written = match cmd.lock {
+            Lock::Keys => blocking::Written::Keys(db, &keys),
+            _ => blocking::Written::Anything,
+        };
+        blocking::after_write(server, stats, written);
+    }
+    if let Some(blocked) = client.blocked.as_mut() {
+        // The call is counted, and logged if slow, when the wait ends.
+        blocked.command = id;
+        blocked.ran_for = ran.elapsed;
+        blocked.slow = slowlog::draft(server, cmd, args, ran.elapsed);
+        return;
+    }
+    finish_call(
+        server,
+        stats,
+        slowlog::Origin::Client(client),
+        id,
+        args,
+        &ran,
+    );
+    if let Err(e) = ran.result {
+        write_error(server, stats, out, &e.0);
+    }
+}
+
+/// After a read-only command ran, with its shard locks still held: remember the
+/// keys it read for the client, if its tracking settings say so.
+fn remember_reads(server: &Server, client: &ClientState, cmd: &Command, args: &[&[u8]]) {
+    let Some(tracking) = &client.tracking else {
+        return;
+    };
+    // Read-only scripts are tracked through the commands they run; channel names of
+    // shard pub/sub are not keys anyone caches.
+    if !tracking.remembers_reads() || cmd.runs_read_only_script() || cmd.has(table::flags::PUBSUB) {
+        return;
+    }
+    if let Some(positions) = cmd.key_positions(args) {
+        let keys = positions.iter().map(|&at| args[at]);
+        server
+            .tracking
+            .remember(crate::tracking::Endpoint::of(&client.info), keys);
+    }
+}
+
+/// Add to `ids` the shards ([`crate::keyspace::Keyspace::global_id`]) command `cmd`
+/// needs to run with `args` in database `db`, as [`Lock`] says; returns the database
+/// the next command of a transaction runs in (SELECT changes it).
+pub fn plan_locks(
+    server: &Server,
+    cmd: &Command,
+    args: &[&[u8]],
+    db: usize,
+    ids: &mut Vec<usize>,
+) -> usize {
+    let ks = &server.keyspace;
+    let whole_db = |db: usize, ids: &mut Vec<usize>| ids.extend(ks.db_shard_ids(db));
+    match cmd.lock {
+        Lock::Keys => {
+            if let Some(positions) = cmd.key_positions(args) {
+                ids.extend(positions.iter().map(|&at| ks.shard_id_of(db, args[at])));
+            }
+        }
+        Lock::Db => whole_db(db, ids),
+        Lock::AllDbs | Lock::Handler => (0..ks.databases()).for_each(|d| whole_db(d, ids)),
+        Lock::Args(needs) => {
+            let request = LockRequest {
+                args,
+                db,
+                databases: ks.databases(),
+            };
+            for need in needs(&request) {
+                match need {
+                    Need::Key { db, arg } => ids.push(ks.shard_id_of(db, args[arg])),
+                    Need::Db(db) => whole_db(db, ids),
+                }
+            }
+        }
+    }
+    if cmd.has(table::flags::SELECTS_DB) {
+        if let Ok(selected) = args::db_index(args[1], ks.databases()) {
+            return selected;
+        }
+    }
+    db
+}
+
+/// Answer a command with an error without running it (BUSY).
+fn refuse(server: &Server, stats: &ThreadStats, out: &mut ReplyWriter, id: usize, e: &CmdError) {
+    stats.add(&stats.per_command[id].rejected_calls, 1);
+    write_error(server, stats, out, &e.0);
+}
+
+/// What running one command against held shards produced.
+pub struct Ran {
+    pub result: CmdResult,
+    /// The handler replied an error of its own ([`Ctx::replied_error`]).
+    pub replied_error: bool,
+    /// Changes it made (Redis's `dirty`), its own locks included.
+    pub changes: u64,
+    pub elapsed: Duration,
+}
+
+impl Ran {
+    /// Did the call fail (INFO commandstats' `failed_calls`)?
+    pub fn failed(&self) -> bool {
+        self.result.is_err() || self.replied_error
+    }
+}
+
+/// Run command `id` against shards the caller already holds: the handler (a panic
+/// becomes an error reply) and the command's effects. Plain commands come here from
+/// [`call`]; transactions and scripts run each of their commands here under the one
+/// `Locked` that covers them all. Error replies, counting the call and serving blocked
+/// clients are left to the caller.
+pub fn run_locked<'a>(
+    server: &'a Server,
+    stats: &'a ThreadStats,
+    client: &mut ClientState,
+    out: &mut ReplyWriter,
+    args: &[&[u8]],
+    id: usize,
+    locked: &mut Locked<'a>,
+) -> Ran {
+    let cmd: &'static Command = registry().get(id);
+    let dirty_before = locked.dirty();
+    // A command whose write takes several effects (XREADGROUP's claims, a lazily
+    // expired key's DEL before a SET) reaches replicas as one MULTI ... EXEC, as in
+    // Redis 7.0; inside a transaction or script, the group already open holds them.
+    let own_group = !locked.in_effect_group();
+    if own_group {
+        locked.begin_effect_group();
+    }
+    let started = Instant::now();
+    let mut ctx = Ctx {
+        server,
+        client,
+        out,
+        keys: locked,
+        stats,
+        propagated: false,
+        extra_dirty: 0,
+        replied_error: false,
+        started,
+    };
+    // A bug in one handler must not take the worker thread and its clients down with
+    // it: the panic becomes an error reply (the shard locks unlock as the stack unwinds).
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        (cmd.handler)(&mut ctx, args)
+    }))
+    .unwrap_or_else(|_| {
+        crate::log_warning!("Internal error while running '{}'", cmd.name);
+        Err(format!("ERR internal error while running '{}'", cmd.name).into())
+    });
+    // Remembered while the keys' shards are still locked: no write slips between.
+    if ctx.client.tracking.is_some() && cmd.has(table::flags::READONLY) {
+        remember_reads(server, ctx.client, cmd, args);
+    }
+    let changes = ctx.keys.dirty() - dirty_before + ctx.extra_dirty;
+    if changes > 0 && !ctx.propagated {
+        let db = ctx.keys.db;
+        ctx.keys.propagate(db, args);
+    }
+    if own_group {
+        ctx.keys.finish_effect_group();
+    }
+    // Commands inside EXEC and scripts are shown too, each after it ran.
+    if server.pubsub.has_monitors() {
+        pubsub::feed_monitors(server, ctx.client, cmd, args);
+    }
+    Ran {
+        result,
+        replied_error: ctx.replied_error,
+        changes,
+        elapsed: started.elapsed(),
+    }
+}
+
+/// A call of command `id` with `args`, made by `origin`, ran to its end: count it
+/// and, when it took long enough to concern them, show it to the latency monitor
+/// and the slow log. When nothing is slow that costs one relaxed load and one
+/// comparison: neither takes a lock unless it keeps something.
+pub fn finish_call(
+    server: &Server,
+    stats: &ThreadStats,
+    origin: slowlog::Origin,
+    id: usize,
+    args: &[&[u8]],
+    ran: &Ran,
+) {
+    count_call(server, stats, id, ran.elapsed, ran.failed());
+    if ran.elapsed.as_micros() as u64 >= server.hot.slow_call_us.load(Ordering::Relaxed) {
+        slow_call(server, origin, registry().get(id), args, ran.elapsed);
+    }
+}
+
+#[cold]
+fn slow_call(
+    server: &Server,
+    origin: slowlog::Origin,
+    cmd: &Command,
+    args: &[&[u8]],
+    elapsed: Duration,
+) {
+    let event = if cmd.has(table::flags::FAST) {
+        Event::FastCommand
+    } else {
+        Event::Command
+    };
+    server.latency.note(event, elapsed);
+    if let Some(call) = slowlog::draft(server, cmd, args, elapsed) {
+        slowlog::push(server, origin, call);
+    }
+}
+
+/// Count a finished call of command `id` (INFO commandstats, latency, totals).
+pub fn count_call(
+    server: &Server,
+    stats: &ThreadStats,
+    id: usize,
+    elapsed: Duration,
+    failed: bool,
+) {
+    let per = &stats.per_command[id];
+    stats.add(&per.calls, 1);
+    stats.add(&per.usec, elapsed.as_micros() as u64);
+    if server.hot.latency_tracking.load(Ordering::Relaxed) {
+        per.record_latency(elapsed);
+    }
+    stats.add(&stats.commands, 1);
+    if failed {
+        stats.add(&per.failed_calls, 1);
+    }
+}
+
+/// Write an error reply and count it in INFO errorstats (by its first word).
+pub fn write_error(server: &Server, stats: &ThreadStats, out: &mut ReplyWriter, text: &str) {
+    out.error(text);
+    count_error_reply(server, stats, text);
+}
+
+/// Count an error reply in INFO errorstats (by its first word) and stats.
+pub fn count_error_reply(server: &Server, stats: &ThreadStats, text: &str) {
+    stats.add(&stats.total_error_replies, 1);
+    let prefix = text.split(' ').next().unwrap_or("ERR");
+    server.count_error(prefix);
+}
+
+/// What a hidden argument reads as.
+pub const REDACTED: &[u8] = b"(redacted)";
+
+/// The arguments as MONITOR and SLOWLOG show them: with the secrets the command's
+/// entry names hidden (see [`table::Redact`]).
+pub fn redacted<'a>(cmd: &Command, args: &[&'a [u8]]) -> Vec<&'a [u8]> {
+    let mut shown = args.to_vec();
+    if let Some(redact) = cmd.redact {
+        redact(&mut shown);
+    }
+    shown
+}
