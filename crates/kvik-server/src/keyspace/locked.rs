@@ -38,6 +38,29 @@ pub struct KeyEnv<'a> {
     pub wait_gate: Option<&'a dyn WaitGate>,
 }
 
+impl KeyEnv<'_> {
+    /// What follows a key the server removed on its own (expiry, active or lazy, and
+    /// eviction), in this order: INFO's counter, the WATCH signal, the DEL effect
+    /// (stamped after the key's last write; `append` puts it where the caller's
+    /// effects go) and the keyspace event. The one place that says what a removal
+    /// by the server emits.
+    pub fn removed_by_server(
+        &self,
+        db: usize,
+        entry: &Entry,
+        now_ms: u64,
+        counter: fn(&ThreadStats) -> &AtomicU64,
+        (class, event): (u32, &str),
+        append: impl FnOnce(u64, &[&[u8]]),
+    ) {
+        self.stats.add(counter(self.stats), 1);
+        self.keyspace.signal_modified(db, entry.key());
+        let ts = crate::hlc::next_after(entry.ts, now_ms);
+        append(ts, &[b"DEL", entry.key()]);
+        self.bus.notify(class, event, db, entry.key());
+    }
+}
+
 /// Decides when a lock wait should stop (see [`KeyEnv::wait_gate`]).
 pub trait WaitGate {
     fn give_up(&self) -> bool;
@@ -322,23 +345,21 @@ impl<'a> Locked<'a> {
         Some(entry)
     }
 
-    /// What follows a key the server removed on its own (expiry, eviction): INFO's
-    /// counter, the WATCH signal, the DEL effect and the keyspace event.
+    /// What follows a key the server removed on its own while a command runs: see
+    /// [`KeyEnv::removed_by_server`]. The DEL effect joins the command's effect group.
     fn removed_by_server(
         &mut self,
         db: usize,
         entry: &Entry,
         counter: fn(&ThreadStats) -> &AtomicU64,
-        (class, event): (u32, &str),
+        event: (u32, &str),
     ) {
-        let stats = self.env.stats;
-        stats.add(counter(stats), 1);
-        self.env.keyspace.signal_modified(db, entry.key());
-        let ts = crate::hlc::next_after(entry.ts, self.now_ms);
-        // Not the command's own write: it goes everywhere, as in Redis, whatever a
-        // script chose with redis.set_repl.
-        self.emit(db, ts, &[b"DEL", entry.key()], Targets::ALL);
-        self.notify_in(db, class, event, entry.key());
+        let env = self.env;
+        env.removed_by_server(db, entry, self.now_ms, counter, event, |ts, argv| {
+            // Not the command's own write: it goes everywhere, as in Redis, whatever
+            // a script chose with redis.set_repl.
+            self.emit(db, ts, argv, Targets::ALL)
+        });
     }
 
     /// The live entry of `key` in the selected database.

@@ -54,7 +54,7 @@ pub struct Worker {
     missed_events: Vec<usize>,
     stats: Arc<ThreadStats>,
     /// Where the active expiry cycle resumes: (db, shard position).
-    expire_cursor: (usize, usize),
+    expire_cursor: crate::keyspace::ExpireCursor,
     /// Deadlines of this thread's blocked clients: (unix ms, connection token).
     block_timers: BTreeSet<(u64, usize)>,
 }
@@ -118,7 +118,7 @@ impl Worker {
             ready: VecDeque::new(),
             missed_events: Vec::new(),
             stats,
-            expire_cursor: (0, 0),
+            expire_cursor: Default::default(),
             block_timers: BTreeSet::new(),
         })
     }
@@ -647,59 +647,13 @@ impl Worker {
         }
     }
 
-    /// Delete due keys in this thread's share of the shards (shard `i` belongs to
-    /// worker `i % workers`), resuming where the last cycle stopped.
+    /// Delete due keys in this thread's share of the shards, for about `budget`.
     fn active_expire(&mut self, budget: Duration) {
-        /// Shards visited between two looks at the clock.
-        const CLOCK_EVERY: usize = 64;
         let started = Instant::now();
         let server = &*self.server;
-        let ks = &server.keyspace;
-        let workers = server.worker_count();
-        // This worker's shards of one database: index, index + workers, ...
-        let per_db = ks
-            .shards_per_db()
-            .saturating_sub(self.index)
-            .div_ceil(workers);
-        let dbs = ks.databases();
-        let (mut db, mut pos) = self.expire_cursor;
-        let mut now = crate::hlc::unix_ms();
-        for visited in 0..dbs * per_db {
-            if visited % CLOCK_EVERY == CLOCK_EVERY - 1 {
-                if started.elapsed() >= budget {
-                    break;
-                }
-                now = crate::hlc::unix_ms();
-            }
-            if pos >= per_db {
-                pos = 0;
-                db = (db + 1) % dbs;
-            }
-            let shard_index = self.index + pos * workers;
-            let id = ks.global_id(db, shard_index);
-            if ks.deadline_hint(id) > now {
-                pos += 1;
-                continue;
-            }
-            let mut shard = ks.lock_for_use(id);
-            let effects = &server.effects;
-            let stats = &*self.stats;
-            let bus = server.bus();
-            shard.expire_due(now, 256, |entry| {
-                stats.add(&stats.expired_keys, 1);
-                ks.signal_modified(db, entry.key());
-                let ts = crate::hlc::next_after(entry.ts, now);
-                effects.append(db, ts, &[b"DEL", entry.key()]);
-                bus.notify(crate::notify::class::EXPIRED, "expired", db, entry.key());
-            });
-            let next = shard.next_deadline();
-            ks.note_deadline(id, next);
-            if next.is_none_or(|at| at > now) {
-                pos += 1;
-            }
-            // Otherwise more is due here: stay on this shard.
-        }
-        self.expire_cursor = (db, pos);
+        let env = server.key_env(&self.stats);
+        let share = (self.index, server.worker_count());
+        crate::keyspace::active_expire_cycle(&env, share, &mut self.expire_cursor, budget);
         let took = started.elapsed();
         self.stats
             .add(&self.stats.expire_cycle_cpu_ms, took.as_millis() as u64);
