@@ -15,6 +15,7 @@ use crate::stats::ThreadStats;
 
 /// Find the command (or subcommand) and run the checks that precede execution.
 /// The error carries the id of the command it was rejected for, if known.
+#[inline]
 pub(super) fn resolve(
     server: &Server,
     client: &ClientState,
@@ -85,6 +86,7 @@ fn refuse_if_protected(server: &Server, client: &ClientState, cmd: &Command) -> 
 /// Commands that run scripts are checked too, so their scripts know whether they may
 /// start writing. Without a limit this is one relaxed load. Skipped while a script is
 /// busy: Redis answers BUSY then (see [`refuse_if_busy`]).
+#[inline]
 pub(super) fn refuse_if_oom(
     server: &Server,
     stats: &ThreadStats,
@@ -114,6 +116,7 @@ pub(super) fn refuse_if_oom(
 /// After a failed background save, with `stop-writes-on-bgsave-error yes` and save
 /// points set, writes (and PING, as in Redis 7.0) get MISCONF until a save
 /// succeeds. One relaxed load otherwise.
+#[inline]
 pub(super) fn refuse_if_misconf(server: &Server, client: &ClientState, cmd: &Command) -> CmdResult {
     if !server.persistence.refuses_writes() {
         return Ok(());
@@ -153,6 +156,7 @@ pub fn may_grow_memory(
 /// While a script runs past busy-reply-threshold, commands not flagged allow-busy
 /// are answered BUSY, before they are queued (inside MULTI, which EXEC then aborts)
 /// or take any lock, as Redis does.
+#[inline]
 pub(super) fn refuse_if_busy(
     scripts: &crate::scripting::Scripting,
     cmd: &Command,
@@ -173,6 +177,7 @@ pub(super) fn refuse_if_busy(
 /// BUSY; one served from inside its own thread's busy script
 /// ([`crate::scripting::serving_while_busy`]) may not wait at all, since the script cannot
 /// move on until it returns.
+#[inline]
 pub(super) fn lock_wait_gate<'s>(
     scripts: &'s crate::scripting::Scripting,
     cmd: &Command,

@@ -58,8 +58,19 @@ pub use door::{
 
 /// The command table: every family's entries, in the order COMMAND lists them,
 /// gathered once per process (the entries are constants; nothing changes them).
+/// Every command looks itself up here several times: the fast path is one load.
+#[inline]
 pub fn registry() -> &'static Registry {
-    static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    match REGISTRY.get() {
+        Some(registry) => registry,
+        None => gather_registry(),
+    }
+}
+
+static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+
+#[cold]
+fn gather_registry() -> &'static Registry {
     REGISTRY.get_or_init(|| {
         Registry::new(&[
             strings::COMMANDS,
