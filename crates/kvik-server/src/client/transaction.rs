@@ -23,6 +23,9 @@ pub struct Transaction {
     pub grows_memory: bool,
     /// A queued command writes (EXEC then counts as a write for MISCONF).
     pub writes: bool,
+    /// A queued command writes or may replicate (PUBLISH, PFCOUNT ...): CLIENT PAUSE
+    /// WRITE holds EXEC back.
+    pub may_replicate: bool,
     /// Bytes of the queued arguments (CLIENT LIST's `multi-mem`).
     arg_bytes: usize,
 }

@@ -498,14 +498,13 @@ fn pause(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         Some(mode) if args::is(mode, "ALL") => false,
         Some(_) => return Err("ERR CLIENT PAUSE mode must be WRITE or ALL".into()),
     };
-    ctx.server.pause.start(until, writes_only);
+    ctx.server.pause_clients(until, writes_only);
     ctx.out.ok();
     Ok(())
 }
 
 fn unpause(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    ctx.server.pause.end();
-    ctx.server.broadcast(|| Message::Unpaused);
+    ctx.server.unpause_clients();
     ctx.out.ok();
     Ok(())
 }

@@ -247,7 +247,11 @@ fn clients_section(server: &Server, r: &mut Report) {
     r.field("maxclients", server.hot.maxclients.load(Ordering::Relaxed));
     r.field("client_recent_max_input_buffer", buffers.max_input);
     r.field("client_recent_max_output_buffer", buffers.max_output);
-    r.field("blocked_clients", server.blocking.blocked_clients());
+    let paused = server.pause.waiting_clients();
+    r.field(
+        "blocked_clients",
+        server.blocking.blocked_clients() + paused,
+    );
     r.field("tracking_clients", server.tracking.client_count());
     r.field(
         "clients_in_timeout_table",

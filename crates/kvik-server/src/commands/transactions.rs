@@ -108,7 +108,8 @@ pub fn queue(
     let grows = super::may_grow_memory(server, client, cmd, args);
     let tx = client.multi.as_mut().expect("queue is called inside MULTI");
     tx.grows_memory |= grows;
-    tx.writes |= cmd.has(super::table::flags::WRITE);
+    tx.writes |= cmd.has(flags::WRITE);
+    tx.may_replicate |= cmd.has(flags::WRITE | flags::MAY_REPLICATE);
     // A transaction that will be discarded keeps nothing (Redis answers QUEUED all
     // the same).
     if !tx.aborted && !doomed {

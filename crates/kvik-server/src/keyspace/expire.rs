@@ -30,6 +30,9 @@ pub fn active_expire_cycle(
     const KEYS_PER_VISIT: usize = 256;
     let started = Instant::now();
     let ks = env.keyspace;
+    if ks.expiry_held(crate::hlc::unix_ms()) {
+        return;
+    }
     // This worker's shards of one database: worker, worker + workers, ...
     let per_db = ks.shards_per_db().saturating_sub(worker).div_ceil(workers);
     let dbs = ks.databases();

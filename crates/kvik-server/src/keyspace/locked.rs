@@ -307,9 +307,11 @@ impl<'a> Locked<'a> {
     }
 
     /// Delete `key` if its deadline has passed, appending the DEL effect. Returns
-    /// whether it did.
+    /// whether the key is gone: also true, with the key left in place, while expiry
+    /// is held (see [`super::Keyspace::hold_expiry`]), as Redis's lookups treat it.
     fn expire_if_due(&mut self, db: usize, hash: u64, key: &[u8]) -> bool {
         let now = self.now_ms;
+        let keyspace = self.env.keyspace;
         let shard = self.shard_mut(db, hash);
         if shard.volatile_len_is_zero() {
             return false;
@@ -317,6 +319,9 @@ impl<'a> Locked<'a> {
         match shard.find(hash, key) {
             Some(e) if e.is_expired(now) => {}
             _ => return false,
+        }
+        if keyspace.expiry_held(now) {
+            return true;
         }
         let entry = shard.remove(hash, key).expect("entry found above");
         self.expired(db, &entry);
@@ -413,6 +418,9 @@ impl<'a> Locked<'a> {
     /// effects. Returns how many went.
     pub fn expire_shard(&mut self, db: usize, shard: usize) -> usize {
         let now = self.now_ms;
+        if self.env.keyspace.expiry_held(now) {
+            return 0;
+        }
         let mut due = Vec::new();
         self.shard_at(db, shard)
             .expire_due(now, usize::MAX, |entry| due.push(entry));

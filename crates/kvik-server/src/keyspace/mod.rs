@@ -54,6 +54,8 @@ pub struct Keyspace {
     pub clock: ClockMode,
     /// The point-in-time capture running now, if any (see [`capture`]).
     capture: Mutex<Option<std::sync::Arc<dyn ShardCapture>>>,
+    /// Unix ms until which no key expires (0: none). See [`Keyspace::hold_expiry`].
+    expiry_held_until: AtomicU64,
 }
 
 /// Shards per database. Many small shards keep lock contention low with many threads
@@ -79,7 +81,26 @@ impl Keyspace {
             observers: Default::default(),
             clock: ClockMode::default(),
             capture: Mutex::new(None),
+            expiry_held_until: AtomicU64::new(0),
         }
+    }
+
+    /// Keep every key until `until_ms`, deadline passed or not (CLIENT PAUSE keeps the
+    /// dataset static, as Redis 7.0 does): a due key reads as gone but stays, and the
+    /// active cycle rests. A hold already in force keeps its later end.
+    pub fn hold_expiry(&self, until_ms: u64) {
+        self.expiry_held_until.fetch_max(until_ms, Ordering::AcqRel);
+    }
+
+    /// End the hold (CLIENT UNPAUSE): due keys go at their next access or cycle.
+    pub fn release_expiry(&self) {
+        self.expiry_held_until.store(0, Ordering::Release);
+    }
+
+    /// Is expiry held at `now_ms`? Read only once a key is found due.
+    #[inline]
+    pub fn expiry_held(&self, now_ms: u64) -> bool {
+        now_ms < self.expiry_held_until.load(Ordering::Acquire)
     }
 
     /// The "key modified" signal (see [`observers`]): every write to `key` of `db`

@@ -56,7 +56,7 @@ pub struct Conn {
     written: usize,
     pub state: ClientState,
     /// A command is waiting for CLIENT UNPAUSE before it can run.
-    pub paused: bool,
+    paused: bool,
     /// WRITABLE interest is registered.
     pub write_registered: bool,
     /// Unix ms since which pending output has stayed over the soft limit of the
@@ -144,12 +144,10 @@ impl Conn {
             match self.parser.parse(data, limits) {
                 Ok(Parsed::Command { consumed }) => {
                     let args: SmallVec<[&[u8]; 8]> = self.parser.args(data).collect();
-                    let held =
-                        server.pause.is_active() && server.pause.blocks(now_ms, is_write(&args));
-                    if held {
+                    if commands::held_by_pause(server, &self.state, &args, now_ms) {
                         // Run it again from scratch once clients are unpaused.
                         drop(args);
-                        self.paused = true;
+                        self.set_paused(server, true);
                         self.parser = RequestParser::new();
                         break;
                     }
@@ -317,18 +315,21 @@ impl Conn {
         snap.monitor = self.state.monitor;
     }
 
+    /// Is the connection waiting for CLIENT PAUSE to end?
+    pub fn is_paused(&self) -> bool {
+        self.paused
+    }
+
+    /// Start or stop waiting for CLIENT PAUSE to end (counted for INFO).
+    pub fn set_paused(&mut self, server: &Server, paused: bool) {
+        if self.paused != paused {
+            self.paused = paused;
+            server.pause.note_waiting(paused);
+        }
+    }
+
     /// Milliseconds since this client last sent a command.
     pub fn idle_ms(&self, now_ms: u64) -> u64 {
         now_ms.saturating_sub(self.state.info.snapshot.lock().last_interaction_ms)
-    }
-}
-
-/// Is this a command CLIENT PAUSE WRITE holds back?
-fn is_write(args: &[&[u8]]) -> bool {
-    use crate::commands::table::flags;
-    let registry = crate::commands::registry();
-    match registry.lookup(args[0]) {
-        Some(id) => registry.get(id).has(flags::WRITE | flags::MAY_REPLICATE),
-        None => false,
     }
 }

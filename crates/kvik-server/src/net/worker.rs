@@ -468,7 +468,7 @@ impl Worker {
             if ready.writable {
                 next = conn.flush(server, stats);
             }
-            if ready.readable && next != Next::Close && !conn.paused {
+            if ready.readable && next != Next::Close && !conn.is_paused() {
                 next = conn.on_readable(server, stats, ready.reading);
             }
             next
@@ -530,6 +530,7 @@ impl Worker {
             return;
         };
         let _ = self.poll.registry().deregister(&mut conn.stream);
+        conn.set_paused(&self.server, false);
         crate::commands::pubsub::leave(&self.server, &mut conn.state);
         crate::tracking::disable(&self.server.tracking_env(), &mut conn.state);
         if let Some(blocked) = conn.state.blocked.take() {
@@ -599,14 +600,14 @@ impl Worker {
         let waiting: Vec<usize> = self
             .conns
             .iter()
-            .filter(|(_, c)| c.paused)
+            .filter(|(_, c)| c.is_paused())
             .map(|(k, _)| k)
             .collect();
         for key in waiting {
             self.drive(key, |conn, server, stats| {
-                conn.paused = false;
+                conn.set_paused(server, false);
                 conn.run_commands(server, stats);
-                if conn.paused {
+                if conn.is_paused() {
                     Next::Keep {
                         wants_write: conn.write_registered,
                     }
@@ -619,7 +620,7 @@ impl Worker {
 
     /// Periodic work, `hz` times a second.
     fn cron(&mut self, period: Duration) {
-        if self.conns.iter().any(|(_, c)| c.paused) {
+        if self.conns.iter().any(|(_, c)| c.is_paused()) {
             self.resume_paused();
         }
         self.close_idle_clients();

@@ -174,6 +174,9 @@ pub struct Pause {
     pub until_ms: AtomicU64,
     /// Only write commands are paused (CLIENT PAUSE ... WRITE).
     pub writes_only: AtomicBool,
+    /// Connections waiting for the pause to end (INFO's `blocked_clients` counts
+    /// them, as Redis does: tools wait on that figure).
+    waiting: AtomicUsize,
 }
 
 impl Pause {
@@ -205,6 +208,20 @@ impl Pause {
             self.writes_only.store(writes_only, Ordering::Release);
         }
         self.until_ms.fetch_max(until_ms, Ordering::AcqRel);
+    }
+
+    /// A connection starts or stops waiting for the pause to end.
+    pub fn note_waiting(&self, waiting: bool) {
+        if waiting {
+            self.waiting.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.waiting.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Connections waiting for the pause to end.
+    pub fn waiting_clients(&self) -> usize {
+        self.waiting.load(Ordering::Relaxed)
     }
 
     /// CLIENT UNPAUSE. The caller wakes the waiting clients.
@@ -402,6 +419,20 @@ impl Server {
     pub fn take_accept_turn(&self) -> usize {
         let threads = self.worker_count().max(1);
         self.accept_turn.fetch_add(1, Ordering::Relaxed) % threads
+    }
+
+    /// CLIENT PAUSE: hold back the commands the mode says until `until_ms`, and keep
+    /// the dataset static meanwhile (no key expires), as Redis 7.0 does.
+    pub fn pause_clients(&self, until_ms: u64, writes_only: bool) {
+        self.pause.start(until_ms, writes_only);
+        self.keyspace.hold_expiry(until_ms);
+    }
+
+    /// CLIENT UNPAUSE: end the pause and resume the waiting clients.
+    pub fn unpause_clients(&self) {
+        self.pause.end();
+        self.keyspace.release_expiry();
+        self.broadcast(|| Message::Unpaused);
     }
 
     /// Ask every thread to stop; the main thread finishes the shutdown.

@@ -110,6 +110,7 @@ pub(super) fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut next = usize::try_from(cursor).unwrap_or(usize::MAX);
     let (mut examined, mut type_lookups) = (0, 0);
     let mut found = KeyList::new(ctx.out.protocol);
+    let now = ctx.keys.now_ms;
     while next < shards && examined < options.count {
         let id = ks.global_id(db, next);
         let mut locked = Held::lock(ctx.keys, &[id]);
@@ -117,7 +118,8 @@ pub(super) fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let shard = locked.shard_at(db, next);
         examined += shard.len();
         for entry in shard.iter() {
-            if !options.accepts(entry.key()) {
+            // Due keys stay while expiry is held (CLIENT PAUSE): they read as gone.
+            if entry.is_expired(now) || !options.accepts(entry.key()) {
                 continue;
             }
             type_lookups += usize::from(options.type_name.is_some());
@@ -138,11 +140,14 @@ pub(super) fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// A live key picked uniformly at random, or null when the database is empty.
 /// When the pick has expired, its shard's expired keys are deleted and another is
 /// picked: each round removes at least one key, so this ends even when every key of
-/// the database has expired.
+/// the database has expired. While expiry is held (CLIENT PAUSE) nothing is removed:
+/// after [`HELD_EXPIRY_TRIES`] expired picks in a row the last one is the answer, as
+/// Redis 7.2 answers (7.0 loops for ever there).
 pub(super) fn randomkey(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let db = ctx.client.db;
     let now = ctx.keys.now_ms;
     let shards = ctx.server.keyspace.shards_per_db();
+    let mut expired_picks = 0;
     loop {
         let sizes: Vec<usize> = (0..shards)
             .map(|s| ctx.keys.shard_at(db, s).len())
@@ -158,13 +163,19 @@ pub(super) fn randomkey(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
             .shard_at(db, shard)
             .nth(index)
             .expect("index within the shard's size");
-        if !entry.is_expired(now) {
+        if !entry.is_expired(now) || expired_picks == HELD_EXPIRY_TRIES {
             ctx.out.bulk(entry.key());
             return Ok(());
         }
-        ctx.keys.expire_shard(db, shard);
+        if ctx.keys.expire_shard(db, shard) == 0 {
+            expired_picks += 1;
+        }
     }
 }
+
+/// How many expired keys RANDOMKEY picks while expiry is held before it answers
+/// with one.
+const HELD_EXPIRY_TRIES: usize = 100;
 
 /// The shard and position within it of the `n`-th key, counting shard by shard.
 fn locate(sizes: &[usize], mut n: usize) -> (usize, usize) {
