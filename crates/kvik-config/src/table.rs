@@ -476,7 +476,7 @@ params! {
     maxmemory: u64 = Mem(0, ULL),
         "maxmemory", LIVE, "0", "Memory limit for data (0 = none); beyond it maxmemory-policy applies.";
     maxmemory_clients: MaxmemoryClients = Special(get_maxmemory_clients, set_maxmemory_clients, "memory or percent"),
-        "maxmemory-clients", 0, "0", "Total client memory limit, in bytes or as a percent of maxmemory (0 = none).";
+        "maxmemory-clients", LIVE, "0", "Total client memory limit, in bytes or as a percent of maxmemory (0 = none).";
     maxmemory_eviction_tenacity: u32 = Int(0, 100),
         "maxmemory-eviction-tenacity", LIVE, "10", "How hard eviction works per command (0-100).";
     maxmemory_policy: String = Enum(&["volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"]),

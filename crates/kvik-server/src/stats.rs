@@ -20,6 +20,8 @@ pub struct ThreadStats {
     pub rejected_connections: AtomicU64,
     pub expired_keys: AtomicU64,
     pub evicted_keys: AtomicU64,
+    /// Clients closed to bring client memory under `maxmemory-clients`.
+    pub evicted_clients: AtomicU64,
     pub keyspace_hits: AtomicU64,
     pub keyspace_misses: AtomicU64,
     pub net_input_bytes: AtomicU64,
@@ -81,6 +83,7 @@ impl ThreadStats {
             &self.rejected_connections,
             &self.expired_keys,
             &self.evicted_keys,
+            &self.evicted_clients,
             &self.keyspace_hits,
             &self.keyspace_misses,
             &self.net_input_bytes,

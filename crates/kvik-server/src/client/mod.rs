@@ -158,7 +158,7 @@ impl ClientSnapshot {
     }
 
     /// A rough count of the memory this client holds: its buffers plus its state.
-    fn total_memory(&self) -> usize {
+    pub fn total_memory(&self) -> usize {
         self.query_buffer
             + self.query_buffer_free
             + self.argv_mem

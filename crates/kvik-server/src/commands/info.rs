@@ -521,7 +521,7 @@ fn stats_section(server: &Server, r: &mut Report) {
         sum(|s| &s.expire_cycle_cpu_ms),
     );
     r.field("evicted_keys", sum(|s| &s.evicted_keys));
-    r.field("evicted_clients", 0);
+    r.field("evicted_clients", sum(|s| &s.evicted_clients));
     let (exceeded_total, exceeded_now) = server.memory.exceeded_ms();
     r.field("total_eviction_exceeded_time", exceeded_total);
     r.field("current_eviction_exceeded_time", exceeded_now);

@@ -624,6 +624,9 @@ impl Worker {
             self.resume_paused();
         }
         self.close_idle_clients();
+        // The chosen clients close when their threads read the mailbox (this one
+        // included, before it next sleeps).
+        self.server.evict_clients_over_limit(&self.stats);
         if self.server.hot.active_expire.load(Ordering::Relaxed) {
             let budget = period * EXPIRE_BUDGET_PERCENT as u32 / 100;
             self.active_expire(budget);

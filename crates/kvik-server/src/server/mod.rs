@@ -5,6 +5,7 @@
 //! each worker thread. It is created once, shared by reference, and never locked as a
 //! whole.
 
+mod client_eviction;
 pub mod saving;
 
 use crate::blocking;
@@ -250,6 +251,8 @@ pub struct Server {
     pub workers: OnceLock<Vec<WorkerHandle>>,
     /// Counts accepted connections, to deal them out (see [`Server::take_accept_turn`]).
     accept_turn: AtomicUsize,
+    /// Held by the one client-eviction pass running (see `client_eviction.rs`).
+    client_eviction: Mutex<()>,
     pub pause: Pause,
     /// Script cache, function libraries and running scripts.
     pub scripting: crate::scripting::Scripting,
@@ -309,6 +312,7 @@ impl Server {
             errorstats: Mutex::new(BTreeMap::new()),
             workers: OnceLock::new(),
             accept_turn: AtomicUsize::new(0),
+            client_eviction: Mutex::new(()),
             pause: Pause::default(),
             scripting,
             start_ms,

@@ -1,0 +1,82 @@
+//! `maxmemory-clients`: past the limit, the clients using the most memory are
+//! closed until the rest fit; CLIENT NO-EVICT clients are spared; INFO counts
+//! `evicted_clients`. Checked against redis-server 7.0.15 with the same steps.
+
+mod support;
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+use support::{RawConn, TestServer};
+
+/// A connection that ran `setup` (one command, answered `+OK`), then sent the start
+/// of one huge argument and `body` bytes of it: its query buffer holds them until
+/// the rest comes.
+fn with_partial_query(server: &TestServer, setup: Option<&[&str]>, body: usize) -> TcpStream {
+    let mut stream = TcpStream::connect(server.addr()).expect("connect");
+    stream.set_read_timeout(Some(support::IO_TIMEOUT)).unwrap();
+    if let Some(command) = setup {
+        stream
+            .write_all(&support::encode_command(command))
+            .expect("send");
+        let mut ok = [0u8; 5];
+        stream.read_exact(&mut ok).expect("setup reply");
+        assert_eq!(&ok, b"+OK\r\n");
+    }
+    let mut request = format!("*1\r\n${}\r\n", body * 2).into_bytes();
+    request.resize(request.len() + body, b'v');
+    stream.write_all(&request).expect("send");
+    stream
+}
+
+/// Whether the server closes `stream` within `wait`.
+fn closed_within(stream: &mut TcpStream, wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
+    stream
+        .set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    while Instant::now() < deadline {
+        match stream.read(&mut byte) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(_) => return true,
+        }
+    }
+    false
+}
+
+fn evicted_clients(conn: &mut RawConn) -> String {
+    let info = String::from_utf8_lossy(&conn.cmd(&["INFO", "stats"])).into_owned();
+    info.lines()
+        .find_map(|l| l.strip_prefix("evicted_clients:"))
+        .expect("evicted_clients in INFO")
+        .to_string()
+}
+
+#[test]
+fn the_largest_client_goes_and_no_evict_ones_stay() {
+    let server = TestServer::start(&["--server-threads", "2"]);
+    let mut admin = server.raw();
+    assert_eq!(
+        admin.cmd(&["CONFIG", "SET", "maxmemory-clients", "4mb"]),
+        b"+OK\r\n"
+    );
+    let mut spared = with_partial_query(&server, Some(&["CLIENT", "NO-EVICT", "on"]), 1_000_000);
+    let mut big = with_partial_query(&server, None, 3_000_000);
+    assert!(closed_within(&mut big, Duration::from_secs(5)));
+    // The rest fit now: nobody else goes.
+    assert!(!closed_within(&mut spared, Duration::from_millis(300)));
+    assert_eq!(admin.cmd(&["PING"]), b"+PONG\r\n");
+    assert_eq!(evicted_clients(&mut admin), "1");
+}
+
+#[test]
+fn no_limit_evicts_nobody() {
+    let server = TestServer::start(&[]);
+    let mut admin = server.raw();
+    let mut big = with_partial_query(&server, None, 1_500_000);
+    assert!(!closed_within(&mut big, Duration::from_millis(500)));
+    assert_eq!(evicted_clients(&mut admin), "0");
+}
