@@ -410,6 +410,21 @@ fn debug_reload_and_flushall_save() {
     assert_eq!(conn.cmd(&["DEBUG", "RELOAD", "NOSAVE"]), b"+OK\r\n");
     assert_eq!(conn.cmd(&["EXISTS", "later"]), b":0\r\n");
     assert_eq!(conn.cmd(&["FLUSHALL"]), b"+OK\r\n");
+    // Its save clears the change counter, the FLUSHALL included, as in Redis 7.0.
+    let info = text(&conn.cmd(&["INFO", "persistence"]));
+    assert!(info.contains("rdb_changes_since_last_save:0"), "{info}");
     assert_eq!(conn.cmd(&["DEBUG", "RELOAD", "NOSAVE"]), b"+OK\r\n");
     assert_eq!(conn.cmd(&["DBSIZE"]), b":0\r\n");
+    // Inside a transaction, what follows the FLUSHALL counts.
+    for step in [
+        &["MULTI"][..],
+        &["SET", "x", "1"],
+        &["FLUSHALL"],
+        &["SET", "y", "1"],
+    ] {
+        conn.cmd(step);
+    }
+    conn.cmd(&["EXEC"]);
+    let info = text(&conn.cmd(&["INFO", "persistence"]));
+    assert!(info.contains("rdb_changes_since_last_save:1"), "{info}");
 }

@@ -124,10 +124,10 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         removed += flush_db(ctx.keys, db);
     }
     ctx.server.tracking.flushed();
-    if !ctx.server.config.read().save.is_empty() {
-        saving::save_after_flushall(ctx.server);
-    }
     ctx.keys.add_dirty(removed.max(1));
+    if !ctx.server.config.read().save.is_empty() {
+        saving::save_after_flushall(ctx.server, ctx.keys.dirty());
+    }
     ctx.out.ok();
     Ok(())
 }

@@ -186,8 +186,10 @@ pub fn save_before_exit(server: &Server, asked: Option<bool>) -> Result<(), Save
 /// FLUSHALL with save points set saves the now empty dataset, as Redis 7.0 does,
 /// from the handler that holds every shard: no snapshot is needed for empty
 /// databases, only the function libraries. A background save is stopped first.
-/// Like Redis, the change counter is not cleared (the FLUSHALL itself is unsaved).
-pub fn save_after_flushall(server: &Server) {
+/// As in Redis 7.0, the save clears the change counter, the FLUSHALL included:
+/// `uncounted` is what the running command (or transaction) has changed so far and
+/// is counted when it ends.
+pub fn save_after_flushall(server: &Server, uncounted: u64) {
     let state = &server.persistence;
     state.cancel_background_nowait();
     let (path, checksum, settings) = {
@@ -213,7 +215,7 @@ pub fn save_after_flushall(server: &Server) {
     };
     let fill = |sink: &mut _| empty.write(&server.keyspace, &point, sink, &never);
     if write_rdb(state, &path, target, checksum, fill).is_ok() {
-        state.record_direct_save(point.now_ms);
+        state.record_direct_save(point.now_ms, dirty(server) + uncounted);
         log_notice!("DB saved on disk");
     }
 }

@@ -214,9 +214,11 @@ impl Persistence {
                 > RETRY_DELAY_SECS
     }
 
-    /// A save written without a snapshot (FLUSHALL's empty dataset) at `now_ms`.
-    pub fn record_direct_save(&self, now_ms: u64) {
+    /// A save written without a snapshot (FLUSHALL's empty dataset) at `now_ms`,
+    /// when the change counter (with the changes still to be counted) reads `dirty`.
+    pub fn record_direct_save(&self, now_ms: u64, dirty: u64) {
         self.last_save.store(now_ms / 1000, Ordering::Relaxed);
+        self.dirty_at_save.store(dirty, Ordering::Relaxed);
         self.saves.fetch_add(1, Ordering::Relaxed);
     }
 
