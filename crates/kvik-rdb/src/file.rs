@@ -151,7 +151,7 @@ impl fmt::Display for LoadError {
             ),
             LoadError::Checksum { expected, got } => write!(
                 f,
-                "Wrong RDB checksum expected: ({expected:x}) got ({got:x}). Aborting now."
+                "Wrong RDB checksum expected: ({expected:x}) but got ({got:x}). Aborting now."
             ),
             LoadError::DbOutOfRange(db) => write!(
                 f,
@@ -172,6 +172,21 @@ impl fmt::Display for LoadError {
                 "Corrupt RDB file ({why}). Unrecoverable error, aborting now."
             ),
             LoadError::Refused(why) => f.write_str(why),
+        }
+    }
+}
+
+impl LoadError {
+    /// What Redis's report of a corrupt file names as the error (its `Internal error
+    /// in RDB reading ... -> <reason>` line, which operators grep for), when the
+    /// file itself is at fault.
+    pub fn corruption(&self) -> Option<&'static str> {
+        match self {
+            LoadError::Checksum { .. } => Some("RDB CRC error"),
+            LoadError::ShortRead => Some("Unexpected EOF reading RDB file"),
+            LoadError::Corrupt(why) => Some(why),
+            LoadError::UnknownType(_) => Some("Unknown RDB encoding type"),
+            _ => None,
         }
     }
 }

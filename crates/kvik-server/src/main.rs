@@ -80,6 +80,11 @@ fn main() {
     log_notice!("Server initialized");
     if let Err(e) = kvik_server::server::saving::load_at_startup(&server) {
         log_warning!("{e}");
+        if let Some(reason) = e.corruption() {
+            log_warning!(
+                "Internal error in RDB reading offset 0, function at kvik-rdb -> {reason}"
+            );
+        }
         std::process::exit(1);
     }
     let running = match startup::start(server) {

@@ -336,6 +336,23 @@ fn bad_files_are_refused_with_redis_log_lines() {
         log.contains("Wrong RDB checksum") || log.contains("Corrupt RDB file"),
         "{log}"
     );
+    // A value's byte changed in place reads fine: only the checksum tells, in the
+    // lines operators grep for.
+    let mut changed = good.clone();
+    let at = good
+        .windows(5)
+        .position(|w| w == b"hello")
+        .expect("a value spelled out in the file");
+    changed[at] = b'j';
+    let log = refused_log(&changed);
+    assert!(log.contains("Wrong RDB checksum expected: ("), "{log}");
+    assert!(log.contains(") but got ("), "{log}");
+    assert!(
+        log.contains(
+            "Internal error in RDB reading offset 0, function at kvik-rdb -> RDB CRC error"
+        ),
+        "{log}"
+    );
     let mut newer = good.clone();
     newer[5..9].copy_from_slice(b"0011");
     assert!(refused_log(&newer).contains("Can't handle RDB format version 11"));
