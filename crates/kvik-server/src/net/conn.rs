@@ -20,6 +20,9 @@ use std::sync::atomic::Ordering;
 
 /// Bytes read per `read` call when nothing larger is expected.
 const READ_CHUNK: usize = 16 * 1024;
+/// How long a connection stays idle before its read buffer is freed (Redis frees an
+/// idle client's query buffer after two seconds).
+const IDLE_BUFFER_MS: u64 = 2000;
 /// Reply buffers larger than this are released once written, not kept for reuse.
 const KEEP_REPLY_CAPACITY: usize = 64 * 1024;
 
@@ -85,7 +88,9 @@ impl Conn {
     pub fn on_readable(&mut self, server: &Server, stats: &ThreadStats, reading: Reading) -> Next {
         loop {
             if self.filled == self.buf.len() {
-                self.buf.resize(self.buf.len() * 2, 0);
+                // An idle connection holds no buffer at all (see `release_idle_buffer`).
+                let grown = (self.buf.len() * 2).max(READ_CHUNK);
+                self.buf.resize(grown, 0);
             }
             let room = self.buf.len() - self.filled;
             match self.stream.read(&mut self.buf[self.filled..]) {
@@ -313,6 +318,16 @@ impl Conn {
         snap.blocked = self.state.blocked.is_some();
         snap.subscriptions = self.state.pubsub.counts();
         snap.monitor = self.state.monitor;
+    }
+
+    /// A connection idle for [`IDLE_BUFFER_MS`] with nothing pending gives its read
+    /// buffer back, as Redis frees an idle client's query buffer: thousands of idle
+    /// connections then cost no buffer memory (CLIENT LIST shows `qbuf-free=0`).
+    pub fn release_idle_buffer(&mut self, now_ms: u64) {
+        if self.filled == 0 && !self.buf.is_empty() && self.idle_ms(now_ms) >= IDLE_BUFFER_MS {
+            self.buf = Vec::new();
+            self.state.info.snapshot.lock().query_buffer_free = 0;
+        }
     }
 
     /// Is the connection waiting for CLIENT PAUSE to end?

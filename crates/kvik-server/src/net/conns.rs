@@ -38,6 +38,13 @@ impl Conns {
             .filter_map(|(token, slot)| Some((token, slot.as_deref()?)))
     }
 
+    /// The connections present in the table, to change them.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (usize, &mut Conn)> {
+        self.slots
+            .iter_mut()
+            .filter_map(|(token, slot)| Some((token, slot.as_deref_mut()?)))
+    }
+
     /// The token the next [`Conns::insert`] will give.
     pub fn vacant_key(&self) -> usize {
         self.slots.vacant_key()

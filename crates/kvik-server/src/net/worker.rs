@@ -624,6 +624,10 @@ impl Worker {
             self.resume_paused();
         }
         self.close_idle_clients();
+        let now = crate::hlc::unix_ms();
+        for (_, conn) in self.conns.iter_mut() {
+            conn.release_idle_buffer(now);
+        }
         // The chosen clients close when their threads read the mailbox (this one
         // included, before it next sleeps).
         self.server.evict_clients_over_limit(&self.stats);

@@ -1,6 +1,7 @@
-//! `maxmemory-clients`: past the limit, the clients using the most memory are
-//! closed until the rest fit; CLIENT NO-EVICT clients are spared; INFO counts
-//! `evicted_clients`. Checked against redis-server 7.0.15 with the same steps.
+//! What clients' memory costs and how it is bounded: an idle client gives its read
+//! buffer back; with `maxmemory-clients`, past the limit the clients using the most
+//! memory are closed until the rest fit, CLIENT NO-EVICT clients are spared and INFO
+//! counts `evicted_clients`. Checked against redis-server 7.0.15 with the same steps.
 
 mod support;
 
@@ -79,4 +80,40 @@ fn no_limit_evicts_nobody() {
     let mut big = with_partial_query(&server, None, 1_500_000);
     assert!(!closed_within(&mut big, Duration::from_millis(500)));
     assert_eq!(evicted_clients(&mut admin), "0");
+}
+
+/// A client's `qbuf` and `qbuf-free` in CLIENT LIST.
+fn query_buffer(conn: &mut RawConn, name: &str) -> (u64, u64) {
+    let list = String::from_utf8_lossy(&conn.cmd(&["CLIENT", "LIST"])).into_owned();
+    let line = list
+        .lines()
+        .find(|l| l.contains(&format!(" name={name} ")))
+        .expect("the client is listed");
+    let field = |key: &str| -> u64 {
+        let start = line.find(&format!(" {key}=")).expect("field") + key.len() + 2;
+        line[start..].split(' ').next().unwrap().parse().unwrap()
+    };
+    (field("qbuf"), field("qbuf-free"))
+}
+
+#[test]
+fn an_idle_client_gives_its_read_buffer_back() {
+    let server = TestServer::start(&["--hz", "100"]);
+    let mut admin = server.raw();
+    let mut client = server.raw();
+    assert_eq!(client.cmd(&["CLIENT", "SETNAME", "idle"]), b"+OK\r\n");
+    let value = "A".repeat(400_000);
+    assert_eq!(client.cmd(&["SET", "x", &value]), b"+OK\r\n");
+    assert!(query_buffer(&mut admin, "idle").1 > 0);
+    // Redis frees it after two idle seconds.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while query_buffer(&mut admin, "idle") != (0, 0) {
+        assert!(Instant::now() < deadline, "the buffer stayed");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // And takes one again when the client speaks.
+    assert_eq!(
+        client.cmd(&["GET", "x"]).len(),
+        "$400000\r\n".len() + 400_000 + 2
+    );
 }
