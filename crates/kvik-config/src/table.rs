@@ -498,9 +498,9 @@ params! {
     notify_keyspace_events: u32 = Special(get_notify, set_notify, "event class letters"),
         "notify-keyspace-events", LIVE, "", "Keyspace notification classes (letters of Ag$lshzxeKEtmdn).";
     oom_score_adj: String = Special(get_oom_score_adj, set_oom_score_adj, "no|yes|relative|absolute"),
-        "oom-score-adj", 0, "no", "Adjust the process oom_score_adj: no, yes/relative, absolute.";
+        "oom-score-adj", LIVE, "no", "Adjust the process oom_score_adj: no, yes/relative, absolute.";
     oom_score_adj_values: [i32; 3] = Special(get_oom_values, set_oom_values, "three integers"),
-        "oom-score-adj-values", MULTI, "0 200 800", "oom_score_adj for master, replica and background child.";
+        "oom-score-adj-values", MULTI | LIVE, "0 200 800", "oom_score_adj for master, replica and background child.";
     pidfile: String = Str,
         "pidfile", IMM, "", "File the process id is written to.";
     port: u16 = Int(0, PORT),

@@ -39,6 +39,7 @@ pub mod mailbox;
 pub mod memory;
 pub mod net;
 pub mod notify;
+pub mod oom_score;
 pub mod persistence;
 pub mod pubsub;
 pub mod scripting;

@@ -43,6 +43,8 @@ pub fn new_server(config: Config, config_file: Option<PathBuf>) -> Server {
 /// (the binary loads the RDB file into it first).
 pub fn start(server: Server) -> std::io::Result<Running> {
     let affinity = server.config.read().server_thread_affinity;
+    // A failure is logged; the server runs on with the score it has, as Redis does.
+    let _ = crate::oom_score::apply(&server.config.read());
     let server = Arc::new(server);
     let listeners = crate::listen::bind_all(&server.config.read())?;
     // The saver first: a client's BGSAVE may come as soon as a worker accepts, and

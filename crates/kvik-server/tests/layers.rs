@@ -38,7 +38,14 @@ const LAYERS: &[&[&str]] = &[
     &["pubsub", "effects", "lazyfree"],
     // Leaves.
     &[
-        "stats", "mailbox", "hlc", "errors", "version", "logging", "listen",
+        "stats",
+        "mailbox",
+        "hlc",
+        "errors",
+        "version",
+        "logging",
+        "listen",
+        "oom_score",
     ],
     // Re-exported crates (the compiler keeps them below everything).
     &["persistence", "types", "util"],

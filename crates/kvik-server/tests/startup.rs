@@ -6,7 +6,7 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::{free_port, kvik_server_path, scratch_dir, RawConn};
+use support::{free_port, kvik_server_path, scratch_dir, RawConn, TestServer};
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -103,4 +103,47 @@ fn a_bad_value_is_fatal_with_redis_message() {
         stderr.contains("argument couldn't be parsed into an integer"),
         "{stderr}"
     );
+}
+
+/// The process's `oom_score_adj`.
+fn oom_score_of(pid: u32) -> i32 {
+    std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj"))
+        .expect("oom_score_adj readable")
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn oom_score_adj_is_applied_to_the_process() {
+    // The server starts with this process's score, which `yes` adds to.
+    let base = oom_score_of(std::process::id());
+    let kvik = TestServer::start(&[
+        "--oom-score-adj",
+        "yes",
+        "--oom-score-adj-values",
+        "100 200 800",
+    ]);
+    assert_eq!(oom_score_of(kvik.pid()), (base + 100).clamp(-1000, 1000));
+    let mut conn = kvik.raw();
+    let set = |conn: &mut RawConn, args: &[&str]| {
+        let mut command = vec!["CONFIG", "SET"];
+        command.extend_from_slice(args);
+        conn.cmd(&command)
+    };
+    assert_eq!(
+        set(&mut conn, &["oom-score-adj-values", "300 200 800"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(oom_score_of(kvik.pid()), (base + 300).clamp(-1000, 1000));
+    assert_eq!(set(&mut conn, &["oom-score-adj", "absolute"]), b"+OK\r\n");
+    assert_eq!(oom_score_of(kvik.pid()), 300);
+    assert_eq!(
+        set(&mut conn, &["oom-score-adj-values", "2000 0 0"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(oom_score_of(kvik.pid()), 1000);
+    // `no` puts back the score it started with.
+    assert_eq!(set(&mut conn, &["oom-score-adj", "no"]), b"+OK\r\n");
+    assert_eq!(oom_score_of(kvik.pid()), base);
 }

@@ -133,6 +133,16 @@ fn enforce_maxmemory(ctx: &mut Ctx) {
 
 /// Side effects of changed parameters beyond the values `hot` caches.
 fn apply_changes(server: &Server, changed: &[&'static str]) -> CmdResult {
+    if let Some(name) = changed
+        .iter()
+        .find(|n| matches!(**n, "oom-score-adj" | "oom-score-adj-values"))
+    {
+        crate::oom_score::apply(&server.config.read()).map_err(|_| {
+            CmdError::from(format!(
+                "ERR CONFIG SET failed (possibly related to argument '{name}') - Failed to set current oom_score_adj. Check server logs."
+            ))
+        })?;
+    }
     if changed.contains(&"loglevel") {
         let level = server.config.read().loglevel.clone();
         crate::logging::set_level(&level).map_err(CmdError::from)?;
