@@ -217,3 +217,28 @@ fn config_set_port_moves_the_listener_and_keeps_clients() {
     assert!(reply.ends_with(format!("{new_port}\r\n").as_bytes()));
     assert_eq!(c.cmd(&["CONFIG", "SET", "loglevel", "warning"]), b"+OK\r\n");
 }
+
+#[test]
+fn config_set_that_cannot_listen_fails_as_redis_and_keeps_the_listeners() {
+    let server = TestServer::start(&[]);
+    let mut c = server.raw();
+    // An address of no interface here.
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "bind", "192.0.2.1"]),
+        b"-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.\r\n"
+    );
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "port", &port]),
+        b"-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.\r\n"
+    );
+    // Unchanged: the test server's own.
+    let bind = c.cmd(&["CONFIG", "GET", "bind"]);
+    assert!(
+        bind.ends_with(b"$9\r\n127.0.0.1\r\n"),
+        "{}",
+        support::escape(&bind)
+    );
+    assert_eq!(server.raw().cmd(&["PING"]), b"+PONG\r\n");
+}

@@ -149,8 +149,15 @@ fn apply_changes(server: &Server, changed: &[&'static str]) -> CmdResult {
     }
     if let Some(name) = changed.iter().find(|n| matches!(**n, "port" | "bind")) {
         let listeners = crate::listen::bind_all(&server.config.read()).map_err(|e| {
+            // The cause goes to the log; the reply says only what failed, as Redis's.
+            crate::log_warning!("{e}");
+            let what = if *name == "bind" {
+                "Failed to bind to specified addresses."
+            } else {
+                "Unable to listen on this port. Check server logs."
+            };
             CmdError::from(format!(
-                "ERR CONFIG SET failed (possibly related to argument '{name}') - Unable to listen on this port: {e}"
+                "ERR CONFIG SET failed (possibly related to argument '{name}') - {what}"
             ))
         })?;
         server
