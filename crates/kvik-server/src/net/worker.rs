@@ -623,6 +623,7 @@ impl Worker {
             self.resume_paused();
         }
         self.close_idle_clients();
+        crate::scripting::release_stale(&self.server.scripting);
         if self.server.hot.active_expire.load(Ordering::Relaxed) {
             let budget = period * EXPIRE_BUDGET_PERCENT as u32 / 100;
             self.active_expire(budget);

@@ -38,6 +38,8 @@ pub struct Sandbox {
     pub library_env: Table,
     pub bridge: Table,
     pinned: Pinned,
+    /// Runs since the collector last took a step.
+    runs_since_gc: std::cell::Cell<u32>,
 }
 
 /// What every run pushes, kept in the Lua registry: reading one there is a single
@@ -124,6 +126,7 @@ pub fn new_sandbox() -> mlua::Result<Sandbox> {
         library_env: prelude.get("library_globals")?,
         bridge: prelude.get("bridge")?,
         pinned,
+        runs_since_gc: std::cell::Cell::new(0),
         lua,
     })
 }
@@ -170,6 +173,7 @@ impl Sandbox {
                 };
                 let status = mlua::ffi::lua_pcall(stack.state(), args, 1, base + 1);
                 let value = raw.pop_value();
+                self.collect_garbage_now_and_then(stack);
                 Ok(if status == 0 { Ok(value) } else { Err(value) })
             })();
             stack.set_top(base);
@@ -177,6 +181,27 @@ impl Sandbox {
         })
     }
 }
+
+impl Sandbox {
+    /// Redis's pacing of the collector: every [`GC_PERIOD`] runs, that many steps of
+    /// collection. Left to itself, Lua lets garbage grow to twice the live memory
+    /// before it collects, so each run's leftovers (KEYS, ARGV, replies) pile up in
+    /// `used_memory_lua`; small steps often keep the state near its live size.
+    fn collect_garbage_now_and_then(&self, stack: Stack) {
+        let runs = self.runs_since_gc.get() + 1;
+        if runs < GC_PERIOD {
+            self.runs_since_gc.set(runs);
+            return;
+        }
+        self.runs_since_gc.set(0);
+        // SAFETY: the state is this sandbox's, in use by this thread only.
+        unsafe { ffi::lua_gc(stack.state(), ffi::LUA_GCSTEP, GC_PERIOD as c_int) };
+    }
+}
+
+/// How many runs go between two collection steps, and how big each is
+/// (Redis's LUA_GC_CYCLE_PERIOD).
+const GC_PERIOD: u32 = 50;
 
 /// Pushes a Lua array of byte strings (KEYS, ARGV).
 fn push_strings(stack: Stack, items: &[&[u8]]) {
