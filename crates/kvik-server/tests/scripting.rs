@@ -737,3 +737,22 @@ fn the_globals_metatable_is_readonly_and_holds_only_index() {
         "{alias}"
     );
 }
+
+/// Issue 16 (Redis's "CLUSTER RESET can not be invoke from within a script"): a
+/// noscript command is refused with Redis's text; CLUSTER's other subcommands answer
+/// that cluster support is disabled.
+#[test]
+fn scripts_may_not_call_cluster_reset() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    let script = "return redis.pcall('cluster', 'reset', 'hard')";
+    assert_eq!(
+        text(&c.cmd(&["EVAL", script, "0"])),
+        "-ERR This Redis command is not allowed from script\r\n"
+    );
+    let script = "return redis.pcall('cluster', 'info')";
+    assert_eq!(
+        text(&c.cmd(&["EVAL", script, "0"])),
+        "-ERR This instance has cluster support disabled\r\n"
+    );
+}
