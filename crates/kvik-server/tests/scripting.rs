@@ -756,3 +756,19 @@ fn scripts_may_not_call_cluster_reset() {
         "-ERR This instance has cluster support disabled\r\n"
     );
 }
+
+/// Issue 16: library tables show no metatable, as Redis's read-only tables have none;
+/// a table's own `__metatable` is shown as Lua shows it.
+#[test]
+fn library_tables_show_no_metatable() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    for table in ["redis", "string", "cjson", "math"] {
+        let script = format!("return type(getmetatable({table}))");
+        assert_eq!(text(&c.cmd(&["EVAL", &script, "0"])), "$3\r\nnil\r\n");
+    }
+    let own = "return getmetatable(setmetatable({}, {__metatable = 'mine'}))";
+    assert_eq!(text(&c.cmd(&["EVAL", own, "0"])), "$4\r\nmine\r\n");
+    let string_index = "return getmetatable('').__index == string";
+    assert_eq!(text(&c.cmd(&["EVAL", string_index, "0"])), ":1\r\n");
+}

@@ -2,7 +2,7 @@
 -- and returns what the Rust side needs. It builds the sandbox scripts see: every
 -- global and library table read-only, reading a missing global an error, `pcall`
 -- turning error tables into their text, and the Lua half of the `redis` table.
-local G, c_functions = ...
+local G, c_functions, no_metatable = ...
 -- Lua implementations of `redis` members, registered by name for the C trampolines
 -- the engine installs in their place (see sandbox.rs).
 local impl = {}
@@ -23,9 +23,12 @@ end
 
 -- Lua 5.1 has no read-only tables: a protected table is an empty proxy that reads
 -- through to it, remembered here with its contents. What getmetatable shows of it is
--- `shown` (false without one): the proxy's own metatable is never handed out.
+-- `shown`, or nothing (`no_metatable`, which the engine's getmetatable turns into
+-- nil): the proxy's own metatable is never handed out.
 local function protect(t, shown)
-  local proxy = setmetatable({}, { __index = t, __newindex = deny_write, __metatable = shown or false })
+  local proxy = setmetatable({}, {
+    __index = t, __newindex = deny_write, __metatable = shown or no_metatable,
+  })
   readonly[proxy] = t
   return proxy
 end
