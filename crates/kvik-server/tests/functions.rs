@@ -184,3 +184,41 @@ fn function_kill_stops_a_busy_function() {
         "-ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2.\r\n"
     );
 }
+
+/// Issue 16: FCALL finds functions whatever the case (a clash across libraries too),
+/// and its argument errors and FUNCTION's are Redis's texts.
+#[test]
+fn function_names_ignore_case_and_argument_errors_are_redis_texts() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    let lib = "#!lua name=lib\nredis.register_function('MixCase', function() return 2 end)";
+    assert_eq!(text(&c.cmd(&["FUNCTION", "LOAD", lib])), "$3\r\nlib\r\n");
+    for name in ["MixCase", "mixcase", "MIXCASE"] {
+        assert_eq!(text(&c.cmd(&["FCALL", name, "0"])), ":2\r\n");
+    }
+    let clash = "#!lua name=other\nredis.register_function('mixCASE', function() end)";
+    assert_eq!(
+        text(&c.cmd(&["FUNCTION", "LOAD", clash])),
+        "-ERR Function mixCASE already exists\r\n"
+    );
+    assert_eq!(
+        text(&c.cmd(&["FCALL", "MixCase", "notanumber"])),
+        "-ERR Bad number of keys provided\r\n"
+    );
+    assert_eq!(
+        text(&c.cmd(&["EVAL", "return 1", "notanumber"])),
+        "-ERR value is not an integer or out of range\r\n"
+    );
+    assert_eq!(
+        text(&c.cmd(&["FUNCTION", "RESTORE", "a", "b", "c"])),
+        "-ERR unknown subcommand or wrong number of arguments for 'RESTORE'. Try FUNCTION HELP.\r\n"
+    );
+    assert_eq!(
+        text(&c.cmd(&["FUNCTION", "flush", "a", "b"])),
+        "-ERR unknown subcommand or wrong number of arguments for 'flush'. Try FUNCTION HELP.\r\n"
+    );
+    assert_eq!(
+        text(&c.cmd(&["FUNCTION", "FLUSH", "badarg"])),
+        "-ERR FUNCTION FLUSH only supports SYNC|ASYNC option\r\n"
+    );
+}

@@ -2,7 +2,7 @@
 //! STATS / KILL / HELP: the command layer over [`crate::scripting::functions`].
 
 use super::scripting::{flush_mode, kill_running, run, split_keys};
-use super::shared::help_reply;
+use super::shared::{help_reply, subcommand_syntax_error};
 use super::table::{acl, flags, key_flags, Command, Lock, ScriptRef};
 use super::{CmdResult, Ctx};
 use crate::scripting::busy::ScriptKind;
@@ -140,13 +140,16 @@ const SUBCOMMANDS: &[Command] = &[
         ),
 ];
 
+/// FCALL's reply to a `numkeys` that is not a number.
+const BAD_NUMKEYS: &str = "ERR Bad number of keys provided";
+
 fn fcall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let (keys, argv) = split_keys(args)?;
+    let (keys, argv) = split_keys(args, BAD_NUMKEYS)?;
     run::fcall(ctx, args, keys, argv, false)
 }
 
 fn fcall_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let (keys, argv) = split_keys(args)?;
+    let (keys, argv) = split_keys(args, BAD_NUMKEYS)?;
     run::fcall(ctx, args, keys, argv, true)
 }
 
@@ -255,6 +258,9 @@ fn delete(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn flush(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() > 3 {
+        return Err(subcommand_syntax_error(args));
+    }
     flush_mode(args, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option")?;
     ctx.server.scripting.libraries.flush();
     ctx.out.ok();
@@ -273,7 +279,7 @@ fn restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let policy = match args.get(3) {
         None => b"append".as_slice(),
         Some(p) if args.len() == 4 => p,
-        Some(_) => return Err(super::errors::SYNTAX.into()),
+        Some(_) => return Err(subcommand_syntax_error(args)),
     };
     let (flush_first, collision) = if policy.eq_ignore_ascii_case(b"append") {
         (false, Collision::Fail)

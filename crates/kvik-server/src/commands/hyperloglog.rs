@@ -40,8 +40,10 @@ pub const COMMANDS: &[Command] = &[
             "O(1) to add every element.",
             "Adds the specified elements to the specified HyperLogLog.",
         ),
+    // It may rewrite the key's cached cardinality (and propagate that), so it counts
+    // as a write for read-only scripts and CLIENT PAUSE WRITE, as in Redis.
     Command::new("pfcount", -2, pfcount)
-        .flags(flags::READONLY)
+        .flags(flags::READONLY | flags::MAY_REPLICATE)
         .acl(HLL | acl::READ | acl::SLOW)
         .key_spec(KeySpec::range(1, -1, 1).flags(key_flags::RW | key_flags::ACCESS).notes(
             "RW because it may change the internal representation of the key, and propagate to replicas",

@@ -15,6 +15,7 @@ pub mod table;
 
 pub mod bitmaps;
 pub mod client;
+pub mod cluster;
 pub mod config;
 pub mod connection;
 pub mod debug;
@@ -98,6 +99,7 @@ fn gather_registry() -> &'static Registry {
             slowlog::COMMANDS,
             latency::COMMANDS,
             memory::COMMANDS,
+            cluster::COMMANDS,
             module::COMMANDS,
             lolwut::COMMANDS,
         ])

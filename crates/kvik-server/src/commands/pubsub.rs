@@ -17,7 +17,10 @@ use kvik_resp::{Protocol, ReplyWriter};
 const SUBSCRIBING: u32 =
     flags::PUBSUB | flags::NOSCRIPT | flags::LOADING | flags::STALE | flags::WHILE_SUBSCRIBED;
 const INTROSPECTING: u32 = flags::PUBSUB | flags::LOADING | flags::STALE;
-const PUBLISHING: u32 = flags::PUBSUB | flags::LOADING | flags::STALE | flags::FAST;
+/// PUBLISH and SPUBLISH may replicate (a message goes to replicas), so read-only
+/// scripts may not call them and CLIENT PAUSE WRITE holds them back, as in Redis.
+const PUBLISHING: u32 =
+    flags::PUBSUB | flags::LOADING | flags::STALE | flags::FAST | flags::MAY_REPLICATE;
 
 /// Shard channels sit where keys would (cluster routing uses them), but they are not
 /// keys: nothing is locked for them.

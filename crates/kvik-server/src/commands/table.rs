@@ -76,13 +76,13 @@ pub mod flags {
         (SKIP_SLOWLOG, "skip_slowlog"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
-        (MAY_REPLICATE, "may_replicate"),
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
         (NO_ASYNC_LOADING, "no_async_loading"),
         (NO_MULTI, "no_multi"),
         (MOVABLE_KEYS, "movablekeys"),
         (ALLOW_BUSY, "allow_busy"),
-        // PROTECTED is not reported: Redis 7.0's COMMAND INFO leaves it out.
+        // PROTECTED and MAY_REPLICATE are not reported: Redis 7.0's COMMAND INFO
+        // leaves them out.
     ];
 }
 

@@ -631,6 +631,7 @@ impl Worker {
         // The chosen clients close when their threads read the mailbox (this one
         // included, before it next sleeps).
         self.server.evict_clients_over_limit(&self.stats);
+        crate::scripting::release_stale(&self.server.scripting);
         if self.server.hot.active_expire.load(Ordering::Relaxed) {
             let budget = period * EXPIRE_BUDGET_PERCENT as u32 / 100;
             self.active_expire(budget);

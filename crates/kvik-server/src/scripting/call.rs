@@ -135,8 +135,13 @@ fn command_from_lua(stack: Stack) -> bool {
         Ok(argv) => with_current(
             "ERR redis.call/pcall can only be called inside a script invocation",
             |calls| {
-                let reply = calls.command(&argv)?;
-                push_reply(stack, reply).map_err(|text| {
+                let reply = calls.command(&argv);
+                // The arguments are done with: their slots go back to the reply. A C
+                // function's stack holds at most 8,000 values (LUAI_MAXCSTACK), so a
+                // call given nearly that many (`unpack` of a large table) would have
+                // no room left for it.
+                stack.set_top(0);
+                push_reply(stack, reply?).map_err(|text| {
                     CallError::refusal(error_table_text(&[b"-", text.as_bytes()].concat()))
                 })
             },

@@ -13,7 +13,7 @@ use super::{ScriptFlags, Scripting};
 use crate::errors::{CmdError, CmdResult};
 use mlua::{Function, RegistryKey, Table, Value};
 use parking_lot::RwLock;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -52,12 +52,13 @@ impl Libraries {
         self.libs.read().values().cloned().collect()
     }
 
-    /// The flags function `name` was registered with, if there is one.
+    /// The flags function `name` was registered with, if there is one. Function names
+    /// are found regardless of case, as in Redis.
     pub fn function_flags(&self, name: &[u8]) -> Option<ScriptFlags> {
         let libs = self.libs.read();
         let mut functions = libs.values().flat_map(|l| &l.functions);
         functions
-            .find(|f| f.name.as_bytes() == name)
+            .find(|f| f.name.as_bytes().eq_ignore_ascii_case(name))
             .map(|f| f.flags)
     }
 
@@ -109,22 +110,26 @@ impl Libraries {
                 return Err(format!("ERR Library {} already exists", lib.name).into());
             }
         }
+        // Redis keeps all functions in one dictionary whose names ignore case, so a
+        // function clashes with another library's whatever their cases; within one
+        // library, names are only told apart exactly (the later one is called).
         let replaced: Vec<&str> = new.iter().map(|l| l.name.as_str()).collect();
-        let mut owners: HashMap<&str, &str> = HashMap::new();
+        let mut taken: HashSet<String> = HashSet::new();
         for lib in libs
             .values()
             .filter(|l| !replaced.contains(&l.name.as_str()))
         {
-            for f in &lib.functions {
-                owners.insert(&f.name, &lib.name);
-            }
+            taken.extend(lib.functions.iter().map(|f| f.name.to_ascii_lowercase()));
         }
         for lib in &new {
-            for f in &lib.functions {
-                if owners.insert(&f.name, &lib.name).is_some() {
-                    return Err(format!("ERR Function {} already exists", f.name).into());
-                }
+            if let Some(f) = lib
+                .functions
+                .iter()
+                .find(|f| taken.contains(&f.name.to_ascii_lowercase()))
+            {
+                return Err(format!("ERR Function {} already exists", f.name).into());
             }
+            taken.extend(lib.functions.iter().map(|f| f.name.to_ascii_lowercase()));
         }
         for lib in new {
             libs.insert(lib.name.clone(), Arc::new(lib));
@@ -135,7 +140,7 @@ impl Libraries {
     }
 }
 
-/// A thread's callable functions.
+/// A thread's callable functions, by their names in lowercase.
 #[derive(Default)]
 pub struct Loaded {
     epoch: Option<u64>,
@@ -143,9 +148,14 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    /// A function of this thread's copy, by name.
+    /// A function of this thread's copy, by name in any case (Redis's function names
+    /// ignore case).
     pub(super) fn get(&self, name: &str) -> Option<&(RegistryKey, ScriptFlags)> {
-        self.functions.get(name)
+        if name.bytes().any(|b| b.is_ascii_uppercase()) {
+            self.functions.get(&name.to_ascii_lowercase())
+        } else {
+            self.functions.get(name)
+        }
     }
 }
 
@@ -286,7 +296,7 @@ pub(super) fn refresh(engine: &Scripting, state: &mut ThreadState) -> CmdResult 
     for lib in engine.libraries.all() {
         let registered = run_library(state, &lib.code)?;
         for (info, f) in registered.info.into_iter().zip(registered.callbacks) {
-            functions.insert(info.name, (f, info.flags));
+            functions.insert(info.name.to_ascii_lowercase(), (f, info.flags));
         }
     }
     state.functions = Loaded {

@@ -30,8 +30,8 @@ pub use call::{CallError, Installed, ScriptCalls};
 pub use runnable::{with_function, with_script, Runnable, ScriptSource};
 pub use sandbox::load_libraries;
 pub use sandbox::Inputs;
-pub use state::load_script;
 pub use state::lua_error_text;
+pub use state::{load_script, release_stale};
 
 use crate::errors::{CmdError, CmdResult};
 use crate::keyspace::WaitGate;
@@ -184,10 +184,12 @@ impl Scripting {
         self.scripts.read().contains_key(sha)
     }
 
-    /// SCRIPT FLUSH: forget every script; each thread drops its Lua state.
+    /// SCRIPT FLUSH: forget every script; each thread drops its Lua state (this one
+    /// at once, the others at their next periodic work, see [`release_stale`]).
     pub fn flush_scripts(&self) {
         self.scripts.write().clear();
         self.scripts_epoch.fetch_add(1, Ordering::AcqRel);
+        release_stale(self);
     }
 
     /// A script has run past `busy-reply-threshold`: commands not flagged allow-busy

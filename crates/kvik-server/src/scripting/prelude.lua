@@ -2,7 +2,7 @@
 -- and returns what the Rust side needs. It builds the sandbox scripts see: every
 -- global and library table read-only, reading a missing global an error, `pcall`
 -- turning error tables into their text, and the Lua half of the `redis` table.
-local G, c_functions = ...
+local G, c_functions, no_metatable = ...
 -- Lua implementations of `redis` members, registered by name for the C trampolines
 -- the engine installs in their place (see sandbox.rs).
 local impl = {}
@@ -22,9 +22,13 @@ local function deny_write()
 end
 
 -- Lua 5.1 has no read-only tables: a protected table is an empty proxy that reads
--- through to it, remembered here with its contents.
-local function protect(t)
-  local proxy = setmetatable({}, { __index = t, __newindex = deny_write, __metatable = false })
+-- through to it, remembered here with its contents. What getmetatable shows of it is
+-- `shown`, or nothing (`no_metatable`, which the engine's getmetatable turns into
+-- nil): the proxy's own metatable is never handed out.
+local function protect(t, shown)
+  local proxy = setmetatable({}, {
+    __index = t, __newindex = deny_write, __metatable = shown or no_metatable,
+  })
   readonly[proxy] = t
   return proxy
 end
@@ -36,9 +40,9 @@ end
 -- A read-only view of `t` in which a missing name is an error. The view reads
 -- through to `t`, and only `t`'s own metatable (which scripts cannot reach) reports
 -- a miss, so reading a name that exists costs no function call.
-local function strict(t)
+local function strict(t, shown)
   setmetatable(t, { __index = function(_, k) missing_global(k) end })
-  return protect(t)
+  return protect(t, shown)
 end
 
 G.rawset = function(t, k, v)
@@ -231,7 +235,17 @@ for k, v in G.next, G do
   if type(v) == 'table' and k ~= '_G' then rawset(G, k, protect(v)) end
 end
 G.redis = protect(redis)
-local globals = strict(G)
+-- getmetatable shows what Redis's globals have: a read-only table holding only
+-- `__index`, the C function that reports a missing global (luaProtectedTableError,
+-- which takes exactly the two arguments of a metamethod).
+local globals = strict(G, protect({
+  __index = function(...)
+    if select('#', ...) ~= 2 then
+      error('Wrong number of arguments to luaProtectedTableError', 2)
+    end
+    missing_global(select(2, ...))
+  end,
+}))
 rawset(G, '_G', globals)
 
 -- Strings share one metatable, which scripts reach with getmetatable(''): it reads

@@ -38,6 +38,8 @@ pub struct Sandbox {
     pub library_env: Table,
     pub bridge: Table,
     pinned: Pinned,
+    /// Runs since the collector last took a step.
+    runs_since_gc: std::cell::Cell<u32>,
 }
 
 /// What every run pushes, kept in the Lua registry: reading one there is a single
@@ -93,6 +95,7 @@ pub fn new_sandbox() -> mlua::Result<Sandbox> {
     unsafe {
         globals.raw_set("loadstring", lua.create_c_function(text_loadstring)?)?;
         globals.raw_set("load", lua.create_c_function(text_load)?)?;
+        globals.raw_set("getmetatable", lua.create_c_function(shown_metatable)?)?;
     }
     load_libraries(&lua)?;
     globals.raw_set("redis", redis_table(&lua)?)?;
@@ -105,7 +108,11 @@ pub fn new_sandbox() -> mlua::Result<Sandbox> {
     let prelude: Table = lua
         .load(PRELUDE)
         .set_name(PRELUDE_NAME.to_str().expect("ASCII"))
-        .call((globals.clone(), c_functions))?;
+        .call((
+            globals.clone(),
+            c_functions,
+            mlua::LightUserData(no_metatable()),
+        ))?;
     let implementations: Table = prelude.get("impl")?;
     for (name, _) in TRAMPOLINES {
         let f: Function = implementations.get(*name)?;
@@ -124,6 +131,7 @@ pub fn new_sandbox() -> mlua::Result<Sandbox> {
         library_env: prelude.get("library_globals")?,
         bridge: prelude.get("bridge")?,
         pinned,
+        runs_since_gc: std::cell::Cell::new(0),
         lua,
     })
 }
@@ -170,6 +178,7 @@ impl Sandbox {
                 };
                 let status = mlua::ffi::lua_pcall(stack.state(), args, 1, base + 1);
                 let value = raw.pop_value();
+                self.collect_garbage_now_and_then(stack);
                 Ok(if status == 0 { Ok(value) } else { Err(value) })
             })();
             stack.set_top(base);
@@ -177,6 +186,27 @@ impl Sandbox {
         })
     }
 }
+
+impl Sandbox {
+    /// Redis's pacing of the collector: every [`GC_PERIOD`] runs, that many steps of
+    /// collection. Left to itself, Lua lets garbage grow to twice the live memory
+    /// before it collects, so each run's leftovers (KEYS, ARGV, replies) pile up in
+    /// `used_memory_lua`; small steps often keep the state near its live size.
+    fn collect_garbage_now_and_then(&self, stack: Stack) {
+        let runs = self.runs_since_gc.get() + 1;
+        if runs < GC_PERIOD {
+            self.runs_since_gc.set(runs);
+            return;
+        }
+        self.runs_since_gc.set(0);
+        // SAFETY: the state is this sandbox's, in use by this thread only.
+        unsafe { ffi::lua_gc(stack.state(), ffi::LUA_GCSTEP, GC_PERIOD as c_int) };
+    }
+}
+
+/// How many runs go between two collection steps, and how big each is
+/// (Redis's LUA_GC_CYCLE_PERIOD).
+const GC_PERIOD: u32 = 50;
 
 /// Pushes a Lua array of byte strings (KEYS, ARGV).
 fn push_strings(stack: Stack, items: &[&[u8]]) {
@@ -382,6 +412,38 @@ unsafe fn loaded(state: *mut lua_State, status: c_int) -> c_int {
     ffi::lua_pushnil(state);
     ffi::lua_insert(state, -2);
     2
+}
+
+/// What the prelude sets as the `__metatable` of a read-only table that shows no
+/// metatable (a value no script can make or reach: scripts have no light userdata).
+fn no_metatable() -> *mut c_void {
+    static NO_METATABLE: u8 = 0;
+    std::ptr::addr_of!(NO_METATABLE).cast_mut().cast()
+}
+
+/// `getmetatable(v)`: Lua 5.1's, arguments and errors alike, except that a read-only
+/// table whose `__metatable` is [`no_metatable`] shows none, as Redis's read-only
+/// library tables have none (kvik's are proxies, whose own metatable stays hidden).
+///
+/// # Safety
+/// Called by Lua, as a C function.
+unsafe extern "C-unwind" fn shown_metatable(state: *mut lua_State) -> c_int {
+    ffi::luaL_checkany(state, 1);
+    if ffi::lua_getmetatable(state, 1) == 0 {
+        ffi::lua_pushnil(state);
+        return 1;
+    }
+    ffi::lua_pushstring(state, c"__metatable".as_ptr());
+    ffi::lua_rawget(state, -2);
+    match ffi::lua_type(state, -1) {
+        // No `__metatable`: the metatable itself.
+        ffi::LUA_TNIL => ffi::lua_pop(state, 1),
+        ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(state, -1) == no_metatable() => {
+            ffi::lua_pushnil(state)
+        }
+        _ => {}
+    }
+    1
 }
 
 /// `loadstring(s [, chunkname])`: Lua 5.1's, arguments and errors alike, except that

@@ -37,6 +37,9 @@ pub(super) type Compiled = HashMap<Sha, (RegistryKey, ScriptFlags), foldhash::fa
 
 thread_local! {
     static STATE: RefCell<Option<ThreadState>> = const { RefCell::new(None) };
+    /// The slot of a state [`release_stale`] freed, with its engine's id, for the
+    /// thread's next state (a thread keeps one slot for its life).
+    static SPARE_SLOT: RefCell<Option<(u64, Arc<Slot>)>> = const { RefCell::new(None) };
 }
 
 /// Runs `work` with this thread's Lua state for `engine`, making or renewing it first.
@@ -51,8 +54,15 @@ pub(super) fn with_state<R>(
             .as_ref()
             .is_none_or(|s| s.owner != engine.id || s.scripts_epoch != epoch);
         if stale {
-            let old = slot.take().filter(|s| s.owner == engine.id);
-            let running = old.map_or_else(|| engine.running.new_slot(), |s| s.slot);
+            let old = slot.take().filter(|s| s.owner == engine.id).map(|s| s.slot);
+            let spare = || {
+                SPARE_SLOT
+                    .take()
+                    .and_then(|(owner, spare)| (owner == engine.id).then_some(spare))
+            };
+            let running = old
+                .or_else(spare)
+                .unwrap_or_else(|| engine.running.new_slot());
             *slot = Some(new_state(engine.id, epoch, running)?);
         }
         let state = slot.as_mut().expect("state made above");
@@ -61,6 +71,27 @@ pub(super) fn with_state<R>(
         state.slot.note_vm_bytes(state.sandbox.lua.used_memory());
         Ok(done)
     })
+}
+
+/// Frees this thread's Lua state once SCRIPT FLUSH has made it stale, as Redis frees
+/// its state on SCRIPT FLUSH: left for the thread's next script, it would hold (and
+/// INFO's `used_memory_lua` would count) a state no script will run in again. Called
+/// from each thread's periodic work; a script running on this thread (serving its
+/// other clients meanwhile) holds the state, and it is left alone.
+pub fn release_stale(engine: &Scripting) {
+    STATE.with(|cell| {
+        let Ok(mut current) = cell.try_borrow_mut() else {
+            return;
+        };
+        let epoch = engine.scripts_epoch.load(Ordering::Acquire);
+        let stale = current
+            .as_ref()
+            .is_some_and(|s| s.owner == engine.id && s.scripts_epoch != epoch);
+        if let Some(state) = current.take_if(|_| stale) {
+            state.slot.note_vm_bytes(0);
+            SPARE_SLOT.set(Some((state.owner, state.slot.clone())));
+        }
+    });
 }
 
 fn new_state(owner: u64, scripts_epoch: u64, slot: Arc<Slot>) -> Result<ThreadState, CmdError> {

@@ -79,7 +79,8 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
                 "ERR This Redis command is not allowed from script",
             ));
         }
-        if cmd.has(flags::WRITE) && self.read_only {
+        // Redis counts a command that may replicate (PUBLISH, PFCOUNT) as a write here.
+        if cmd.has(flags::WRITE | flags::MAY_REPLICATE) && self.read_only {
             return Err(CallError::refusal(
                 "ERR Write commands are not allowed from read-only scripts.",
             ));

@@ -119,9 +119,14 @@ const SCRIPT_SUBCOMMANDS: &[Command] = &[
 /// A script's keys and its other arguments.
 pub type KeysAndArgs<'a> = (&'a [&'a [u8]], &'a [&'a [u8]]);
 
-/// The keys and arguments after a `numkeys` at `args[2]`, checked as Redis checks them.
-pub fn split_keys<'a>(args: &'a [&'a [u8]]) -> Result<KeysAndArgs<'a>, super::CmdError> {
-    let n = crate::util::numbers::parse_i64(args[2]).ok_or(super::errors::NOT_INTEGER)?;
+/// The keys and arguments after a `numkeys` at `args[2]`, checked as Redis checks them;
+/// a `numkeys` that is not a number gets `not_a_number` (Redis's EVAL and FCALL word
+/// it differently).
+pub fn split_keys<'a>(
+    args: &'a [&'a [u8]],
+    not_a_number: &'static str,
+) -> Result<KeysAndArgs<'a>, super::CmdError> {
+    let n = crate::util::numbers::parse_i64(args[2]).ok_or(not_a_number)?;
     if n < 0 {
         return Err("ERR Number of keys can't be negative".into());
     }
@@ -133,7 +138,7 @@ pub fn split_keys<'a>(args: &'a [&'a [u8]]) -> Result<KeysAndArgs<'a>, super::Cm
 }
 
 fn eval_with(ctx: &mut Ctx, args: &[&[u8]], by_sha: bool, read_only: bool) -> CmdResult {
-    let (keys, argv) = split_keys(args)?;
+    let (keys, argv) = split_keys(args, super::errors::NOT_INTEGER)?;
     if !by_sha {
         return run::eval(
             ctx,
