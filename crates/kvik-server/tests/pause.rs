@@ -137,3 +137,38 @@ fn no_key_expires_while_clients_are_paused() {
     assert_eq!(expired_after, expired_before + 2);
     assert_eq!(conn.cmd(&["DBSIZE"]), b":0\r\n");
 }
+
+#[test]
+fn pause_write_holds_what_may_replicate_and_writing_scripts() {
+    let server = TestServer::start(&["--server-threads", "2"]);
+    let mut admin = server.raw();
+    assert_eq!(
+        admin.cmd(&["CLIENT", "PAUSE", "20000", "WRITE"]),
+        b"+OK\r\n"
+    );
+    let no_writes = "#!lua flags=no-writes\nreturn 1";
+    let cases: [(&[&str], bool); 7] = [
+        (&["EVAL", "return 1", "0"], true),
+        (&["EVAL", "#!lua\nreturn 1", "0"], true),
+        (&["EVAL", no_writes, "0"], false),
+        (&["EVAL_RO", "return 1", "0"], false),
+        (&["PUBLISH", "c", "m"], true),
+        (&["PFCOUNT", "h"], true),
+        (&["FCALL", "nosuch", "0"], true),
+    ];
+    let mut held = Vec::new();
+    for (command, holds) in cases {
+        let mut conn = server.raw();
+        conn.send_cmd(command);
+        let reply = replies_within(&mut conn, Duration::from_millis(200));
+        assert_eq!(reply.is_none(), holds, "{command:?}: {reply:?}");
+        if holds {
+            held.push(conn);
+        }
+    }
+    wait_for_blocked(&mut admin, held.len());
+    assert_eq!(admin.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
+    for mut conn in held {
+        conn.read_reply();
+    }
+}

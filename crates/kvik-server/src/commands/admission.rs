@@ -258,7 +258,21 @@ pub fn held_by_pause(server: &Server, client: &ClientState, args: &[&[u8]], now_
     let writes = if cmd.has(table::flags::RUNS_QUEUED) {
         client.multi.as_ref().is_some_and(|tx| tx.may_replicate)
     } else {
-        cmd.has(table::flags::WRITE | table::flags::MAY_REPLICATE)
+        may_replicate(server, cmd, args)
     };
     server.pause.blocks(now_ms, writes)
+}
+
+/// Does this call write or may it replicate (what CLIENT PAUSE WRITE holds back)?
+/// The command's flags; for a script that may write (EVAL, EVALSHA, FCALL), what it
+/// declared: a `no-writes` script neither writes nor replicates, one without a
+/// shebang may do both, as Redis 7.0 reads it.
+pub fn may_replicate(server: &Server, cmd: &Command, args: &[&[u8]]) -> bool {
+    match cmd.script.filter(|_| cmd.runs_writing_script()) {
+        Some(script) => server
+            .scripting
+            .declared_flags(script, args)
+            .is_none_or(|f| !f.no_writes),
+        None => cmd.has(table::flags::WRITE | table::flags::MAY_REPLICATE),
+    }
 }

@@ -109,7 +109,7 @@ pub fn queue(
     let tx = client.multi.as_mut().expect("queue is called inside MULTI");
     tx.grows_memory |= grows;
     tx.writes |= cmd.has(flags::WRITE);
-    tx.may_replicate |= cmd.has(flags::WRITE | flags::MAY_REPLICATE);
+    tx.may_replicate |= super::may_replicate(server, cmd, args);
     // A transaction that will be discarded keeps nothing (Redis answers QUEUED all
     // the same).
     if !tx.aborted && !doomed {
