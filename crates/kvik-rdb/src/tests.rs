@@ -3,7 +3,7 @@
 
 use super::io::{write_binary_double, write_len, write_millis, write_string, Bytes};
 use super::listpack::Writer;
-use super::payload::{self, Refused};
+use super::payload::{self, Checksum, Refused};
 use super::ziplist::tests::build as ziplist;
 use super::*;
 use kvik_types::hash::{self, Hash};
@@ -551,11 +551,11 @@ fn consumer_groups_must_cross_reference() {
 #[test]
 fn payloads_refuse_damage_with_the_right_word() {
     let good = payload::dump(&hash(2, 2), true);
-    assert!(payload::restore(&good, &limits()).is_ok());
+    assert!(payload::restore(&good, &limits(), Checksum::Verify).is_ok());
     let mut flipped = good.clone();
     flipped[2] ^= 4;
     assert_eq!(
-        payload::restore(&flipped, &limits()),
+        payload::restore(&flipped, &limits(), Checksum::Verify),
         Err(Refused::VersionOrChecksum)
     );
     // A valid checksum over garbage.
@@ -563,7 +563,10 @@ fn payloads_refuse_damage_with_the_right_word() {
     garbage.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = payload::Crc64::of(&garbage);
     garbage.extend_from_slice(&crc.to_le_bytes());
-    assert_eq!(payload::restore(&garbage, &limits()), Err(Refused::BadData));
+    assert_eq!(
+        payload::restore(&garbage, &limits(), Checksum::Verify),
+        Err(Refused::BadData)
+    );
 }
 
 proptest! {

@@ -196,3 +196,71 @@ fn set_active_expire_stops_the_background_cycle() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The value of a bulk reply.
+fn bulk_value(reply: &[u8]) -> &[u8] {
+    let start = reply.iter().position(|&b| b == b'\n').expect("a header") + 1;
+    &reply[start..reply.len() - 2]
+}
+
+#[test]
+fn error_log_pause_cron_and_skipped_checksums_act_as_in_redis() {
+    let server = TestServer::start(&["--enable-debug-command", "yes"]);
+    let mut conn = server.raw();
+    // ERROR replies with the text as it is and counts nowhere.
+    assert_eq!(
+        conn.cmd(&["DEBUG", "ERROR", "custom err"]),
+        b"-custom err\r\n"
+    );
+    assert_eq!(conn.cmd(&["DEBUG", "ERROR", "-FOO bar"]), b"--FOO bar\r\n");
+    assert_eq!(
+        conn.cmd(&["INFO", "errorstats"]),
+        b"$14\r\n# Errorstats\r\n\r\n"
+    );
+    assert_eq!(conn.cmd(&["DEBUG", "LOG", "marker-7d1"]), b"+OK\r\n");
+    assert_eq!(conn.cmd(&["DEBUG", "PAUSE-CRON", "1"]), b"+OK\r\n");
+    assert_eq!(conn.cmd(&["DEBUG", "PAUSE-CRON", "0"]), b"+OK\r\n");
+
+    // A payload with a wrong CRC restores only while checksums are skipped; a
+    // corrupt body is still refused, never loaded.
+    assert_eq!(conn.cmd(&["RPUSH", "l", "a", "b", "c"]), b":3\r\n");
+    let dump = conn.cmd(&["DUMP", "l"]);
+    let payload = bulk_value(&dump).to_vec();
+    let mut bad_crc = payload.clone();
+    *bad_crc.last_mut().unwrap() ^= 1;
+    let restore = |conn: &mut RawConn, key: &str, payload: &[u8]| {
+        conn.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", payload])
+    };
+    assert_eq!(
+        restore(&mut conn, "a", &bad_crc),
+        b"-ERR DUMP payload version or checksum are wrong\r\n"
+    );
+    assert_eq!(
+        conn.cmd(&["DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "1"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(restore(&mut conn, "b", &bad_crc), b"+OK\r\n");
+    assert_eq!(
+        conn.cmd(&["LRANGE", "b", "0", "-1"]),
+        b"*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n"
+    );
+    let mut bad_body = payload.clone();
+    bad_body[1] = 0xff;
+    assert_eq!(
+        restore(&mut conn, "c", &bad_body),
+        b"-ERR Bad data format\r\n"
+    );
+    assert_eq!(conn.cmd(&["EXISTS", "c"]), b":0\r\n");
+    assert_eq!(
+        conn.cmd(&["DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "0"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        restore(&mut conn, "d", &bad_crc),
+        b"-ERR DUMP payload version or checksum are wrong\r\n"
+    );
+    assert!(
+        server.stdout().contains("DEBUG LOG: marker-7d1")
+            || server.stderr().contains("DEBUG LOG: marker-7d1")
+    );
+}

@@ -57,10 +57,28 @@ const ACTIONS: &[Action] = &[
         run: digest_value,
     },
     Action {
+        name: "error",
+        min_args: 3,
+        max_args: 3,
+        run: error,
+    },
+    Action {
+        name: "log",
+        min_args: 3,
+        max_args: 3,
+        run: log,
+    },
+    Action {
         name: "object",
         min_args: 3,
         max_args: 3,
         run: object,
+    },
+    Action {
+        name: "pause-cron",
+        min_args: 3,
+        max_args: 3,
+        run: pause_cron,
     },
     Action {
         name: "populate",
@@ -85,6 +103,12 @@ const ACTIONS: &[Action] = &[
         min_args: 3,
         max_args: 3,
         run: set_active_expire,
+    },
+    Action {
+        name: "set-skip-checksum-validation",
+        min_args: 3,
+        max_args: 3,
+        run: set_skip_checksum_validation,
     },
     Action {
         name: "sleep",
@@ -156,6 +180,11 @@ const HELP: &[&str] = &[
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
     "    Output a hex signature of the values of all the specified keys.",
+    "ERROR <string>",
+    "    Return a Redis protocol error with <string> as message. Useful for clients",
+    "    unit tests to simulate Redis errors.",
+    "LOG <message>",
+    "    Write <message> to the server log.",
     "RELOAD [option ...]",
     "    Save the RDB on disk and reload it back to memory. Options: MERGE (keys in",
     "    the file replace existing ones), NOFLUSH (keep the dataset), NOSAVE (load",
@@ -167,6 +196,8 @@ const HELP: &[&str] = &[
     "    it is used instead of the 'key' prefix. These are not propagated to",
     "    replicas. Cluster slots are not respected so keys not belonging to the",
     "    current node can be created in cluster mode.",
+    "PAUSE-CRON <0|1>",
+    "    Stop periodic cron job processing.",
     "PROTOCOL <type>",
     "    Reply with a test value of the specified type. <type> can be: string,",
     "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
@@ -175,6 +206,8 @@ const HELP: &[&str] = &[
     "    Setting it to 0 disables expiring keys in background when they are not",
     "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
     "    default.",
+    "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+    "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
 ];
@@ -405,6 +438,40 @@ fn protocol(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn set_active_expire(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let on = leading_digits(args[2]).iter().any(|&d| d != b'0');
     ctx.server.hot.active_expire.store(on, Ordering::Relaxed);
+    ctx.out.ok();
+    Ok(())
+}
+
+/// DEBUG ERROR string: the string as it is, as an error reply (client libraries'
+/// tests use it). Like Redis, it counts in no error statistics.
+fn error(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    ctx.out.error(&String::from_utf8_lossy(args[2]));
+    Ok(())
+}
+
+/// DEBUG LOG message: the message in the server log (tests mark the log with it).
+fn log(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    crate::log_warning!("DEBUG LOG: {}", String::from_utf8_lossy(args[2]));
+    ctx.out.ok();
+    Ok(())
+}
+
+/// DEBUG PAUSE-CRON n: any number but 0 stops the workers' periodic work.
+fn pause_cron(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let on = leading_digits(args[2]).iter().any(|&d| d != b'0');
+    ctx.server.debug.cron_paused.store(on, Ordering::Relaxed);
+    ctx.out.ok();
+    Ok(())
+}
+
+/// DEBUG SET-SKIP-CHECKSUM-VALIDATION n: any number but 0 lets RESTORE and
+/// FUNCTION RESTORE take payloads whose CRC is wrong.
+fn set_skip_checksum_validation(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let on = leading_digits(args[2]).iter().any(|&d| d != b'0');
+    ctx.server
+        .debug
+        .skip_checksum_validation
+        .store(on, Ordering::Relaxed);
     ctx.out.ok();
     Ok(())
 }

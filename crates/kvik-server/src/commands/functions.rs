@@ -293,7 +293,9 @@ fn restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 .into(),
         );
     };
-    let codes = payload::decode(args[2]).ok_or("ERR DUMP payload version or checksum are wrong")?;
+    let checksum = ctx.server.debug.payload_checksum();
+    let codes = payload::decode(args[2], checksum)
+        .ok_or("ERR DUMP payload version or checksum are wrong")?;
     let engine = &ctx.server.scripting;
     let libraries = codes
         .iter()

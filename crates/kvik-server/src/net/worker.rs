@@ -620,6 +620,9 @@ impl Worker {
 
     /// Periodic work, `hz` times a second.
     fn cron(&mut self, period: Duration) {
+        if self.server.debug.cron_paused.load(Ordering::Relaxed) {
+            return;
+        }
         if self.conns.iter().any(|(_, c)| c.is_paused()) {
             self.resume_paused();
         }

@@ -5,7 +5,7 @@
 //! LZF-compressed ones, which Redis writes for long code.
 
 use crate::persistence::rdb::io::{write_string, Bytes, Source};
-use crate::persistence::rdb::payload::{open, seal};
+use crate::persistence::rdb::payload::{open, seal, Checksum};
 
 const OPCODE_FUNCTION: u8 = 245;
 
@@ -21,8 +21,8 @@ pub fn encode<'a>(codes: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
 
 /// The library codes in a payload; `None` when the version or checksum is wrong or
 /// the body does not parse.
-pub fn decode(payload: &[u8]) -> Option<Vec<Vec<u8>>> {
-    let mut src = Bytes::new(open(payload)?);
+pub fn decode(payload: &[u8], checksum: Checksum) -> Option<Vec<Vec<u8>>> {
+    let mut src = Bytes::new(open(payload, checksum)?);
     let mut codes = Vec::new();
     while src.left() != Some(0) {
         if src.byte().ok()? != OPCODE_FUNCTION {
@@ -41,10 +41,10 @@ mod tests {
     fn payloads_round_trip() {
         let codes: Vec<&[u8]> = vec![b"#!lua name=a\nreturn 1", &[b'x'; 300]];
         let payload = encode(codes.iter().copied());
-        assert_eq!(decode(&payload).unwrap(), codes);
+        assert_eq!(decode(&payload, Checksum::Verify).unwrap(), codes);
         let mut bad = payload.clone();
         bad[3] ^= 1;
-        assert!(decode(&bad).is_none());
+        assert!(decode(&bad, Checksum::Verify).is_none());
     }
 
     #[test]
@@ -62,6 +62,6 @@ mod tests {
             4 << 5,
             2,
         ]);
-        assert_eq!(decode(&payload).unwrap(), [b"abcabcabc"]);
+        assert_eq!(decode(&payload, Checksum::Verify).unwrap(), [b"abcabcabc"]);
     }
 }

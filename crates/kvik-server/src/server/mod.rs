@@ -168,6 +168,29 @@ fn slow_call_us(c: &Config) -> u64 {
     slowlog.min(latency)
 }
 
+/// Switches DEBUG turns, for tests and fuzzers.
+#[derive(Default)]
+pub struct DebugSwitches {
+    /// DEBUG SET-SKIP-CHECKSUM-VALIDATION: RESTORE and FUNCTION RESTORE take a
+    /// payload whose CRC is wrong, so corrupt-payload fuzzers reach the decoder.
+    pub skip_checksum_validation: AtomicBool,
+    /// DEBUG PAUSE-CRON: the workers' periodic work (expiry, idle clients, client
+    /// eviction) waits.
+    pub cron_paused: AtomicBool,
+}
+
+impl DebugSwitches {
+    /// How payloads' checksums are treated now.
+    pub fn payload_checksum(&self) -> crate::persistence::rdb::payload::Checksum {
+        use crate::persistence::rdb::payload::Checksum;
+        if self.skip_checksum_validation.load(Ordering::Relaxed) {
+            Checksum::Skip
+        } else {
+            Checksum::Verify
+        }
+    }
+}
+
 /// CLIENT PAUSE state.
 #[derive(Default)]
 pub struct Pause {
@@ -254,6 +277,8 @@ pub struct Server {
     /// Held by the one client-eviction pass running (see `client_eviction.rs`).
     client_eviction: Mutex<()>,
     pub pause: Pause,
+    /// What DEBUG has switched.
+    pub debug: DebugSwitches,
     /// Script cache, function libraries and running scripts.
     pub scripting: crate::scripting::Scripting,
     pub start_ms: u64,
@@ -314,6 +339,7 @@ impl Server {
             accept_turn: AtomicUsize::new(0),
             client_eviction: Mutex::new(()),
             pause: Pause::default(),
+            debug: DebugSwitches::default(),
             scripting,
             start_ms,
             persistence: crate::snapshot::Persistence::new(&config, start_ms),

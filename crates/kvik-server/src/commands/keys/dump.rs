@@ -82,12 +82,12 @@ pub(super) fn restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if ttl < 0 {
         return Err(BAD_TTL.into());
     }
-    let value = payload::restore(args[3], &Limits::from(&ctx.server.hot.encoding())).map_err(
-        |refused| match refused {
-            Refused::VersionOrChecksum => BAD_PAYLOAD,
-            Refused::BadData => BAD_DATA,
-        },
-    )?;
+    let limits = Limits::from(&ctx.server.hot.encoding());
+    let checksum = ctx.server.debug.payload_checksum();
+    let value = payload::restore(args[3], &limits, checksum).map_err(|refused| match refused {
+        Refused::VersionOrChecksum => BAD_PAYLOAD,
+        Refused::BadData => BAD_DATA,
+    })?;
     let replaced = options.replace && delete(ctx, key);
     let now = ctx.keys.now_ms;
     let expire_at = match (ttl, options.absolute_ttl) {
