@@ -20,14 +20,42 @@ pub enum Protocol {
 pub struct ReplyWriter {
     pub buf: Vec<u8>,
     pub protocol: Protocol,
+    /// Past this many bytes in `buf` nothing more is written and the writer is
+    /// marked overflowed (0: no limit). A connection sets it from its class's hard
+    /// `client-output-buffer-limit`, so a reply too big for the limit never takes
+    /// more memory than the limit while it is built: the client is closed instead,
+    /// as Redis closes it.
+    pub limit: usize,
+    overflowed: bool,
 }
 
 impl ReplyWriter {
     pub fn new(protocol: Protocol) -> Self {
+        ReplyWriter::with_buf(Vec::with_capacity(16 * 1024), protocol)
+    }
+
+    /// A writer appending to `buf`, with no limit.
+    pub fn with_buf(buf: Vec<u8>, protocol: Protocol) -> Self {
         ReplyWriter {
-            buf: Vec::with_capacity(16 * 1024),
+            buf,
             protocol,
+            limit: 0,
+            overflowed: false,
         }
+    }
+
+    /// Did a write pass [`ReplyWriter::limit`] (and so was dropped)?
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
+    /// Is the buffer past its limit? Then the write that asks is dropped.
+    #[inline]
+    fn full(&mut self) -> bool {
+        if self.limit != 0 && self.buf.len() > self.limit {
+            self.overflowed = true;
+        }
+        self.overflowed
     }
 
     pub fn is_resp3(&self) -> bool {
@@ -35,6 +63,9 @@ impl ReplyWriter {
     }
 
     fn header(&mut self, prefix: u8, n: i64) {
+        if self.full() {
+            return;
+        }
         let mut digits = itoa::Buffer::new();
         self.buf.push(prefix);
         self.buf.extend_from_slice(digits.format(n).as_bytes());
@@ -48,6 +79,9 @@ impl ReplyWriter {
 
     /// A simple string (`+text`). `text` must not contain CR or LF.
     pub fn simple(&mut self, text: &str) {
+        if self.full() {
+            return;
+        }
         self.buf.push(b'+');
         self.buf.extend_from_slice(text.as_bytes());
         self.buf.extend_from_slice(b"\r\n");
@@ -69,6 +103,9 @@ impl ReplyWriter {
     }
 
     pub fn bulk(&mut self, data: &[u8]) {
+        if self.full() {
+            return;
+        }
         self.header(b'$', data.len() as i64);
         self.buf.extend_from_slice(data);
         self.buf.extend_from_slice(b"\r\n");
@@ -165,6 +202,9 @@ impl ReplyWriter {
 
     /// Already-encoded RESP bytes.
     pub fn raw(&mut self, bytes: &[u8]) {
+        if self.full() {
+            return;
+        }
         self.buf.extend_from_slice(bytes);
     }
 
@@ -212,5 +252,20 @@ mod tests {
         let mut w = ReplyWriter::new(Protocol::Resp3);
         w.verbatim(b"txt", b"hi");
         assert_eq!(w.buf, b"=6\r\ntxt:hi\r\n");
+    }
+
+    #[test]
+    fn writes_past_the_limit_are_dropped() {
+        let mut w = ReplyWriter::new(Protocol::Resp2);
+        w.limit = 10;
+        w.array(3);
+        w.bulk(b"abcdef");
+        assert!(!w.overflowed());
+        w.bulk(b"ghijkl");
+        w.bulk(b"more");
+        w.raw(b"+x\r\n");
+        assert!(w.overflowed());
+        // The second bulk found the buffer past the limit already.
+        assert_eq!(w.buf, b"*3\r\n$6\r\nabcdef\r\n");
     }
 }

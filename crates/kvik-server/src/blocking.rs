@@ -275,10 +275,7 @@ pub fn parse_timeout(arg: &[u8], now_ms: u64) -> Result<Option<u64>, CmdError> {
 /// The reply of a wait that timed out (or was ended by CLIENT UNBLOCK ... TIMEOUT):
 /// the null array for every blocking command, as Redis 7.0 answers.
 pub fn timeout_reply(protocol: Protocol) -> Vec<u8> {
-    let mut out = ReplyWriter {
-        buf: Vec::new(),
-        protocol,
-    };
+    let mut out = ReplyWriter::with_buf(Vec::new(), protocol);
     out.null_array();
     out.buf
 }

@@ -376,10 +376,7 @@ impl Frame<'_> {
     }
 
     fn to_bytes(&self, protocol: Protocol) -> Arc<[u8]> {
-        let mut out = ReplyWriter {
-            buf: Vec::new(),
-            protocol,
-        };
+        let mut out = ReplyWriter::with_buf(Vec::new(), protocol);
         self.encode(&mut out);
         out.buf.into()
     }

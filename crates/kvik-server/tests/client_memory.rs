@@ -117,3 +117,46 @@ fn an_idle_client_gives_its_read_buffer_back() {
         "$400000\r\n".len() + 400_000 + 2
     );
 }
+
+#[test]
+fn a_reply_past_the_output_limit_is_not_built_and_its_client_goes() {
+    let server = TestServer::start(&[]);
+    let mut admin = server.raw();
+    assert_eq!(
+        admin.cmd(&[
+            "CONFIG",
+            "SET",
+            "client-output-buffer-limit",
+            "normal 1mb 0 0"
+        ]),
+        b"+OK\r\n"
+    );
+    admin.cmd(&["SADD", "s", "a", "b", "c"]);
+    admin.cmd(&["HSET", "h", "f", "v", "g", "w"]);
+    admin.cmd(&["ZADD", "z", "1", "a", "2", "b"]);
+    let huge: [&[&str]; 3] = [
+        &["SRANDMEMBER", "s", "-20000000"],
+        &["HRANDFIELD", "h", "-20000000", "WITHVALUES"],
+        &["ZRANDMEMBER", "z", "-20000000", "WITHSCORES"],
+    ];
+    for command in huge {
+        let mut client = server.raw();
+        client.send_cmd(command);
+        assert!(
+            client.closed_within(Duration::from_secs(10)),
+            "{command:?} kept its client"
+        );
+    }
+    // The replies were never built: memory stayed far below their size (hundreds of MB).
+    let info = String::from_utf8_lossy(&admin.cmd(&["INFO", "memory"])).into_owned();
+    let peak: u64 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("used_memory_peak:"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(peak < 64 << 20, "used_memory_peak {peak}");
+    // Under the limit, replies are whole.
+    let reply = admin.cmd(&["SRANDMEMBER", "s", "-1000"]);
+    assert!(reply.starts_with(b"*1000\r\n"));
+}

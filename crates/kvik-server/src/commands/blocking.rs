@@ -152,10 +152,7 @@ fn serve_one(
     if !waiter.claim() {
         return Turn::Skipped;
     }
-    let mut out = ReplyWriter {
-        buf: Vec::new(),
-        protocol: waiter.protocol,
-    };
+    let mut out = ReplyWriter::with_buf(Vec::new(), waiter.protocol);
     let limits = server.hot.encoding();
     let result = waiter.action.serve(&limits, &mut keys, &mut out, key);
     drop(keys);

@@ -529,10 +529,7 @@ fn unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Ok(());
     };
     let reply = if with_error {
-        let mut out = kvik_resp::ReplyWriter {
-            buf: Vec::new(),
-            protocol: waiter.protocol,
-        };
+        let mut out = kvik_resp::ReplyWriter::with_buf(Vec::new(), waiter.protocol);
         super::write_error(ctx.server, ctx.stats, &mut out, UNBLOCKED);
         out.buf
     } else {

@@ -135,7 +135,9 @@ impl Conn {
         let now_ms = crate::hlc::unix_ms();
         let mut start = 0;
         let mut grow_to = 0;
+        self.bound_replies(server);
         while start < self.filled
+            && !self.out.overflowed()
             && !self.state.close_after_reply
             && !self.paused
             && self.state.blocked.is_none()
@@ -181,6 +183,9 @@ impl Conn {
                 }
             }
         }
+        // Only commands' replies are bounded while built; messages delivered later
+        // are checked when they are written (`over_output_limit`).
+        self.out.limit = 0;
         self.buf.copy_within(start..self.filled, 0);
         self.filled -= start;
         if grow_to > self.buf.len() {
@@ -214,6 +219,15 @@ impl Conn {
     /// has bytes to write; a client whose unwritten replies pass its output buffer
     /// limit is closed.
     pub fn flush(&mut self, server: &Server, stats: &ThreadStats) -> Next {
+        if self.out.overflowed() {
+            // A reply outgrew the hard limit while it was built: what it holds is
+            // not sent, the client goes (Redis closes it the same way, at once).
+            crate::log_warning!(
+                "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                self.describe()
+            );
+            return Next::Close;
+        }
         let batch = self.out.buf.len() - self.written;
         // Published before the replies leave, as if they will all be written: a
         // client holding its reply may at once ask, on another connection, what
@@ -237,12 +251,7 @@ impl Conn {
     /// Has the output waiting for the socket passed the hard limit of the client's
     /// class, or stayed over the soft limit for longer than its seconds?
     fn over_output_limit(&mut self, server: &Server) -> bool {
-        let class = if self.state.pubsub.is_active() {
-            kvik_config::CLASS_PUBSUB
-        } else {
-            kvik_config::CLASS_NORMAL
-        };
-        let limit = server.hot.output_limit(class);
+        let limit = server.hot.output_limit(self.output_class());
         let pending = (self.out.buf.len() - self.written) as u64;
         if limit.hard > 0 && pending >= limit.hard {
             return true;
@@ -254,6 +263,27 @@ impl Conn {
         let now = crate::hlc::unix_ms();
         let since = *self.over_soft_limit_since.get_or_insert(now);
         now - since > limit.soft_seconds * 1000
+    }
+
+    /// The `client-output-buffer-limit` class of this client.
+    fn output_class(&self) -> usize {
+        if self.state.pubsub.is_active() {
+            kvik_config::CLASS_PUBSUB
+        } else {
+            kvik_config::CLASS_NORMAL
+        }
+    }
+
+    /// Let the replies of the commands about to run grow only to the hard output
+    /// limit of the client's class beyond what is already written (none when the
+    /// class has no hard limit), so a huge reply stops being built there.
+    fn bound_replies(&mut self, server: &Server) {
+        let hard = server.hot.output_limit(self.output_class()).hard;
+        self.out.limit = match usize::try_from(hard) {
+            Ok(0) => 0,
+            Ok(hard) => self.written.saturating_add(hard),
+            Err(_) => 0,
+        };
     }
 
     /// This client's CLIENT LIST line, without its newline (for log lines).

@@ -43,6 +43,10 @@ pub fn hrandfield(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if count < 0 || wanted == 1 {
         reply.header(ctx.out, wanted as usize);
         for _ in 0..wanted {
+            // Past the client's output limit the reply is dropped: stop drawing.
+            if ctx.out.overflowed() {
+                break;
+            }
             reply.pair(ctx.out, positions.get(rng.gen_range(0..positions.len())));
         }
     } else if wanted as usize >= positions.len() {

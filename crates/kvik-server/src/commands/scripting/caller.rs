@@ -134,10 +134,7 @@ impl ScriptCalls for Caller<'_, '_, '_> {
             3 => Protocol::Resp3,
             _ => Protocol::Resp2,
         };
-        let mut reply = ReplyWriter {
-            buf: std::mem::take(&mut self.reply),
-            protocol,
-        };
+        let mut reply = ReplyWriter::with_buf(std::mem::take(&mut self.reply), protocol);
         reply.buf.clear();
         let ran = self.run(argv, &mut reply);
         self.reply = reply.buf;

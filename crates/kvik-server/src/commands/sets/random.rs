@@ -140,6 +140,10 @@ fn srandmember_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
     if count < 0 {
         ctx.out.array(wanted);
         for _ in 0..wanted {
+            // Past the client's output limit the reply is dropped: stop drawing.
+            if ctx.out.overflowed() {
+                break;
+            }
             reply_member(ctx.out, set.get(rng.gen_range(0..set.len())));
         }
     } else if wanted >= set.len() {

@@ -235,10 +235,7 @@ pub fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
     }
     let mut effects = Vec::new();
-    let mut reply = ReplyWriter {
-        buf: Vec::new(),
-        protocol: ctx.out.protocol,
-    };
+    let mut reply = ReplyWriter::with_buf(Vec::new(), ctx.out.protocol);
     let mut claimed = 0;
     let mut owner: Option<(Name, bool)> = None;
     for id in ids {

@@ -135,10 +135,7 @@ pub fn read(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let afters = resolve_ids(ctx.keys, &read)?;
     let now = ctx.keys.now_ms;
     let mut served = 0;
-    let mut body = ReplyWriter {
-        buf: Vec::new(),
-        protocol: ctx.out.protocol,
-    };
+    let mut body = ReplyWriter::with_buf(Vec::new(), ctx.out.protocol);
     for (key, after) in read.keys.iter().zip(&afters) {
         let done = match read.group {
             Some((group, consumer)) => {

@@ -46,7 +46,8 @@ pub fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if count < 0 {
         writer.header(out, wanted);
         let mut left = wanted;
-        while left > 0 {
+        // Past the client's output limit the reply is dropped: stop drawing.
+        while left > 0 && !out.overflowed() {
             let batch: Vec<usize> = (0..left.min(PICK_BATCH))
                 .map(|_| rng.gen_range(0..len))
                 .collect();
