@@ -66,9 +66,10 @@ pub fn call(
             write_error(server, stats, out, &e.0);
         }
     }
+    let silenced = client.replies_silenced();
     if let Some(blocked) = client.blocked.as_mut() {
         // The reply comes when the wait ends; whether it is wanted is decided now.
-        blocked.silent = matches!(client.reply_mode, ReplyMode::Off | ReplyMode::Skipping);
+        blocked.silent = silenced;
     }
     match client.reply_mode {
         ReplyMode::Off => out.buf.truncate(reply_start),
@@ -78,6 +79,7 @@ pub fn call(
         }
         ReplyMode::On | ReplyMode::SkipNext => {}
     }
+    out.buf.append(&mut client.pushes);
     // Invalidations are pushed even to a client that turned replies off, as in Redis.
     if tracking || client.tracking.is_some() {
         crate::tracking::after_command(&server.tracking_env(), client, out, keeps_caching);
