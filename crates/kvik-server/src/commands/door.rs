@@ -161,16 +161,30 @@ fn execute(
 /// After a read-only command ran, with its shard locks still held: remember the
 /// keys it read for the client, if its tracking settings say so.
 fn remember_reads(server: &Server, client: &ClientState, cmd: &Command, args: &[&[u8]]) {
-    let Some(tracking) = &client.tracking else {
-        return;
-    };
-    // Read-only scripts are tracked through the commands they run; channel names of
-    // shard pub/sub are not keys anyone caches.
-    if !tracking.remembers_reads() || cmd.runs_read_only_script() || cmd.has(table::flags::PUBSUB) {
+    // Read-only scripts are tracked through the commands they run
+    // ([`remember_script_reads`]); channel names of shard pub/sub are not keys anyone
+    // caches.
+    if cmd.runs_read_only_script() || cmd.has(table::flags::PUBSUB) {
         return;
     }
     if let Some(positions) = cmd.key_positions(args) {
-        let keys = positions.iter().map(|&at| args[at]);
+        remember(server, client, positions.iter().map(|&at| args[at]));
+    }
+}
+
+/// A script's command was read-only: as Redis 7.0 does, the client running the
+/// script is tracked for every key the script declared, whichever keys the command
+/// read (a script that only writes, or declares no key, is tracked for nothing).
+/// Called with the declared keys' shards held by the script.
+pub fn remember_script_reads(server: &Server, client: &ClientState, declared: &[&[u8]]) {
+    remember(server, client, declared.iter().copied());
+}
+
+fn remember<'k>(server: &Server, client: &ClientState, keys: impl Iterator<Item = &'k [u8]>) {
+    let Some(tracking) = &client.tracking else {
+        return;
+    };
+    if tracking.remembers_reads() {
         server
             .tracking
             .remember(crate::tracking::Endpoint::of(&client.info), keys);
@@ -286,8 +300,12 @@ pub fn run_locked<'a>(
         crate::log_warning!("Internal error while running '{}'", cmd.name);
         Err(format!("ERR internal error while running '{}'", cmd.name).into())
     });
-    // Remembered while the keys' shards are still locked: no write slips between.
-    if ctx.client.tracking.is_some() && cmd.has(table::flags::READONLY) {
+    // Remembered while the keys' shards are still locked: no write slips between. A
+    // script's commands remember the script's keys instead (its caller does that).
+    if ctx.client.tracking.is_some()
+        && cmd.has(table::flags::READONLY)
+        && !ctx.client.running_script
+    {
         remember_reads(server, ctx.client, cmd, args);
     }
     let changes = ctx.keys.dirty() - dirty_before + ctx.extra_dirty;

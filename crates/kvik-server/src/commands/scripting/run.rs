@@ -128,7 +128,7 @@ fn run(
     let saved_deny = std::mem::replace(&mut ctx.client.deny_blocking, true);
     ctx.client.running_script = true;
     let (outcome, resp) = {
-        let mut caller = Caller::new(ctx, own.as_mut(), spec, slot);
+        let mut caller = Caller::new(ctx, own.as_mut(), keys, spec, slot);
         let outcome = {
             let _installed = Installed::new(&mut caller);
             sandbox.call(f, inputs)
