@@ -128,13 +128,21 @@ fn execute(
         return refuse(server, stats, out, id, &scripts.busy_reply());
     }
     locked.touch = !client.no_touch;
+    // A command whose writes no key spec names (EXEC, scripts, MOVE ...) says which
+    // keys it wrote, in order, for the waiters to be served in that order.
+    let names_writes = matches!(cmd.lock, Lock::Keys);
+    if !names_writes && !server.blocking.is_idle() {
+        locked.keep_written();
+    }
     let ran = run_locked(server, stats, client, out, args, id, &mut locked);
+    let written_in_order = locked.take_written();
     drop(locked);
     stats.add(&stats.dirty, ran.changes);
     if ran.changes > 0 {
-        let written = match cmd.lock {
-            Lock::Keys => blocking::Written::Keys(db, &keys),
-            _ => blocking::Written::Anything,
+        let written = if names_writes {
+            blocking::Written::Keys(db, &keys)
+        } else {
+            blocking::Written::Anything(written_in_order)
         };
         blocking::after_write(server, stats, written);
     }
