@@ -548,3 +548,72 @@ mod effects {
         assert_eq!(next(&rx), ["SET", "after", "1"]);
     }
 }
+
+/// `[key, [elements]]`, BLMPOP's reply, as RESP2 bytes.
+fn key_and_elements(key: &str, elements: &[&str]) -> Vec<u8> {
+    let mut out = format!("*2\r\n{}*{}\r\n", bulk(key), elements.len());
+    for e in elements {
+        out.push_str(&bulk(e));
+    }
+    out.into_bytes()
+}
+
+/// One transaction or script readies two keys: the waiters are served key by key in
+/// the order the keys became ready, each key's waiters in the order they blocked, as
+/// Redis serves its ready keys; never as the threads happen to run. Repeated, with
+/// the waiters spread over four threads.
+#[test]
+fn a_transaction_or_script_serves_keys_in_the_order_they_became_ready() {
+    let server = TestServer::start(THREADS);
+    let mut writer = server.raw();
+    let shapes = [
+        ("LEFT", "1"),
+        ("RIGHT", "10"),
+        ("LEFT", "10"),
+        ("RIGHT", "1"),
+    ];
+    let script = "for i, key in ipairs(KEYS) do redis.call('lpush', key, unpack(ARGV, 5 * i - 4, 5 * i)) end";
+    for round in 0..40 {
+        let mut waiters: Vec<RawConn> = Vec::new();
+        for (i, (side, count)) in shapes.iter().enumerate() {
+            let mut w = server.raw();
+            w.send_cmd(&["BLMPOP", "0", "2", "blist", "blist2", side, "COUNT", count]);
+            wait_blocked(&mut writer, i + 1);
+            waiters.push(w);
+        }
+        // Odd rounds ready blist2 first: then it is served first.
+        let (first, second) = match round % 2 {
+            0 => ("blist", "blist2"),
+            _ => ("blist2", "blist"),
+        };
+        let letters = ["a", "b", "c", "d", "e"];
+        let digits = ["1", "2", "3", "4", "5"];
+        if round % 4 < 2 {
+            assert_eq!(writer.cmd(&["MULTI"]), b"+OK\r\n");
+            for (key, values) in [(first, letters), (second, digits)] {
+                let mut args = vec!["LPUSH", key];
+                args.extend(values);
+                assert_eq!(writer.cmd(&args), b"+QUEUED\r\n");
+            }
+            assert_eq!(writer.cmd(&["EXEC"]), b"*2\r\n:5\r\n:5\r\n");
+        } else {
+            let mut args = vec!["EVAL", script, "2", first, second];
+            args.extend(letters);
+            args.extend(digits);
+            writer.cmd(&args);
+        }
+        assert_eq!(waiters[0].read_reply(), key_and_elements(first, &["e"]));
+        assert_eq!(
+            waiters[1].read_reply(),
+            key_and_elements(first, &["a", "b", "c", "d"])
+        );
+        assert_eq!(
+            waiters[2].read_reply(),
+            key_and_elements(second, &["5", "4", "3", "2", "1"])
+        );
+        // The fourth finds both keys empty and waits on.
+        wait_blocked(&mut writer, 1);
+        drop(waiters);
+        wait_blocked(&mut writer, 0);
+    }
+}

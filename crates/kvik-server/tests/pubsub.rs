@@ -475,3 +475,62 @@ fn a_normal_client_past_its_limit_is_cut_off_too() {
     // The server and its other clients carry on.
     assert_eq!(admin.cmd(&["STRLEN", "big"]), b":262144\r\n");
 }
+
+/// CLIENT REPLY OFF and SKIP silence replies, not pushes: (un)subscribe
+/// confirmations and messages still arrive, in RESP2 as in RESP3 (Redis 7.0 sends
+/// them with its `CLIENT_PUSHING` flag), inside EXEC too, while ordinary replies
+/// stay silent.
+#[test]
+fn confirmations_and_messages_survive_client_reply_off_and_skip() {
+    let server = server();
+    for (kind, hello) in [('*', "2"), ('>', "3")] {
+        for mode in ["OFF", "SKIP"] {
+            let mut me = server.raw();
+            me.cmd(&["HELLO", hello]);
+            me.send_cmd(&["CLIENT", "REPLY", mode]);
+            me.send_cmd(&["SUBSCRIBE", "a", "b"]);
+            assert_eq!(me.read_reply(), confirmation(kind, "subscribe", "a", 1));
+            assert_eq!(me.read_reply(), confirmation(kind, "subscribe", "b", 2));
+            if mode == "OFF" {
+                me.send_cmd(&["PSUBSCRIBE", "p*"]);
+                assert_eq!(me.read_reply(), confirmation(kind, "psubscribe", "p*", 3));
+                me.send_cmd(&["SSUBSCRIBE", "s"]);
+                assert_eq!(me.read_reply(), confirmation(kind, "ssubscribe", "s", 1));
+                // A reply that is not a push stays silent.
+                me.send_cmd(&["PING"]);
+            }
+            let mut publisher = server.raw();
+            assert_eq!(int(&publisher.cmd(&["PUBLISH", "a", "m"])), 1);
+            assert_eq!(me.read_reply(), frame(kind, &[b"message", b"a", b"m"]));
+            if mode == "OFF" {
+                assert_eq!(int(&publisher.cmd(&["PUBLISH", "pq", "n"])), 1);
+                assert_eq!(
+                    me.read_reply(),
+                    frame(kind, &[b"pmessage", b"p*", b"pq", b"n"])
+                );
+                assert_eq!(int(&publisher.cmd(&["SPUBLISH", "s", "o"])), 1);
+                assert_eq!(me.read_reply(), frame(kind, &[b"smessage", b"s", b"o"]));
+                me.send_cmd(&["SUNSUBSCRIBE"]);
+                assert_eq!(me.read_reply(), confirmation(kind, "sunsubscribe", "s", 0));
+                me.send_cmd(&["PUNSUBSCRIBE", "p*"]);
+                assert_eq!(me.read_reply(), confirmation(kind, "punsubscribe", "p*", 2));
+            }
+            me.send_cmd(&["UNSUBSCRIBE", "a", "b"]);
+            assert_eq!(me.read_reply(), confirmation(kind, "unsubscribe", "a", 1));
+            assert_eq!(me.read_reply(), confirmation(kind, "unsubscribe", "b", 0));
+            if mode == "OFF" {
+                // Inside a transaction: EXEC's own reply is silent, its pushes are not.
+                me.send_cmd(&["MULTI"]);
+                me.send_cmd(&["SUBSCRIBE", "t"]);
+                me.send_cmd(&["SET", "k", "v"]);
+                me.send_cmd(&["EXEC"]);
+                assert_eq!(me.read_reply(), confirmation(kind, "subscribe", "t", 1));
+                me.send_cmd(&["UNSUBSCRIBE"]);
+                assert_eq!(me.read_reply(), confirmation(kind, "unsubscribe", "t", 0));
+                me.send_cmd(&["CLIENT", "REPLY", "ON"]);
+                assert_eq!(me.read_reply(), b"+OK\r\n");
+            }
+            assert_eq!(me.cmd(&["ECHO", "after"]), b"$5\r\nafter\r\n");
+        }
+    }
+}

@@ -469,3 +469,71 @@ fn client_list_info_and_trackinginfo_describe_tracking() {
         t.saw(c.cmd(&["CLIENT", "TRACKINGINFO"]));
     });
 }
+
+/// A script's read-only command tracks every key the script declared, not the keys
+/// the command read; a script that only writes, or declares no key, tracks nothing
+/// (Redis 7.0's rule, for EVAL, EVAL_RO, EVALSHA, FCALL and FCALL_RO alike), and
+/// OPTIN/OPTOUT apply to the script as to any command.
+#[test]
+fn a_script_that_reads_tracks_the_keys_it_declared() {
+    same_as_redis(|server, t| {
+        let mut c = resp3(server);
+        let mut writer = server.raw();
+        let library = "#!lua name=tracked\n\
+            redis.register_function{function_name='rd', callback=function(k, a) \
+            return redis.call('get', k[1]) end, flags={'no-writes'}}\n\
+            redis.register_function('wr', function(k, a) return redis.call('set', k[1], 'f') end)";
+        t.saw(writer.cmd(&["FUNCTION", "LOAD", "REPLACE", library]));
+        let read = "return redis.call('get', 'undeclared')";
+        let sha = t.saw(writer.cmd(&["SCRIPT", "LOAD", read]));
+        let sha = String::from_utf8(sha[5..45].to_vec()).expect("sha");
+        ok(&mut c, &["CLIENT", "TRACKING", "ON"]);
+        // Declared keys are tracked, whatever the read-only command read.
+        t.saw(c.cmd(&["EVAL", read, "2", "a", "b"]));
+        ok(
+            &mut writer,
+            &["MSET", "undeclared", "1", "a", "1", "b", "1"],
+        );
+        assert_eq!(t.saw(c.read_reply()), push(&["a"]));
+        assert_eq!(t.saw(c.read_reply()), push(&["b"]));
+        for args in [
+            &["EVAL_RO", read, "1", "ro"][..],
+            &["EVALSHA", &sha, "1", "sha"],
+            &["EVALSHA_RO", &sha, "1", "sha-ro"],
+            &["FCALL", "rd", "1", "fcall"],
+            &["FCALL_RO", "rd", "1", "fcall-ro"],
+        ] {
+            t.saw(c.cmd(args));
+            ok(&mut writer, &["SET", args[3], "1"]);
+            assert_eq!(t.saw(c.read_reply()), push(&[args[3]]));
+        }
+        // Writing only, reading without declared keys, or no command at all: nothing.
+        t.saw(c.cmd(&["EVAL", "return redis.call('set', KEYS[1], 1)", "1", "w"]));
+        t.saw(c.cmd(&["FCALL", "wr", "1", "f"]));
+        t.saw(c.cmd(&["EVAL", "return redis.call('get', 'z')", "0"]));
+        t.saw(c.cmd(&["EVAL", "return 1", "1", "none"]));
+        ok(
+            &mut writer,
+            &["MSET", "w", "2", "f", "2", "z", "2", "none", "2"],
+        );
+        nothing_pending(&mut c);
+        // Remembered at the read: the script's own later write tells at once.
+        let read_then_write = "redis.call('get', KEYS[1]) return redis.call('set', KEYS[1], 3)";
+        t.saw(c.cmd(&["EVAL", read_then_write, "1", "rw"]));
+        assert_eq!(t.saw(c.read_reply()), push(&["rw"]));
+        nothing_pending(&mut c);
+        // A failing read counts as a read.
+        t.saw(c.cmd(&["EVAL", "return redis.pcall('llen', KEYS[1])", "1", "rw"]));
+        ok(&mut writer, &["SET", "rw", "4"]);
+        assert_eq!(t.saw(c.read_reply()), push(&["rw"]));
+        // OPTIN: only after CLIENT CACHING YES.
+        ok(&mut c, &["CLIENT", "TRACKING", "OFF"]);
+        ok(&mut c, &["CLIENT", "TRACKING", "ON", "OPTIN"]);
+        t.saw(c.cmd(&["EVAL", read, "1", "no"]));
+        ok(&mut c, &["CLIENT", "CACHING", "YES"]);
+        t.saw(c.cmd(&["EVAL", read, "1", "yes"]));
+        ok(&mut writer, &["MSET", "no", "1", "yes", "1"]);
+        assert_eq!(t.saw(c.read_reply()), push(&["yes"]));
+        nothing_pending(&mut c);
+    });
+}

@@ -263,6 +263,10 @@ pub struct ClientState {
     pub authenticated: bool,
     pub user: String,
     pub reply_mode: ReplyMode,
+    /// Push frames written while replies are silenced (CLIENT REPLY OFF/SKIP):
+    /// Redis sends pushes whatever the reply mode (its `CLIENT_PUSHING`), so they
+    /// survive the silencing of the command that wrote them.
+    pub pushes: Vec<u8>,
     pub no_evict: bool,
     pub no_touch: bool,
     pub lib_name: Option<Vec<u8>>,
@@ -299,6 +303,12 @@ pub struct ClientState {
 }
 
 impl ClientState {
+    /// Whether the reply of the command being run is dropped (CLIENT REPLY OFF, or
+    /// the command CLIENT REPLY SKIP skips).
+    pub fn replies_silenced(&self) -> bool {
+        matches!(self.reply_mode, ReplyMode::Off | ReplyMode::Skipping)
+    }
+
     pub fn new(info: Arc<ClientInfo>, authenticated: bool) -> Self {
         ClientState {
             info,
@@ -307,6 +317,7 @@ impl ClientState {
             authenticated,
             user: "default".into(),
             reply_mode: ReplyMode::On,
+            pushes: Vec::new(),
             no_evict: false,
             no_touch: false,
             lib_name: None,

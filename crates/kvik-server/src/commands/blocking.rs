@@ -12,7 +12,7 @@ use crate::mailbox::{Message, WaitEnd};
 use crate::server::Server;
 use crate::stats::ThreadStats;
 use kvik_resp::ReplyWriter;
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -83,9 +83,12 @@ pub fn may_block(client: &ClientState) -> bool {
 pub enum Written<'k> {
     /// At these keys of this database (the keys its key spec names).
     Keys(usize, &'k [&'k [u8]]),
-    /// Anywhere: commands whose writes their key spec does not name (MOVE, COPY,
-    /// SWAPDB, FLUSHALL).
-    Anything,
+    /// Anywhere: commands whose writes their key spec does not name (EXEC, scripts,
+    /// MOVE, COPY, SWAPDB, FLUSHALL). The keys they set or changed, in order, when
+    /// someone waited as they started: those are served first, in that order, as
+    /// Redis serves the keys in the order they became ready; every other waited key
+    /// after them (a key readied by a swapped database, or waited on since).
+    Anything(Vec<(usize, Vec<u8>)>),
 }
 
 /// After a command that changed the keyspace, once its locks are released: serve the
@@ -96,7 +99,14 @@ pub fn after_write(server: &Server, stats: &ThreadStats, written: Written<'_>) {
     }
     let work = match written {
         Written::Keys(db, keys) => keys.iter().map(|k| (db, k.to_vec())).collect(),
-        Written::Anything => server.blocking.waited_keys().into(),
+        Written::Anything(in_order) => {
+            let mut seen = HashSet::new();
+            in_order
+                .into_iter()
+                .chain(server.blocking.waited_keys())
+                .filter(|key| seen.insert(key.clone()))
+                .collect()
+        }
     };
     serve(server, stats, work);
 }

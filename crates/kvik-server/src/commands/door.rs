@@ -66,9 +66,10 @@ pub fn call(
             write_error(server, stats, out, &e.0);
         }
     }
+    let silenced = client.replies_silenced();
     if let Some(blocked) = client.blocked.as_mut() {
         // The reply comes when the wait ends; whether it is wanted is decided now.
-        blocked.silent = matches!(client.reply_mode, ReplyMode::Off | ReplyMode::Skipping);
+        blocked.silent = silenced;
     }
     match client.reply_mode {
         ReplyMode::Off => out.buf.truncate(reply_start),
@@ -78,6 +79,7 @@ pub fn call(
         }
         ReplyMode::On | ReplyMode::SkipNext => {}
     }
+    out.buf.append(&mut client.pushes);
     // Invalidations are pushed even to a client that turned replies off, as in Redis.
     if tracking || client.tracking.is_some() {
         crate::tracking::after_command(&server.tracking_env(), client, out, keeps_caching);
@@ -126,13 +128,21 @@ fn execute(
         return refuse(server, stats, out, id, &scripts.busy_reply());
     }
     locked.touch = !client.no_touch;
+    // A command whose writes no key spec names (EXEC, scripts, MOVE ...) says which
+    // keys it wrote, in order, for the waiters to be served in that order.
+    let names_writes = matches!(cmd.lock, Lock::Keys);
+    if !names_writes && !server.blocking.is_idle() {
+        locked.keep_written();
+    }
     let ran = run_locked(server, stats, client, out, args, id, &mut locked);
+    let written_in_order = locked.take_written();
     drop(locked);
     stats.add(&stats.dirty, ran.changes);
     if ran.changes > 0 {
-        let written = match cmd.lock {
-            Lock::Keys => blocking::Written::Keys(db, &keys),
-            _ => blocking::Written::Anything,
+        let written = if names_writes {
+            blocking::Written::Keys(db, &keys)
+        } else {
+            blocking::Written::Anything(written_in_order)
         };
         blocking::after_write(server, stats, written);
     }
@@ -159,16 +169,30 @@ fn execute(
 /// After a read-only command ran, with its shard locks still held: remember the
 /// keys it read for the client, if its tracking settings say so.
 fn remember_reads(server: &Server, client: &ClientState, cmd: &Command, args: &[&[u8]]) {
-    let Some(tracking) = &client.tracking else {
-        return;
-    };
-    // Read-only scripts are tracked through the commands they run; channel names of
-    // shard pub/sub are not keys anyone caches.
-    if !tracking.remembers_reads() || cmd.runs_read_only_script() || cmd.has(table::flags::PUBSUB) {
+    // Read-only scripts are tracked through the commands they run
+    // ([`remember_script_reads`]); channel names of shard pub/sub are not keys anyone
+    // caches.
+    if cmd.runs_read_only_script() || cmd.has(table::flags::PUBSUB) {
         return;
     }
     if let Some(positions) = cmd.key_positions(args) {
-        let keys = positions.iter().map(|&at| args[at]);
+        remember(server, client, positions.iter().map(|&at| args[at]));
+    }
+}
+
+/// A script's command was read-only: as Redis 7.0 does, the client running the
+/// script is tracked for every key the script declared, whichever keys the command
+/// read (a script that only writes, or declares no key, is tracked for nothing).
+/// Called with the declared keys' shards held by the script.
+pub fn remember_script_reads(server: &Server, client: &ClientState, declared: &[&[u8]]) {
+    remember(server, client, declared.iter().copied());
+}
+
+fn remember<'k>(server: &Server, client: &ClientState, keys: impl Iterator<Item = &'k [u8]>) {
+    let Some(tracking) = &client.tracking else {
+        return;
+    };
+    if tracking.remembers_reads() {
         server
             .tracking
             .remember(crate::tracking::Endpoint::of(&client.info), keys);
@@ -284,8 +308,12 @@ pub fn run_locked<'a>(
         crate::log_warning!("Internal error while running '{}'", cmd.name);
         Err(format!("ERR internal error while running '{}'", cmd.name).into())
     });
-    // Remembered while the keys' shards are still locked: no write slips between.
-    if ctx.client.tracking.is_some() && cmd.has(table::flags::READONLY) {
+    // Remembered while the keys' shards are still locked: no write slips between. A
+    // script's commands remember the script's keys instead (its caller does that).
+    if ctx.client.tracking.is_some()
+        && cmd.has(table::flags::READONLY)
+        && !ctx.client.running_script
+    {
         remember_reads(server, ctx.client, cmd, args);
     }
     let changes = ctx.keys.dirty() - dirty_before + ctx.extra_dirty;

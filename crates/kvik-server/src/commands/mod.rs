@@ -53,8 +53,8 @@ pub use crate::errors::{self, CmdError, CmdResult};
 pub use admission::{held_by_pause, may_grow_memory, may_replicate};
 pub use context::{Ctx, Held};
 pub use door::{
-    call, count_call, count_error_reply, finish_call, plan_locks, redacted, run_locked,
-    write_error, Ran, REDACTED,
+    call, count_call, count_error_reply, finish_call, plan_locks, redacted, remember_script_reads,
+    run_locked, write_error, Ran, REDACTED,
 };
 
 /// The command table: every family's entries, in the order COMMAND lists them,

@@ -215,7 +215,13 @@ fn subscribe_to(ctx: &mut Ctx, kind: Kind, names: &[&[u8]]) {
             ctx.server.pubsub.subscribe(kind, name, me);
         }
         let count = ctx.client.pubsub.reply_count(kind);
-        confirm(ctx.out, kind.subscribe_word(), Some(name), count);
+        confirm(
+            ctx.client,
+            ctx.out,
+            kind.subscribe_word(),
+            Some(name),
+            count,
+        );
     }
     show_in_client_list(ctx.client);
 }
@@ -240,14 +246,20 @@ fn unsubscribe_from(ctx: &mut Ctx, kind: Kind, names: &[&[u8]]) {
     };
     if names.is_empty() {
         let count = ctx.client.pubsub.reply_count(kind);
-        confirm(ctx.out, kind.unsubscribe_word(), None, count);
+        confirm(ctx.client, ctx.out, kind.unsubscribe_word(), None, count);
     }
     for name in names {
         if ctx.client.pubsub.remove(kind, name) {
             ctx.server.pubsub.unsubscribe(kind, name, ctx.client.id());
         }
         let count = ctx.client.pubsub.reply_count(kind);
-        confirm(ctx.out, kind.unsubscribe_word(), Some(name), count);
+        confirm(
+            ctx.client,
+            ctx.out,
+            kind.unsubscribe_word(),
+            Some(name),
+            count,
+        );
     }
     show_in_client_list(ctx.client);
 }
@@ -262,8 +274,17 @@ fn subscriber(client: &ClientState, protocol: Protocol) -> Subscriber {
     }
 }
 
-/// `[word, name, count]` as a push frame (an array in RESP2).
-fn confirm(out: &mut ReplyWriter, word: &[u8], name: Option<&[u8]>, count: usize) {
+/// `[word, name, count]` as a push frame (an array in RESP2). Redis sends it even
+/// when the client silenced its replies (CLIENT REPLY OFF/SKIP), in RESP2 too, so
+/// it is then set aside for `call` to keep.
+fn confirm(
+    client: &mut ClientState,
+    out: &mut ReplyWriter,
+    word: &[u8],
+    name: Option<&[u8]>,
+    count: usize,
+) {
+    let start = out.buf.len();
     out.push(3);
     out.bulk(word);
     match name {
@@ -271,6 +292,9 @@ fn confirm(out: &mut ReplyWriter, word: &[u8], name: Option<&[u8]>, count: usize
         None => out.null(),
     }
     out.int(count as i64);
+    if client.replies_silenced() {
+        client.pushes.extend(out.buf.drain(start..));
+    }
 }
 
 /// Drop every subscription and MONITOR mode, without confirmations: the connection

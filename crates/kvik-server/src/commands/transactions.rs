@@ -191,6 +191,7 @@ fn exec(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let changes = run_queued(ctx, &tx, &mut locked);
     ctx.client.deny_blocking = false;
     locked.finish_effect_group();
+    ctx.keys.absorb_written(&mut locked);
     drop(locked);
     // `call` counts the changes and serves the clients blocked on what was written,
     // now that the locks are gone; the effects are appended already.
@@ -224,6 +225,7 @@ fn lock_everything<'a>(
     }
     let mut locked = Locked::shard_ids(ctx.key_env(), ctx.client.db, ctx.keys.now_ms, &ids);
     locked.touch = !ctx.client.no_touch;
+    locked.keep_written_like(ctx.keys);
     locked
 }
 

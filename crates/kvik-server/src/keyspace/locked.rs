@@ -90,6 +90,11 @@ pub struct Locked<'a> {
     group: Option<Vec<GroupedEffect>>,
     /// The wait gate said stop before every shard was had; nothing is held.
     gave_up: bool,
+    /// The keys set or changed so far, in that order (repeats included), when asked
+    /// for ([`Locked::keep_written`]): after a transaction or a script, blocked
+    /// clients are served key by key in the order the keys became ready, as Redis
+    /// serves its ready keys.
+    written: Option<Vec<(usize, Vec<u8>)>>,
 }
 
 impl<'a> Locked<'a> {
@@ -134,6 +139,7 @@ impl<'a> Locked<'a> {
             last_ts: 0,
             group: None,
             gave_up,
+            written: None,
         }
     }
 
@@ -465,6 +471,7 @@ impl<'a> Locked<'a> {
         self.expire_if_due(db, hash, key);
         self.dirty += 1;
         self.env.keyspace.signal_modified(db, key);
+        self.note_written(db, key);
         let (now, last) = (self.now_ms, self.last_ts);
         let (clock, touch) = (self.clock, self.touch);
         let access = |previous: Option<u32>| match previous {
@@ -520,6 +527,7 @@ impl<'a> Locked<'a> {
             .map_or(0, |e| e.ts);
         entry.ts = self.stamp(previous_ts.max(entry.ts));
         self.env.keyspace.signal_modified(db, entry.key());
+        self.note_written(db, entry.key());
         // Redis deletes the target first, so the moved key is always a new one there.
         self.created(db, entry.key());
         self.shard_mut(db, hash).insert(hash, entry)
@@ -575,6 +583,40 @@ impl<'a> Locked<'a> {
     pub fn modified_in(&mut self, db: usize, key: &[u8]) {
         if self.stamp_change(db, key) {
             self.env.keyspace.signal_modified(db, key);
+            self.note_written(db, key);
+        }
+    }
+
+    /// Keep, from now on, the keys set or changed (`written`), when `like` keeps
+    /// them: the command running a transaction or a script asked for them, and this
+    /// `Locked` is the one its commands run under.
+    pub fn keep_written_like(&mut self, like: &Locked) {
+        if like.written.is_some() {
+            self.keep_written();
+        }
+    }
+
+    /// Keep, from now on, the keys set or changed (`written`).
+    pub fn keep_written(&mut self) {
+        self.written.get_or_insert_with(Vec::new);
+    }
+
+    /// Add the keys `other` kept to this one's (a transaction's or a script's own
+    /// locks hand them to those of the command that ran it).
+    pub fn absorb_written(&mut self, other: &mut Locked) {
+        if let (Some(mine), Some(theirs)) = (&mut self.written, other.written.take()) {
+            mine.extend(theirs);
+        }
+    }
+
+    /// The keys set or changed since [`Locked::keep_written`], in order.
+    pub fn take_written(&mut self) -> Vec<(usize, Vec<u8>)> {
+        self.written.take().unwrap_or_default()
+    }
+
+    fn note_written(&mut self, db: usize, key: &[u8]) {
+        if let Some(written) = &mut self.written {
+            written.push((db, key.to_vec()));
         }
     }
 

@@ -29,6 +29,8 @@ pub struct Caller<'x, 'c, 'a> {
     /// when it locked for itself; `None` inside a transaction, whose shards (in
     /// `ctx.keys`) it extends instead.
     own: Option<&'x mut Locked<'a>>,
+    /// The keys the script declared (KEYS), whose shards it holds throughout.
+    declared: &'x [&'x [u8]],
     /// Writes are refused.
     read_only: bool,
     /// It may write over `maxmemory`.
@@ -48,12 +50,14 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
     pub fn new(
         ctx: &'x mut Ctx<'c, 'a>,
         own: Option<&'x mut Locked<'a>>,
+        declared: &'x [&'x [u8]],
         spec: &RunSpec,
         slot: &'x Slot,
     ) -> Self {
         Caller {
             ctx,
             own,
+            declared,
             read_only: spec.read_only,
             allow_oom: spec.allow_oom,
             slot,
@@ -106,6 +110,9 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
         keys.effect_targets = self.targets;
         let ran = run_locked(server, ctx.stats, ctx.client, reply, argv, cmd_id, keys);
         keys.effect_targets = Targets::ALL;
+        if ctx.client.tracking.is_some() && cmd.has(flags::READONLY) {
+            commands::remember_script_reads(server, ctx.client, self.declared);
+        }
         let origin = commands::slowlog::Origin::Script;
         commands::finish_call(server, ctx.stats, origin, cmd_id, argv, &ran);
         ran.result.map_err(|e| {

@@ -112,6 +112,7 @@ fn run(
     } else {
         let mut locked = lock_declared_keys(ctx, keys)?;
         locked.touch = ctx.keys.touch;
+        locked.keep_written_like(ctx.keys);
         // Its effects reach replicas as one MULTI ... EXEC (a transaction running the
         // script has a group open already).
         locked.begin_effect_group();
@@ -128,7 +129,7 @@ fn run(
     let saved_deny = std::mem::replace(&mut ctx.client.deny_blocking, true);
     ctx.client.running_script = true;
     let (outcome, resp) = {
-        let mut caller = Caller::new(ctx, own.as_mut(), spec, slot);
+        let mut caller = Caller::new(ctx, own.as_mut(), keys, spec, slot);
         let outcome = {
             let _installed = Installed::new(&mut caller);
             sandbox.call(f, inputs)
@@ -145,6 +146,7 @@ fn run(
     let wrote = match own {
         Some(mut locked) => {
             locked.finish_effect_group();
+            ctx.keys.absorb_written(&mut locked);
             ctx.extra_dirty += locked.dirty();
             locked.dirty() > 0
         }
