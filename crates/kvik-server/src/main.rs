@@ -94,6 +94,8 @@ fn main() {
             std::process::exit(1);
         }
     };
+    let crashed = running.server.clone();
+    kvik_server::crash::install(move || kvik_server::commands::info::crash_details(&crashed));
     logging::log_startup_banner(show_logo, VERSION, "standalone", port, pid, threads);
     log_notice!("Ready to accept connections");
     watch_shutdown_signals(running.server.clone());

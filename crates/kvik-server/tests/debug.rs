@@ -264,3 +264,24 @@ fn error_log_pause_cron_and_skipped_checksums_act_as_in_redis() {
             || server.stderr().contains("DEBUG LOG: marker-7d1")
     );
 }
+
+#[test]
+fn segfault_writes_the_crash_report_and_dies_of_the_signal() {
+    let mut server = TestServer::start(&["--enable-debug-command", "yes"]);
+    let mut conn = server.raw();
+    assert_eq!(conn.cmd(&["SET", "k", "v"]), b"+OK\r\n");
+    conn.send_cmd(&["DEBUG", "SEGFAULT"]);
+    server.assert_exits_within(Duration::from_secs(20));
+    let log = server.stdout() + &server.stderr();
+    for line in [
+        "=== REDIS BUG REPORT START: Cut & paste starting from here ===",
+        "crashed by signal: 11",
+        "------ STACK TRACE ------",
+        "------ INFO OUTPUT ------",
+        "redis_version:7.0.15",
+        "------ CLIENT LIST OUTPUT ------",
+        "=== REDIS BUG REPORT END. Make sure to include from START to END. ===",
+    ] {
+        assert!(log.contains(line), "no {line:?} in:\n{log}");
+    }
+}

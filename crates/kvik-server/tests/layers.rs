@@ -46,6 +46,7 @@ const LAYERS: &[&[&str]] = &[
         "logging",
         "listen",
         "oom_score",
+        "crash",
     ],
     // Re-exported crates (the compiler keeps them below everything).
     &["persistence", "types", "util"],

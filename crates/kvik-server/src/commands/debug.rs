@@ -99,6 +99,12 @@ const ACTIONS: &[Action] = &[
         run: reload,
     },
     Action {
+        name: "segfault",
+        min_args: 2,
+        max_args: 2,
+        run: segfault,
+    },
+    Action {
         name: "set-active-expire",
         min_args: 3,
         max_args: 3,
@@ -202,6 +208,8 @@ const HELP: &[&str] = &[
     "    Reply with a test value of the specified type. <type> can be: string,",
     "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
     "    true, false.",
+    "SEGFAULT",
+    "    Crash the server with sigsegv.",
     "SET-ACTIVE-EXPIRE <0|1>",
     "    Setting it to 0 disables expiring keys in background when they are not",
     "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -439,6 +447,16 @@ fn set_active_expire(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let on = leading_digits(args[2]).iter().any(|&d| d != b'0');
     ctx.server.hot.active_expire.store(on, Ordering::Relaxed);
     ctx.out.ok();
+    Ok(())
+}
+
+/// DEBUG SEGFAULT: die of SIGSEGV, writing the crash report first (see
+/// [`crate::crash`]), as tools that test crash handling expect.
+fn segfault(_ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    // SAFETY: raising a signal is always sound; this one ends the process.
+    unsafe {
+        libc::raise(libc::SIGSEGV);
+    }
     Ok(())
 }
 

@@ -56,6 +56,20 @@ fn info(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// What the crash report says of the server: every INFO section (key counts left
+/// out: they would take shard locks a crashed thread may hold) and CLIENT LIST.
+pub fn crash_details(server: &Server) -> String {
+    let all: Vec<bool> = SECTIONS.iter().map(|s| s.name != "keyspace").collect();
+    let mut out = String::from("\n------ INFO OUTPUT ------\n");
+    out.push_str(&report(server, &all, Vec::new()));
+    out.push_str("\n------ CLIENT LIST OUTPUT ------\n");
+    let now = crate::hlc::unix_ms();
+    for client in server.clients.all() {
+        client.describe(&client.snapshot.lock(), now, &mut out);
+    }
+    out
+}
+
 /// One section of the report.
 struct Section {
     /// The name INFO takes as an argument.
