@@ -36,6 +36,8 @@ const LAYERS: &[&[&str]] = &[
     // What a write emits: keyspace events, pub/sub delivery, effects, frees.
     &["notify"],
     &["pubsub", "effects", "lazyfree"],
+    // The crash report reads the version and writes the log.
+    &["crash"],
     // Leaves.
     &[
         "stats",
@@ -46,7 +48,6 @@ const LAYERS: &[&[&str]] = &[
         "logging",
         "listen",
         "oom_score",
-        "crash",
     ],
     // Re-exported crates (the compiler keeps them below everything).
     &["persistence", "types", "util"],
