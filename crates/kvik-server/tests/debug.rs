@@ -285,3 +285,13 @@ fn segfault_writes_the_crash_report_and_dies_of_the_signal() {
         assert!(log.contains(line), "no {line:?} in:\n{log}");
     }
 }
+
+#[test]
+fn stringmatch_test_fuzzes_the_matcher_and_passes() {
+    let server = TestServer::start(&["--enable-debug-command", "yes"]);
+    let mut conn = server.raw();
+    assert_eq!(
+        conn.cmd(&["DEBUG", "STRINGMATCH-TEST"]),
+        b"+Apparently Redis did not crash: test passed\r\n"
+    );
+}
