@@ -63,9 +63,13 @@ impl ReplyWriter {
     }
 
     fn header(&mut self, prefix: u8, n: i64) {
-        if self.full() {
-            return;
+        if !self.full() {
+            self.write_header(prefix, n);
         }
+    }
+
+    /// [`ReplyWriter::header`] once the limit is checked.
+    fn write_header(&mut self, prefix: u8, n: i64) {
         let mut digits = itoa::Buffer::new();
         self.buf.push(prefix);
         self.buf.extend_from_slice(digits.format(n).as_bytes());
@@ -106,7 +110,7 @@ impl ReplyWriter {
         if self.full() {
             return;
         }
-        self.header(b'$', data.len() as i64);
+        self.write_header(b'$', data.len() as i64);
         self.buf.extend_from_slice(data);
         self.buf.extend_from_slice(b"\r\n");
     }

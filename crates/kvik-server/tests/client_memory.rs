@@ -48,14 +48,6 @@ fn closed_within(stream: &mut TcpStream, wait: Duration) -> bool {
     false
 }
 
-fn evicted_clients(conn: &mut RawConn) -> String {
-    let info = String::from_utf8_lossy(&conn.cmd(&["INFO", "stats"])).into_owned();
-    info.lines()
-        .find_map(|l| l.strip_prefix("evicted_clients:"))
-        .expect("evicted_clients in INFO")
-        .to_string()
-}
-
 #[test]
 fn the_largest_client_goes_and_no_evict_ones_stay() {
     let server = TestServer::start(&["--server-threads", "2"]);
@@ -70,7 +62,7 @@ fn the_largest_client_goes_and_no_evict_ones_stay() {
     // The rest fit now: nobody else goes.
     assert!(!closed_within(&mut spared, Duration::from_millis(300)));
     assert_eq!(admin.cmd(&["PING"]), b"+PONG\r\n");
-    assert_eq!(evicted_clients(&mut admin), "1");
+    assert_eq!(admin.info_field("stats", "evicted_clients"), "1");
 }
 
 #[test]
@@ -79,7 +71,7 @@ fn no_limit_evicts_nobody() {
     let mut admin = server.raw();
     let mut big = with_partial_query(&server, None, 1_500_000);
     assert!(!closed_within(&mut big, Duration::from_millis(500)));
-    assert_eq!(evicted_clients(&mut admin), "0");
+    assert_eq!(admin.info_field("stats", "evicted_clients"), "0");
 }
 
 /// A client's `qbuf` and `qbuf-free` in CLIENT LIST.
@@ -148,11 +140,8 @@ fn a_reply_past_the_output_limit_is_not_built_and_its_client_goes() {
         );
     }
     // The replies were never built: memory stayed far below their size (hundreds of MB).
-    let info = String::from_utf8_lossy(&admin.cmd(&["INFO", "memory"])).into_owned();
-    let peak: u64 = info
-        .lines()
-        .find_map(|l| l.strip_prefix("used_memory_peak:"))
-        .unwrap()
+    let peak: u64 = admin
+        .info_field("memory", "used_memory_peak")
         .parse()
         .unwrap();
     assert!(peak < 64 << 20, "used_memory_peak {peak}");

@@ -17,21 +17,11 @@ fn replies_within(conn: &mut RawConn, wait: Duration) -> Option<Vec<u8>> {
     reply
 }
 
-/// An INFO field's value.
-fn info_field(conn: &mut RawConn, section: &str, name: &str) -> String {
-    let info = String::from_utf8_lossy(&conn.cmd(&["INFO", section])).into_owned();
-    let prefix = format!("{name}:");
-    info.lines()
-        .find_map(|line| line.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no {name} in INFO {section}"))
-        .to_string()
-}
-
 /// Wait until INFO's `blocked_clients` reads `count`.
 fn wait_for_blocked(conn: &mut RawConn, count: usize) {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        let now = info_field(conn, "clients", "blocked_clients");
+        let now = conn.info_field("clients", "blocked_clients");
         if now == count.to_string() {
             return;
         }
@@ -103,9 +93,7 @@ fn a_pause_begun_in_a_transaction_starts_after_exec() {
 fn no_key_expires_while_clients_are_paused() {
     let server = TestServer::start(&["--server-threads", "2", "--hz", "100"]);
     let mut conn = server.raw();
-    let expired_before: u64 = info_field(&mut conn, "stats", "expired_keys")
-        .parse()
-        .unwrap();
+    let expired_before: u64 = conn.info_field("stats", "expired_keys").parse().unwrap();
     assert_eq!(conn.cmd(&["MULTI"]), b"+OK\r\n");
     conn.cmd(&["SET", "foo", "bar", "PX", "10"]);
     conn.cmd(&["SET", "bar", "foo", "PX", "10"]);
@@ -123,17 +111,13 @@ fn no_key_expires_while_clients_are_paused() {
     // With every key due, RANDOMKEY still answers (Redis 7.0 would loop for ever).
     let random = conn.cmd(&["RANDOMKEY"]);
     assert!(random == b"$3\r\nfoo\r\n" || random == b"$3\r\nbar\r\n");
-    let expired_now: u64 = info_field(&mut conn, "stats", "expired_keys")
-        .parse()
-        .unwrap();
+    let expired_now: u64 = conn.info_field("stats", "expired_keys").parse().unwrap();
     assert_eq!(expired_now, expired_before);
 
     assert_eq!(conn.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
     assert_eq!(conn.cmd(&["GET", "foo"]), b"$-1\r\n");
     assert_eq!(conn.cmd(&["GET", "bar"]), b"$-1\r\n");
-    let expired_after: u64 = info_field(&mut conn, "stats", "expired_keys")
-        .parse()
-        .unwrap();
+    let expired_after: u64 = conn.info_field("stats", "expired_keys").parse().unwrap();
     assert_eq!(expired_after, expired_before + 2);
     assert_eq!(conn.cmd(&["DBSIZE"]), b":0\r\n");
 }

@@ -232,29 +232,18 @@ fn truncated(arg: &[u8], max: usize) -> String {
 /// Must this command wait for CLIENT PAUSE to end? Under PAUSE ALL every command;
 /// under PAUSE WRITE those that write or may replicate (PUBLISH, PFCOUNT, scripts
 /// that may write), and EXEC when its queue holds one, as Redis 7.0 decides. A
-/// command that will fail its checks (unknown, wrong arity) is not held: its error
-/// comes at once, as in Redis, which pauses only what passed them. One relaxed load
-/// when nobody paused.
+/// command that will fail [`resolve`]'s checks (unknown, wrong arity, not allowed,
+/// not authenticated) is not held: its error comes at once, as in Redis, which
+/// pauses only what passed them. One relaxed load when nobody paused.
 #[inline]
 pub fn held_by_pause(server: &Server, client: &ClientState, args: &[&[u8]], now_ms: u64) -> bool {
     if !server.pause.is_active() {
         return false;
     }
-    let registry = registry();
-    let Some(mut id) = registry.lookup(args[0]) else {
+    let Ok(id) = resolve(server, client, args) else {
         return false;
     };
-    let container = registry.get(id);
-    if !container.subcommands.is_empty() && args.len() > 1 {
-        match registry.lookup_sub(container, args[1]) {
-            Some(sub) => id = sub,
-            None => return false,
-        }
-    }
-    let cmd = registry.get(id);
-    if !cmd.arity_ok(args.len()) {
-        return false;
-    }
+    let cmd = registry().get(id);
     let writes = if cmd.has(table::flags::RUNS_QUEUED) {
         client.multi.as_ref().is_some_and(|tx| tx.may_replicate)
     } else {

@@ -30,14 +30,14 @@ pub fn active_expire_cycle(
     const KEYS_PER_VISIT: usize = 256;
     let started = Instant::now();
     let ks = env.keyspace;
-    if ks.expiry_held(crate::hlc::unix_ms()) {
+    let mut now = crate::hlc::unix_ms();
+    if ks.expiry_held(now) {
         return;
     }
     // This worker's shards of one database: worker, worker + workers, ...
     let per_db = ks.shards_per_db().saturating_sub(worker).div_ceil(workers);
     let dbs = ks.databases();
     let ExpireCursor { mut db, mut pos } = *cursor;
-    let mut now = crate::hlc::unix_ms();
     for visited in 0..dbs * per_db {
         if visited % CLOCK_EVERY == CLOCK_EVERY - 1 {
             if started.elapsed() >= budget {

@@ -354,9 +354,13 @@ impl Conn {
     /// buffer back, as Redis frees an idle client's query buffer: thousands of idle
     /// connections then cost no buffer memory (CLIENT LIST shows `qbuf-free=0`).
     pub fn release_idle_buffer(&mut self, now_ms: u64) {
-        if self.filled == 0 && !self.buf.is_empty() && self.idle_ms(now_ms) >= IDLE_BUFFER_MS {
+        if self.filled != 0 || self.buf.is_empty() {
+            return;
+        }
+        let mut snap = self.state.info.snapshot.lock();
+        if now_ms.saturating_sub(snap.last_interaction_ms) >= IDLE_BUFFER_MS {
             self.buf = Vec::new();
-            self.state.info.snapshot.lock().query_buffer_free = 0;
+            snap.query_buffer_free = 0;
         }
     }
 

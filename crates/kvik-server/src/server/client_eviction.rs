@@ -4,9 +4,10 @@
 //! with CLIENT NO-EVICT on are never chosen, nor replicas and masters (Redis evicts
 //! normal and pub/sub clients only).
 //!
-//! Each worker looks once per cron tick, from the CLIENT LIST snapshots that every
-//! connection refreshes after each read and write. One pass runs at a time, so two
-//! threads never close clients for the same excess. A chosen client is closed the way
+//! A pass looks at the CLIENT LIST snapshots that every connection refreshes after
+//! each read and write. Every worker's cron offers to make one; one runs at a time
+//! and at most every [`PASS_EVERY_MS`], so two threads never close clients for the
+//! same excess and many threads do not walk every client over and over. A chosen client is closed the way
 //! CLIENT KILL closes it: flagged, and its thread told.
 
 use super::Server;
@@ -14,6 +15,9 @@ use crate::client::{ClientInfo, ClientType};
 use crate::mailbox::Message;
 use crate::stats::ThreadStats;
 use std::sync::Arc;
+
+/// The shortest time between two passes (Redis's default `hz` tick).
+const PASS_EVERY_MS: u64 = 100;
 
 impl Server {
     /// Close clients, largest first, until the memory of all clients is under
@@ -27,9 +31,14 @@ impl Server {
         if limit == 0 {
             return 0;
         }
-        let Some(_pass) = self.client_eviction.try_lock() else {
+        let Some(mut last_pass) = self.client_eviction.try_lock() else {
             return 0;
         };
+        let now = crate::hlc::unix_ms();
+        if now.saturating_sub(*last_pass) < PASS_EVERY_MS {
+            return 0;
+        }
+        *last_pass = now;
         let mut sized: Vec<(usize, bool, Arc<ClientInfo>)> = self
             .clients
             .all()
@@ -49,7 +58,6 @@ impl Server {
         sized.sort_by_key(|&(memory, ..)| std::cmp::Reverse(memory));
         let mut wake = vec![false; self.worker_count()];
         let mut evicted = 0;
-        let now = crate::hlc::unix_ms();
         for (memory, evictable, client) in sized {
             if total as u64 <= limit {
                 break;

@@ -274,8 +274,9 @@ pub struct Server {
     pub workers: OnceLock<Vec<WorkerHandle>>,
     /// Counts accepted connections, to deal them out (see [`Server::take_accept_turn`]).
     accept_turn: AtomicUsize,
-    /// Held by the one client-eviction pass running (see `client_eviction.rs`).
-    client_eviction: Mutex<()>,
+    /// Held by the one client-eviction pass running, with the unix ms the last
+    /// one started (see `client_eviction.rs`).
+    client_eviction: Mutex<u64>,
     pub pause: Pause,
     /// What DEBUG has switched.
     pub debug: DebugSwitches,
@@ -337,7 +338,7 @@ impl Server {
             errorstats: Mutex::new(BTreeMap::new()),
             workers: OnceLock::new(),
             accept_turn: AtomicUsize::new(0),
-            client_eviction: Mutex::new(()),
+            client_eviction: Mutex::new(0),
             pause: Pause::default(),
             debug: DebugSwitches::default(),
             scripting,

@@ -364,6 +364,16 @@ impl RawConn {
         self.read_reply()
     }
 
+    /// The value of field `name` in INFO `section`; panics if it is missing.
+    pub fn info_field(&mut self, section: &str, name: &str) -> String {
+        let info = String::from_utf8_lossy(&self.cmd(&["INFO", section])).into_owned();
+        let prefix = format!("{name}:");
+        info.lines()
+            .find_map(|line| line.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("no {name} in INFO {section}"))
+            .to_string()
+    }
+
     /// Reads exactly one reply (an attribute counts as part of the reply it precedes).
     /// Panics if the server closes the connection first.
     pub fn read_reply(&mut self) -> Vec<u8> {
