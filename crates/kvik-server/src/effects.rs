@@ -9,7 +9,7 @@
 //! grows by the size of the effect's RESP encoding, the way Redis counts
 //! `master_repl_offset`.
 //!
-//! Owns the sequence and its subscribers. Must not decide *what* a command
+//! Owns the sequence and its sinks. Must not decide *what* a command
 //! propagates: commands and the keyspace do that.
 //!
 //! Each effect also says where it goes ([`Targets`]): the AOF, the replicas, or both
@@ -18,12 +18,19 @@
 //! stream carries every effect meant for any destination; each consumer takes those
 //! meant for it (an AOF writer the `aof` ones, replication the `replicas` ones).
 //!
+//! Consumers are [`EffectSink`]s, called inline, in stream order, under the log's
+//! lock: the AOF and the replication backlog copy each effect's bytes into their
+//! own buffers there, so that when a command's reply is written its effects are
+//! already in every consumer's buffer (what appendfsync always and WAIT rely on).
+//! A sink must not block or take other locks that a writer may hold. A channel
+//! sink ([`EffectLog::subscribe`]) serves tests and tools that want owned effects.
+//!
 //! Nothing is recorded while nobody listens (no AOF, no replica, no test subscriber):
 //! a write then pays one relaxed atomic load here, nothing more.
 
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 
 /// This node's identity in the effects it originates.
 pub type NodeId = [u8; 16];
@@ -65,7 +72,50 @@ impl Targets {
     }
 }
 
-/// One deterministic write.
+/// One deterministic write, as a sink sees it: borrowed, valid for the call.
+#[derive(Debug, Clone, Copy)]
+pub struct EffectRef<'a> {
+    /// Where this effect starts (see [`Effect::offset`]).
+    pub offset: u64,
+    pub db: usize,
+    pub argv: &'a [&'a [u8]],
+    pub ts: u64,
+    pub origin: NodeId,
+    /// Where it goes; never [`Targets::NONE`].
+    pub targets: Targets,
+}
+
+impl EffectRef<'_> {
+    /// An owned copy.
+    pub fn to_owned(&self) -> Effect {
+        Effect {
+            offset: self.offset,
+            db: self.db,
+            argv: self.argv.iter().map(|a| a.to_vec()).collect(),
+            ts: self.ts,
+            origin: self.origin,
+            targets: self.targets,
+        }
+    }
+}
+
+/// A consumer of the effect stream (the AOF, the replication backlog, a channel).
+pub trait EffectSink: Send + Sync {
+    /// Take one effect, in stream order, under the log's lock: copy what is needed
+    /// and return; never block. `false` unsubscribes this sink.
+    fn take(&self, effect: &EffectRef<'_>) -> bool;
+}
+
+/// Sends owned copies of every effect to a channel, until the receiver is dropped.
+struct ChannelSink(Mutex<mpsc::Sender<Effect>>);
+
+impl EffectSink for ChannelSink {
+    fn take(&self, effect: &EffectRef<'_>) -> bool {
+        self.0.lock().send(effect.to_owned()).is_ok()
+    }
+}
+
+/// One deterministic write, owned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Effect {
     /// Where this effect starts in the replication stream: the offset grows by the
@@ -105,7 +155,7 @@ pub struct GroupedEffect {
 
 struct Inner {
     offset: u64,
-    subscribers: Vec<mpsc::Sender<Effect>>,
+    sinks: Vec<Arc<dyn EffectSink>>,
 }
 
 /// The node's effect stream.
@@ -125,7 +175,7 @@ impl EffectLog {
             origin,
             inner: Mutex::new(Inner {
                 offset: 0,
-                subscribers: Vec::new(),
+                sinks: Vec::new(),
             }),
         }
     }
@@ -159,17 +209,15 @@ impl EffectLog {
         }
         let mut inner = self.inner.lock();
         self.push(&mut inner, db, ts, argv, targets);
-        if inner.subscribers.is_empty() {
-            self.recording.store(false, Ordering::Relaxed);
-        }
+        self.note_sinks(&inner);
     }
 
-    /// Give one effect its offset and send it to every subscriber.
+    /// Give one effect its offset and hand it to every sink.
     fn push(&self, inner: &mut Inner, db: usize, ts: u64, argv: &[&[u8]], targets: Targets) {
-        let effect = Effect {
+        let effect = EffectRef {
             offset: inner.offset,
             db,
-            argv: argv.iter().map(|a| a.to_vec()).collect(),
+            argv,
             ts,
             origin: self.origin,
             targets,
@@ -178,7 +226,14 @@ impl EffectLog {
             inner.offset += Effect::encoded_len(argv);
             self.offset.store(inner.offset, Ordering::Relaxed);
         }
-        inner.subscribers.retain(|s| s.send(effect.clone()).is_ok());
+        inner.sinks.retain(|s| s.take(&effect));
+    }
+
+    /// Stop recording once the last sink has gone.
+    fn note_sinks(&self, inner: &Inner) {
+        if inner.sinks.is_empty() {
+            self.recording.store(false, Ordering::Relaxed);
+        }
     }
 
     /// Append the effects of one atomic group (a transaction's or a script's writes)
@@ -207,18 +262,25 @@ impl EffectLog {
         if wrap {
             self.push(&mut inner, last.db, last.ts, &[b"EXEC"], Targets::ALL);
         }
-        if inner.subscribers.is_empty() {
-            self.recording.store(false, Ordering::Relaxed);
-        }
+        self.note_sinks(&inner);
     }
 
-    /// Receive every effect appended from now on. Dropping the receiver unsubscribes
-    /// (noticed at the next append).
+    /// Hand every effect appended from now on to `sink`, until its
+    /// [`EffectSink::take`] says no more. `at_start` runs under the log's lock, before
+    /// any effect reaches the sink, with the offset the first one will have: a
+    /// consumer that starts from a snapshot learns there where the stream resumes.
+    pub fn add_sink(&self, sink: Arc<dyn EffectSink>, at_start: impl FnOnce(u64)) {
+        let mut inner = self.inner.lock();
+        at_start(inner.offset);
+        inner.sinks.push(sink);
+        self.recording.store(true, Ordering::Relaxed);
+    }
+
+    /// Receive owned copies of every effect appended from now on. Dropping the
+    /// receiver unsubscribes (noticed at the next append).
     pub fn subscribe(&self) -> mpsc::Receiver<Effect> {
         let (tx, rx) = mpsc::channel();
-        let mut inner = self.inner.lock();
-        inner.subscribers.push(tx);
-        self.recording.store(true, Ordering::Relaxed);
+        self.add_sink(Arc::new(ChannelSink(Mutex::new(tx))), |_| {});
         rx
     }
 }
