@@ -6,9 +6,19 @@
 //! sits below everything that knows them). Then it dies of the same signal, so a
 //! core is dumped where the system keeps them.
 //!
+//! A panic is a bug too. Where the code can recover from one (a command's handler, a
+//! scripting library call: [`recover`] runs those), the panic's message and place go
+//! to the log and the caller turns it into an error reply. Anywhere else (an event
+//! loop, the saver, a thread of the server's own) a thread would die while holding
+//! clients or work, and the server would limp on half dead; so the process writes
+//! the report, headed the way Redis heads an assertion (`Guru Meditation`), and
+//! aborts. DEBUG PANIC comes here on purpose ([`panic_now`]).
+//!
 //! The handler allocates and takes locks, which a signal handler should not do; Redis
 //! does the same, judging a report that sometimes fails better than none.
 
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe, PanicHookInfo};
 use std::sync::OnceLock;
 
 /// What the report says of the server besides the crash itself.
@@ -24,11 +34,18 @@ const FATAL_SIGNALS: [libc::c_int; 5] = [
     libc::SIGABRT,
 ];
 
-/// Write the crash report on a fatal signal; `details` gives the server's part.
+thread_local! {
+    /// How many [`recover`] calls this thread is inside.
+    static RECOVERABLE: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Write the crash report on a fatal signal or an unrecoverable panic; `details`
+/// gives the server's part.
 pub fn install(details: impl Fn() -> String + Send + Sync + 'static) {
     if DETAILS.set(Box::new(details)).is_err() {
         return;
     }
+    std::panic::set_hook(Box::new(on_panic));
     for signal in FATAL_SIGNALS {
         // SAFETY: a zeroed sigaction is a valid start; the handler has the
         // SA_SIGINFO signature, and SA_RESETHAND puts the default action back, so
@@ -59,14 +76,73 @@ extern "C" fn on_fatal_signal(
     }
 }
 
+/// Run `work`, turning a panic in it into `None` (its message already logged) instead
+/// of the crash report: for code whose caller can answer a bug with an error reply.
+pub fn recover<R>(work: impl FnOnce() -> R) -> Option<R> {
+    RECOVERABLE.with(|depth| depth.set(depth.get() + 1));
+    let outcome = catch_unwind(AssertUnwindSafe(work));
+    RECOVERABLE.with(|depth| depth.set(depth.get() - 1));
+    outcome.ok()
+}
+
+/// Stop the process now with the crash report for `message`, as Redis's
+/// `serverPanic` does (DEBUG PANIC).
+pub fn panic_now(message: &str) -> ! {
+    guru_meditation(message);
+    abort_quietly()
+}
+
+fn on_panic(info: &PanicHookInfo<'_>) {
+    let message = info
+        .payload()
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| info.payload().downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)");
+    let place = info
+        .location()
+        .map_or_else(String::new, |l| format!(" #{}:{}", l.file(), l.line()));
+    if RECOVERABLE.with(Cell::get) > 0 {
+        crate::log_warning!("Internal error (recovered): {message}{place}");
+        return;
+    }
+    guru_meditation(&format!("{message}{place}"));
+    abort_quietly()
+}
+
+/// The report of a software failure: Redis's `serverPanic` header, then the rest.
+fn guru_meditation(message: &str) {
+    crate::log_warning!("------------------------------------------------");
+    crate::log_warning!("!!! Software Failure. Press left mouse button to continue");
+    crate::log_warning!("Guru Meditation: {message}");
+    report_body("");
+}
+
+/// Die of SIGABRT without the signal handler writing a second report.
+fn abort_quietly() -> ! {
+    // SAFETY: putting back the default action of a signal is always sound.
+    unsafe {
+        libc::signal(libc::SIGABRT, libc::SIG_DFL);
+    }
+    std::process::abort()
+}
+
 fn report(signal: libc::c_int, code: libc::c_int, address: usize) {
-    crate::log_warning!("\n\n=== REDIS BUG REPORT START: Cut & paste starting from here ===");
-    crate::log_warning!(
+    let mut cause = format!(
         "kvik {} crashed by signal: {signal}, si_code: {code}",
         crate::version::VERSION
     );
     if matches!(signal, libc::SIGSEGV | libc::SIGBUS) {
-        crate::log_warning!("Accessing address: {address:#x}");
+        cause.push_str(&format!("\nAccessing address: {address:#x}"));
+    }
+    report_body(&cause);
+}
+
+/// The report from its START line: `cause` (if any), the stack, the server's part.
+fn report_body(cause: &str) {
+    crate::log_warning!("\n\n=== REDIS BUG REPORT START: Cut & paste starting from here ===");
+    if !cause.is_empty() {
+        crate::log_warning!("{cause}");
     }
     let trace = std::backtrace::Backtrace::force_capture();
     crate::log_warning!("\n------ STACK TRACE ------\n\nBacktrace:\n{trace}");

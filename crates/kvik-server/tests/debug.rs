@@ -287,6 +287,30 @@ fn segfault_writes_the_crash_report_and_dies_of_the_signal() {
 }
 
 #[test]
+fn panic_writes_the_software_failure_report_and_aborts() {
+    let mut server = TestServer::start(&["--enable-debug-command", "yes"]);
+    let mut conn = server.raw();
+    conn.send_cmd(&["DEBUG", "PANIC"]);
+    server.assert_exits_within(Duration::from_secs(20));
+    let log = server.stdout() + &server.stderr();
+    for line in [
+        "!!! Software Failure. Press left mouse button to continue",
+        "Guru Meditation: DEBUG PANIC called at Unix time ",
+        "=== REDIS BUG REPORT START: Cut & paste starting from here ===",
+        "------ STACK TRACE ------",
+        "------ INFO OUTPUT ------",
+        "=== REDIS BUG REPORT END. Make sure to include from START to END. ===",
+    ] {
+        assert!(log.contains(line), "no {line:?} in:\n{log}");
+    }
+    assert_eq!(
+        log.matches("REDIS BUG REPORT START").count(),
+        1,
+        "one report, not a second one for the abort:\n{log}"
+    );
+}
+
+#[test]
 fn stringmatch_test_fuzzes_the_matcher_and_passes() {
     let server = TestServer::start(&["--enable-debug-command", "yes"]);
     let mut conn = server.raw();

@@ -81,6 +81,12 @@ const ACTIONS: &[Action] = &[
         run: pause_cron,
     },
     Action {
+        name: "panic",
+        min_args: 2,
+        max_args: 2,
+        run: panic,
+    },
+    Action {
         name: "populate",
         min_args: 3,
         max_args: 5,
@@ -203,6 +209,8 @@ const HELP: &[&str] = &[
     "    the file as it is).",
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
+    "PANIC",
+    "    Crash the server simulating a panic.",
     "POPULATE <count> [<prefix>] [<size>]",
     "    Create <count> string keys named key:<num>. If <prefix> is specified then",
     "    it is used instead of the 'key' prefix. These are not propagated to",
@@ -466,6 +474,13 @@ fn segfault(_ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         libc::raise(libc::SIGSEGV);
     }
     Ok(())
+}
+
+/// DEBUG PANIC: stop the server with the crash report of a software failure, as
+/// Redis's `serverPanic` does (see [`crate::crash`]).
+fn panic(_ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let now = crate::hlc::unix_ms() / 1000;
+    crate::crash::panic_now(&format!("DEBUG PANIC called at Unix time {now}"))
 }
 
 /// DEBUG STRINGMATCH-TEST: match ten million random patterns against random strings

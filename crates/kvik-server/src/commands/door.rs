@@ -301,10 +301,7 @@ pub fn run_locked<'a>(
     };
     // A bug in one handler must not take the worker thread and its clients down with
     // it: the panic becomes an error reply (the shard locks unlock as the stack unwinds).
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        (cmd.handler)(&mut ctx, args)
-    }))
-    .unwrap_or_else(|_| {
+    let result = crate::crash::recover(|| (cmd.handler)(&mut ctx, args)).unwrap_or_else(|| {
         crate::log_warning!("Internal error while running '{}'", cmd.name);
         Err(format!("ERR internal error while running '{}'", cmd.name).into())
     });

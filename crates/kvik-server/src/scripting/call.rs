@@ -24,7 +24,6 @@ use smallvec::SmallVec;
 use std::cell::Cell;
 use std::ffi::c_int;
 use std::marker::PhantomData;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 
 /// Why `redis.call` / `redis.pcall` gave an error table.
@@ -102,9 +101,9 @@ fn with_current<R>(
     // SAFETY: put there by a live `Installed`, and taken out of the cell while in use,
     // so this is the only reference to it.
     let calls = unsafe { &mut *ptr.as_ptr() };
-    let result = catch_unwind(AssertUnwindSafe(|| work(calls)));
+    let result = crate::crash::recover(|| work(calls));
     CURRENT.with(|current| current.set(Some(ptr)));
-    result.map_err(|_| "ERR internal error while running a script command")
+    result.ok_or("ERR internal error while running a script command")
 }
 
 /// `redis.call(command, ...)`: the reply, or the error raised as `{err = text}`.

@@ -11,7 +11,6 @@ use mlua::RegistryKey;
 use std::cell::{Cell, RefCell};
 use std::collections::hash_map::{Entry, HashMap};
 use std::ffi::{c_int, CStr};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -190,7 +189,7 @@ unsafe extern "C-unwind" fn watch_hook(state: *mut lua_State, ar: *mut ffi::lua_
     let line_event = (*ar).event == ffi::LUA_HOOKLINE;
     // Serving clients runs commands: a panic there must not unwind through Lua's C
     // frames, and stops the script instead.
-    let stop = catch_unwind(AssertUnwindSafe(stop_reason)).unwrap_or(Some(
+    let stop = crate::crash::recover(stop_reason).unwrap_or(Some(
         c"ERR internal error while serving clients during a script",
     ));
     let Some(text) = stop else {

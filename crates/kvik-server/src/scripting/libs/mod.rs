@@ -19,7 +19,6 @@ mod cmsgpack;
 mod structlib;
 
 use std::ffi::{c_char, c_int, CStr};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use mlua::ffi::{self, lua_State};
 
@@ -68,8 +67,8 @@ pub(crate) type Outcome = Result<c_int, Failure>;
 /// Rust frames (and whatever they owned) are gone. A panic, which would otherwise
 /// unwind through Lua's C frames, becomes a Lua error too.
 pub(crate) unsafe fn run(l: *mut lua_State, body: impl FnOnce() -> Outcome) -> c_int {
-    let outcome = catch_unwind(AssertUnwindSafe(body))
-        .unwrap_or_else(|_| Err(Failure::positioned("internal error in a scripting library")));
+    let outcome = crate::crash::recover(body)
+        .unwrap_or_else(|| Err(Failure::positioned("internal error in a scripting library")));
     match outcome {
         Ok(results) => results,
         Err(failure) => raise(l, failure),
