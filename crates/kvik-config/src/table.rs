@@ -483,6 +483,10 @@ params! {
         "maxmemory-policy", LIVE, "noeviction", "What to evict when maxmemory is reached.";
     maxmemory_samples: u32 = Int(1, INT),
         "maxmemory-samples", LIVE, "5", "Keys sampled per eviction.";
+    metrics_bind: String = Str,
+        "metrics-bind", IMM | LIVE, "127.0.0.1", "Address the Prometheus `/metrics` endpoint listens on (a kvik extension).";
+    metrics_port: u16 = Int(0, PORT),
+        "metrics-port", IMM | LIVE, "0", "TCP port of the Prometheus `/metrics` endpoint (0 = off; a kvik extension).";
     min_clients_per_thread: u32 = Int(0, INT),
         "min-clients-per-thread", KDB, "20", "Clients a thread takes before new connections go to other threads.";
     min_replicas_max_lag: u32 = Int(0, INT),

@@ -16,6 +16,7 @@
 //! - [`effects`] and [`hlc`]: the ordered stream of deterministic writes and the clock
 //!   that stamps them, which persistence and replication consume;
 //! - [`slowlog`] and [`latency`]: the slow log and the latency monitor;
+//! - [`metrics`]: the Prometheus endpoint, which reads what INFO reads;
 //! - [`server`], [`client`], [`stats`], [`logging`], [`lazyfree`], [`util`]: the shared
 //!   state and the supporting pieces ([`util`] is the `kvik-util` crate).
 //!
@@ -38,6 +39,7 @@ pub mod listen;
 pub mod logging;
 pub mod mailbox;
 pub mod memory;
+pub mod metrics;
 pub mod net;
 pub mod notify;
 pub mod oom_score;

@@ -1,5 +1,5 @@
 //! Start-up: builds the command table and the shared state, binds, and starts the
-//! worker threads and the saver thread. The top of the crate: it may use every layer,
+//! worker threads, the saver thread and the metrics endpoint. The top of the crate: it may use every layer,
 //! and nothing below imports it (the binary and in-process tests do).
 
 use crate::server::Server;
@@ -50,8 +50,10 @@ pub fn start(server: Server) -> std::io::Result<Running> {
     // The saver first: a client's BGSAVE may come as soon as a worker accepts, and
     // finds the saver's queue in place (a loaded machine could let one in before).
     let saver = crate::server::saving::start_saver(server.clone())?;
+    let metrics = crate::metrics::start(&server).inspect_err(|_| server.request_shutdown())?;
     let mut threads = crate::net::start_workers(&server, &listeners, affinity)
         .inspect_err(|_| server.request_shutdown())?;
     threads.push(saver);
+    threads.extend(metrics);
     Ok(Running { server, threads })
 }

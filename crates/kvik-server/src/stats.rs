@@ -30,6 +30,8 @@ pub struct ThreadStats {
     pub unexpected_error_replies: AtomicU64,
     pub dirty: AtomicU64,
     pub expire_cycle_cpu_ms: AtomicU64,
+    /// Microseconds the thread's event loop spent awake (not waiting in poll).
+    pub busy_usec: AtomicU64,
     /// Per command id: calls, microseconds, rejected calls, failed calls.
     pub per_command: Box<[CommandStats]>,
 }
@@ -203,11 +205,7 @@ pub fn cumulative_by_powers_of_two(counts: &[u64]) -> Vec<(u64, u64)> {
     let mut below = 0;
     for exponent in FIRST_EXPONENT.. {
         let level = 1u64 << exponent;
-        let cumulative = if exponent > TOP_EXPONENT {
-            total
-        } else {
-            counts[..bucket_of(level)].iter().sum()
-        };
+        let cumulative = count_below_power_of_two(counts, exponent);
         if cumulative > below {
             let redis_bucket_top = level + (level >> 7) - 1;
             steps.push((redis_bucket_top / 1000, cumulative));
@@ -218,6 +216,16 @@ pub fn cumulative_by_powers_of_two(counts: &[u64]) -> Vec<(u64, u64)> {
         }
     }
     steps
+}
+
+/// How many samples of `counts` lie below 2^`exponent` nanoseconds: exact, as every
+/// power of two starts a bucket.
+pub fn count_below_power_of_two(counts: &[u64], exponent: u32) -> u64 {
+    if exponent > TOP_EXPONENT {
+        counts.iter().sum()
+    } else {
+        counts[..bucket_of(1u64 << exponent)].iter().sum()
+    }
 }
 
 /// The bucket of a sample: values below 16 have one bucket each; above, the position

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     // Start-up: builds the table and the server, starts the threads.
     &["startup"],
-    // Event loops and connections.
-    &["net"],
+    // Event loops and connections; the metrics endpoint, which reads INFO.
+    &["net", "metrics"],
     // The command table, the one `call()` door and the command families.
     &["commands"],
     // The shared state of the server: every engine's state, the clients, the

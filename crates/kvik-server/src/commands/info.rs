@@ -70,6 +70,17 @@ pub fn crash_details(server: &Server) -> String {
     out
 }
 
+/// Every section, key counts included (each database's shards locked in turn): what
+/// the Prometheus endpoint reads, so that its numbers are INFO's.
+pub fn everything(server: &Server) -> String {
+    let all = vec![true; SECTIONS.len()];
+    let keyspace = &server.keyspace;
+    let db_stats = (0..keyspace.databases())
+        .map(|db| keyspace.db_stats(db))
+        .collect();
+    report(server, &all, db_stats)
+}
+
 /// One section of the report.
 struct Section {
     /// The name INFO takes as an argument.

@@ -168,6 +168,18 @@ impl Keyspace {
     /// Locks each shard in turn: only for callers that hold none (commands count
     /// through [`Locked::db_stats`], which reuses the shards they hold).
     pub fn db_len(&self, db: usize) -> usize {
-        self.dbs[db].shards.iter().map(|s| s.lock().len()).sum()
+        self.db_stats(db).0
+    }
+
+    /// (keys, keys with a deadline) of a database, locking each shard in turn, for
+    /// callers that hold none.
+    pub fn db_stats(&self, db: usize) -> (usize, usize) {
+        self.dbs[db]
+            .shards
+            .iter()
+            .fold((0, 0), |(keys, volatile), s| {
+                let shard = s.lock();
+                (keys + shard.len(), volatile + shard.volatile_len())
+            })
     }
 }

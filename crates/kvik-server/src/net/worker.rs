@@ -128,6 +128,7 @@ impl Worker {
         WorkerHandle::enter(self.index);
         let mut events = Events::with_capacity(1024);
         let mut next_cron = Instant::now();
+        let mut woke = next_cron;
         loop {
             let period =
                 Duration::from_millis(1000 / self.server.hot.hz.load(Ordering::Relaxed).max(1));
@@ -169,7 +170,11 @@ impl Worker {
                     return;
                 }
             }
-            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
+            let busy = woke.elapsed().as_micros() as u64;
+            self.stats.add(&self.stats.busy_usec, busy);
+            let polled = self.poll.poll(&mut events, Some(timeout));
+            woke = Instant::now();
+            if let Err(e) = polled {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
