@@ -235,6 +235,8 @@ for k, v in G.next, G do
   if type(v) == 'table' and k ~= '_G' then rawset(G, k, protect(v)) end
 end
 G.redis = protect(redis)
+-- KeyDB's scripts call it `keydb` (keydb.call, keydb.pcall, ...): the same table.
+G.keydb = G.redis
 -- getmetatable shows what Redis's globals have: a read-only table holding only
 -- `__index`, the C function that reports a missing global (luaProtectedTableError,
 -- which takes exactly the two arguments of a metamethod).

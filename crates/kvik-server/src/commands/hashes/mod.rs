@@ -3,7 +3,8 @@
 //! The handlers live in one module per kind of work:
 //! - [`read`]: lookups and whole-hash reads (HGET, HMGET, HGETALL, HKEYS, HVALS,
 //!   HLEN, HSTRLEN, HEXISTS);
-//! - [`write`]: setting and deleting fields (HSET, HMSET, HSETNX, HDEL);
+//! - [`write`]: setting, deleting and renaming fields (HSET, HMSET, HSETNX, HDEL,
+//!   KeyDB's KEYDB.HRENAME);
 //! - [`counters`]: HINCRBY and HINCRBYFLOAT;
 //! - [`random`]: random fields (HRANDFIELD);
 //! - [`scan`]: iterating with a cursor (HSCAN).
@@ -88,6 +89,17 @@ pub const COMMANDS: &[Command] = &[
         "Set multiple hash fields to multiple values",
     )
     .flags(WRITES)
+    .acl(WRITE_FAST)
+    .key_flags(key_flags::RW | key_flags::UPDATE),
+    hash_command(
+        "keydb.hrename",
+        4,
+        write::hrename,
+        "6.0.0",
+        "O(1)",
+        "Rename a field of a hash, keeping its value (a KeyDB command)",
+    )
+    .flags(flags::WRITE | flags::FAST)
     .acl(WRITE_FAST)
     .key_flags(key_flags::RW | key_flags::UPDATE),
     hash_command(

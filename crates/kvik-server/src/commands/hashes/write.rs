@@ -1,6 +1,7 @@
-//! Setting and deleting fields: HSET, HMSET, HSETNX, HDEL. All propagate verbatim,
-//! and only when they changed something (HSET always does, even when it rewrites a
-//! value with itself, as in Redis).
+//! Setting, deleting and renaming fields: HSET, HMSET, HSETNX, HDEL, and KeyDB's
+//! KEYDB.HRENAME. All but the last propagate verbatim, and only when they changed
+//! something (HSET always does, even when it rewrites a value with itself, as in
+//! Redis).
 
 use super::{limits, write_hash};
 use crate::commands::{CmdError, CmdResult, Ctx};
@@ -58,3 +59,29 @@ pub fn hdel(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     ctx.out.int(removed as i64);
     Ok(())
 }
+
+/// KEYDB.HRENAME key src dst: move the value of field `src` to field `dst`, replacing
+/// what `dst` held, and reply 1; a null reply for a missing key and an error for a
+/// missing field, as KeyDB answers. It propagates as HDEL and HSET (one MULTI ...
+/// EXEC), which every replica understands, Redis's included.
+pub fn hrename(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (key, src, dst) = (args[1], args[2], args[3]);
+    if ctx.keys.get(key).is_none() {
+        ctx.out.null();
+        return Ok(());
+    }
+    let limits = limits(ctx);
+    let value = write_hash(ctx.keys, key, "hset", |hash| {
+        let value = hash.get(src).ok_or(NO_SUCH_FIELD)?.to_vec();
+        hash.remove(src);
+        hash.insert(dst, &value, limits);
+        Ok((value, 2))
+    })?;
+    ctx.out.int(1);
+    ctx.propagate(&[b"HDEL", key, src]);
+    ctx.propagate(&[b"HSET", key, dst, &value]);
+    Ok(())
+}
+
+/// KEYDB.HRENAME's error for a source field the hash does not have.
+const NO_SUCH_FIELD: &str = "ERR hash key doesn't exist";

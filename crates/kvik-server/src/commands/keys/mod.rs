@@ -49,6 +49,12 @@ pub const COMMANDS: &[Command] = &[
         .keys(1, -1, 1)
         .key_flags(key_flags::RO)
         .doc("generic", "1.0.0", "O(N) where N is the number of keys to check.", "Determine if a key exists"),
+    Command::new("keydb.mexists", -2, mexists)
+        .flags(flags::READONLY | flags::FAST)
+        .acl(READ_FAST)
+        .keys(1, -1, 1)
+        .key_flags(key_flags::RO)
+        .doc("generic", "6.0.0", "O(N) where N is the number of keys to check.", "Tell for each key whether it exists (a KeyDB command)"),
     Command::new("touch", -2, touch)
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
         .flags(flags::READONLY | flags::FAST)
@@ -202,6 +208,18 @@ fn exists(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         n += i64::from(found);
     }
     ctx.out.int(n);
+    Ok(())
+}
+
+/// KEYDB.MEXISTS key [key ...]: for each key, whether it exists (integers in RESP2,
+/// booleans in RESP3), as KeyDB replies.
+fn mexists(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    ctx.out.array(args.len() - 1);
+    for key in &args[1..] {
+        let found = ctx.keys.exists(key);
+        count_read(ctx.stats, found);
+        ctx.out.boolean(found);
+    }
     Ok(())
 }
 

@@ -1,4 +1,5 @@
-//! OBJECT ENCODING | FREQ | IDLETIME | REFCOUNT | HELP: how a key's value is held.
+//! OBJECT ENCODING | FREQ | IDLETIME | REFCOUNT | LASTMODIFIED | HELP: how a key's
+//! value is held (LASTMODIFIED is KeyDB's).
 //!
 //! Looking at a key through OBJECT is not an access: its access clock stays as it
 //! was, as it does in Redis.
@@ -58,6 +59,18 @@ pub(super) const COMMAND: Command = Command::new("object", -2, help)
                 "O(1)",
                 "Get the time since a Redis object was last accessed",
             ),
+        Command::new("object|lastmodified", 3, lastmodified)
+            .flags(flags::READONLY)
+            .acl(READ_SLOW)
+            .keys(2, 2, 1)
+            .key_flags(key_flags::RO)
+            .tips(&["nondeterministic_output"])
+            .doc(
+                "generic",
+                "6.0.0",
+                "O(1)",
+                "Get the time since a key was last written (a KeyDB command)",
+            ),
         Command::new("object|refcount", 3, refcount)
             .flags(flags::READONLY)
             .acl(READ_SLOW)
@@ -91,6 +104,9 @@ const HELP: &[&str] = &[
     "IDLETIME <key>",
     "    Return the idle time of the <key>, that is the approximated number of",
     "    seconds elapsed since the last access to the key.",
+    "LASTMODIFIED <key>",
+    "    Return the number of seconds since the <key> was last written (reads do not",
+    "    count).",
     "REFCOUNT <key>",
     "    Return the number of references of the value associated with the specified",
     "    <key>.",
@@ -143,6 +159,16 @@ fn idletime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     inspect(ctx, args[2], |entry| match clock {
         AccessClock::Lru => Ok(crate::keyspace::idle_seconds(entry.access, now_ms) as i64),
         AccessClock::Lfu { .. } => Err(IS_LFU),
+    })
+}
+
+/// Seconds since the key was last written: the physical part of its MVCC timestamp,
+/// which every write stamps, against the command's clock (KeyDB's reply).
+fn lastmodified(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let now_ms = ctx.keys.now_ms;
+    inspect(ctx, args[2], |entry| {
+        let written_ms = crate::hlc::physical_ms(entry.ts);
+        Ok((now_ms.saturating_sub(written_ms) / 1000) as i64)
     })
 }
 
