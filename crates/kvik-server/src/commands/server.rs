@@ -1,5 +1,5 @@
 //! Server commands: DBSIZE FLUSHDB FLUSHALL SWAPDB TIME SAVE BGSAVE LASTSAVE WAIT
-//! SHUTDOWN ROLE.
+//! SHUTDOWN.
 
 use super::table::{acl, flags, Command, Lock};
 use super::{args, errors, CmdError, CmdResult, Ctx};
@@ -57,10 +57,6 @@ pub const COMMANDS: &[Command] = &[
         .flags(flags::ADMIN | flags::NOSCRIPT | flags::LOADING | flags::STALE | flags::NO_MULTI | flags::ALLOW_BUSY)
         .acl(acl::ADMIN | acl::SLOW | acl::DANGEROUS)
         .doc("server", "1.0.0", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", "Synchronously saves the database(s) to disk and shuts down the Redis server."),
-    Command::new("role", 1, role)
-        .flags(flags::NOSCRIPT | flags::LOADING | flags::STALE | flags::FAST)
-        .acl(acl::ADMIN | acl::FAST | acl::DANGEROUS)
-        .doc("server", "2.8.12", "O(1)", "Returns the replication role."),
 ];
 
 /// A timeout in milliseconds from now (CLIENT PAUSE, WAIT), as an absolute Unix time
@@ -228,15 +224,5 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     ctx.server.request_shutdown();
     ctx.client.close_after_reply = true;
-    Ok(())
-}
-
-/// ROLE: kvik does not replicate yet, so it is a master with no replicas, at the
-/// offset INFO replication reports.
-fn role(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    ctx.out.array(3);
-    ctx.out.bulk(b"master");
-    ctx.out.int(ctx.server.effects.offset() as i64);
-    ctx.out.array(0);
     Ok(())
 }

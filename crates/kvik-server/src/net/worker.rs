@@ -279,6 +279,12 @@ impl Worker {
                     }
                 }
                 Message::Unpaused => self.resume_paused(),
+                Message::ReplicaFeed => delivered.extend(
+                    self.conns
+                        .iter()
+                        .filter(|(_, c)| c.state.is_replica)
+                        .map(|(k, _)| k),
+                ),
                 Message::Listen(listeners) => self.listen_on(&listeners),
                 Message::Adopt(stream, addr) => self.accept(TcpStream::from_std(stream), addr),
             }
@@ -539,6 +545,10 @@ impl Worker {
             if let Some(at) = blocked.deadline {
                 self.block_timers.remove(&(at, key));
             }
+        }
+        if conn.state.is_replica {
+            let repl = &self.server.replication;
+            repl.replicas.gone(conn.state.id(), repl);
         }
         self.server.clients.remove(conn.state.id());
     }

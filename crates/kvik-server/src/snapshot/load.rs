@@ -31,6 +31,8 @@ struct IntoKeyspace<'l, 'a> {
     loaded: Loaded,
     /// A key already in memory is replaced (DEBUG RELOAD MERGE), not refused.
     merge: bool,
+    /// Keys whose deadline passed are kept: a replica's master deletes them.
+    keep_expired: bool,
 }
 
 impl Visitor for IntoKeyspace<'_, '_> {
@@ -72,7 +74,7 @@ impl Visitor for IntoKeyspace<'_, '_> {
         value: Value,
         meta: KeyMeta,
     ) -> Result<(), LoadError> {
-        if meta.expire_at != 0 && meta.expire_at < self.now_ms {
+        if meta.expire_at != 0 && meta.expire_at < self.now_ms && !self.keep_expired {
             self.loaded.expired += 1;
             return Ok(());
         }
@@ -116,6 +118,36 @@ pub fn load_file(
     merge: bool,
 ) -> Result<Loaded, LoadError> {
     let reader = std::fs::File::open(path).map_err(LoadError::Io)?;
+    let buffered = std::io::BufReader::with_capacity(1 << 16, reader);
+    let how = LoadHow {
+        verify_checksum,
+        merge,
+        keep_expired: false,
+    };
+    load_reader(buffered, locked, scripting, limits, how)
+}
+
+/// How a load treats what it finds.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadHow {
+    /// `rdbchecksum`: check the footer.
+    pub verify_checksum: bool,
+    /// Replace keys already in memory instead of refusing them.
+    pub merge: bool,
+    /// Keep keys whose deadline passed (a replica loading its master's sync).
+    pub keep_expired: bool,
+}
+
+/// Load an RDB read from `reader` (a file, a replica's socket: read as it arrives,
+/// never held whole) into the shards `locked` holds (all of them). The reader is
+/// read up to the file's footer and no further.
+pub fn load_reader(
+    reader: impl std::io::Read,
+    locked: &mut Locked,
+    scripting: &Scripting,
+    limits: &Limits,
+    how: LoadHow,
+) -> Result<Loaded, LoadError> {
     let mut into = IntoKeyspace {
         clock: locked.clock(),
         now_ms: crate::hlc::unix_ms(),
@@ -123,10 +155,10 @@ pub fn load_file(
         scripting,
         libraries: Vec::new(),
         loaded: Loaded::default(),
-        merge,
+        merge: how.merge,
+        keep_expired: how.keep_expired,
     };
-    let buffered = std::io::BufReader::with_capacity(1 << 16, reader);
-    file::read(buffered, limits, verify_checksum, &mut into)?;
+    file::read(reader, limits, how.verify_checksum, &mut into)?;
     let (libraries, loaded) = (std::mem::take(&mut into.libraries), into.loaded);
     scripting
         .libraries
