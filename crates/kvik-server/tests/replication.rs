@@ -254,3 +254,48 @@ fn a_kvik_replica_passes_the_stream_on() {
     assert_in_sync(&mut a, &mut b);
     assert_in_sync(&mut a, &mut c);
 }
+
+/// WAIT counts the replicas that acknowledged the writes before it: at once when
+/// they have, after its timeout with those that did otherwise. A kvik replica
+/// answers a Redis master's GETACK the same way.
+#[test]
+fn wait_counts_real_acknowledgements() {
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    let kvik = TestServer::start(&[DEBUG[0], DEBUG[1], "--min-replicas-to-write", "1"]);
+    let mut m = kvik.raw();
+    assert_eq!(
+        text(m.cmd(&["SET", "k", "v"])),
+        "-NOREPLICAS Not enough good replicas to write.\r\n"
+    );
+    let port = kvik.port().to_string();
+    let redis = RealRedis::start(&[DEBUG[0], DEBUG[1], "--replicaof", "127.0.0.1", &port]);
+    let mut r = redis.raw();
+    wait_for("a good replica", || {
+        m.info_field("replication", "min_slaves_good_slaves") == "1"
+    });
+    assert_eq!(text(m.cmd(&["SET", "k", "v"])), "+OK\r\n");
+    assert_eq!(text(m.cmd(&["WAIT", "1", "5000"])), ":1\r\n");
+    let started = Instant::now();
+    assert_eq!(text(m.cmd(&["WAIT", "2", "300"])), ":1\r\n");
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert_eq!(
+        text(r.cmd(&["WAIT", "1", "10"]))[..42],
+        "-ERR WAIT cannot be used with replica inst"[..]
+    );
+
+    // kvik as the replica: Redis's WAIT is answered by its acknowledgement.
+    let redis = RealRedis::start(&[DEBUG[0], DEBUG[1], "--repl-diskless-sync-delay", "0"]);
+    let mut m = redis.raw();
+    let port = redis.port().to_string();
+    let kvik = TestServer::start(&[DEBUG[0], DEBUG[1], "--replicaof", "127.0.0.1", &port]);
+    let mut r = kvik.raw();
+    assert_in_sync(&mut m, &mut r);
+    m.cmd(&["SET", "k", "v"]);
+    assert_eq!(text(m.cmd(&["WAIT", "1", "5000"])), ":1\r\n");
+    assert_eq!(
+        text(r.cmd(&["WAIT", "1", "10"]))[..42],
+        "-ERR WAIT cannot be used with replica inst"[..]
+    );
+}

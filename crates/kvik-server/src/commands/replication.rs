@@ -60,6 +60,11 @@ pub const COMMANDS: &[Command] = &[
             "O(1)",
             "An internal command used in replication.",
         ),
+    Command::new("wait", 3, wait)
+        .tips(&["request_policy:all_shards", "response_policy:agg_min"])
+        .flags(flags::NOSCRIPT)
+        .acl(acl::SLOW | acl::CONNECTION)
+        .doc("generic", "3.0.0", "O(1)", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."),
     Command::new("sync", 1, sync)
         .flags(flags::ADMIN | flags::NOSCRIPT | flags::NO_ASYNC_LOADING | flags::NO_MULTI)
         .acl(REPL)
@@ -164,6 +169,7 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             if ctx.client.is_replica {
                 if let Ok(offset) = args::int(value) {
                     repl.replicas.ack(ctx.client.id(), offset.max(0) as u64);
+                    end_satisfied_waits(ctx.server);
                 }
             }
             return Ok(());
@@ -197,6 +203,75 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     ctx.out.ok();
     Ok(())
+}
+
+/// WAIT numreplicas timeout: block until that many replicas acknowledged
+/// everything written so far, or the timeout; the answer is how many did.
+fn wait(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let wanted = args::int(args[1])?;
+    let deadline = super::server::timeout_deadline_ms(args[2])?;
+    let repl = &ctx.server.replication;
+    if repl.is_replica() {
+        return Err("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.".into());
+    }
+    let offset = repl.offset();
+    let acked = repl.replicas.acked(offset);
+    if acked as i64 >= wanted || !super::blocking::may_block(ctx.client) {
+        ctx.out.int(acked as i64);
+        return Ok(());
+    }
+    let action = AckWait {
+        repl: repl.clone(),
+        offset,
+    };
+    super::blocking::block(ctx, &[], (deadline != 0).then_some(deadline), action);
+    if let Some(blocked) = &ctx.client.blocked {
+        repl.add_wait(blocked.waiter.clone(), offset, wanted.max(0) as usize);
+    }
+    Ok(())
+}
+
+/// A client in WAIT: it never waits on keys; its timeout answers the count.
+struct AckWait {
+    repl: Arc<crate::replication::Replication>,
+    offset: u64,
+}
+
+impl crate::blocking::Action for AckWait {
+    fn ready(&self, _value: &crate::types::Value) -> bool {
+        false
+    }
+
+    fn timeout_reply(&self, protocol: kvik_resp::Protocol) -> Vec<u8> {
+        let mut out = kvik_resp::ReplyWriter::with_buf(Vec::new(), protocol);
+        out.int(self.repl.replicas.acked(self.offset) as i64);
+        out.buf
+    }
+
+    fn serve(
+        &self,
+        _limits: &crate::types::EncodingLimits,
+        _keys: &mut Locked<'_>,
+        _out: &mut kvik_resp::ReplyWriter,
+        _key: &[u8],
+    ) -> CmdResult {
+        Ok(())
+    }
+}
+
+/// An acknowledgement arrived: answer the WAITs it completes.
+fn end_satisfied_waits(server: &Server) {
+    for (waiter, acked) in server.replication.satisfied_waits() {
+        if server.blocking.end_wait(&waiter) {
+            let mut out = kvik_resp::ReplyWriter::with_buf(Vec::new(), waiter.protocol);
+            out.int(acked as i64);
+            let end = crate::mailbox::WaitEnd {
+                served: true,
+                failed: false,
+            };
+            super::blocking::deliver(server, &waiter, out.buf, end);
+        }
+    }
 }
 
 /// PSYNC replid offset: continue the stream from `offset` when our history holds

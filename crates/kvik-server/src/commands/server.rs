@@ -1,4 +1,4 @@
-//! Server commands: DBSIZE FLUSHDB FLUSHALL SWAPDB TIME SAVE BGSAVE LASTSAVE WAIT
+//! Server commands: DBSIZE FLUSHDB FLUSHALL SWAPDB TIME SAVE BGSAVE LASTSAVE
 //! SHUTDOWN.
 
 use super::table::{acl, flags, Command, Lock};
@@ -48,11 +48,6 @@ pub const COMMANDS: &[Command] = &[
         .acl(acl::ADMIN | acl::SLOW | acl::DANGEROUS)
         .lock(Lock::Handler)
         .doc("server", "1.0.0", "O(1)", "Asynchronously save the dataset to disk"),
-    Command::new("wait", 3, wait)
-        .tips(&["request_policy:all_shards", "response_policy:agg_min"])
-        .flags(flags::NOSCRIPT)
-        .acl(acl::SLOW | acl::CONNECTION)
-        .doc("generic", "3.0.0", "O(1)", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."),
     Command::new("shutdown", -1, shutdown)
         .flags(flags::ADMIN | flags::NOSCRIPT | flags::LOADING | flags::STALE | flags::NO_MULTI | flags::ALLOW_BUSY)
         .acl(acl::ADMIN | acl::SLOW | acl::DANGEROUS)
@@ -180,15 +175,6 @@ fn bgsave(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         Err(SaveError::InProgress) => Err(SAVE_IN_PROGRESS.into()),
         Err(_) => Err("ERR".into()),
     }
-}
-
-/// WAIT numreplicas timeout. Without replicas no write can be acknowledged: the
-/// answer is 0, given at once rather than after the timeout.
-fn wait(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    args::int(args[1])?;
-    timeout_deadline_ms(args[2])?;
-    ctx.out.int(0);
-    Ok(())
 }
 
 fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

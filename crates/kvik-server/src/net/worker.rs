@@ -599,7 +599,7 @@ impl Worker {
             };
             // Losing the claim means it is being served: its reply is on the way.
             if self.server.blocking.end_wait(&blocked.waiter) {
-                let reply = crate::blocking::timeout_reply(conn.out.protocol);
+                let reply = blocked.waiter.action.timeout_reply(conn.out.protocol);
                 self.finish_wait(token, &reply, WaitEnd::TIMED_OUT);
             }
         }

@@ -36,9 +36,9 @@ struct Ring {
     start: u64,
     /// The database the stream last selected (`None`: unknown, select first).
     db: Option<usize>,
-    /// Inside MULTI ... EXEC: a PING must wait for the EXEC.
+    /// Inside MULTI ... EXEC: a PING or GETACK must wait for the EXEC.
     in_group: bool,
-    ping_waiting: bool,
+    waiting: Vec<&'static [u8]>,
     /// Bytes kept for partial resyncs.
     size: usize,
     /// The most kept for replicas that still need older bytes.
@@ -70,7 +70,7 @@ impl Backlog {
                 start: 0,
                 db: None,
                 in_group: false,
-                ping_waiting: false,
+                waiting: Vec::new(),
                 size,
                 retain_max: size,
                 needed: u64::MAX,
@@ -104,7 +104,7 @@ impl Backlog {
         ring.start = offset;
         ring.db = None;
         ring.in_group = false;
-        ring.ping_waiting = false;
+        ring.waiting.clear();
         self.offset.store(offset, Ordering::Release);
         self.active.store(true, Ordering::Release);
     }
@@ -158,12 +158,25 @@ impl Backlog {
     /// Append a PING, as a master does every `repl-ping-replica-period`; inside a
     /// MULTI ... EXEC it waits for the EXEC.
     pub fn ping(&self) {
+        self.control(PING);
+    }
+
+    /// Ask the replicas to acknowledge their offset now (WAIT); like a PING, it
+    /// waits for the end of a MULTI ... EXEC.
+    pub fn ask_acks(&self) {
+        self.control(GETACK);
+    }
+
+    /// Append a command of the master's own (PING, REPLCONF GETACK) between effects.
+    fn control(&self, command: &'static [u8]) {
         let mut ring = self.ring.lock();
         if ring.in_group {
-            ring.ping_waiting = true;
+            if !ring.waiting.contains(&command) {
+                ring.waiting.push(command);
+            }
             return;
         }
-        self.push(&mut ring, b"*1\r\n$4\r\nPING\r\n");
+        self.push(&mut ring, command);
         drop(ring);
         self.wake();
     }
@@ -226,6 +239,9 @@ impl Backlog {
     }
 }
 
+const PING: &[u8] = b"*1\r\n$4\r\nPING\r\n";
+const GETACK: &[u8] = b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
+
 /// RESP multibulk encoding of `argv`.
 pub fn encode(argv: &[&[u8]], out: &mut Vec<u8>) {
     out.push(b'*');
@@ -258,8 +274,8 @@ impl EffectSink for Backlog {
             Some(name) if name.eq_ignore_ascii_case(b"MULTI") => ring.in_group = true,
             Some(name) if name.eq_ignore_ascii_case(b"EXEC") => {
                 ring.in_group = false;
-                if std::mem::take(&mut ring.ping_waiting) {
-                    self.push(&mut ring, b"*1\r\n$4\r\nPING\r\n");
+                for command in std::mem::take(&mut ring.waiting) {
+                    self.push(&mut ring, command);
                 }
             }
             _ => {}

@@ -91,6 +91,8 @@ pub struct Replication {
     pub replicas: master::Replicas,
     /// The backlog is one of the effect log's sinks.
     listening: AtomicBool,
+    /// Clients in WAIT: (their wait, the offset, how many replicas).
+    waits: Mutex<Vec<(Arc<crate::blocking::Waiter>, u64, usize)>>,
     host: OnceLock<Arc<dyn Host>>,
 }
 
@@ -111,6 +113,7 @@ impl Replication {
             min_replicas_lag: AtomicU64::new(10),
             replicas: master::Replicas::default(),
             listening: AtomicBool::new(false),
+            waits: Mutex::new(Vec::new()),
             host: OnceLock::new(),
         };
         repl.configure(config);
@@ -278,6 +281,31 @@ impl Replication {
     /// INFO's `master_repl_offset`, ROLE's offset.
     pub fn offset(&self) -> u64 {
         self.backlog.offset()
+    }
+
+    /// WAIT: `waiter` waits until `wanted` replicas acknowledged `offset`; the
+    /// replicas are asked for their acknowledgement now.
+    pub fn add_wait(&self, waiter: Arc<crate::blocking::Waiter>, offset: u64, wanted: usize) {
+        self.waits.lock().push((waiter, offset, wanted));
+        self.backlog.ask_acks();
+    }
+
+    /// The WAITs that enough replicas acknowledged, with how many did; they leave
+    /// the list (as do those that ended otherwise).
+    pub fn satisfied_waits(&self) -> Vec<(Arc<crate::blocking::Waiter>, usize)> {
+        let mut done = Vec::new();
+        self.waits.lock().retain(|(waiter, offset, wanted)| {
+            if waiter.is_claimed() {
+                return false;
+            }
+            let acked = self.replicas.acked(*offset);
+            if acked >= *wanted {
+                done.push((waiter.clone(), acked));
+                return false;
+            }
+            true
+        });
+        done
     }
 
     /// The PING a master sends its replicas every `repl-ping-replica-period`.
