@@ -299,3 +299,48 @@ fn wait_counts_real_acknowledgements() {
         "-ERR WAIT cannot be used with replica inst"[..]
     );
 }
+
+/// PSYNC2 across a restart: a kvik replica saves its master's id and offset in its
+/// RDB and, restarted from it, continues without a full sync.
+#[test]
+fn a_restarted_replica_continues_from_its_rdb() {
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    let redis = RealRedis::start(&[DEBUG[0], DEBUG[1], "--repl-diskless-sync-delay", "0"]);
+    let mut m = redis.raw();
+    fill(&mut m, "a");
+    let port = redis.port().to_string();
+    let kvik = TestServer::start(&[DEBUG[0], DEBUG[1], "--replicaof", "127.0.0.1", &port]);
+    let mut r = kvik.raw();
+    assert_in_sync(&mut m, &mut r);
+    assert_eq!(text(r.cmd(&["SAVE"])), "+OK\r\n");
+    let dir = support::scratch_dir("restarted-replica");
+    std::fs::copy(kvik.dir().join("dump.rdb"), dir.join("dump.rdb")).unwrap();
+    drop(r);
+    drop(kvik);
+    fill(&mut m, "while-down");
+    let dir = dir.to_string_lossy().into_owned();
+    let args = [
+        DEBUG[0],
+        DEBUG[1],
+        "--dir",
+        &dir,
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+    ];
+    let kvik = TestServer::start(&args);
+    let mut r = kvik.raw();
+    assert_in_sync(&mut m, &mut r);
+    let log = redis.stdout();
+    assert!(
+        log.contains("Partial resynchronization request from"),
+        "{log}"
+    );
+    assert_eq!(
+        log.matches("Starting BGSAVE for SYNC").count() + log.matches("Starting diskless").count(),
+        1,
+        "{log}"
+    );
+}

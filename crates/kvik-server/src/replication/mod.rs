@@ -157,8 +157,14 @@ impl Replication {
         }));
         let _ = self.host.set(host);
         let master = self.host().config().replicaof.first().cloned();
-        if let Some((host, port)) = master {
-            self.follow(host, port);
+        match master {
+            Some((host, port)) => {
+                self.follow(host, port);
+            }
+            // A master restored from its RDB keeps its stream going, so its
+            // replicas can continue.
+            None if self.backlog.is_active() => self.listen_effects(),
+            None => {}
         }
         let repl = Arc::downgrade(self);
         let cron = std::thread::Builder::new()
@@ -267,6 +273,22 @@ impl Replication {
         if !self.is_replica() {
             self.backlog.set_from_effects(true);
         }
+    }
+
+    /// What a save records of the replication history (the `repl-id` and
+    /// `repl-offset` aux fields): the id and offset of our stream, once it began.
+    pub fn save_info(&self) -> Option<(String, u64)> {
+        self.backlog
+            .is_active()
+            .then(|| (self.replid(), self.backlog.offset()))
+    }
+
+    /// At start-up, the RDB loaded says where our history stood: continue from
+    /// there, so our master (or our replicas) can resume partially.
+    pub fn restore(&self, replid: String, offset: u64) {
+        self.adopt_ids(replid);
+        self.backlog.reset(offset);
+        crate::log_notice!("Restored the replication ID and offset from the RDB file ({offset})");
     }
 
     /// May a replica continue at `offset` of history `replid` (PSYNC's offset:

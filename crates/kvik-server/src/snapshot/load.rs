@@ -19,6 +19,9 @@ pub struct Loaded {
     pub keys: u64,
     /// Keys whose deadline had passed, left out.
     pub expired: u64,
+    /// The replication history the file was saved at (`repl-id`, `repl-offset`),
+    /// from which a restarted node can continue partially (PSYNC2).
+    pub repl: Option<([u8; 40], u64)>,
 }
 
 /// Fills the shards a [`Locked`] holds (every shard of every database).
@@ -44,6 +47,16 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 let ctime: i64 = value.parse().unwrap_or(0);
                 let age = (self.now_ms / 1000) as i64 - ctime;
                 log_notice!("RDB age {age} seconds");
+            }
+            b"repl-id" => {
+                if let Ok(id) = <[u8; 40]>::try_from(value.as_bytes()) {
+                    self.loaded.repl = Some((id, self.loaded.repl.map_or(0, |r| r.1)));
+                }
+            }
+            b"repl-offset" => {
+                if let (Some(r), Ok(offset)) = (self.loaded.repl.as_mut(), value.parse()) {
+                    r.1 = offset;
+                }
             }
             b"used-mem" => {
                 let bytes: f64 = value.parse().unwrap_or(0.0);
