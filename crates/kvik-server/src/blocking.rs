@@ -46,6 +46,12 @@ pub trait Action: Send + Sync {
         value.is_some_and(|v| self.ready(v))
     }
 
+    /// The reply when the wait ends unserved (its timeout, CLIENT UNBLOCK): a null
+    /// array for the commands that wait on keys; WAIT counts its acknowledgements.
+    fn timeout_reply(&self, protocol: Protocol) -> Vec<u8> {
+        timeout_reply(protocol)
+    }
+
     /// A key the command writes besides the one it takes from (BLMOVE's destination):
     /// it is locked too, and its own waiters are served afterwards.
     fn also_writes(&self) -> Option<&[u8]> {

@@ -15,6 +15,8 @@
 //!   `kvik-rdb` crate);
 //! - [`effects`] and [`hlc`]: the ordered stream of deterministic writes and the clock
 //!   that stamps them, which persistence and replication consume;
+//! - [`replication`]: this node's role, the backlog, the replicas it serves and its
+//!   link to a master (PSYNC2, as Redis 7.0 speaks it);
 //! - [`slowlog`] and [`latency`]: the slow log and the latency monitor;
 //! - [`metrics`]: the Prometheus endpoint, which reads what INFO reads;
 //! - [`server`], [`client`], [`stats`], [`logging`], [`lazyfree`], [`util`]: the shared
@@ -45,6 +47,7 @@ pub mod notify;
 pub mod oom_score;
 pub mod persistence;
 pub mod pubsub;
+pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod slowlog;

@@ -41,6 +41,9 @@ pub enum Message {
         bytes: Arc<[u8]>,
         targets: Vec<(usize, u64)>,
     },
+    /// A replica feed of this thread has bytes to send (the replication stream
+    /// grew, or a full sync's RDB has a new chunk): write from the feeds.
+    ReplicaFeed,
     /// Client-side caching: tell the connection at `token`, if it is still client
     /// `client`'s, that keys it may cache changed .
     Invalidate {

@@ -46,6 +46,8 @@ pub fn start(server: Server) -> std::io::Result<Running> {
     // A failure is logged; the server runs on with the score it has, as Redis does.
     let _ = crate::oom_score::apply(&server.config.read());
     let server = Arc::new(server);
+    let host = crate::commands::replication::ServerHost::new(&server);
+    server.replication.set_host(Arc::new(host));
     let listeners = crate::listen::bind_all(&server.config.read())?;
     // The saver first: a client's BGSAVE may come as soon as a worker accepts, and
     // finds the saver's queue in place (a loaded machine could let one in before).

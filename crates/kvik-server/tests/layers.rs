@@ -23,6 +23,9 @@ const LAYERS: &[&[&str]] = &[
     // The shared state of the server: every engine's state, the clients, the
     // mailboxes, and what the whole server does (saving).
     &["server"],
+    // Replication: the role, the backlog, the feeds of replicas, the link to a
+    // master (the command door reached through its `Host` seam).
+    &["replication"],
     // Engines that work for clients: client-side caching delivers to connections.
     &["tracking"],
     // A connection's own state.

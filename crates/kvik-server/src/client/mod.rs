@@ -95,6 +95,8 @@ pub struct ClientSnapshot {
     pub monitor: bool,
     /// Client-side caching, while on (`flags=t`, `R`, `B` and `redir=`).
     pub tracking: Option<TrackingSummary>,
+    /// A replica's connection (`S`), or our master's (`M`).
+    pub replication: Option<ClientType>,
 }
 
 impl ClientSnapshot {
@@ -102,7 +104,9 @@ impl ClientSnapshot {
     /// normal ones, as in Redis); the rest are normal until replication classifies
     /// its own.
     pub fn client_type(&self) -> ClientType {
-        if self.is_subscriber() {
+        if let Some(role) = self.replication {
+            role
+        } else if self.is_subscriber() {
             ClientType::Pubsub
         } else {
             ClientType::Normal
@@ -116,6 +120,11 @@ impl ClientSnapshot {
     /// CLIENT LIST's `flags=` letters, `N` when none applies.
     fn flags(&self) -> String {
         let mut flags = String::new();
+        match self.replication {
+            Some(ClientType::Replica) => flags.push('S'),
+            Some(ClientType::Master) => flags.push('M'),
+            _ => {}
+        }
         if self.monitor {
             flags.push('O');
         }
@@ -300,6 +309,28 @@ pub struct ClientState {
     pub over_memory: bool,
     /// Client-side caching settings, while CLIENT TRACKING is on.
     pub tracking: Option<ClientTracking>,
+    /// This client is our master's link, applying its stream.
+    pub is_master: bool,
+    /// This connection is one of our replicas (after SYNC / PSYNC): its output
+    /// comes from the replication feed.
+    pub is_replica: bool,
+    /// What it said about itself with REPLCONF, for when it asks to sync.
+    pub replica_hello: ReplicaHello,
+}
+
+/// What a replica says about itself with REPLCONF before SYNC / PSYNC.
+#[derive(Debug, Clone, Default)]
+pub struct ReplicaHello {
+    /// `listening-port`.
+    pub listening_port: u16,
+    /// `ip-address`.
+    pub ip: Option<String>,
+    /// `capa eof`: it reads a diskless payload.
+    pub eof: bool,
+    /// `rdb-only 1`: it wants the RDB and nothing after (redis-cli --rdb).
+    pub rdb_only: bool,
+    /// It sent SYNC, not PSYNC: the payload comes without `+FULLRESYNC`.
+    pub plain_sync: bool,
 }
 
 impl ClientState {
@@ -334,6 +365,9 @@ impl ClientState {
             pubsub: Default::default(),
             monitor: false,
             tracking: None,
+            is_master: false,
+            is_replica: false,
+            replica_hello: ReplicaHello::default(),
         }
     }
 

@@ -95,7 +95,9 @@ pub(super) fn refuse_if_oom(
     args: &[&[u8]],
     now_ms: u64,
 ) -> CmdResult {
-    if server.memory.limit().is_none() || server.scripting.is_busy() {
+    // The master's stream is applied whatever the replica's memory (Redis's
+    // replicas never refuse their master).
+    if server.memory.limit().is_none() || server.scripting.is_busy() || client.is_master {
         return Ok(());
     }
     let queuing =
@@ -128,6 +130,38 @@ pub(super) fn refuse_if_misconf(server: &Server, client: &ClientState, cmd: &Com
     };
     if writes {
         return Err(errors::MISCONF.into());
+    }
+    Ok(())
+}
+
+/// What replication refuses, as Redis 7.0 does and in its order: a write on a
+/// master with fewer good replicas than `min-replicas-to-write` (NOREPLICAS), a
+/// write from a client on a read-only replica (READONLY), and on a replica whose
+/// link is down with `replica-serve-stale-data no`, any command not flagged
+/// `stale` (MASTERDOWN). The master's own stream passes. A few relaxed loads.
+#[inline]
+pub(super) fn refuse_if_replication(
+    server: &Server,
+    client: &ClientState,
+    cmd: &Command,
+) -> CmdResult {
+    if client.is_master {
+        return Ok(());
+    }
+    let repl = &server.replication;
+    let writes = if cmd.has(table::flags::RUNS_QUEUED) {
+        client.multi.as_ref().is_some_and(|tx| tx.writes)
+    } else {
+        cmd.has(table::flags::WRITE)
+    };
+    if writes && repl.lacks_good_replicas() {
+        return Err(errors::NOREPLICAS.into());
+    }
+    if writes && repl.refuses_writes() {
+        return Err(errors::READONLY.into());
+    }
+    if !cmd.has(table::flags::STALE) && repl.refuses_stale() {
+        return Err(errors::MASTERDOWN.into());
     }
     Ok(())
 }

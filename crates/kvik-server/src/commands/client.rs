@@ -533,7 +533,7 @@ fn unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         super::write_error(ctx.server, ctx.stats, &mut out, UNBLOCKED);
         out.buf
     } else {
-        crate::blocking::timeout_reply(waiter.protocol)
+        waiter.action.timeout_reply(waiter.protocol)
     };
     let end = crate::mailbox::WaitEnd {
         served: false,

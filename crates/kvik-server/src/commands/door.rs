@@ -3,7 +3,10 @@
 //! scripts run each of their commands through [`run_locked`] under the locks they
 //! already hold.
 
-use super::admission::{lock_wait_gate, refuse_if_busy, refuse_if_misconf, refuse_if_oom, resolve};
+use super::admission::{
+    lock_wait_gate, refuse_if_busy, refuse_if_misconf, refuse_if_oom, refuse_if_replication,
+    resolve,
+};
 use super::blocking;
 use super::table::{self, Command, Lock, LockRequest, Need};
 use super::{args, pubsub, registry, slowlog, transactions, CmdError, CmdResult, Ctx};
@@ -38,6 +41,7 @@ pub fn call(
         let cmd = registry().get(id);
         refuse_if_oom(server, stats, client, cmd, args, now_ms)
             .and_then(|()| refuse_if_misconf(server, client, cmd))
+            .and_then(|()| refuse_if_replication(server, client, cmd))
             .and_then(|()| pubsub::check_subscribed_mode(client, out.protocol, cmd))
             .and_then(|()| refuse_if_busy(&server.scripting, cmd))
             .map(|()| id)
@@ -100,6 +104,7 @@ fn execute(
     let scripts = &server.scripting;
     let env = KeyEnv {
         wait_gate: lock_wait_gate(scripts, cmd),
+        from_master: client.is_master,
         ..server.key_env(stats)
     };
     let db = client.db;

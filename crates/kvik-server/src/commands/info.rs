@@ -589,19 +589,103 @@ fn stats_section(server: &Server, r: &mut Report) {
     r.field("reply_buffer_expands", 0);
 }
 
+/// INFO replication, every field Redis 7.0 prints, in its order.
 fn replication_section(server: &Server, r: &mut Report) {
-    let backlog_size = server.config.read().repl_backlog_size;
-    r.field("role", "master");
-    r.field("connected_slaves", 0);
+    let repl = &server.replication;
+    let (backlog_size, priority, read_only, announced, min_replicas, min_lag) = {
+        let c = server.config.read();
+        (
+            c.repl_backlog_size,
+            c.replica_priority,
+            c.replica_read_only,
+            c.replica_announced,
+            c.min_replicas_to_write,
+            c.min_replicas_max_lag,
+        )
+    };
+    let now_ms = crate::hlc::unix_ms();
+    let secs_since = |ms: u64| (now_ms.saturating_sub(ms) / 1000) as i64;
+    match repl.link() {
+        None => r.field("role", "master"),
+        Some(link) => {
+            r.field("role", "slave");
+            r.field("master_host", &link.host);
+            r.field("master_port", link.port);
+            let up = link.is_up();
+            r.field("master_link_status", if up { "up" } else { "down" });
+            let last_io = link.last_io_ms.load(Ordering::Relaxed);
+            r.field(
+                "master_last_io_seconds_ago",
+                if last_io == 0 {
+                    -1
+                } else {
+                    secs_since(last_io)
+                },
+            );
+            let syncing = link.state() == crate::replication::replica::LinkState::Sync;
+            r.field("master_sync_in_progress", u8::from(syncing));
+            r.field(
+                "slave_read_repl_offset",
+                link.read_offset.load(Ordering::Relaxed),
+            );
+            r.field("slave_repl_offset", repl.offset());
+            if syncing {
+                let total = link.sync_size.load(Ordering::Relaxed);
+                let read = link.sync_read.load(Ordering::Relaxed);
+                r.field("master_sync_total_bytes", total);
+                r.field("master_sync_read_bytes", read);
+                r.field("master_sync_left_bytes", (total - read as i64).max(0));
+                let perc = if total > 0 {
+                    read as f64 * 100.0 / total as f64
+                } else {
+                    0.0
+                };
+                r.field("master_sync_perc", format!("{perc:.2}"));
+                r.field("master_sync_last_io_seconds_ago", secs_since(last_io));
+            }
+            if !up {
+                let since = link.down_since_ms.load(Ordering::Relaxed);
+                r.field(
+                    "master_link_down_since_seconds",
+                    if since == 0 { -1 } else { secs_since(since) },
+                );
+            }
+            r.field("slave_priority", priority);
+            r.field("slave_read_only", u8::from(read_only));
+            r.field("replica_announced", u8::from(announced));
+        }
+    }
+    let replicas = repl.replicas.all();
+    r.field("connected_slaves", replicas.len());
+    if min_replicas > 0 && min_lag > 0 {
+        r.field("min_slaves_good_slaves", repl.good_replicas());
+    }
+    for (i, feed) in replicas.iter().enumerate() {
+        let ack = feed.ack_ms.load(Ordering::Relaxed);
+        r.field(
+            &format!("slave{i}"),
+            format!(
+                "ip={},port={},state={},offset={},lag={}",
+                feed.ip,
+                feed.hello.listening_port,
+                feed.state_name(),
+                feed.ack_offset.load(Ordering::Relaxed),
+                secs_since(ack)
+            ),
+        );
+    }
+    let ids = repl.ids();
     r.field("master_failover_state", "no-failover");
-    r.field("master_replid", &server.run_id);
-    r.field("master_replid2", "0".repeat(40));
-    r.field("master_repl_offset", server.effects.offset());
-    r.field("second_repl_offset", -1);
-    r.field("repl_backlog_active", 0);
+    r.field("master_replid", &ids.replid);
+    r.field("master_replid2", &ids.replid2);
+    r.field("master_repl_offset", repl.offset());
+    r.field("second_repl_offset", ids.second_offset);
+    let active = repl.backlog.is_active();
+    let (first, histlen) = if active { repl.backlog.span() } else { (0, 0) };
+    r.field("repl_backlog_active", u8::from(active));
     r.field("repl_backlog_size", backlog_size);
-    r.field("repl_backlog_first_byte_offset", 0);
-    r.field("repl_backlog_histlen", 0);
+    r.field("repl_backlog_first_byte_offset", first);
+    r.field("repl_backlog_histlen", histlen);
 }
 
 /// The CPU section. kvik has no single main thread: the `_main_thread` figures are

@@ -32,6 +32,7 @@ pub mod lolwut;
 pub mod memory;
 pub mod module;
 pub mod pubsub;
+pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod sets;
@@ -89,6 +90,7 @@ fn gather_registry() -> &'static Registry {
             connection::COMMANDS,
             client::COMMANDS,
             server::COMMANDS,
+            replication::COMMANDS,
             info::COMMANDS,
             config::COMMANDS,
             introspection::COMMANDS,

@@ -1,5 +1,5 @@
-//! Server commands: DBSIZE FLUSHDB FLUSHALL SWAPDB TIME SAVE BGSAVE LASTSAVE WAIT
-//! SHUTDOWN ROLE.
+//! Server commands: DBSIZE FLUSHDB FLUSHALL SWAPDB TIME SAVE BGSAVE LASTSAVE
+//! SHUTDOWN.
 
 use super::table::{acl, flags, Command, Lock};
 use super::{args, errors, CmdError, CmdResult, Ctx};
@@ -48,19 +48,10 @@ pub const COMMANDS: &[Command] = &[
         .acl(acl::ADMIN | acl::SLOW | acl::DANGEROUS)
         .lock(Lock::Handler)
         .doc("server", "1.0.0", "O(1)", "Asynchronously save the dataset to disk"),
-    Command::new("wait", 3, wait)
-        .tips(&["request_policy:all_shards", "response_policy:agg_min"])
-        .flags(flags::NOSCRIPT)
-        .acl(acl::SLOW | acl::CONNECTION)
-        .doc("generic", "3.0.0", "O(1)", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."),
     Command::new("shutdown", -1, shutdown)
         .flags(flags::ADMIN | flags::NOSCRIPT | flags::LOADING | flags::STALE | flags::NO_MULTI | flags::ALLOW_BUSY)
         .acl(acl::ADMIN | acl::SLOW | acl::DANGEROUS)
         .doc("server", "1.0.0", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", "Synchronously saves the database(s) to disk and shuts down the Redis server."),
-    Command::new("role", 1, role)
-        .flags(flags::NOSCRIPT | flags::LOADING | flags::STALE | flags::FAST)
-        .acl(acl::ADMIN | acl::FAST | acl::DANGEROUS)
-        .doc("server", "2.8.12", "O(1)", "Returns the replication role."),
 ];
 
 /// A timeout in milliseconds from now (CLIENT PAUSE, WAIT), as an absolute Unix time
@@ -186,15 +177,6 @@ fn bgsave(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
 }
 
-/// WAIT numreplicas timeout. Without replicas no write can be acknowledged: the
-/// answer is 0, given at once rather than after the timeout.
-fn wait(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    args::int(args[1])?;
-    timeout_deadline_ms(args[2])?;
-    ctx.out.int(0);
-    Ok(())
-}
-
 fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (mut save, mut nosave, mut abort, mut other) = (false, false, false, false);
     let mut force = false;
@@ -228,15 +210,5 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     ctx.server.request_shutdown();
     ctx.client.close_after_reply = true;
-    Ok(())
-}
-
-/// ROLE: kvik does not replicate yet, so it is a master with no replicas, at the
-/// offset INFO replication reports.
-fn role(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    ctx.out.array(3);
-    ctx.out.bulk(b"master");
-    ctx.out.int(ctx.server.effects.offset() as i64);
-    ctx.out.array(0);
     Ok(())
 }

@@ -36,6 +36,10 @@ pub struct KeyEnv<'a> {
     /// busy-reply-threshold, a command that meets one of its shards answers BUSY
     /// instead of sitting on the mutex. Only the `Locked` built from this env uses it.
     pub wait_gate: Option<&'a dyn WaitGate>,
+    /// The commands run for a replica's master (its stream): a key past its
+    /// deadline is still there for them (the master's own DEL removes it), and
+    /// their effects go to the AOF only (the stream itself is passed on verbatim).
+    pub from_master: bool,
 }
 
 impl KeyEnv<'_> {
@@ -132,7 +136,11 @@ impl<'a> Locked<'a> {
             db,
             now_ms,
             touch: true,
-            effect_targets: Targets::ALL,
+            effect_targets: if env.from_master {
+                Targets::AOF
+            } else {
+                Targets::ALL
+            },
             clock: ks.clock.get(),
             guards,
             dirty: 0,
@@ -318,12 +326,13 @@ impl<'a> Locked<'a> {
     fn expire_if_due(&mut self, db: usize, hash: u64, key: &[u8]) -> bool {
         let now = self.now_ms;
         let keyspace = self.env.keyspace;
+        let from_master = self.env.from_master;
         let shard = self.shard_mut(db, hash);
         if shard.volatile_len_is_zero() {
             return false;
         }
         match shard.find(hash, key) {
-            Some(e) if e.is_expired(now) => {}
+            Some(e) if e.is_expired(now) && !from_master => {}
             _ => return false,
         }
         if keyspace.expiry_held(now) {
@@ -417,7 +426,7 @@ impl<'a> Locked<'a> {
         self.guards[at]
             .1
             .find(hash, key)
-            .filter(|e| !e.is_expired(self.now_ms))
+            .filter(|e| self.env.from_master || !e.is_expired(self.now_ms))
     }
 
     /// Delete every key of a held shard whose deadline has passed, appending their DEL

@@ -56,6 +56,9 @@ pub struct Keyspace {
     capture: Mutex<Option<std::sync::Arc<dyn ShardCapture>>>,
     /// Unix ms until which no key expires (0: none). See [`Keyspace::hold_expiry`].
     expiry_held_until: AtomicU64,
+    /// This node is a replica: keys never expire here (the master's DEL removes
+    /// them), though a due key reads as gone to clients.
+    replica_expiry: std::sync::atomic::AtomicBool,
 }
 
 /// Shards per database. Many small shards keep lock contention low with many threads
@@ -82,7 +85,14 @@ impl Keyspace {
             clock: ClockMode::default(),
             capture: Mutex::new(None),
             expiry_held_until: AtomicU64::new(0),
+            replica_expiry: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// A replica keeps every key until its master deletes it (see
+    /// [`Keyspace::expiry_held`]); a master expires them itself.
+    pub fn set_replica_expiry(&self, replica: bool) {
+        self.replica_expiry.store(replica, Ordering::Release);
     }
 
     /// Keep every key until `until_ms`, deadline passed or not (CLIENT PAUSE keeps the
@@ -101,6 +111,7 @@ impl Keyspace {
     #[inline]
     pub fn expiry_held(&self, now_ms: u64) -> bool {
         now_ms < self.expiry_held_until.load(Ordering::Acquire)
+            || self.replica_expiry.load(Ordering::Acquire)
     }
 
     /// The "key modified" signal (see [`observers`]): every write to `key` of `db`

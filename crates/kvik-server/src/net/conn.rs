@@ -10,6 +10,7 @@
 use crate::client::{ClientState, QueryBufferUsage};
 use crate::commands;
 use crate::mailbox::WaitEnd;
+use crate::replication::master::{Feed, Filled};
 use crate::server::Server;
 use crate::stats::ThreadStats;
 use kvik_resp::{Limits, Parsed, ReplyWriter, RequestParser};
@@ -17,12 +18,18 @@ use mio::net::TcpStream;
 use smallvec::SmallVec;
 use std::io::{self, Read, Write};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 /// Bytes read per `read` call when nothing larger is expected.
 const READ_CHUNK: usize = 16 * 1024;
 /// How long a connection stays idle before its read buffer is freed (Redis frees an
 /// idle client's query buffer after two seconds).
 const IDLE_BUFFER_MS: u64 = 2000;
+/// A replica's connection takes at most this much from its feed at a time, and
+/// only once what it took before is nearly written.
+const FEED_BATCH: usize = 1 << 20;
+/// Feed batches written in one go before the worker serves its other clients.
+const FEED_ROUNDS: usize = 16;
 /// Reply buffers larger than this are released once written, not kept for reuse.
 const KEEP_REPLY_CAPACITY: usize = 64 * 1024;
 
@@ -65,6 +72,8 @@ pub struct Conn {
     /// Unix ms since which pending output has stayed over the soft limit of the
     /// client's class (`client-output-buffer-limit`).
     over_soft_limit_since: Option<u64>,
+    /// A replica's output (after SYNC / PSYNC), found once it asked.
+    feed: Option<Arc<Feed>>,
 }
 
 impl Conn {
@@ -80,6 +89,7 @@ impl Conn {
             paused: false,
             write_registered: false,
             over_soft_limit_since: None,
+            feed: None,
         }
     }
 
@@ -228,6 +238,9 @@ impl Conn {
             );
             return Next::Close;
         }
+        if self.state.is_replica {
+            return self.flush_feed(server, stats);
+        }
         let batch = self.out.buf.len() - self.written;
         // Published before the replies leave, as if they will all be written: a
         // client holding its reply may at once ask, on another connection, what
@@ -246,6 +259,38 @@ impl Conn {
             next = Next::Close;
         }
         next
+    }
+
+    /// A replica's connection: write what its feed has (the RDB of its full sync,
+    /// then the stream) as fast as the socket takes it. The feed wakes this thread
+    /// when it has more. A feed that ends (an rdb-only transfer, a replica too far
+    /// behind, a role change) closes the connection once its bytes are out.
+    fn flush_feed(&mut self, server: &Server, stats: &ThreadStats) -> Next {
+        let repl = &server.replication;
+        if self.feed.is_none() {
+            self.feed = repl.replicas.of_client(self.state.id());
+        }
+        let Some(feed) = self.feed.clone() else {
+            self.state.close_after_reply = true;
+            return self.write_pending(stats);
+        };
+        for _ in 0..FEED_ROUNDS {
+            feed.woken();
+            let pending = self.out.buf.len() - self.written;
+            if pending < FEED_BATCH
+                && feed.fill(repl, &mut self.out.buf, FEED_BATCH - pending) == Filled::Finished
+            {
+                self.state.close_after_reply = true;
+            }
+            let had = self.out.buf.len() - self.written;
+            let next = self.write_pending(stats);
+            if had == 0 || next != (Next::Keep { wants_write: false }) {
+                return next;
+            }
+        }
+        // More may be waiting: look again at the next turn of the loop.
+        feed.wake_again(repl);
+        Next::Keep { wants_write: false }
     }
 
     /// Has the output waiting for the socket passed the hard limit of the client's

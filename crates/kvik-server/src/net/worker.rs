@@ -284,6 +284,12 @@ impl Worker {
                     }
                 }
                 Message::Unpaused => self.resume_paused(),
+                Message::ReplicaFeed => delivered.extend(
+                    self.conns
+                        .iter()
+                        .filter(|(_, c)| c.state.is_replica)
+                        .map(|(k, _)| k),
+                ),
                 Message::Listen(listeners) => self.listen_on(&listeners),
                 Message::Adopt(stream, addr) => self.accept(TcpStream::from_std(stream), addr),
             }
@@ -545,6 +551,10 @@ impl Worker {
                 self.block_timers.remove(&(at, key));
             }
         }
+        if conn.state.is_replica {
+            let repl = &self.server.replication;
+            repl.replicas.gone(conn.state.id(), repl);
+        }
         self.server.clients.remove(conn.state.id());
     }
 
@@ -594,7 +604,7 @@ impl Worker {
             };
             // Losing the claim means it is being served: its reply is on the way.
             if self.server.blocking.end_wait(&blocked.waiter) {
-                let reply = crate::blocking::timeout_reply(conn.out.protocol);
+                let reply = blocked.waiter.action.timeout_reply(conn.out.protocol);
                 self.finish_wait(token, &reply, WaitEnd::TIMED_OUT);
             }
         }

@@ -305,6 +305,8 @@ pub struct Server {
     pub latency: Arc<crate::latency::LatencyMonitor>,
     /// RDB saves: their state, the saver thread's queue, MISCONF.
     pub persistence: crate::snapshot::Persistence,
+    /// The replication role, ids, backlog, replicas and master link.
+    pub replication: Arc<crate::replication::Replication>,
 }
 
 impl Server {
@@ -344,6 +346,10 @@ impl Server {
             scripting,
             start_ms,
             persistence: crate::snapshot::Persistence::new(&config, start_ms),
+            replication: Arc::new(crate::replication::Replication::new(
+                &config,
+                run_id.clone(),
+            )),
             run_id,
             node_id,
             port: AtomicU64::new(config.port as u64),
@@ -394,6 +400,7 @@ impl Server {
         self.slowlog.configure(c);
         self.latency.configure(c);
         self.persistence.configure(c);
+        self.replication.configure(c);
         self.pubsub
             .keyspace_events
             .store(c.notify_keyspace_events, Ordering::Relaxed);
@@ -427,6 +434,7 @@ impl Server {
             stats,
             bus: self.bus(),
             wait_gate: None,
+            from_master: false,
         }
     }
 

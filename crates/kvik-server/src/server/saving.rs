@@ -27,8 +27,14 @@ fn begin(server: &Server) -> Result<(Arc<Snapshot>, AtPoint), SaveError> {
     let settings = settings(&server.config.read(), server.keyspace.clock.get());
     let functions = server.scripting.libraries.all();
     let codes = functions.iter().map(|l| l.code.clone()).collect();
-    Snapshot::begin(&server.keyspace, settings, codes, || dirty(server))
-        .ok_or(SaveError::InProgress)
+    let mut repl = None;
+    let begun = Snapshot::begin(&server.keyspace, settings, codes, || {
+        repl = server.replication.save_info();
+        dirty(server)
+    });
+    let (snapshot, mut point) = begun.ok_or(SaveError::InProgress)?;
+    point.repl = repl;
+    Ok((snapshot, point))
 }
 
 /// Write a begun snapshot to `dir/dbfilename` and end it.
@@ -248,6 +254,11 @@ pub fn load_at_startup(server: &Server) -> Result<(), LoadError> {
     let all: Vec<usize> = (0..server.keyspace.databases()).collect();
     let mut locked = Locked::databases(env, 0, crate::hlc::unix_ms(), &all);
     if let Some(loaded) = load(server, &mut locked, false)? {
+        if let Some((replid, offset)) = loaded.repl {
+            server
+                .replication
+                .restore(String::from_utf8_lossy(&replid).into_owned(), offset);
+        }
         log_notice!(
             "Done loading RDB, keys loaded: {}, keys expired: {}.",
             loaded.keys,

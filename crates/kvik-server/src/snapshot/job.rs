@@ -48,6 +48,10 @@ pub struct AtPoint {
     pub dirty: u64,
     /// Unix ms of the point.
     pub now_ms: u64,
+    /// The replication id and offset the dataset is at (a full sync's, or a
+    /// master's with a backlog): saved as the `repl-id` / `repl-offset` aux fields,
+    /// which let a restarted replica continue partially (PSYNC2).
+    pub repl: Option<(String, u64)>,
 }
 
 /// The capture side: shards serialized by whoever met them first.
@@ -143,7 +147,7 @@ impl Snapshot {
         out: &mut impl Sink,
         cancel: &AtomicBool,
     ) -> Result<(), Cancelled> {
-        file::write_header(out, &aux_fields(point.now_ms));
+        file::write_header(out, &aux_fields(point));
         for code in &point.functions {
             file::write_function(out, code);
         }
@@ -179,14 +183,21 @@ impl Snapshot {
     }
 }
 
-/// The aux fields Redis 7.0 writes on a plain save, in its order.
-fn aux_fields(now_ms: u64) -> Vec<(&'static str, String)> {
+/// The aux fields Redis 7.0 writes, in its order: with the replication ones when
+/// the point has a replication id and offset.
+fn aux_fields(point: &AtPoint) -> Vec<(&'static str, String)> {
     let used = crate::stats::allocator_stats().allocated;
-    vec![
+    let mut fields = vec![
         ("redis-ver", crate::version::REDIS_VERSION.to_string()),
         ("redis-bits", usize::BITS.to_string()),
-        ("ctime", (now_ms / 1000).to_string()),
+        ("ctime", (point.now_ms / 1000).to_string()),
         ("used-mem", used.to_string()),
-        ("aof-base", "0".to_string()),
-    ]
+    ];
+    if let Some((replid, offset)) = &point.repl {
+        fields.push(("repl-stream-db", "0".to_string()));
+        fields.push(("repl-id", replid.clone()));
+        fields.push(("repl-offset", offset.to_string()));
+    }
+    fields.push(("aof-base", "0".to_string()));
+    fields
 }

@@ -19,6 +19,9 @@ pub struct Loaded {
     pub keys: u64,
     /// Keys whose deadline had passed, left out.
     pub expired: u64,
+    /// The replication history the file was saved at (`repl-id`, `repl-offset`),
+    /// from which a restarted node can continue partially (PSYNC2).
+    pub repl: Option<([u8; 40], u64)>,
 }
 
 /// Fills the shards a [`Locked`] holds (every shard of every database).
@@ -31,6 +34,8 @@ struct IntoKeyspace<'l, 'a> {
     loaded: Loaded,
     /// A key already in memory is replaced (DEBUG RELOAD MERGE), not refused.
     merge: bool,
+    /// Keys whose deadline passed are kept: a replica's master deletes them.
+    keep_expired: bool,
 }
 
 impl Visitor for IntoKeyspace<'_, '_> {
@@ -42,6 +47,16 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 let ctime: i64 = value.parse().unwrap_or(0);
                 let age = (self.now_ms / 1000) as i64 - ctime;
                 log_notice!("RDB age {age} seconds");
+            }
+            b"repl-id" => {
+                if let Ok(id) = <[u8; 40]>::try_from(value.as_bytes()) {
+                    self.loaded.repl = Some((id, self.loaded.repl.map_or(0, |r| r.1)));
+                }
+            }
+            b"repl-offset" => {
+                if let (Some(r), Ok(offset)) = (self.loaded.repl.as_mut(), value.parse()) {
+                    r.1 = offset;
+                }
             }
             b"used-mem" => {
                 let bytes: f64 = value.parse().unwrap_or(0.0);
@@ -72,7 +87,7 @@ impl Visitor for IntoKeyspace<'_, '_> {
         value: Value,
         meta: KeyMeta,
     ) -> Result<(), LoadError> {
-        if meta.expire_at != 0 && meta.expire_at < self.now_ms {
+        if meta.expire_at != 0 && meta.expire_at < self.now_ms && !self.keep_expired {
             self.loaded.expired += 1;
             return Ok(());
         }
@@ -116,6 +131,36 @@ pub fn load_file(
     merge: bool,
 ) -> Result<Loaded, LoadError> {
     let reader = std::fs::File::open(path).map_err(LoadError::Io)?;
+    let buffered = std::io::BufReader::with_capacity(1 << 16, reader);
+    let how = LoadHow {
+        verify_checksum,
+        merge,
+        keep_expired: false,
+    };
+    load_reader(buffered, locked, scripting, limits, how)
+}
+
+/// How a load treats what it finds.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadHow {
+    /// `rdbchecksum`: check the footer.
+    pub verify_checksum: bool,
+    /// Replace keys already in memory instead of refusing them.
+    pub merge: bool,
+    /// Keep keys whose deadline passed (a replica loading its master's sync).
+    pub keep_expired: bool,
+}
+
+/// Load an RDB read from `reader` (a file, a replica's socket: read as it arrives,
+/// never held whole) into the shards `locked` holds (all of them). The reader is
+/// read up to the file's footer and no further.
+pub fn load_reader(
+    reader: impl std::io::Read,
+    locked: &mut Locked,
+    scripting: &Scripting,
+    limits: &Limits,
+    how: LoadHow,
+) -> Result<Loaded, LoadError> {
     let mut into = IntoKeyspace {
         clock: locked.clock(),
         now_ms: crate::hlc::unix_ms(),
@@ -123,10 +168,10 @@ pub fn load_file(
         scripting,
         libraries: Vec::new(),
         loaded: Loaded::default(),
-        merge,
+        merge: how.merge,
+        keep_expired: how.keep_expired,
     };
-    let buffered = std::io::BufReader::with_capacity(1 << 16, reader);
-    file::read(buffered, limits, verify_checksum, &mut into)?;
+    file::read(reader, limits, how.verify_checksum, &mut into)?;
     let (libraries, loaded) = (std::mem::take(&mut into.libraries), into.loaded);
     scripting
         .libraries

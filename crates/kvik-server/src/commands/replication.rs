@@ -1,0 +1,470 @@
+//! Replication commands: REPLICAOF (SLAVEOF), ROLE, REPLCONF, PSYNC, SYNC; and the
+//! [`ServerHost`] that hands the replication engine what it needs from above (the
+//! command door for the master's stream, loading and taking snapshots, waking a
+//! worker).
+
+use super::table::{acl, flags, Command};
+use super::{args, errors, CmdError, CmdResult, Ctx};
+use crate::client::{ClientInfo, ClientSnapshot, ClientState, ClientType};
+use crate::effects::EffectSink;
+use crate::keyspace::Locked;
+use crate::mailbox::Message;
+use crate::persistence::rdb::{file, io::WriteSink};
+use crate::replication::master::{self, Psync};
+use crate::server::Server;
+use crate::snapshot::{load_reader, LoadHow, Snapshot};
+use crate::stats::ThreadStats;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+
+const REPL: u32 = acl::ADMIN | acl::SLOW | acl::DANGEROUS;
+
+pub const COMMANDS: &[Command] = &[
+    Command::new("replicaof", 3, replicaof)
+        .flags(flags::ADMIN | flags::NOSCRIPT | flags::STALE | flags::NO_ASYNC_LOADING)
+        .acl(REPL)
+        .doc(
+            "server",
+            "5.0.0",
+            "O(1)",
+            "Configures a server as replica of another, or promotes it to a master.",
+        ),
+    Command::new("slaveof", 3, replicaof)
+        .flags(flags::ADMIN | flags::NOSCRIPT | flags::STALE | flags::NO_ASYNC_LOADING)
+        .acl(REPL)
+        .doc(
+            "server",
+            "1.0.0",
+            "O(1)",
+            "Sets a Redis server as a replica of another, or promotes it to being a master.",
+        ),
+    Command::new("role", 1, role)
+        .flags(flags::NOSCRIPT | flags::LOADING | flags::STALE | flags::FAST)
+        .acl(acl::ADMIN | acl::FAST | acl::DANGEROUS)
+        .doc("server", "2.8.12", "O(1)", "Returns the replication role."),
+    Command::new("replconf", -1, replconf)
+        .flags(flags::ADMIN | flags::NOSCRIPT | flags::LOADING | flags::STALE | flags::ALLOW_BUSY)
+        .acl(REPL)
+        .doc(
+            "server",
+            "3.0.0",
+            "O(1)",
+            "An internal command for configuring the replication stream.",
+        ),
+    Command::new("psync", -3, psync)
+        .flags(flags::ADMIN | flags::NOSCRIPT | flags::NO_ASYNC_LOADING | flags::NO_MULTI)
+        .acl(REPL)
+        .doc(
+            "server",
+            "2.8.0",
+            "O(1)",
+            "An internal command used in replication.",
+        ),
+    Command::new("wait", 3, wait)
+        .tips(&["request_policy:all_shards", "response_policy:agg_min"])
+        .flags(flags::NOSCRIPT)
+        .acl(acl::SLOW | acl::CONNECTION)
+        .doc("generic", "3.0.0", "O(1)", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."),
+    Command::new("sync", 1, sync)
+        .flags(flags::ADMIN | flags::NOSCRIPT | flags::NO_ASYNC_LOADING | flags::NO_MULTI)
+        .acl(REPL)
+        .doc(
+            "server",
+            "1.0.0",
+            "O(1)",
+            "An internal command used in replication.",
+        ),
+];
+
+/// REPLICAOF host port | NO ONE.
+fn replicaof(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let server = ctx.server;
+    if args::is(args[1], "NO") && args::is(args[2], "ONE") {
+        if server.replication.promote() {
+            server.config.write().replicaof.clear();
+            crate::log_notice!(
+                "MASTER MODE enabled (user request from '{}')",
+                describe(ctx.client)
+            );
+        }
+        ctx.out.ok();
+        return Ok(());
+    }
+    if ctx.client.is_replica {
+        return Err("ERR Command is not valid when client is a replica.".into());
+    }
+    let port = std::str::from_utf8(args[2])
+        .ok()
+        .and_then(|p| p.parse::<u16>().ok())
+        .ok_or_else(|| CmdError::from("ERR Invalid master port"))?;
+    let host = String::from_utf8_lossy(args[1]).into_owned();
+    let repl = server.replication.clone();
+    if !repl.follow(host.clone(), port) {
+        crate::log_notice!("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.");
+        ctx.out.simple("OK Already connected to specified master");
+        return Ok(());
+    }
+    server.config.write().replicaof = vec![(host.clone(), port)];
+    crate::log_notice!(
+        "REPLICAOF {host}:{port} enabled (user request from '{}')",
+        describe(ctx.client)
+    );
+    ctx.out.ok();
+    Ok(())
+}
+
+fn describe(client: &ClientState) -> String {
+    format!("id={} addr={}", client.id(), client.info.addr)
+}
+
+/// ROLE: a master lists its replicas and their acknowledged offsets; a replica
+/// names its master and where its link stands.
+fn role(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let repl = &ctx.server.replication;
+    match repl.link() {
+        Some(link) => {
+            ctx.out.array(5);
+            ctx.out.bulk(b"slave");
+            ctx.out.bulk(link.host.as_bytes());
+            ctx.out.int(link.port as i64);
+            ctx.out.bulk(link.state().role_name().as_bytes());
+            let offset = if link.is_up() {
+                repl.offset() as i64
+            } else {
+                -1
+            };
+            ctx.out.int(offset);
+        }
+        None => {
+            let replicas = repl.replicas.all();
+            ctx.out.array(3);
+            ctx.out.bulk(b"master");
+            ctx.out.int(repl.offset() as i64);
+            let online: Vec<_> = replicas.iter().filter(|f| f.is_online()).collect();
+            ctx.out.array(online.len());
+            for feed in online {
+                ctx.out.array(3);
+                ctx.out.bulk(feed.ip.as_bytes());
+                ctx.out
+                    .bulk(feed.hello.listening_port.to_string().as_bytes());
+                let acked = feed.ack_offset.load(Ordering::Acquire);
+                ctx.out.bulk(acked.to_string().as_bytes());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// REPLCONF option value ...: what a replica tells its master about itself, its
+/// acknowledgements, and the master's request for one (GETACK).
+fn replconf(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len().is_multiple_of(2) {
+        return Err(errors::SYNTAX.into());
+    }
+    let repl = &ctx.server.replication;
+    for pair in args[1..].chunks(2) {
+        let (option, value) = (pair[0], pair[1]);
+        if args::is(option, "ACK") {
+            // An acknowledgement gets no reply.
+            if ctx.client.is_replica {
+                if let Ok(offset) = args::int(value) {
+                    repl.replicas.ack(ctx.client.id(), offset.max(0) as u64);
+                    end_satisfied_waits(ctx.server);
+                }
+            }
+            return Ok(());
+        } else if args::is(option, "GETACK") {
+            if ctx.client.is_master {
+                if let Some(link) = repl.link() {
+                    link.ask_ack();
+                }
+            }
+            return Ok(());
+        } else if args::is(option, "listening-port") {
+            let port = args::int(value)?;
+            ctx.client.replica_hello.listening_port = u16::try_from(port).unwrap_or(0);
+        } else if args::is(option, "ip-address") {
+            ctx.client.replica_hello.ip = Some(String::from_utf8_lossy(value).into_owned());
+        } else if args::is(option, "capa") {
+            if args::is(value, "eof") {
+                ctx.client.replica_hello.eof = true;
+            }
+        } else if args::is(option, "rdb-only") {
+            ctx.client.replica_hello.rdb_only = args::int(value)? == 1;
+        } else if args::is(option, "rdb-filter-only") {
+            // Only `functions` (or nothing) is a filter kvik's RDB satisfies whole.
+        } else {
+            return Err(format!(
+                "ERR Unrecognized REPLCONF option: {}",
+                String::from_utf8_lossy(option)
+            )
+            .into());
+        }
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// WAIT numreplicas timeout: block until that many replicas acknowledged
+/// everything written so far, or the timeout; the answer is how many did.
+fn wait(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let wanted = args::int(args[1])?;
+    let deadline = super::server::timeout_deadline_ms(args[2])?;
+    let repl = &ctx.server.replication;
+    if repl.is_replica() {
+        return Err("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.".into());
+    }
+    let offset = repl.offset();
+    let acked = repl.replicas.acked(offset);
+    if acked as i64 >= wanted || !super::blocking::may_block(ctx.client) {
+        ctx.out.int(acked as i64);
+        return Ok(());
+    }
+    let action = AckWait {
+        repl: repl.clone(),
+        offset,
+    };
+    super::blocking::block(ctx, &[], (deadline != 0).then_some(deadline), action);
+    if let Some(blocked) = &ctx.client.blocked {
+        repl.add_wait(blocked.waiter.clone(), offset, wanted.max(0) as usize);
+    }
+    Ok(())
+}
+
+/// A client in WAIT: it never waits on keys; its timeout answers the count.
+struct AckWait {
+    repl: Arc<crate::replication::Replication>,
+    offset: u64,
+}
+
+impl crate::blocking::Action for AckWait {
+    fn ready(&self, _value: &crate::types::Value) -> bool {
+        false
+    }
+
+    fn timeout_reply(&self, protocol: kvik_resp::Protocol) -> Vec<u8> {
+        let mut out = kvik_resp::ReplyWriter::with_buf(Vec::new(), protocol);
+        out.int(self.repl.replicas.acked(self.offset) as i64);
+        out.buf
+    }
+
+    fn serve(
+        &self,
+        _limits: &crate::types::EncodingLimits,
+        _keys: &mut Locked<'_>,
+        _out: &mut kvik_resp::ReplyWriter,
+        _key: &[u8],
+    ) -> CmdResult {
+        Ok(())
+    }
+}
+
+/// An acknowledgement arrived: answer the WAITs it completes.
+fn end_satisfied_waits(server: &Server) {
+    for (waiter, acked) in server.replication.satisfied_waits() {
+        if server.blocking.end_wait(&waiter) {
+            let mut out = kvik_resp::ReplyWriter::with_buf(Vec::new(), waiter.protocol);
+            out.int(acked as i64);
+            let end = crate::mailbox::WaitEnd {
+                served: true,
+                failed: false,
+            };
+            super::blocking::deliver(server, &waiter, out.buf, end);
+        }
+    }
+}
+
+/// PSYNC replid offset: continue the stream from `offset` when our history holds
+/// it, else a full sync.
+fn psync(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let offset = args::int(args[2])?;
+    let replid = String::from_utf8_lossy(args[1]).into_owned();
+    start_sync(ctx, Some((replid, offset)))
+}
+
+/// SYNC: the old protocol, always a full sync, without `+FULLRESYNC`.
+fn sync(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.client.replica_hello.plain_sync = true;
+    start_sync(ctx, None)
+}
+
+fn start_sync(ctx: &mut Ctx, asked: Option<(String, i64)>) -> CmdResult {
+    if ctx.client.is_replica {
+        return Ok(());
+    }
+    let repl = &ctx.server.replication;
+    if repl.link().is_some_and(|l| !l.is_up()) {
+        return Err("NOMASTERLINK Can't SYNC while not connected with my master".into());
+    }
+    ctx.client.is_replica = true;
+    let info = &ctx.client.info;
+    info.snapshot.lock().replication = Some(ClientType::Replica);
+    let ip = ctx
+        .client
+        .replica_hello
+        .ip
+        .clone()
+        .unwrap_or_else(|| host_of(&info.addr));
+    let who = (info.id, info.worker, ip);
+    let asked = asked
+        .as_ref()
+        .map(|(id, off)| (id.as_str(), (*off).max(0) as u64));
+    match master::psync(repl, who, ctx.client.replica_hello.clone(), asked) {
+        Psync::Continue(replid) => ctx.out.simple(&format!("CONTINUE {replid}")),
+        Psync::Full => {}
+    }
+    Ok(())
+}
+
+/// The address part of `ip:port` (IPv6 addresses keep their colons).
+fn host_of(addr: &str) -> String {
+    addr.rsplit_once(':')
+        .map_or(addr, |(host, _)| host)
+        .to_string()
+}
+
+/// What replication reaches the rest of the server through.
+pub struct ServerHost {
+    server: Weak<Server>,
+    /// The master client's counters (the link thread is no worker).
+    stats: ThreadStats,
+}
+
+impl ServerHost {
+    pub fn new(server: &Arc<Server>) -> ServerHost {
+        ServerHost {
+            server: Arc::downgrade(server),
+            stats: ThreadStats::new(super::registry().len()),
+        }
+    }
+
+    fn server(&self) -> Arc<Server> {
+        self.server
+            .upgrade()
+            .expect("the server outlives its replication")
+    }
+}
+
+impl crate::replication::Host for ServerHost {
+    fn config(&self) -> kvik_config::Config {
+        self.server().config.read().clone()
+    }
+
+    fn port(&self) -> u16 {
+        self.server().port.load(Ordering::Relaxed) as u16
+    }
+
+    fn master_client(&self, addr: &str) -> ClientState {
+        let server = self.server();
+        let info = ClientInfo {
+            id: server.clients.next_id(),
+            worker: 0,
+            token: usize::MAX,
+            addr: addr.to_string(),
+            laddr: String::new(),
+            fd: -1,
+            created_ms: crate::hlc::unix_ms(),
+            killed: AtomicBool::new(false),
+            snapshot: parking_lot::Mutex::new(ClientSnapshot {
+                replication: Some(ClientType::Master),
+                ..ClientSnapshot::default()
+            }),
+        };
+        let mut client = ClientState::new(Arc::new(info), true);
+        client.is_master = true;
+        client
+    }
+
+    fn master_client_gone(&self, _client: &ClientState) {}
+
+    fn apply(&self, master: &mut ClientState, args: &[&[u8]]) {
+        let server = self.server();
+        let mut out = kvik_resp::ReplyWriter::with_buf(Vec::new(), Default::default());
+        super::call(
+            &server,
+            &self.stats,
+            master,
+            &mut out,
+            args,
+            crate::hlc::unix_ms(),
+        );
+    }
+
+    fn load(&self, src: &mut dyn std::io::Read) -> Result<u64, String> {
+        let server = self.server();
+        let (checksum, limits) = {
+            let config = server.config.read();
+            (
+                config.rdbchecksum,
+                crate::persistence::rdb::Limits::from(&server.hot.encoding()),
+            )
+        };
+        server.scripting.libraries.flush();
+        let env = server.key_env(&self.stats);
+        let all: Vec<usize> = (0..server.keyspace.databases()).collect();
+        let mut locked = Locked::databases(env, 0, crate::hlc::unix_ms(), &all);
+        for db in all {
+            super::server::flush_db(&mut locked, db);
+        }
+        server.tracking.flushed();
+        let how = LoadHow {
+            verify_checksum: checksum,
+            merge: false,
+            keep_expired: true,
+        };
+        load_reader(src, &mut locked, &server.scripting, &limits, how)
+            .map(|loaded| loaded.keys)
+            .map_err(|e| e.to_string())
+    }
+
+    fn snapshot(
+        &self,
+        at_point: &mut dyn FnMut() -> (String, u64),
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), Option<String>> {
+        let server = self.server();
+        let (settings, checksum) = {
+            let config = server.config.read();
+            let settings = crate::snapshot::settings(&config, server.keyspace.clock.get());
+            (settings, config.rdbchecksum)
+        };
+        let codes = server
+            .scripting
+            .libraries
+            .all()
+            .iter()
+            .map(|l| l.code.clone())
+            .collect();
+        let mut repl = None;
+        let begun = Snapshot::begin(&server.keyspace, settings, codes, || {
+            repl = Some(at_point());
+            0
+        });
+        let (snapshot, mut point) = begun.ok_or(None)?;
+        point.repl = repl;
+        let never = AtomicBool::new(false);
+        let mut sink = WriteSink::new(out);
+        let written = snapshot.write(&server.keyspace, &point, &mut sink, &never);
+        server.keyspace.end_capture();
+        written.map_err(|_| Some("cancelled".to_string()))?;
+        file::finish(sink, checksum)
+            .map(|_| ())
+            .map_err(|e| Some(e.to_string()))
+    }
+
+    fn listen_effects(&self, sink: Arc<dyn EffectSink>) {
+        self.server().effects.add_sink(sink, |_| {});
+    }
+
+    fn role_changed(&self, replica: bool) {
+        self.server().keyspace.set_replica_expiry(replica);
+    }
+
+    fn wake_worker(&self, index: usize) {
+        if let Some(server) = self.server.upgrade() {
+            if let Some(worker) = server.workers.get().and_then(|w| w.get(index)) {
+                worker.send(Message::ReplicaFeed);
+            }
+        }
+    }
+}

@@ -1,0 +1,572 @@
+//! Serving replicas: the feed of each replica connection, and full syncs.
+//!
+//! A replica connection stays with the worker thread that accepted it. After PSYNC
+//! its output comes from its [`Feed`]: during a full sync, the chunks of the RDB a
+//! sync thread produces; once online, the backlog's bytes from the replica's offset.
+//! The worker copies from the feed whenever the socket has room and when the feed
+//! wakes it through its mailbox ([`Host::wake_worker`](super::Host::wake_worker));
+//! nothing here touches a connection.
+//!
+//! A full sync takes the forkless point-in-time snapshot. At its point (every shard
+//! held) the backlog's offset is read and the stream's database forgotten, so the
+//! RDB plus the stream from that offset is exactly the dataset. Diskless (the
+//! default) streams the RDB as it is written, framed `$EOF:<mark>` ... `<mark>`;
+//! with `repl-diskless-sync no` it is written to a file first and sent as
+//! `$<length>`. Newlines keep the link alive while another snapshot finishes.
+//!
+//! Owns the feeds and the sync threads. Must not touch connections or sockets.
+
+use super::backlog::Read;
+use super::Replication;
+use parking_lot::{Condvar, Mutex};
+use std::collections::VecDeque;
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// RDB bytes waiting for the socket at most (the sync thread waits beyond).
+const PIPE_LIMIT: usize = 8 << 20;
+/// The RDB is handed to the worker in chunks of this size.
+const CHUNK: usize = 64 << 10;
+
+pub use crate::client::ReplicaHello as Hello;
+
+/// Where a replica's output comes from now.
+enum Stage {
+    /// Waiting for its snapshot to begin; keepalive newlines only.
+    WaitSnapshot { chunks: VecDeque<Vec<u8>> },
+    /// The RDB is being sent; once `end` is set and the chunks are out, the stream
+    /// follows from that offset.
+    Transfer {
+        chunks: VecDeque<Vec<u8>>,
+        queued: usize,
+        end: Option<u64>,
+    },
+    /// Streaming from the backlog.
+    Online { cursor: u64 },
+    /// Nothing more (an rdb-only transfer is complete, or the feed lost its place).
+    Done,
+}
+
+/// One replica connection's output.
+pub struct Feed {
+    pub client_id: u64,
+    /// The worker thread that owns the connection.
+    pub worker: usize,
+    pub ip: String,
+    pub hello: Hello,
+    stage: Mutex<Stage>,
+    room: Condvar,
+    /// The offset the replica acknowledged last (REPLCONF ACK) and when (unix ms).
+    pub ack_offset: AtomicU64,
+    pub ack_ms: AtomicU64,
+    /// The worker must look at the feed (a wake-up is on its way).
+    wake_pending: AtomicBool,
+    /// The connection is gone.
+    closed: AtomicBool,
+}
+
+/// What a fill found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Filled {
+    /// More may follow.
+    Going,
+    /// The replica's bytes are gone from the backlog (it fell too far behind), or
+    /// an rdb-only transfer ended: close the connection once written.
+    Finished,
+}
+
+impl Feed {
+    fn new(client_id: u64, worker: usize, ip: String, hello: Hello, stage: Stage) -> Feed {
+        Feed {
+            client_id,
+            worker,
+            ip,
+            hello,
+            stage: Mutex::new(stage),
+            room: Condvar::new(),
+            ack_offset: AtomicU64::new(0),
+            ack_ms: AtomicU64::new(crate::hlc::unix_ms()),
+            wake_pending: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// The worker is looking now: later appends must wake it again.
+    pub fn woken(&self) {
+        self.wake_pending.store(false, Ordering::Release);
+    }
+
+    /// Copy at most `max` bytes of output onto `out` (the connection's reply buffer).
+    pub fn fill(&self, repl: &Replication, out: &mut Vec<u8>, max: usize) -> Filled {
+        let mut stage = self.stage.lock();
+        match &mut *stage {
+            Stage::WaitSnapshot { chunks } => {
+                out.extend(chunks.drain(..).flatten());
+                Filled::Going
+            }
+            Stage::Transfer {
+                chunks,
+                queued,
+                end,
+            } => {
+                let mut copied = 0;
+                while copied < max {
+                    let Some(chunk) = chunks.pop_front() else {
+                        break;
+                    };
+                    copied += chunk.len();
+                    *queued -= chunk.len();
+                    out.extend_from_slice(&chunk);
+                }
+                self.room.notify_all();
+                match (chunks.is_empty(), *end) {
+                    (true, Some(_)) if self.hello.rdb_only => {
+                        *stage = Stage::Done;
+                        Filled::Finished
+                    }
+                    (true, Some(cursor)) => {
+                        crate::log_notice!(
+                            "Synchronization with replica {}:{} succeeded",
+                            self.ip,
+                            self.hello.listening_port
+                        );
+                        *stage = Stage::Online { cursor };
+                        drop(stage);
+                        repl.replicas.update_needed(repl);
+                        Filled::Going
+                    }
+                    _ => Filled::Going,
+                }
+            }
+            Stage::Online { cursor } => match repl.backlog.read(*cursor, max, out) {
+                Read::Copied(n) => {
+                    *cursor += n as u64;
+                    Filled::Going
+                }
+                Read::Lost => {
+                    crate::log_warning!(
+                        "Client id={} addr={}:{} (replica) is too far behind: its stream is gone from the backlog; closing it",
+                        self.client_id,
+                        self.ip,
+                        self.hello.listening_port
+                    );
+                    *stage = Stage::Done;
+                    Filled::Finished
+                }
+            },
+            Stage::Done => Filled::Finished,
+        }
+    }
+
+    /// The offset this replica needs next, while its connection is up.
+    fn needs(&self) -> Option<u64> {
+        match &*self.stage.lock() {
+            Stage::Online { cursor } => Some(*cursor),
+            Stage::Transfer { end, .. } => *end,
+            _ => None,
+        }
+    }
+
+    /// INFO's slave line `state=`.
+    pub fn state_name(&self) -> &'static str {
+        match &*self.stage.lock() {
+            Stage::WaitSnapshot { .. } => "wait_bgsave",
+            Stage::Transfer { .. } => "send_bulk",
+            Stage::Online { .. } | Stage::Done => "online",
+        }
+    }
+
+    pub fn is_online(&self) -> bool {
+        matches!(&*self.stage.lock(), Stage::Online { .. })
+    }
+
+    /// Queue bytes for the socket from the sync thread; waits while too much is
+    /// queued. False once the connection is gone.
+    fn send(&self, bytes: Vec<u8>, repl: &Replication) -> bool {
+        let mut stage = self.stage.lock();
+        loop {
+            if self.closed.load(Ordering::Acquire) {
+                return false;
+            }
+            match &mut *stage {
+                Stage::WaitSnapshot { chunks } => {
+                    chunks.push_back(bytes);
+                    break;
+                }
+                Stage::Transfer { chunks, queued, .. } if *queued < PIPE_LIMIT => {
+                    *queued += bytes.len();
+                    chunks.push_back(bytes);
+                    break;
+                }
+                Stage::Transfer { .. } => {
+                    self.room.wait_for(&mut stage, Duration::from_millis(100));
+                }
+                _ => return false,
+            }
+        }
+        drop(stage);
+        self.wake(repl);
+        true
+    }
+
+    /// The snapshot began: what follows is the transfer.
+    fn start_transfer(&self) {
+        let mut stage = self.stage.lock();
+        if let Stage::WaitSnapshot { chunks } = &mut *stage {
+            let chunks = std::mem::take(chunks);
+            let queued = chunks.iter().map(Vec::len).sum();
+            *stage = Stage::Transfer {
+                chunks,
+                queued,
+                end: None,
+            };
+        }
+    }
+
+    /// The whole RDB is queued; the stream follows from `offset`.
+    fn end_transfer(&self, offset: u64, repl: &Replication) {
+        if let Stage::Transfer { end, .. } = &mut *self.stage.lock() {
+            *end = Some(offset);
+        }
+        self.wake(repl);
+    }
+
+    /// The worker stopped before the feed was empty: have it look again.
+    pub fn wake_again(&self, repl: &Replication) {
+        self.wake(repl);
+    }
+
+    fn wake(&self, repl: &Replication) {
+        if !self.wake_pending.swap(true, Ordering::AcqRel) {
+            repl.host().wake_worker(self.worker);
+        }
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        *self.stage.lock() = Stage::Done;
+        self.room.notify_all();
+    }
+}
+
+/// The replicas this node serves.
+#[derive(Default)]
+pub struct Replicas {
+    feeds: Mutex<Vec<Arc<Feed>>>,
+}
+
+impl Replicas {
+    pub fn count(&self) -> usize {
+        self.feeds.lock().len()
+    }
+
+    pub fn all(&self) -> Vec<Arc<Feed>> {
+        self.feeds.lock().clone()
+    }
+
+    /// The feed of the connection of client `id`.
+    pub fn of_client(&self, id: u64) -> Option<Arc<Feed>> {
+        self.feeds
+            .lock()
+            .iter()
+            .find(|f| f.client_id == id)
+            .cloned()
+    }
+
+    /// REPLCONF ACK from client `id`.
+    pub fn ack(&self, id: u64, offset: u64) {
+        if let Some(feed) = self.of_client(id) {
+            feed.ack_offset.fetch_max(offset, Ordering::AcqRel);
+            feed.ack_ms.store(crate::hlc::unix_ms(), Ordering::Release);
+        }
+    }
+
+    /// The connection of client `id` closed.
+    pub fn gone(&self, id: u64, repl: &Replication) {
+        let mut feeds = self.feeds.lock();
+        if let Some(at) = feeds.iter().position(|f| f.client_id == id) {
+            let feed = feeds.remove(at);
+            feed.close();
+            crate::log_notice!(
+                "Connection with replica {}:{} lost.",
+                feed.ip,
+                feed.hello.listening_port
+            );
+        }
+        drop(feeds);
+        self.update_needed(repl);
+    }
+
+    /// Close every replica connection (the node changed role).
+    pub fn disconnect_all(&self, repl: &Replication) {
+        for feed in self.feeds.lock().drain(..) {
+            feed.close();
+            repl.host().wake_worker(feed.worker);
+        }
+        self.update_needed(repl);
+    }
+
+    /// Wake the workers of the replicas that stream from the backlog.
+    pub fn wake_all(&self, repl: &Replication) {
+        for feed in self.feeds.lock().iter() {
+            feed.wake(repl);
+        }
+    }
+
+    /// Tell the backlog the oldest offset a replica still needs.
+    fn update_needed(&self, repl: &Replication) {
+        let needed = self.feeds.lock().iter().filter_map(|f| f.needs()).min();
+        repl.backlog.set_needed(needed.unwrap_or(u64::MAX));
+    }
+
+    /// Replicas online whose last ack is at most `max_lag_secs` old
+    /// (`min_slaves_good_slaves`).
+    pub fn good(&self, max_lag_secs: u64) -> usize {
+        let now = crate::hlc::unix_ms();
+        self.feeds
+            .lock()
+            .iter()
+            .filter(|f| {
+                f.is_online()
+                    && now.saturating_sub(f.ack_ms.load(Ordering::Acquire)) <= max_lag_secs * 1000
+            })
+            .count()
+    }
+
+    /// Replicas that acknowledged `offset` at least (WAIT).
+    pub fn acked(&self, offset: u64) -> usize {
+        self.feeds
+            .lock()
+            .iter()
+            .filter(|f| f.ack_offset.load(Ordering::Acquire) >= offset)
+            .count()
+    }
+
+    fn add(&self, feed: Arc<Feed>) {
+        self.feeds.lock().push(feed);
+    }
+}
+
+/// What PSYNC answered.
+pub enum Psync {
+    /// `+CONTINUE <replid>`: the stream follows from the replica's offset.
+    Continue(String),
+    /// A full sync was started; its `+FULLRESYNC` comes through the feed.
+    Full,
+}
+
+/// PSYNC (or SYNC, with `replid` None) from client `client_id` of worker `worker`:
+/// continue from `offset` when the history allows it, else start a full sync.
+pub fn psync(
+    repl: &Arc<Replication>,
+    (client_id, worker, ip): (u64, usize, String),
+    hello: Hello,
+    asked: Option<(&str, u64)>,
+) -> Psync {
+    if let Some((replid, offset)) = asked.filter(|_| !hello.rdb_only) {
+        if repl.can_continue(replid, offset) {
+            let ids = repl.ids();
+            // PSYNC counts from 1; the cursor is the bytes before.
+            let cursor = offset - 1;
+            let stage = Stage::Online { cursor };
+            let feed = Arc::new(Feed::new(client_id, worker, ip, hello, stage));
+            feed.ack_offset.store(cursor, Ordering::Release);
+            repl.replicas.add(feed.clone());
+            repl.replicas.update_needed(repl);
+            crate::log_notice!(
+                "Partial resynchronization request from {}:{} accepted. Sending {} bytes of backlog starting from offset {offset}.",
+                feed.ip,
+                feed.hello.listening_port,
+                repl.offset().saturating_sub(cursor)
+            );
+            return Psync::Continue(ids.replid);
+        }
+    }
+    let diskless = repl.host().config().repl_diskless_sync && hello.eof;
+    let stage = Stage::WaitSnapshot {
+        chunks: VecDeque::new(),
+    };
+    let feed = Arc::new(Feed::new(client_id, worker, ip, hello, stage));
+    crate::log_notice!(
+        "Replica {}:{} asks for synchronization; starting a full resync ({})",
+        feed.ip,
+        feed.hello.listening_port,
+        if diskless { "diskless" } else { "disk" }
+    );
+    repl.replicas.add(feed.clone());
+    let repl = repl.clone();
+    let spawned = std::thread::Builder::new()
+        .name("kvik-repl-sync".into())
+        .spawn(move || full_sync(&repl, &feed, diskless));
+    if spawned.is_err() {
+        crate::log_warning!("Can't start a thread for a full sync");
+    }
+    Psync::Full
+}
+
+/// Writes the RDB into the feed, in chunks.
+struct FeedWriter<'a> {
+    feed: &'a Feed,
+    repl: &'a Replication,
+    buf: Vec<u8>,
+}
+
+impl Write for FeedWriter<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(bytes);
+        if self.buf.len() >= CHUNK {
+            self.flush()?;
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
+        if self.feed.send(chunk, self.repl) {
+            Ok(())
+        } else {
+            Err(io::Error::new(io::ErrorKind::BrokenPipe, "replica gone"))
+        }
+    }
+}
+
+/// The point in time of a full sync: the backlog joins the effect stream (once),
+/// the offset is read and the stream's database forgotten; `+FULLRESYNC` is queued
+/// for the replica and, diskless, the payload's head. Runs with every shard held.
+fn sync_point(repl: &Replication, feed: &Feed, eof_mark: Option<&str>) -> (String, u64) {
+    repl.listen_effects();
+    let offset = repl.backlog.mark_sync_point();
+    let replid = repl.replid();
+    feed.start_transfer();
+    if !feed.hello.plain_sync {
+        feed.send(
+            format!("+FULLRESYNC {replid} {offset}\r\n").into_bytes(),
+            repl,
+        );
+    }
+    if let Some(mark) = eof_mark {
+        feed.send(format!("$EOF:{mark}\r\n").into_bytes(), repl);
+    }
+    repl.replicas.update_needed_at(repl, offset);
+    (replid, offset)
+}
+
+impl Replicas {
+    /// A sync point at `offset`: keep the stream from there for the replica.
+    fn update_needed_at(&self, repl: &Replication, offset: u64) {
+        let needed = self.feeds.lock().iter().filter_map(|f| f.needs()).min();
+        repl.backlog
+            .set_needed(needed.map_or(offset, |n| n.min(offset)));
+    }
+}
+
+/// A full sync for `feed`, on its own thread.
+fn full_sync(repl: &Replication, feed: &Feed, diskless: bool) {
+    let mut last_keepalive = Instant::now();
+    let mut point = None;
+    let outcome = loop {
+        let result = if diskless {
+            let mark = super::new_replid();
+            let mut out = FeedWriter {
+                feed,
+                repl,
+                buf: Vec::with_capacity(CHUNK),
+            };
+            let at = &mut || {
+                let p = sync_point(repl, feed, Some(&mark));
+                point = Some(p.1);
+                p
+            };
+            repl.host()
+                .snapshot(at, &mut out)
+                .and_then(|()| out.flush().map_err(|e| Some(e.to_string())))
+                .map(|()| feed.send(mark.into_bytes(), repl))
+        } else {
+            disk_sync(repl, feed, &mut point)
+        };
+        match result {
+            Err(None) => {
+                // Another snapshot is being written: wait for it, keeping the link.
+                if feed.closed.load(Ordering::Acquire) {
+                    return;
+                }
+                if last_keepalive.elapsed() >= Duration::from_secs(1) {
+                    feed.send(b"\n".to_vec(), repl);
+                    last_keepalive = Instant::now();
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            other => break other,
+        }
+    };
+    match (outcome, point) {
+        (Ok(_), Some(offset)) => feed.end_transfer(offset, repl),
+        (Err(why), _) => {
+            crate::log_warning!(
+                "Full sync with replica {}:{} failed: {}",
+                feed.ip,
+                feed.hello.listening_port,
+                why.unwrap_or_default()
+            );
+            repl.replicas.gone(feed.client_id, repl);
+            repl.host().wake_worker(feed.worker);
+        }
+        (Ok(_), None) => {}
+    }
+}
+
+/// `repl-diskless-sync no` (or a replica without `capa eof`): the snapshot goes to
+/// a file in `dir` first, then to the replica as `$<length>` and the file.
+fn disk_sync(
+    repl: &Replication,
+    feed: &Feed,
+    point: &mut Option<u64>,
+) -> Result<bool, Option<String>> {
+    let dir = repl.host().config().dir;
+    let path = std::path::Path::new(&dir).join(format!(
+        "temp-repl-{}-{}.rdb",
+        std::process::id(),
+        feed.client_id
+    ));
+    let mut file = std::fs::File::create(&path).map_err(|e| Some(e.to_string()))?;
+    let at = &mut || {
+        let p = sync_point(repl, feed, None);
+        *point = Some(p.1);
+        p
+    };
+    let written = repl.host().snapshot(at, &mut file);
+    drop(file);
+    let sent = written.and_then(|()| send_file(repl, feed, &path));
+    let _ = std::fs::remove_file(&path);
+    sent
+}
+
+fn send_file(
+    repl: &Replication,
+    feed: &Feed,
+    path: &std::path::Path,
+) -> Result<bool, Option<String>> {
+    let bytes_err = |e: io::Error| Some(e.to_string());
+    let len = std::fs::metadata(path).map_err(bytes_err)?.len();
+    crate::log_notice!(
+        "Starting to transfer the RDB ({len} bytes) to replica {}:{}",
+        feed.ip,
+        feed.hello.listening_port
+    );
+    let mut out = FeedWriter {
+        feed,
+        repl,
+        buf: Vec::with_capacity(CHUNK),
+    };
+    out.write_all(format!("${len}\r\n").as_bytes())
+        .map_err(bytes_err)?;
+    let mut file = std::fs::File::open(path).map_err(bytes_err)?;
+    io::copy(&mut file, &mut out).map_err(bytes_err)?;
+    out.flush().map_err(bytes_err)?;
+    Ok(true)
+}

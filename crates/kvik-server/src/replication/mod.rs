@@ -1,0 +1,355 @@
+//! Replication as Redis 7.0 speaks it (PSYNC2): this node's role, its replication
+//! ids and offsets, the backlog, the replicas it serves ([`master`]) and its link to
+//! a master ([`replica`]).
+//!
+//! The stream replicas receive is the backlog's ([`backlog`]): on a master, an
+//! effect sink that encodes the effects meant for replicas; on a replica, the bytes
+//! its master sent, passed on verbatim (so chains count the same offsets). Its byte
+//! count is `master_repl_offset`.
+//!
+//! Owns the replication state that INFO, ROLE and the commands read. Must not touch
+//! the command table or connections: what it needs from above (running a command as
+//! the master client, loading and taking snapshots, waking a worker) comes through
+//! the [`Host`] seam handed down at start-up.
+
+pub mod backlog;
+pub mod master;
+pub mod replica;
+
+use crate::client::ClientState;
+use crate::effects::EffectSink;
+use backlog::Backlog;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// What replication needs from the layers above it, handed down at start-up.
+pub trait Host: Send + Sync {
+    /// The configuration now (a copy).
+    fn config(&self) -> kvik_config::Config;
+    /// The TCP port clients reach this node on.
+    fn port(&self) -> u16;
+    /// A client to apply a master's stream with: authenticated, flagged master.
+    fn master_client(&self, addr: &str) -> ClientState;
+    /// The master client is gone.
+    fn master_client_gone(&self, client: &ClientState);
+    /// Run one command of the master's stream as the master client (its reply is
+    /// dropped).
+    fn apply(&self, master: &mut ClientState, args: &[&[u8]]);
+    /// Replace the whole dataset with the RDB read from `src`, as a replica loads a
+    /// full sync (expired keys kept: the master's DELs remove them).
+    fn load(&self, src: &mut dyn std::io::Read) -> Result<u64, String>;
+    /// Write a point-in-time snapshot of the dataset to `out` as a complete RDB.
+    /// `at_point` runs while every shard is held and returns the replication id and
+    /// offset the file's aux fields name. `Err(None)`: another snapshot is being
+    /// taken, try again later; `Err(Some(why))`: it failed.
+    fn snapshot(
+        &self,
+        at_point: &mut dyn FnMut() -> (String, u64),
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), Option<String>>;
+    /// Hand every effect from now on to `sink` (called at a snapshot's point).
+    fn listen_effects(&self, sink: Arc<dyn EffectSink>);
+    /// Wake worker `index`: one of its replicas has something to send.
+    fn wake_worker(&self, index: usize);
+    /// The node became a replica (keys stop expiring on their own) or a master.
+    fn role_changed(&self, replica: bool);
+}
+
+/// The replication ids (PSYNC2): the current one, and the previous one with the
+/// offset up to which it is valid (set when a replica becomes a master or follows
+/// a promoted one).
+#[derive(Debug, Clone)]
+pub struct Ids {
+    pub replid: String,
+    pub replid2: String,
+    /// `second_repl_offset`: -1 when there is no previous id.
+    pub second_offset: i64,
+}
+
+/// A fresh replication id: 40 random hex characters.
+pub fn new_replid() -> String {
+    hex::encode(rand::random::<[u8; 20]>())
+}
+
+/// The replication state of the node.
+pub struct Replication {
+    pub backlog: Arc<Backlog>,
+    ids: Mutex<Ids>,
+    /// The link to our master, when we are a replica.
+    link: Mutex<Option<Arc<replica::Link>>>,
+    /// Mirror of `link.is_some()`, read by every write command.
+    is_replica: AtomicBool,
+    /// `replica-read-only`, mirrored for the same readers.
+    read_only: AtomicBool,
+    /// `replica-serve-stale-data`.
+    serve_stale: AtomicBool,
+    /// `min-replicas-to-write` and `min-replicas-max-lag`.
+    min_replicas: AtomicU64,
+    min_replicas_lag: AtomicU64,
+    /// The replicas we serve.
+    pub replicas: master::Replicas,
+    /// The backlog is one of the effect log's sinks.
+    listening: AtomicBool,
+    /// Clients in WAIT: (their wait, the offset, how many replicas).
+    waits: Mutex<Vec<(Arc<crate::blocking::Waiter>, u64, usize)>>,
+    host: OnceLock<Arc<dyn Host>>,
+}
+
+impl Replication {
+    pub fn new(config: &kvik_config::Config, replid: String) -> Replication {
+        let repl = Replication {
+            backlog: Arc::new(Backlog::new(config.repl_backlog_size as usize)),
+            ids: Mutex::new(Ids {
+                replid,
+                replid2: "0".repeat(40),
+                second_offset: -1,
+            }),
+            link: Mutex::new(None),
+            is_replica: AtomicBool::new(false),
+            read_only: AtomicBool::new(true),
+            serve_stale: AtomicBool::new(true),
+            min_replicas: AtomicU64::new(0),
+            min_replicas_lag: AtomicU64::new(10),
+            replicas: master::Replicas::default(),
+            listening: AtomicBool::new(false),
+            waits: Mutex::new(Vec::new()),
+            host: OnceLock::new(),
+        };
+        repl.configure(config);
+        repl
+    }
+
+    /// Apply the replication settings after CONFIG SET.
+    pub fn configure(&self, c: &kvik_config::Config) {
+        let hard = c.client_output_buffer_limit[kvik_config::CLASS_REPLICA].hard;
+        self.backlog.resize(c.repl_backlog_size as usize, hard);
+        self.read_only.store(c.replica_read_only, Ordering::Relaxed);
+        self.serve_stale
+            .store(c.replica_serve_stale_data, Ordering::Relaxed);
+        self.min_replicas
+            .store(c.min_replicas_to_write as u64, Ordering::Relaxed);
+        self.min_replicas_lag
+            .store(c.min_replicas_max_lag as u64, Ordering::Relaxed);
+    }
+
+    /// A master under `min-replicas-to-write` with fewer good replicas: writes get
+    /// NOREPLICAS.
+    pub fn lacks_good_replicas(&self) -> bool {
+        let min = self.min_replicas.load(Ordering::Relaxed);
+        min > 0 && !self.is_replica() && (self.good_replicas() as u64) < min
+    }
+
+    /// Replicas online that acknowledged within `min-replicas-max-lag` seconds.
+    pub fn good_replicas(&self) -> usize {
+        self.replicas
+            .good(self.min_replicas_lag.load(Ordering::Relaxed))
+    }
+
+    /// Hand down what replication needs from above; starts the link when the
+    /// configuration names a master (`replicaof`).
+    pub fn set_host(self: &Arc<Self>, host: Arc<dyn Host>) {
+        let repl = Arc::downgrade(self);
+        self.backlog.on_append(Box::new(move || {
+            if let Some(repl) = repl.upgrade() {
+                repl.replicas.wake_all(&repl);
+            }
+        }));
+        let _ = self.host.set(host);
+        let master = self.host().config().replicaof.first().cloned();
+        match master {
+            Some((host, port)) => {
+                self.follow(host, port);
+            }
+            // A master restored from its RDB keeps its stream going, so its
+            // replicas can continue.
+            None if self.backlog.is_active() => self.listen_effects(),
+            None => {}
+        }
+        let repl = Arc::downgrade(self);
+        let cron = std::thread::Builder::new()
+            .name("kvik-repl-cron".into())
+            .spawn(move || cron(&repl));
+        if cron.is_err() {
+            crate::log_warning!("Can't start the replication cron thread");
+        }
+    }
+
+    pub fn host(&self) -> &Arc<dyn Host> {
+        self.host.get().expect("replication host set at start-up")
+    }
+
+    pub fn ids(&self) -> Ids {
+        self.ids.lock().clone()
+    }
+
+    pub fn replid(&self) -> String {
+        self.ids.lock().replid.clone()
+    }
+
+    pub fn is_replica(&self) -> bool {
+        self.is_replica.load(Ordering::Relaxed)
+    }
+
+    /// Writes from ordinary clients get READONLY.
+    pub fn refuses_writes(&self) -> bool {
+        self.is_replica() && self.read_only.load(Ordering::Relaxed)
+    }
+
+    /// A replica whose link is down and which must not serve stale data: commands
+    /// not flagged `stale` get MASTERDOWN.
+    pub fn refuses_stale(&self) -> bool {
+        self.is_replica()
+            && !self.serve_stale.load(Ordering::Relaxed)
+            && self.link().is_some_and(|l| !l.is_up())
+    }
+
+    pub fn link(&self) -> Option<Arc<replica::Link>> {
+        self.link.lock().clone()
+    }
+
+    /// REPLICAOF host port: follow that master (a no-op when already following it).
+    pub fn follow(self: &Arc<Self>, host: String, port: u16) -> bool {
+        let mut link = self.link.lock();
+        if link
+            .as_ref()
+            .is_some_and(|l| l.host == host && l.port == port)
+        {
+            return false;
+        }
+        if let Some(old) = link.take() {
+            old.stop();
+        }
+        // From now on only the master's bytes feed the backlog; our replicas are
+        // disconnected, to resync against the new history (PSYNC2 lets them
+        // continue when it is the same).
+        self.backlog.set_from_effects(false);
+        self.is_replica.store(true, Ordering::Release);
+        self.host().role_changed(true);
+        self.replicas.disconnect_all(self);
+        *link = Some(replica::Link::start(self.clone(), host, port));
+        true
+    }
+
+    /// REPLICAOF NO ONE: become a master. The old id becomes the second one, valid
+    /// up to the offset reached, so our replicas (and the old master's other
+    /// replicas) can continue partially.
+    pub fn promote(&self) -> bool {
+        let Some(old) = self.link.lock().take() else {
+            return false;
+        };
+        old.stop();
+        self.shift_ids(new_replid());
+        self.is_replica.store(false, Ordering::Release);
+        self.host().role_changed(false);
+        self.listen_effects();
+        self.replicas.disconnect_all(self);
+        true
+    }
+
+    /// Switch to `replid`, keeping the old id valid up to the present offset.
+    fn shift_ids(&self, replid: String) {
+        let mut ids = self.ids.lock();
+        ids.replid2 = std::mem::replace(&mut ids.replid, replid);
+        ids.second_offset = self.backlog.offset() as i64 + 1;
+    }
+
+    /// A full sync from the master set the history: its id, nothing before.
+    fn adopt_ids(&self, replid: String) {
+        *self.ids.lock() = Ids {
+            replid,
+            replid2: "0".repeat(40),
+            second_offset: -1,
+        };
+    }
+
+    /// Make the backlog one of the effect log's sinks, once (at a snapshot's point,
+    /// or when a replica becomes a master). A master with no replica has no backlog
+    /// and records nothing, as in Redis.
+    fn listen_effects(&self) {
+        if !self.listening.swap(true, Ordering::AcqRel) {
+            self.host().listen_effects(self.backlog.clone());
+        }
+        if !self.is_replica() {
+            self.backlog.set_from_effects(true);
+        }
+    }
+
+    /// What a save records of the replication history (the `repl-id` and
+    /// `repl-offset` aux fields): the id and offset of our stream, once it began.
+    pub fn save_info(&self) -> Option<(String, u64)> {
+        self.backlog
+            .is_active()
+            .then(|| (self.replid(), self.backlog.offset()))
+    }
+
+    /// At start-up, the RDB loaded says where our history stood: continue from
+    /// there, so our master (or our replicas) can resume partially.
+    pub fn restore(&self, replid: String, offset: u64) {
+        self.adopt_ids(replid);
+        self.backlog.reset(offset);
+        crate::log_notice!("Restored the replication ID and offset from the RDB file ({offset})");
+    }
+
+    /// May a replica continue at `offset` of history `replid` (PSYNC's offset:
+    /// 1-based, the first byte it lacks)?
+    pub fn can_continue(&self, replid: &str, offset: u64) -> bool {
+        let ids = self.ids.lock();
+        let known =
+            replid == ids.replid || (replid == ids.replid2 && offset as i64 <= ids.second_offset);
+        known && offset > 0 && self.backlog.holds(offset - 1)
+    }
+
+    /// INFO's `master_repl_offset`, ROLE's offset.
+    pub fn offset(&self) -> u64 {
+        self.backlog.offset()
+    }
+
+    /// WAIT: `waiter` waits until `wanted` replicas acknowledged `offset`; the
+    /// replicas are asked for their acknowledgement now.
+    pub fn add_wait(&self, waiter: Arc<crate::blocking::Waiter>, offset: u64, wanted: usize) {
+        self.waits.lock().push((waiter, offset, wanted));
+        self.backlog.ask_acks();
+    }
+
+    /// The WAITs that enough replicas acknowledged, with how many did; they leave
+    /// the list (as do those that ended otherwise).
+    pub fn satisfied_waits(&self) -> Vec<(Arc<crate::blocking::Waiter>, usize)> {
+        let mut done = Vec::new();
+        self.waits.lock().retain(|(waiter, offset, wanted)| {
+            if waiter.is_claimed() {
+                return false;
+            }
+            let acked = self.replicas.acked(*offset);
+            if acked >= *wanted {
+                done.push((waiter.clone(), acked));
+                return false;
+            }
+            true
+        });
+        done
+    }
+
+    /// The PING a master sends its replicas every `repl-ping-replica-period`.
+    pub fn ping_replicas(&self) {
+        if !self.is_replica() && self.replicas.count() > 0 {
+            self.backlog.ping();
+        }
+    }
+}
+
+/// What runs on a timer: the master's PINGs.
+fn cron(repl: &std::sync::Weak<Replication>) {
+    let mut last_ping = std::time::Instant::now();
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let Some(repl) = repl.upgrade() else {
+            return;
+        };
+        let period = repl.host().config().repl_ping_replica_period.max(1) as u64;
+        if last_ping.elapsed().as_secs() >= period {
+            repl.ping_replicas();
+            last_ping = std::time::Instant::now();
+        }
+    }
+}

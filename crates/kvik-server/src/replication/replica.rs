@@ -1,0 +1,506 @@
+//! The link to a master: one thread per link that connects, hands shakes, loads
+//! the full sync as it arrives and applies the stream.
+//!
+//! The handshake is Redis 7.0's: PING, AUTH [masteruser] masterauth, REPLCONF
+//! listening-port (and ip-address), REPLCONF capa eof capa psync2, then PSYNC with
+//! our replication id and offset + 1 (or `? -1` with no history). A full sync's RDB
+//! is read straight from the socket into the keyspace (nothing buffers the whole
+//! payload): the RDB reader takes exactly the file's bytes, then the diskless mark is
+//! checked. The stream is then parsed command by command and each one runs through
+//! the one command door as the master client; the bytes it came in are appended to
+//! our own backlog, so our replicas get the master's stream and our offset is the
+//! master's. REPLCONF ACK goes out every second and when the master asks.
+//!
+//! One applier per link, in stream order: commands of the stream depend on each
+//! other's order across keys (MULTI, scripts, SELECT), and each runs under the
+//! same shard locks a client's command takes, so clients reading the replica see
+//! every command whole.
+//!
+//! Owns the link thread and the link's state for INFO. Must not touch connections
+//! of clients or the command table (it applies through [`super::Host`]).
+
+use super::Replication;
+use crate::{log_notice, log_warning};
+use kvik_resp::{Limits, Parsed, RequestParser};
+use parking_lot::Mutex;
+use smallvec::SmallVec;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Where the link stands (INFO's `master_link_status`, ROLE's state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkState {
+    Connect,
+    Connecting,
+    Handshake,
+    Sync,
+    Connected,
+}
+
+impl LinkState {
+    /// ROLE's words for it.
+    pub fn role_name(self) -> &'static str {
+        match self {
+            LinkState::Connect => "connect",
+            LinkState::Connecting => "connecting",
+            LinkState::Handshake => "handshake",
+            LinkState::Sync => "sync",
+            LinkState::Connected => "connected",
+        }
+    }
+}
+
+/// The link to one master.
+pub struct Link {
+    pub host: String,
+    pub port: u16,
+    stopped: AtomicBool,
+    state: Mutex<LinkState>,
+    /// The socket, to shut it down from another thread when the link stops.
+    socket: Mutex<Option<TcpStream>>,
+    /// Unix ms of the last bytes from the master.
+    pub last_io_ms: AtomicU64,
+    /// Unix ms the link went down (0: never up yet).
+    pub down_since_ms: AtomicU64,
+    /// The master asked for an ACK (REPLCONF GETACK) in the command being applied.
+    ack_asked: AtomicBool,
+    /// Bytes of the stream read (`slave_read_repl_offset`).
+    pub read_offset: AtomicU64,
+    /// Bytes of the current full sync read so far, and expected (-1: unknown).
+    pub sync_read: AtomicU64,
+    pub sync_size: std::sync::atomic::AtomicI64,
+}
+
+impl Link {
+    /// Start following `host`:`port` on a thread of its own.
+    pub fn start(repl: Arc<Replication>, host: String, port: u16) -> Arc<Link> {
+        let link = Arc::new(Link {
+            host,
+            port,
+            stopped: AtomicBool::new(false),
+            state: Mutex::new(LinkState::Connect),
+            socket: Mutex::new(None),
+            last_io_ms: AtomicU64::new(0),
+            down_since_ms: AtomicU64::new(crate::hlc::unix_ms()),
+            ack_asked: AtomicBool::new(false),
+            read_offset: AtomicU64::new(0),
+            sync_read: AtomicU64::new(0),
+            sync_size: std::sync::atomic::AtomicI64::new(-1),
+        });
+        log_notice!("Connecting to MASTER {}:{}", link.host, link.port);
+        let runner = link.clone();
+        let spawned = std::thread::Builder::new()
+            .name("kvik-repl-link".into())
+            .spawn(move || runner.run(&repl));
+        if spawned.is_err() {
+            log_warning!("Can't start the replication link thread");
+        }
+        link
+    }
+
+    /// Stop the link: its thread ends at its next read.
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
+        if let Some(socket) = self.socket.lock().take() {
+            let _ = socket.shutdown(Shutdown::Both);
+        }
+    }
+
+    fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::Acquire)
+    }
+
+    pub fn state(&self) -> LinkState {
+        *self.state.lock()
+    }
+
+    /// `master_link_status:up`.
+    pub fn is_up(&self) -> bool {
+        self.state() == LinkState::Connected
+    }
+
+    /// REPLCONF GETACK from the master: acknowledge once the command is applied.
+    pub fn ask_ack(&self) {
+        self.ack_asked.store(true, Ordering::Release);
+    }
+
+    fn set_state(&self, state: LinkState) {
+        *self.state.lock() = state;
+    }
+
+    fn run(self: Arc<Self>, repl: &Replication) {
+        while !self.is_stopped() {
+            let result = self.session(repl);
+            let was_up = self.is_up();
+            self.set_state(LinkState::Connect);
+            *self.socket.lock() = None;
+            if was_up {
+                self.down_since_ms
+                    .store(crate::hlc::unix_ms(), Ordering::Release);
+            }
+            if self.is_stopped() {
+                break;
+            }
+            if let Err(e) = result {
+                log_warning!("Connection with master lost ({e}); reconnecting");
+            }
+            let retry_at = Instant::now() + Duration::from_secs(1);
+            while Instant::now() < retry_at && !self.is_stopped() {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+
+    /// One connection to the master, from connect to the link breaking.
+    fn session(&self, repl: &Replication) -> io::Result<()> {
+        let config = repl.host().config();
+        self.set_state(LinkState::Connecting);
+        let addr = (self.host.as_str(), self.port)
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| io::Error::other("no address for the master"))?;
+        let stream =
+            TcpStream::connect_timeout(&addr, Duration::from_secs(config.repl_timeout as u64))?;
+        stream.set_nodelay(!config.repl_disable_tcp_nodelay)?;
+        stream.set_read_timeout(Some(Duration::from_secs(config.repl_timeout as u64)))?;
+        *self.socket.lock() = Some(stream.try_clone()?);
+        if self.is_stopped() {
+            return Ok(());
+        }
+        log_notice!("MASTER <-> REPLICA sync started");
+        self.set_state(LinkState::Handshake);
+        let mut wire = Wire::new(stream, self);
+        handshake(&mut wire, &config, repl.host().port())?;
+        let history = repl
+            .backlog
+            .is_active()
+            .then(|| (repl.replid(), repl.offset() + 1));
+        let asked = match &history {
+            Some((id, offset)) => format!("PSYNC {id} {offset}"),
+            None => "PSYNC ? -1".to_string(),
+        };
+        log_notice!(
+            "Trying a partial resynchronization (request {}).",
+            &asked[6..]
+        );
+        wire.send(&asked.split(' ').collect::<Vec<_>>())?;
+        let reply = wire.reply_line()?;
+        self.set_state(LinkState::Sync);
+        if let Some(rest) = reply.strip_prefix("+FULLRESYNC ") {
+            let (id, offset) = rest.split_once(' ').ok_or_else(|| bad_reply(&reply))?;
+            let offset: u64 = offset.trim().parse().map_err(|_| bad_reply(&reply))?;
+            log_notice!("Full resync from master: {id}:{offset}");
+            self.full_sync(repl, &mut wire, id, offset)?;
+        } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
+            let new_id = rest.trim();
+            log_notice!("Successful partial resynchronization with master.");
+            if !new_id.is_empty() && new_id != repl.replid() {
+                // The master's history took a new id (it was promoted): ours
+                // becomes the second one, valid up to where we are.
+                repl.shift_ids(new_id.to_string());
+                log_notice!("Master replication ID changed to {new_id}");
+            }
+        } else {
+            return Err(io::Error::other(format!(
+                "unexpected reply to PSYNC from master: {reply}"
+            )));
+        }
+        self.set_state(LinkState::Connected);
+        log_notice!("MASTER <-> REPLICA sync: Finished with success");
+        self.stream(repl, wire)
+    }
+
+    /// Read the RDB from the socket into the keyspace.
+    fn full_sync(
+        &self,
+        repl: &Replication,
+        wire: &mut Wire,
+        replid: &str,
+        offset: u64,
+    ) -> io::Result<()> {
+        let header = wire.reply_line()?;
+        let eof_mark = match header.strip_prefix("$EOF:") {
+            Some(mark) if mark.len() == 40 => Some(mark.as_bytes().to_vec()),
+            Some(_) => return Err(bad_reply(&header)),
+            None => None,
+        };
+        let size: i64 = match &eof_mark {
+            Some(_) => -1,
+            None => header
+                .strip_prefix('$')
+                .and_then(|n| n.parse().ok())
+                .ok_or_else(|| bad_reply(&header))?,
+        };
+        self.sync_size.store(size, Ordering::Release);
+        log_notice!(
+            "MASTER <-> REPLICA sync: receiving {} from master to {}",
+            if size < 0 {
+                "streamed RDB".to_string()
+            } else {
+                format!("{size} bytes")
+            },
+            "the keyspace"
+        );
+        wire.counted = 0;
+        let loaded = repl.host().load(wire);
+        let keys = loaded.map_err(|why| {
+            io::Error::other(format!("loading the RDB from master failed: {why}"))
+        })?;
+        match eof_mark {
+            Some(mark) => {
+                let mut end = [0u8; 40];
+                wire.read_exact(&mut end)?;
+                if end[..] != mark[..] {
+                    return Err(io::Error::other(
+                        "the diskless payload's end mark does not match",
+                    ));
+                }
+            }
+            None => {
+                // Whatever the file holds past its footer is not the stream.
+                let extra = (size as u64).saturating_sub(wire.counted);
+                io::copy(&mut (&mut *wire).take(extra), &mut io::sink())?;
+            }
+        }
+        log_notice!("MASTER <-> REPLICA sync: Loading DB in memory done ({keys} keys)");
+        repl.adopt_ids(replid.to_string());
+        repl.backlog.reset(offset);
+        Ok(())
+    }
+
+    /// Apply the stream until the link breaks.
+    fn stream(&self, repl: &Replication, mut wire: Wire) -> io::Result<()> {
+        let host = repl.host().clone();
+        let timeout = Duration::from_secs(host.config().repl_timeout as u64);
+        wire.stream
+            .set_read_timeout(Some(Duration::from_millis(100)))?;
+        wire.compact();
+        let mut master = host.master_client(&format!("{}:{}", self.host, self.port));
+        let mut parser = RequestParser::new();
+        let limits = Limits::default();
+        let mut last_ack = Instant::now();
+        let mut last_read = Instant::now();
+        self.read_offset.store(repl.offset(), Ordering::Release);
+        wire.send_ack(repl.offset())?;
+        let result = loop {
+            let mut start = 0;
+            let mut failed = None;
+            while start < wire.buf.len() {
+                let data = &wire.buf[start..];
+                match parser.parse(data, limits) {
+                    Ok(Parsed::Command { consumed }) => {
+                        let before = repl.offset();
+                        let args: SmallVec<[&[u8]; 8]> = parser.args(data).collect();
+                        host.apply(&mut master, &args);
+                        repl.backlog.append_raw(&data[..consumed]);
+                        start += consumed;
+                        if self.ack_asked.swap(false, Ordering::AcqRel) {
+                            send_ack(&wire.stream, before)?;
+                            last_ack = Instant::now();
+                        }
+                    }
+                    Ok(Parsed::Skip { consumed }) => {
+                        repl.backlog.append_raw(&data[..consumed]);
+                        start += consumed;
+                    }
+                    Ok(Parsed::Incomplete { .. }) => break,
+                    Err(e) => {
+                        failed = Some(io::Error::other(format!("protocol error from master: {e}")));
+                        break;
+                    }
+                }
+            }
+            wire.buf.drain(..start);
+            if let Some(e) = failed {
+                break Err(e);
+            }
+            if last_ack.elapsed() >= Duration::from_secs(1) {
+                send_ack(&wire.stream, repl.offset())?;
+                last_ack = Instant::now();
+            }
+            match wire.fill() {
+                Ok(0) => break Err(io::Error::other("master closed the connection")),
+                Ok(n) => {
+                    self.read_offset.fetch_add(n as u64, Ordering::AcqRel);
+                    last_read = Instant::now();
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    if last_read.elapsed() > timeout {
+                        break Err(io::Error::other("timeout: no data from master"));
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+            if self.is_stopped() {
+                break Ok(());
+            }
+        };
+        host.master_client_gone(&master);
+        result
+    }
+}
+
+fn bad_reply(line: &str) -> io::Error {
+    io::Error::other(format!("bad reply from master: {line}"))
+}
+
+fn send_ack(mut stream: &TcpStream, offset: u64) -> io::Result<()> {
+    let offset = offset.to_string();
+    let mut bytes = Vec::new();
+    super::backlog::encode(&[b"REPLCONF", b"ACK", offset.as_bytes()], &mut bytes);
+    stream.write_all(&bytes)
+}
+
+/// PING, AUTH, REPLCONF: what a replica says before PSYNC.
+fn handshake(wire: &mut Wire, config: &kvik_config::Config, port: u16) -> io::Result<()> {
+    wire.send(&["PING"])?;
+    let pong = wire.reply_line()?;
+    // An error about authentication is fine here: AUTH comes next.
+    if pong.starts_with('-')
+        && !pong.starts_with("-NOAUTH")
+        && !pong.starts_with("-NOPERM")
+        && !pong.starts_with("-ERR operation not permitted")
+    {
+        return Err(io::Error::other(format!(
+            "Error reply to PING from master: '{pong}'"
+        )));
+    }
+    if let Some(pass) = &config.masterauth {
+        match &config.masteruser {
+            Some(user) => wire.send(&["AUTH", user, pass])?,
+            None => wire.send(&["AUTH", pass])?,
+        }
+        let reply = wire.reply_line()?;
+        if reply.starts_with('-') {
+            return Err(io::Error::other(format!(
+                "Unable to AUTH to MASTER: {reply}"
+            )));
+        }
+    }
+    let announced = match config.replica_announce_port {
+        0 => port,
+        p => p,
+    }
+    .to_string();
+    wire.send(&["REPLCONF", "listening-port", &announced])?;
+    let reply = wire.reply_line()?;
+    if reply.starts_with('-') {
+        log_notice!("(Non critical) Master does not understand REPLCONF listening-port: {reply}");
+    }
+    if !config.replica_announce_ip.is_empty() {
+        wire.send(&["REPLCONF", "ip-address", &config.replica_announce_ip])?;
+        let reply = wire.reply_line()?;
+        if reply.starts_with('-') {
+            log_notice!("(Non critical) Master does not understand REPLCONF ip-address: {reply}");
+        }
+    }
+    wire.send(&["REPLCONF", "capa", "eof", "capa", "psync2"])?;
+    let reply = wire.reply_line()?;
+    if reply.starts_with('-') {
+        log_notice!("(Non critical) Master does not understand REPLCONF capa: {reply}");
+    }
+    Ok(())
+}
+
+/// The socket to the master, read through a buffer that lines, the RDB reader and
+/// the stream parser share.
+struct Wire<'l> {
+    stream: TcpStream,
+    buf: Vec<u8>,
+    /// Where the unread bytes of `buf` start.
+    pos: usize,
+    /// Bytes handed out through [`Read`] since it was last reset.
+    counted: u64,
+    link: &'l Link,
+}
+
+impl<'l> Wire<'l> {
+    fn new(stream: TcpStream, link: &'l Link) -> Self {
+        Wire {
+            stream,
+            buf: Vec::with_capacity(64 << 10),
+            pos: 0,
+            counted: 0,
+            link,
+        }
+    }
+
+    fn send(&mut self, args: &[&str]) -> io::Result<()> {
+        let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let mut bytes = Vec::new();
+        super::backlog::encode(&argv, &mut bytes);
+        self.stream.write_all(&bytes)
+    }
+
+    fn send_ack(&mut self, offset: u64) -> io::Result<()> {
+        send_ack(&self.stream, offset)
+    }
+
+    /// Read more from the socket onto the buffer; the bytes read.
+    fn fill(&mut self) -> io::Result<usize> {
+        self.compact();
+        let len = self.buf.len();
+        self.buf.resize(len + (64 << 10), 0);
+        let got = self.stream.read(&mut self.buf[len..]);
+        self.buf.truncate(len + *got.as_ref().unwrap_or(&0));
+        if let Ok(n) = got {
+            if n > 0 {
+                self.link
+                    .last_io_ms
+                    .store(crate::hlc::unix_ms(), Ordering::Relaxed);
+            }
+        }
+        got
+    }
+
+    /// Drop the bytes already handed out.
+    fn compact(&mut self) {
+        self.buf.drain(..self.pos);
+        self.pos = 0;
+    }
+
+    /// One reply line, without its CRLF; the newlines a master sends to keep the
+    /// link alive while it prepares a sync are skipped.
+    fn reply_line(&mut self) -> io::Result<String> {
+        loop {
+            if let Some(end) = self.buf[self.pos..].iter().position(|&b| b == b'\n') {
+                let line = &self.buf[self.pos..self.pos + end];
+                self.pos += end + 1;
+                let text = String::from_utf8_lossy(line).trim_end().to_string();
+                if text.is_empty() {
+                    continue;
+                }
+                return Ok(text);
+            }
+            if self.fill()? == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "master closed the connection",
+                ));
+            }
+        }
+    }
+}
+
+impl Read for Wire<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.pos == self.buf.len() && self.fill()? == 0 {
+            return Ok(0);
+        }
+        let n = out.len().min(self.buf.len() - self.pos);
+        out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
+        self.pos += n;
+        self.counted += n as u64;
+        self.link.sync_read.store(self.counted, Ordering::Relaxed);
+        Ok(n)
+    }
+}

@@ -1,0 +1,346 @@
+//! Replication against real redis-server 7.0 processes, both ways: kvik as the
+//! replica of a Redis master and Redis as the replica of a kvik master. Full syncs
+//! (diskless and disk), the live stream of every type, scripts, transactions and
+//! expiries, partial resync after the link is cut, READONLY, ROLE and INFO. Datasets
+//! are compared with DEBUG DIGEST once both ends report the same offset.
+
+mod support;
+
+use std::time::{Duration, Instant};
+use support::{RawConn, RealRedis, TestServer};
+
+const DEBUG: [&str; 2] = ["--enable-debug-command", "yes"];
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// Poll `check` until it holds, failing with `what` after the deadline.
+fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + DEADLINE;
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn text(reply: Vec<u8>) -> String {
+    String::from_utf8_lossy(&reply).into_owned()
+}
+
+/// Wait until the replica's link is up and it has applied everything the master
+/// wrote, then compare the datasets.
+fn assert_in_sync(master: &mut RawConn, replica: &mut RawConn) {
+    wait_for("the link to come up", || {
+        replica.info_field("replication", "master_link_status") == "up"
+    });
+    wait_for("the replica to reach the master's offset", || {
+        let m = master.info_field("replication", "master_repl_offset");
+        replica.info_field("replication", "slave_repl_offset") == m
+    });
+    let digest = text(master.cmd(&["DEBUG", "DIGEST"]));
+    assert_eq!(
+        text(replica.cmd(&["DEBUG", "DIGEST"])),
+        digest,
+        "datasets differ"
+    );
+    assert_eq!(
+        text(replica.cmd(&["DBSIZE"])),
+        text(master.cmd(&["DBSIZE"]))
+    );
+}
+
+/// Keys of every type, in two databases.
+fn fill(c: &mut RawConn, tag: &str) {
+    let k = |name: &str| format!("{tag}:{name}");
+    c.cmd(&["SET", &k("str"), "value"]);
+    c.cmd(&["SET", &k("int"), "12345"]);
+    c.cmd(&["RPUSH", &k("list"), "a", "b", "c"]);
+    c.cmd(&["HSET", &k("hash"), "f1", "v1", "f2", "v2"]);
+    c.cmd(&["SADD", &k("set"), "x", "y", "z"]);
+    c.cmd(&["SADD", &k("intset"), "1", "2", "3"]);
+    c.cmd(&["ZADD", &k("zset"), "1", "a", "2.5", "b"]);
+    c.cmd(&["XADD", &k("stream"), "1-1", "f", "v"]);
+    c.cmd(&["PFADD", &k("hll"), "a", "b", "c"]);
+    c.cmd(&["SET", &k("ttl"), "v", "EX", "1000"]);
+    c.cmd(&["SELECT", "5"]);
+    c.cmd(&["SET", &k("db5"), "five"]);
+    c.cmd(&["SELECT", "0"]);
+}
+
+/// Writes of every kind a replica must follow: commands that propagate as others
+/// (INCRBYFLOAT, EXPIRE, SPOP), a transaction, a script, a key that expires.
+fn live_writes(c: &mut RawConn) {
+    fill(c, "live");
+    c.cmd(&["INCRBYFLOAT", "live:float", "1.5"]);
+    c.cmd(&["EXPIRE", "live:str", "500"]);
+    c.cmd(&["SPOP", "live:set"]);
+    c.cmd(&["LPOP", "live:list"]);
+    c.cmd(&["MULTI"]);
+    c.cmd(&["INCR", "tx:a"]);
+    c.cmd(&["HSET", "tx:h", "f", "v"]);
+    c.cmd(&["EXEC"]);
+    c.cmd(&[
+        "EVAL",
+        "redis.call('set', KEYS[1], 'x'); return redis.call('incr', KEYS[2])",
+        "2",
+        "script:a",
+        "script:b",
+    ]);
+    c.cmd(&["SET", "short", "v", "PX", "50"]);
+    wait_for("the short-lived key to expire", || {
+        text(c.cmd(&["EXISTS", "short"])) == ":0\r\n"
+    });
+    c.cmd(&["SELECT", "3"]);
+    c.cmd(&["SET", "db3:k", "v"]);
+    c.cmd(&["DEL", "live:hash"]);
+    c.cmd(&["SELECT", "0"]);
+}
+
+fn kvik_follows_redis(diskless: &str) {
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    let redis = RealRedis::start(&[
+        DEBUG[0],
+        DEBUG[1],
+        "--repl-diskless-sync",
+        diskless,
+        "--repl-diskless-sync-delay",
+        "0",
+    ]);
+    let mut m = redis.raw();
+    fill(&mut m, "before");
+    let port = redis.port().to_string();
+    let kvik = TestServer::start(&[DEBUG[0], DEBUG[1], "--replicaof", "127.0.0.1", &port]);
+    let mut r = kvik.raw();
+    assert_in_sync(&mut m, &mut r);
+    live_writes(&mut m);
+    assert_in_sync(&mut m, &mut r);
+    // A replica refuses writes from clients, and says what it is.
+    assert_eq!(
+        text(r.cmd(&["SET", "k", "v"])),
+        "-READONLY You can't write against a read only replica.\r\n"
+    );
+    let role = text(r.cmd(&["ROLE"]));
+    assert!(
+        role.starts_with("*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n"),
+        "{role}"
+    );
+    assert!(role.contains("$9\r\nconnected\r\n"), "{role}");
+    assert_eq!(r.info_field("replication", "role"), "slave");
+    assert_eq!(
+        r.info_field("replication", "master_replid"),
+        m.info_field("replication", "master_replid")
+    );
+    // Promoted, it writes, and keeps the master's history as its second id.
+    assert_eq!(text(r.cmd(&["REPLICAOF", "NO", "ONE"])), "+OK\r\n");
+    assert_eq!(r.info_field("replication", "role"), "master");
+    assert_eq!(
+        r.info_field("replication", "master_replid2"),
+        m.info_field("replication", "master_replid")
+    );
+    assert_eq!(text(r.cmd(&["SET", "k", "v"])), "+OK\r\n");
+}
+
+#[test]
+fn kvik_replica_of_redis_diskless() {
+    kvik_follows_redis("yes");
+}
+
+#[test]
+fn kvik_replica_of_redis_from_disk() {
+    kvik_follows_redis("no");
+}
+
+/// A replica hides a key whose deadline passed but keeps it until the master's
+/// DEL: the master's clock decides.
+#[test]
+fn a_replica_does_not_expire_keys_itself() {
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    let redis = RealRedis::start(&[DEBUG[0], DEBUG[1], "--repl-diskless-sync-delay", "0"]);
+    let mut m = redis.raw();
+    let port = redis.port().to_string();
+    let kvik = TestServer::start(&[DEBUG[0], DEBUG[1], "--replicaof", "127.0.0.1", &port]);
+    let mut r = kvik.raw();
+    assert_in_sync(&mut m, &mut r);
+    // The master stops expiring on its own (DEBUG SET-ACTIVE-EXPIRE 0) and nobody
+    // reads the key there: no DEL reaches the replica.
+    m.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    m.cmd(&["SET", "k", "v", "PX", "100"]);
+    assert_in_sync(&mut m, &mut r);
+    wait_for("the key to read as gone on the replica", || {
+        text(r.cmd(&["GET", "k"])) == "$-1\r\n"
+    });
+    assert_eq!(text(r.cmd(&["DBSIZE"])), ":1\r\n", "the key is kept");
+    // The master's lookup expires it and sends DEL.
+    assert_eq!(text(m.cmd(&["GET", "k"])), "$-1\r\n");
+    wait_for("the master's DEL", || text(r.cmd(&["DBSIZE"])) == ":0\r\n");
+}
+
+fn redis_follows_kvik(diskless: &str) {
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    let kvik = TestServer::start(&[
+        DEBUG[0],
+        DEBUG[1],
+        "--server-threads",
+        "2",
+        "--repl-diskless-sync",
+        diskless,
+    ]);
+    let mut m = kvik.raw();
+    fill(&mut m, "before");
+    let port = kvik.port().to_string();
+    let redis = RealRedis::start(&[DEBUG[0], DEBUG[1], "--replicaof", "127.0.0.1", &port]);
+    let mut r = redis.raw();
+    assert_in_sync(&mut m, &mut r);
+    live_writes(&mut m);
+    assert_in_sync(&mut m, &mut r);
+    let role = text(m.cmd(&["ROLE"]));
+    assert!(role.starts_with("*3\r\n$6\r\nmaster\r\n"), "{role}");
+    wait_for("the replica in INFO", || {
+        m.info_field("replication", "slave0")
+            .contains("state=online")
+    });
+    assert_eq!(m.info_field("replication", "connected_slaves"), "1");
+    // Cut the link: the replica continues where it was.
+    assert_eq!(
+        text(m.cmd(&["CLIENT", "KILL", "TYPE", "replica"])),
+        ":1\r\n"
+    );
+    m.cmd(&["SET", "after-cut", "1"]);
+    assert_in_sync(&mut m, &mut r);
+    wait_for("the partial resync in the replica's log", || {
+        redis
+            .stdout()
+            .contains("Successful partial resynchronization with master")
+    });
+    assert_eq!(
+        redis.stdout().matches("Full resync from master").count(),
+        1,
+        "one full sync only"
+    );
+}
+
+#[test]
+fn redis_replica_of_kvik_diskless() {
+    redis_follows_kvik("yes");
+}
+
+#[test]
+fn redis_replica_of_kvik_from_disk() {
+    redis_follows_kvik("no");
+}
+
+/// A chain: Redis -> kvik -> Redis. The last one receives the first one's stream
+/// through kvik, at the same offsets.
+#[test]
+fn a_kvik_replica_passes_the_stream_on() {
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    let top = RealRedis::start(&[DEBUG[0], DEBUG[1], "--repl-diskless-sync-delay", "0"]);
+    let mut a = top.raw();
+    fill(&mut a, "top");
+    let top_port = top.port().to_string();
+    let middle = TestServer::start(&[DEBUG[0], DEBUG[1], "--replicaof", "127.0.0.1", &top_port]);
+    let mut b = middle.raw();
+    assert_in_sync(&mut a, &mut b);
+    let middle_port = middle.port().to_string();
+    let bottom = RealRedis::start(&[DEBUG[0], DEBUG[1], "--replicaof", "127.0.0.1", &middle_port]);
+    let mut c = bottom.raw();
+    live_writes(&mut a);
+    assert_in_sync(&mut a, &mut b);
+    assert_in_sync(&mut a, &mut c);
+}
+
+/// WAIT counts the replicas that acknowledged the writes before it: at once when
+/// they have, after its timeout with those that did otherwise. A kvik replica
+/// answers a Redis master's GETACK the same way.
+#[test]
+fn wait_counts_real_acknowledgements() {
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    let kvik = TestServer::start(&[DEBUG[0], DEBUG[1], "--min-replicas-to-write", "1"]);
+    let mut m = kvik.raw();
+    assert_eq!(
+        text(m.cmd(&["SET", "k", "v"])),
+        "-NOREPLICAS Not enough good replicas to write.\r\n"
+    );
+    let port = kvik.port().to_string();
+    let redis = RealRedis::start(&[DEBUG[0], DEBUG[1], "--replicaof", "127.0.0.1", &port]);
+    let mut r = redis.raw();
+    wait_for("a good replica", || {
+        m.info_field("replication", "min_slaves_good_slaves") == "1"
+    });
+    assert_eq!(text(m.cmd(&["SET", "k", "v"])), "+OK\r\n");
+    assert_eq!(text(m.cmd(&["WAIT", "1", "5000"])), ":1\r\n");
+    let started = Instant::now();
+    assert_eq!(text(m.cmd(&["WAIT", "2", "300"])), ":1\r\n");
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert_eq!(
+        text(r.cmd(&["WAIT", "1", "10"]))[..42],
+        "-ERR WAIT cannot be used with replica inst"[..]
+    );
+
+    // kvik as the replica: Redis's WAIT is answered by its acknowledgement.
+    let redis = RealRedis::start(&[DEBUG[0], DEBUG[1], "--repl-diskless-sync-delay", "0"]);
+    let mut m = redis.raw();
+    let port = redis.port().to_string();
+    let kvik = TestServer::start(&[DEBUG[0], DEBUG[1], "--replicaof", "127.0.0.1", &port]);
+    let mut r = kvik.raw();
+    assert_in_sync(&mut m, &mut r);
+    m.cmd(&["SET", "k", "v"]);
+    assert_eq!(text(m.cmd(&["WAIT", "1", "5000"])), ":1\r\n");
+    assert_eq!(
+        text(r.cmd(&["WAIT", "1", "10"]))[..42],
+        "-ERR WAIT cannot be used with replica inst"[..]
+    );
+}
+
+/// PSYNC2 across a restart: a kvik replica saves its master's id and offset in its
+/// RDB and, restarted from it, continues without a full sync.
+#[test]
+fn a_restarted_replica_continues_from_its_rdb() {
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    let redis = RealRedis::start(&[DEBUG[0], DEBUG[1], "--repl-diskless-sync-delay", "0"]);
+    let mut m = redis.raw();
+    fill(&mut m, "a");
+    let port = redis.port().to_string();
+    let kvik = TestServer::start(&[DEBUG[0], DEBUG[1], "--replicaof", "127.0.0.1", &port]);
+    let mut r = kvik.raw();
+    assert_in_sync(&mut m, &mut r);
+    assert_eq!(text(r.cmd(&["SAVE"])), "+OK\r\n");
+    let dir = support::scratch_dir("restarted-replica");
+    std::fs::copy(kvik.dir().join("dump.rdb"), dir.join("dump.rdb")).unwrap();
+    drop(r);
+    drop(kvik);
+    fill(&mut m, "while-down");
+    let dir = dir.to_string_lossy().into_owned();
+    let args = [
+        DEBUG[0],
+        DEBUG[1],
+        "--dir",
+        &dir,
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+    ];
+    let kvik = TestServer::start(&args);
+    let mut r = kvik.raw();
+    assert_in_sync(&mut m, &mut r);
+    let log = redis.stdout();
+    assert!(
+        log.contains("Partial resynchronization request from"),
+        "{log}"
+    );
+    assert_eq!(
+        log.matches("Starting BGSAVE for SYNC").count() + log.matches("Starting diskless").count(),
+        1,
+        "{log}"
+    );
+}
