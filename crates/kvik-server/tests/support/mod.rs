@@ -325,15 +325,20 @@ pub struct RawConn {
 
 impl RawConn {
     pub fn connect(addr: &str) -> RawConn {
-        let stream = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect to {addr}: {e}"));
+        Self::try_connect(addr).unwrap_or_else(|| panic!("cannot connect to {addr}"))
+    }
+
+    /// [`RawConn::connect`], or `None` when nothing listens there (yet).
+    pub fn try_connect(addr: &str) -> Option<RawConn> {
+        let stream = TcpStream::connect(addr).ok()?;
         stream.set_nodelay(true).expect("set_nodelay");
         stream
             .set_read_timeout(Some(IO_TIMEOUT))
             .expect("set_read_timeout");
-        RawConn {
+        Some(RawConn {
             stream,
             buf: Vec::new(),
-        }
+        })
     }
 
     pub fn set_read_timeout(&mut self, t: Duration) {

@@ -1,0 +1,248 @@
+//! Sentinel: three of Debian's redis-sentinel processes watch a kvik master with two
+//! kvik replicas. The master is killed with SIGKILL; Sentinel promotes a replica, the
+//! other follows it, a client that asks Sentinel for the master keeps writing, and
+//! the old master, restarted, rejoins as a replica of the new one. Every node runs
+//! from a config file, as in production, because Sentinel rewrites them (CONFIG
+//! REWRITE inside its failover transactions).
+
+mod support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{free_port, kvik_server_path, scratch_dir, RawConn};
+
+/// Failover can take a few seconds: down-after (1 s), the election, the promotion.
+const FAILOVER_LIMIT: Duration = Duration::from_secs(60);
+
+/// A server process started from a config file in its own directory; killed when
+/// dropped.
+struct Node {
+    binary: PathBuf,
+    config: PathBuf,
+    port: u16,
+    child: Option<Child>,
+}
+
+impl Node {
+    fn start(binary: &Path, dir: &Path, port: u16, config: &str) -> Node {
+        let path = dir.join("node.conf");
+        fs::write(&path, config).expect("write the config file");
+        let mut node = Node {
+            binary: binary.to_path_buf(),
+            config: path,
+            port,
+            child: None,
+        };
+        node.spawn();
+        node
+    }
+
+    fn spawn(&mut self) {
+        let dir = self.config.parent().expect("a directory");
+        let log = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("log"))
+            .expect("open the log");
+        let child = Command::new(&self.binary)
+            .arg(&self.config)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log handle"))
+            .stderr(log)
+            .spawn()
+            .expect("start the process");
+        self.child = Some(child);
+        wait_for(&format!("port {} to answer PING", self.port), || {
+            RawConn::try_connect(&self.addr()).is_some_and(|mut c| c.cmd(&["PING"]) == b"+PONG\r\n")
+        });
+    }
+
+    fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn conn(&self) -> RawConn {
+        RawConn::connect(&self.addr())
+    }
+
+    fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + FAILOVER_LIMIT;
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn text(reply: &[u8]) -> String {
+    String::from_utf8_lossy(reply).into_owned()
+}
+
+/// The master's port as Sentinel reports it.
+fn master_port(sentinel: &Node) -> u16 {
+    let reply = text(
+        &sentinel
+            .conn()
+            .cmd(&["SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"]),
+    );
+    reply
+        .lines()
+        .nth(4)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no master address in {reply:?}"))
+}
+
+fn info_field(node: &Node, name: &str) -> String {
+    node.conn().info_field("replication", name)
+}
+
+fn sentinel_path() -> Option<PathBuf> {
+    let path = PathBuf::from("/usr/bin/redis-sentinel");
+    if path.is_file() {
+        return Some(path);
+    }
+    let required = std::env::var("KVIK_REQUIRE_REDIS").is_ok_and(|v| !v.is_empty() && v != "0");
+    assert!(
+        !required,
+        "redis-sentinel not found and KVIK_REQUIRE_REDIS=1 (apt install redis-sentinel)"
+    );
+    println!("SKIPPED: redis-sentinel not found (apt install redis-sentinel)");
+    None
+}
+
+#[test]
+fn sentinel_fails_over_a_killed_kvik_master_and_the_old_master_rejoins() {
+    let Some(sentinel_binary) = sentinel_path() else {
+        return;
+    };
+    let kvik = kvik_server_path();
+    let node_config = |port: u16, dir: &Path, master: Option<u16>| {
+        let mut config = format!(
+            "port {port}\nbind 127.0.0.1\ndir {}\nsave \"\"\nrepl-ping-replica-period 1\n",
+            dir.display()
+        );
+        if let Some(m) = master {
+            config.push_str(&format!("replicaof 127.0.0.1 {m}\n"));
+        }
+        config
+    };
+    let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let dirs: Vec<PathBuf> = (0..3).map(|_| scratch_dir("sentinel-node")).collect();
+    let mut master = Node::start(
+        &kvik,
+        &dirs[0],
+        ports[0],
+        &node_config(ports[0], &dirs[0], None),
+    );
+    let replicas: Vec<Node> = (1..3)
+        .map(|i| {
+            let config = node_config(ports[i], &dirs[i], Some(ports[0]));
+            Node::start(&kvik, &dirs[i], ports[i], &config)
+        })
+        .collect();
+    wait_for("both replicas online", || {
+        info_field(&master, "connected_slaves") == "2"
+    });
+
+    let sentinels: Vec<Node> = (0..3)
+        .map(|_| {
+            let (port, dir) = (free_port(), scratch_dir("sentinel"));
+            let config = format!(
+                "port {port}\nbind 127.0.0.1\ndir {}\n\
+                 sentinel monitor mymaster 127.0.0.1 {} 2\n\
+                 sentinel down-after-milliseconds mymaster 1000\n\
+                 sentinel failover-timeout mymaster 10000\n\
+                 sentinel parallel-syncs mymaster 1\n",
+                dir.display(),
+                ports[0]
+            );
+            Node::start(&sentinel_binary, &dir, port, &config)
+        })
+        .collect();
+    wait_for("the sentinels to know each other and the replicas", || {
+        let reply = text(&sentinels[0].conn().cmd(&["SENTINEL", "MASTER", "mymaster"]));
+        let field = |name: &str| {
+            let mut lines = reply.lines();
+            while let Some(line) = lines.next() {
+                if line == name {
+                    lines.next();
+                    return lines.next().map(str::to_string);
+                }
+            }
+            None
+        };
+        field("num-other-sentinels").as_deref() == Some("2")
+            && field("num-slaves").as_deref() == Some("2")
+    });
+
+    let mut writer = master.conn();
+    for i in 0..100 {
+        writer.cmd(&["SET", &format!("before:{i}"), "v"]);
+    }
+    wait_for("the replicas to catch up", || {
+        replicas
+            .iter()
+            .all(|r| r.conn().cmd(&["DBSIZE"]) == b":100\r\n")
+    });
+
+    master.kill9();
+    wait_for("Sentinel to promote a replica", || {
+        master_port(&sentinels[0]) != ports[0]
+    });
+    let promoted = master_port(&sentinels[0]);
+    let (new_master, other) = if promoted == replicas[0].port {
+        (&replicas[0], &replicas[1])
+    } else {
+        (&replicas[1], &replicas[0])
+    };
+    assert_eq!(promoted, new_master.port);
+    wait_for("the promoted replica to say it is a master", || {
+        info_field(new_master, "role") == "master"
+    });
+    wait_for("the other replica to follow the new master", || {
+        info_field(other, "master_port") == promoted.to_string()
+            && info_field(other, "master_link_status") == "up"
+    });
+
+    // A client that asks Sentinel where the master is keeps writing there.
+    let mut client = RawConn::connect(&format!("127.0.0.1:{}", master_port(&sentinels[1])));
+    for i in 0..100 {
+        assert_eq!(client.cmd(&["SET", &format!("after:{i}"), "v"]), b"+OK\r\n");
+    }
+    assert_eq!(client.cmd(&["DBSIZE"]), b":200\r\n");
+    wait_for("the other replica to have every write", || {
+        other.conn().cmd(&["DBSIZE"]) == b":200\r\n"
+    });
+
+    // The old master comes back believing it is a master; Sentinel turns it into a
+    // replica of the new one, and it gets the writes it missed.
+    master.spawn();
+    wait_for("the old master to rejoin as a replica", || {
+        info_field(&master, "role") == "slave"
+            && info_field(&master, "master_port") == promoted.to_string()
+            && info_field(&master, "master_link_status") == "up"
+    });
+    wait_for("the old master to have every write", || {
+        master.conn().cmd(&["DBSIZE"]) == b":200\r\n"
+    });
+    assert_eq!(
+        master.conn().cmd(&["SET", "x", "y"]),
+        b"-READONLY You can't write against a read only replica.\r\n"
+    );
+}
