@@ -70,6 +70,11 @@ impl Targets {
     pub fn is_none(self) -> bool {
         self == Self::NONE
     }
+
+    /// The destinations in both sets.
+    pub fn and(self, other: Targets) -> Targets {
+        Targets(self.0 & other.0)
+    }
 }
 
 /// One deterministic write, as a sink sees it: borrowed, valid for the call.

@@ -534,3 +534,31 @@ fn confirmations_and_messages_survive_client_reply_off_and_skip() {
         }
     }
 }
+
+/// A message published on a master reaches the subscribers of its replicas, as in
+/// Redis 7.0, which propagates PUBLISH to replicas (not to the AOF).
+#[test]
+fn messages_published_on_a_master_reach_subscribers_of_its_replicas() {
+    let master = server();
+    let port = master.port().to_string();
+    let replica = TestServer::start(&["--replicaof", "127.0.0.1", &port]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while replica
+        .raw()
+        .info_field("replication", "master_link_status")
+        != "up"
+    {
+        assert!(Instant::now() < deadline, "the replica never synced");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut subscriber = replica.raw();
+    assert_eq!(
+        subscriber.cmd(&["SUBSCRIBE", "news"]),
+        confirmation('*', "subscribe", "news", 1)
+    );
+    assert_eq!(master.raw().cmd(&["PUBLISH", "news", "hello"]), b":0\r\n");
+    assert_eq!(
+        subscriber.read_reply(),
+        frame('*', &[b"message", b"news", b"hello"])
+    );
+}

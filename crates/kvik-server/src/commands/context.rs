@@ -3,6 +3,7 @@
 //! for). The door that builds them is `door.rs`; the checks before it, `admission.rs`.
 
 use crate::client::ClientState;
+use crate::effects::Targets;
 use crate::keyspace::{KeyEnv, Locked};
 use crate::server::Server;
 use crate::stats::ThreadStats;
@@ -35,6 +36,15 @@ impl<'c, 'a> Ctx<'c, 'a> {
         let db = self.keys.db;
         self.keys.propagate(db, argv);
         self.propagated = true;
+    }
+
+    /// Propagate `argv` to `targets` only, within what the command may propagate at
+    /// all (a script's `redis.set_repl`, a master's stream going to the AOF alone).
+    pub fn propagate_to(&mut self, argv: &[&[u8]], targets: Targets) {
+        let allowed = self.keys.effect_targets;
+        self.keys.effect_targets = allowed.and(targets);
+        self.propagate(argv);
+        self.keys.effect_targets = allowed;
     }
 
     /// The environment a handler needs to take locks of its own.

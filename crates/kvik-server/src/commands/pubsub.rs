@@ -10,6 +10,7 @@ use super::shared::{help_reply, subcommand_syntax_error};
 use super::table::{acl, flags, key_flags, Command, Lock};
 use super::{CmdError, CmdResult, Ctx};
 use crate::client::ClientState;
+use crate::effects::Targets;
 use crate::pubsub::{monitor_line, Kind, Publisher, Subscriber};
 use crate::server::Server;
 use kvik_resp::{Protocol, ReplyWriter};
@@ -341,6 +342,9 @@ fn publish_in(ctx: &mut Ctx, kind: Kind, args: &[&[u8]]) -> CmdResult {
     };
     let receivers = ctx.server.bus().publish(kind, args[1], args[2], Some(me));
     ctx.out.int(receivers as i64);
+    // Replicas publish it to their own subscribers, as Redis 7.0's do; the AOF
+    // keeps only what rebuilds the dataset.
+    ctx.propagate_to(args, Targets::REPLICAS);
     Ok(())
 }
 
