@@ -351,9 +351,10 @@ pub fn write_string(out: &mut impl Sink, bytes: &[u8], compress: bool) {
 
 /// Write `bytes` LZF-compressed if that saves enough; false if it does not.
 fn write_lzf(out: &mut impl Sink, bytes: &[u8]) -> bool {
-    let Ok(packed) = lzf::compress(bytes) else {
+    let mut packed = Vec::new();
+    if !crate::lzf::compress(bytes, &mut packed) {
         return false;
-    };
+    }
     if packed.len() > bytes.len() - LZF_MIN_SAVING {
         return false;
     }
