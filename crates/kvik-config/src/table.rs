@@ -402,7 +402,7 @@ params! {
     crash_memcheck_enabled: bool = Bool,
         "crash-memcheck-enabled", 0, "yes", "Run a memory check as part of the crash report.";
     daemonize: bool = Bool,
-        "daemonize", IMM, "no", "Run as a daemon in the background.";
+        "daemonize", IMM | LIVE, "no", "Run as a daemon in the background.";
     databases: usize = Int(1, INT),
         "databases", IMM | LIVE, "16", "Number of logical databases.";
     dbfilename: String = StrV(check_dbfilename),
@@ -502,7 +502,7 @@ params! {
     oom_score_adj_values: [i32; 3] = Special(get_oom_values, set_oom_values, "three integers"),
         "oom-score-adj-values", MULTI | LIVE, "0 200 800", "oom_score_adj for master, replica and background child.";
     pidfile: String = Str,
-        "pidfile", IMM, "", "File the process id is written to.";
+        "pidfile", IMM | LIVE, "", "File the process id is written to.";
     port: u16 = Int(0, PORT),
         "port", LIVE, "6379", "TCP port to listen on (0 = none).";
     proc_title_template: String = StrV(check_proc_title),
@@ -583,9 +583,9 @@ params! {
     set_proc_title: bool = Bool,
         "set-proc-title", IMM, "yes", "Change the process title.";
     shutdown_on_sigint: u8 = Special(get_shutdown_sigint, set_shutdown_sigint, "default|save|nosave|now|force ..."),
-        "shutdown-on-sigint", MULTI, "default", "SHUTDOWN flags used on SIGINT.";
+        "shutdown-on-sigint", MULTI | LIVE, "default", "SHUTDOWN flags used on SIGINT.";
     shutdown_on_sigterm: u8 = Special(get_shutdown_sigterm, set_shutdown_sigterm, "default|save|nosave|now|force ..."),
-        "shutdown-on-sigterm", MULTI, "default", "SHUTDOWN flags used on SIGTERM.";
+        "shutdown-on-sigterm", MULTI | LIVE, "default", "SHUTDOWN flags used on SIGTERM.";
     shutdown_timeout: u32 = Int(0, INT),
         "shutdown-timeout", 0, "10", "Seconds to wait for replicas to catch up on shutdown.";
     slowlog_log_slower_than: i64 = Int(-1, LL),
@@ -601,7 +601,7 @@ params! {
     stream_node_max_entries: u64 = Int(0, LL),
         "stream-node-max-entries", 0, "100", "Maximum entries of a stream node.";
     supervised: String = Enum(&["upstart", "systemd", "auto", "no"]),
-        "supervised", IMM, "no", "Supervision mode: notify upstart/systemd when ready.";
+        "supervised", IMM | LIVE, "no", "Supervision mode: notify upstart/systemd when ready.";
     syslog_enabled: bool = Bool,
         "syslog-enabled", IMM | LIVE, "no", "Also log to syslog.";
     syslog_facility: String = Enum(&["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]),

@@ -49,6 +49,7 @@ pub mod slowlog;
 pub mod snapshot;
 pub mod startup;
 pub mod stats;
+pub mod supervise;
 pub mod tracking;
 pub mod version;
 

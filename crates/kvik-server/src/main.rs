@@ -5,7 +5,7 @@
 use kvik_server::server::Server;
 use kvik_server::startup;
 use kvik_server::version::{REDIS_VERSION, VERSION};
-use kvik_server::{log_notice, log_warning, logging};
+use kvik_server::{log_notice, log_warning, logging, supervise};
 use std::sync::Arc;
 
 #[global_allocator]
@@ -31,12 +31,6 @@ fn main() {
         }
     };
     let mut config = loaded.config;
-    if config.daemonize {
-        daemonize();
-        if config.pidfile.is_empty() {
-            config.pidfile = DEFAULT_DAEMON_PIDFILE.into();
-        }
-    }
     let syslog = config
         .syslog_enabled
         .then(|| (config.syslog_ident.clone(), config.syslog_facility.clone()));
@@ -47,6 +41,15 @@ fn main() {
     ) {
         eprintln!("Can't open the log file: {e}");
         std::process::exit(1);
+    }
+    // A supervised server stays in the foreground, whatever `daemonize` says: the
+    // supervisor tracks the process it started.
+    let supervised = supervise::establish(&config.supervised);
+    if config.daemonize && !supervised {
+        daemonize();
+        if config.pidfile.is_empty() {
+            config.pidfile = DEFAULT_DAEMON_PIDFILE.into();
+        }
     }
     let pid = std::process::id();
     log_notice!("oO0OoO0OoO0Oo kvik is starting oO0OoO0OoO0Oo");
@@ -98,6 +101,7 @@ fn main() {
     kvik_server::crash::install(move || kvik_server::commands::info::crash_details(&crashed));
     logging::log_startup_banner(show_logo, VERSION, "standalone", port, pid, threads);
     log_notice!("Ready to accept connections");
+    supervise::ready();
     watch_shutdown_signals(running.server.clone());
     running.join();
     if !pidfile.is_empty() {
@@ -154,28 +158,56 @@ fn block_shutdown_signals() {
     }
 }
 
-/// A thread that waits for SIGTERM/SIGINT and shuts the server down gracefully.
+/// A thread that waits for SIGTERM/SIGINT and shuts the server down gracefully, with
+/// the SHUTDOWN flags `shutdown-on-sigterm` / `shutdown-on-sigint` give. When the
+/// final save fails (and `force` is not among them) the server goes on serving and
+/// the next signal tries again, as redis-server does.
 fn watch_shutdown_signals(server: Arc<Server>) {
     std::thread::Builder::new()
         .name("kvik-signals".into())
         .spawn(move || {
             let set = shutdown_signals();
-            let mut signal = 0;
-            // SAFETY: the set is valid and the signals are blocked in every thread.
-            if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
-                return;
+            loop {
+                let mut signal = 0;
+                // SAFETY: the set is valid and the signals are blocked in every thread.
+                if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
+                    return;
+                }
+                if shut_down_on(&server, signal) {
+                    return;
+                }
             }
-            let name = if signal == libc::SIGINT {
-                "SIGINT"
-            } else {
-                "SIGTERM"
-            };
-            log_warning!("Received {name} scheduling shutdown...");
-            if kvik_server::server::saving::save_before_exit(&server, None).is_err() {
-                log_warning!("{name} received but errors trying to shut down the server, check the logs for more information");
-                return;
-            }
-            server.request_shutdown();
         })
         .expect("spawn the signal thread");
+}
+
+/// Handle one shutdown signal; returns whether the server is stopping.
+fn shut_down_on(server: &Server, signal: libc::c_int) -> bool {
+    use kvik_config::shutdown::{FORCE, NOSAVE, SAVE};
+    let (name, flags) = {
+        let config = server.config.read();
+        if signal == libc::SIGINT {
+            ("SIGINT", config.shutdown_on_sigint)
+        } else {
+            ("SIGTERM", config.shutdown_on_sigterm)
+        }
+    };
+    log_warning!("Received {name} scheduling shutdown...");
+    log_warning!("User requested shutdown...");
+    // kvik has no replicas to wait for, so `now` changes nothing.
+    let asked = match (flags & SAVE != 0, flags & NOSAVE != 0) {
+        (true, _) => Some(true),
+        (_, true) => Some(false),
+        _ => None,
+    };
+    let saved = kvik_server::server::saving::save_before_exit(server, asked).is_ok();
+    if !saved && flags & FORCE == 0 {
+        log_warning!("Errors trying to shut down the server. Check the logs for more information.");
+        return false;
+    }
+    if !saved {
+        log_warning!("Error trying to save the DB. Exit anyway.");
+    }
+    server.request_shutdown();
+    true
 }

@@ -48,6 +48,7 @@ const LAYERS: &[&[&str]] = &[
         "logging",
         "listen",
         "oom_score",
+        "supervise",
     ],
     // Re-exported crates (the compiler keeps them below everything).
     &["persistence", "types", "util"],

@@ -173,14 +173,20 @@ fn run_save_points(server: &Server) {
 
 /// The save SHUTDOWN (and SIGTERM) makes before exiting: when `save` says so, or by
 /// default when save points are set. A background save is stopped first.
+/// A supervisor hears that the server is stopping, and what the save is doing.
 pub fn save_before_exit(server: &Server, asked: Option<bool>) -> Result<(), SaveError> {
+    crate::supervise::stopping();
     server.persistence.cancel_background();
     let wanted = asked.unwrap_or_else(|| !server.config.read().save.is_empty());
     if !wanted {
         return Ok(());
     }
     log_notice!("Saving the final RDB snapshot before exiting.");
-    save(server).inspect_err(|_| log_warning!("Error trying to save the DB, can't exit."))
+    crate::supervise::status("Saving the final RDB snapshot");
+    save(server).inspect_err(|_| {
+        log_warning!("Error trying to save the DB, can't exit.");
+        crate::supervise::status("Error trying to save the DB, can't exit.");
+    })
 }
 
 /// FLUSHALL with save points set saves the now empty dataset, as Redis 7.0 does,
