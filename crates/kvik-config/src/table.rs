@@ -609,7 +609,7 @@ params! {
     syslog_ident: String = Str,
         "syslog-ident", IMM | LIVE, "redis", "Syslog identity.";
     tcp_backlog: u32 = Int(0, INT),
-        "tcp-backlog", IMM, "511", "listen() backlog.";
+        "tcp-backlog", IMM | LIVE, "511", "listen() backlog of the TCP and Unix listening sockets.";
     tcp_keepalive: u64 = Int(0, INT),
         "tcp-keepalive", LIVE, "300", "TCP keepalive interval in seconds (0 = off).";
     timeout: u64 = Int(0, INT),
@@ -657,9 +657,9 @@ params! {
     tracking_table_max_keys: u64 = Int(0, LL),
         "tracking-table-max-keys", LIVE, "1000000", "Keys tracked for client-side caching (0 = no limit).";
     unixsocket: String = Str,
-        "unixsocket", IMM, "", "Unix socket path to listen on.";
+        "unixsocket", IMM | LIVE, "", "Unix socket path to listen on (served by every server thread, like TCP).";
     unixsocketperm: u32 = Octal(0, 0o777),
-        "unixsocketperm", IMM, "0", "Permissions of the unix socket (octal).";
+        "unixsocketperm", IMM | LIVE, "0", "Permissions of the unix socket (octal).";
     use_exit_on_panic: bool = Bool,
         "use-exit-on-panic", IMM | HID, "no", "Testing: exit instead of abort on panic.";
     watchdog_period: u32 = Int(0, INT),

@@ -78,6 +78,10 @@ fn main() {
         }
     }
     let (port, threads, show_logo) = (config.port, config.server_threads, config.always_show_logo);
+    let unixsocket = config.unixsocket.clone();
+    if let Some(warning) = kvik_server::listen::backlog_warning(&config) {
+        log_warning!("{warning}");
+    }
     block_shutdown_signals();
     let server = startup::new_server(config, loaded.config_file);
     log_notice!("Server initialized");
@@ -100,10 +104,16 @@ fn main() {
     let crashed = running.server.clone();
     kvik_server::crash::install(move || kvik_server::commands::info::crash_details(&crashed));
     logging::log_startup_banner(show_logo, VERSION, "standalone", port, pid, threads);
-    log_notice!("Ready to accept connections");
+    if port != 0 {
+        log_notice!("Ready to accept connections");
+    }
+    if !unixsocket.is_empty() {
+        log_notice!("The server is now ready to accept connections at {unixsocket}");
+    }
     supervise::ready();
     watch_shutdown_signals(running.server.clone());
     running.join();
+    kvik_server::listen::remove_unix(&unixsocket);
     if !pidfile.is_empty() {
         let _ = std::fs::remove_file(&pidfile);
     }

@@ -17,24 +17,25 @@
 use super::busy;
 use super::conn::{Conn, Next, Reading};
 use super::conns::Conns;
+use super::stream::Stream;
 use crate::client::{ClientInfo, ClientSnapshot, ClientState};
 use crate::mailbox::WaitEnd;
-use crate::mailbox::{Message, WorkerHandle};
+use crate::mailbox::{Accepted, Message, WorkerHandle};
 use crate::server::Server;
 use crate::stats::ThreadStats;
 use mio::event::Event;
-use mio::net::{TcpListener, TcpStream};
+use mio::net::{TcpListener, UnixListener};
 use mio::{Events, Interest, Poll, Token};
 use std::collections::{BTreeSet, VecDeque};
 use std::io::{self, Write};
-use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub const WAKER: Token = Token(usize::MAX);
-const LISTENER_BASE: usize = usize::MAX - 1;
+const UNIX_LISTENER: Token = Token(usize::MAX - 1);
+const LISTENER_BASE: usize = usize::MAX - 2;
 
 /// The share of a cron tick active expiry may use (Redis: 25%).
 const EXPIRE_BUDGET_PERCENT: u64 = 25;
@@ -44,6 +45,8 @@ pub struct Worker {
     server: Arc<Server>,
     poll: Poll,
     listeners: Vec<TcpListener>,
+    /// This thread's handle to the `unixsocket`, with its path.
+    unix: Option<(UnixListener, Arc<str>)>,
     conns: Conns,
     /// Socket events polled but not handled yet. A queue rather than the poller's
     /// buffer, because a busy script serving the other clients must handle those the
@@ -103,10 +106,15 @@ impl Worker {
         server: Arc<Server>,
         poll: Poll,
         mut listeners: Vec<TcpListener>,
+        mut unix: Option<(UnixListener, Arc<str>)>,
     ) -> io::Result<Self> {
         for (i, l) in listeners.iter_mut().enumerate() {
             poll.registry()
                 .register(l, listener_token(i), Interest::READABLE)?;
+        }
+        if let Some((l, _)) = unix.as_mut() {
+            poll.registry()
+                .register(l, UNIX_LISTENER, Interest::READABLE)?;
         }
         let stats = server.thread_stats[index].clone();
         Ok(Worker {
@@ -114,6 +122,7 @@ impl Worker {
             server,
             poll,
             listeners,
+            unix,
             conns: Conns::default(),
             ready: VecDeque::new(),
             missed_events: Vec::new(),
@@ -210,6 +219,7 @@ impl Worker {
     fn handle_ready(&mut self) {
         while let Some(ready) = self.ready.pop_front() {
             match ready.token {
+                UNIX_LISTENER => self.accept_unix(),
                 t if t.0 > LISTENER_BASE - self.listeners.len() && t.0 <= LISTENER_BASE => {
                     self.accept_all(LISTENER_BASE - t.0)
                 }
@@ -236,8 +246,8 @@ impl Worker {
             // The waker's mail waits: the loop reads the mailbox before it sleeps.
             self.queue_events(&events);
         }
-        for (stream, addr) in self.own_handle().take_adopted() {
-            self.accept(TcpStream::from_std(stream), addr);
+        for accepted in self.own_handle().take_adopted() {
+            self.accept(accepted);
         }
         self.handle_ready();
     }
@@ -280,7 +290,7 @@ impl Worker {
                 }
                 Message::Unpaused => self.resume_paused(),
                 Message::Listen(listeners) => self.listen_on(&listeners),
-                Message::Adopt(stream, addr) => self.accept(TcpStream::from_std(stream), addr),
+                Message::Adopt(accepted) => self.accept(accepted),
             }
         }
         delivered.sort_unstable();
@@ -366,7 +376,34 @@ impl Worker {
     fn accept_all(&mut self, listener: usize) {
         loop {
             match self.listeners[listener].accept() {
-                Ok((stream, addr)) => self.deal(stream, addr),
+                Ok((stream, addr)) => {
+                    // mio's stream is registered nowhere yet: as a std stream it
+                    // travels freely.
+                    let stream = std::net::TcpStream::from(std::os::fd::OwnedFd::from(stream));
+                    self.deal(Accepted::Tcp(stream, addr))
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    crate::log_warning!("Accepting client connection: {e}");
+                    return;
+                }
+            }
+        }
+    }
+
+    fn accept_unix(&mut self) {
+        loop {
+            let Some((listener, path)) = &self.unix else {
+                return;
+            };
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    let stream =
+                        std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(stream));
+                    let path = path.clone();
+                    self.deal(Accepted::Unix(stream, path))
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
@@ -378,21 +415,19 @@ impl Worker {
     }
 
     /// Give a connection just accepted to the thread whose turn it is.
-    fn deal(&mut self, stream: TcpStream, addr: SocketAddr) {
+    fn deal(&mut self, accepted: Accepted) {
         let turn = self.server.take_accept_turn();
         if turn == self.index {
-            return self.accept(stream, addr);
+            return self.accept(accepted);
         }
-        // mio's stream is registered nowhere yet: as a std stream it travels freely.
-        let stream = std::net::TcpStream::from(std::os::fd::OwnedFd::from(stream));
-        self.server.workers.get().expect("workers")[turn].send(Message::Adopt(stream, addr));
+        self.server.workers.get().expect("workers")[turn].send(Message::Adopt(accepted));
     }
 
     /// Make a connection this thread's client.
-    fn accept(&mut self, mut stream: TcpStream, addr: SocketAddr) {
+    fn accept(&mut self, accepted: Accepted) {
         let server = &self.server;
         self.stats.add(&self.stats.connections_received, 1);
-        let _ = stream.set_nodelay(true);
+        let (mut stream, endpoint) = Stream::adopt(accepted);
         let max = server.hot.maxclients.load(Ordering::Relaxed);
         if !server.clients.try_reserve(max) {
             let _ = stream.write_all(b"-ERR max number of clients reached\r\n");
@@ -406,28 +441,22 @@ impl Worker {
             let c = server.config.read();
             (c.requirepass.is_some(), c.protected_mode, c.tcp_keepalive)
         };
-        if protected && !requirepass && !addr.ip().is_loopback() {
+        if protected && !requirepass && !endpoint.local {
             let _ = stream.write_all(PROTECTED_MODE_DENIED);
             server.clients.release_reservation();
             return;
         }
-        if keepalive > 0 {
-            let ka = socket2::TcpKeepalive::new().with_time(Duration::from_secs(keepalive));
-            let _ = socket2::SockRef::from(&stream).set_tcp_keepalive(&ka);
-        }
+        stream.set_tcp_options(keepalive);
         let id = server.clients.next_id();
-        let laddr = stream
-            .local_addr()
-            .map(|a| a.to_string())
-            .unwrap_or_default();
         let now = crate::hlc::unix_ms();
         let info = Arc::new(ClientInfo {
             id,
             worker: self.index,
             // The slot the connection is inserted into below.
             token: self.conns.vacant_key(),
-            addr: addr.to_string(),
-            laddr,
+            addr: endpoint.addr,
+            laddr: endpoint.laddr,
+            unix_socket: endpoint.unix,
             fd: stream.as_raw_fd(),
             created_ms: now,
             killed: Default::default(),
