@@ -42,6 +42,7 @@ pub mod net;
 pub mod notify;
 pub mod oom_score;
 pub mod persistence;
+pub mod process;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;

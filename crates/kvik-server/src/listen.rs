@@ -22,7 +22,7 @@ pub fn bind_all(config: &Config) -> io::Result<Vec<std::net::TcpListener>> {
     }
     let mut bound = Vec::new();
     for addr in parse_bind(&config.bind)? {
-        match bind(addr.ip, port, backlog(config)) {
+        match bind(addr.ip, port, backlog(config), config.socket_mark_id) {
             Ok(l) => bound.push(l),
             Err(e) if addr.optional => {
                 crate::log_verbose!("Skipping optional bind address {}: {e}", addr.ip);
@@ -139,8 +139,9 @@ pub fn parse_bind(words: &[String]) -> io::Result<Vec<BindAddr>> {
         .collect()
 }
 
-/// A non-blocking listening socket on `ip:port`.
-pub fn bind(ip: IpAddr, port: u16, backlog: i32) -> io::Result<std::net::TcpListener> {
+/// A non-blocking listening socket on `ip:port`, marked `mark` (SO_MARK, for the
+/// firewall's and routing's rules; 0: unmarked) when `socket-mark-id` says so.
+pub fn bind(ip: IpAddr, port: u16, backlog: i32, mark: u32) -> io::Result<std::net::TcpListener> {
     let addr = SocketAddr::new(ip, port);
     let domain = if ip.is_ipv6() {
         Domain::IPV6
@@ -152,6 +153,9 @@ pub fn bind(ip: IpAddr, port: u16, backlog: i32) -> io::Result<std::net::TcpList
         socket.set_only_v6(true)?;
     }
     socket.set_reuse_address(true)?;
+    if mark != 0 {
+        socket.set_mark(mark)?;
+    }
     socket.set_nonblocking(true)?;
     socket.bind(&addr.into())?;
     socket.listen(backlog)?;

@@ -6,6 +6,7 @@ use kvik_server::server::Server;
 use kvik_server::startup;
 use kvik_server::version::{REDIS_VERSION, VERSION};
 use kvik_server::{log_notice, log_warning, logging, supervise};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 #[global_allocator]
@@ -14,8 +15,35 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// Where a daemonized server writes its pid when no `pidfile` is configured.
 const DEFAULT_DAEMON_PIDFILE: &str = "/var/run/redis.pid";
 
+/// The C runtime's argc and argv: the memory the process title is written over
+/// (`set-proc-title`). std keeps argv to itself, so they are taken the way glibc
+/// offers them to every `.init_array` function.
+static ARGC: AtomicUsize = AtomicUsize::new(0);
+static ARGV: AtomicPtr<*mut libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+
+#[used]
+#[link_section = ".init_array"]
+static CAPTURE_ARGV: extern "C" fn(libc::c_int, *mut *mut libc::c_char, *mut *mut libc::c_char) =
+    capture_argv;
+
+extern "C" fn capture_argv(
+    argc: libc::c_int,
+    argv: *mut *mut libc::c_char,
+    _envp: *mut *mut libc::c_char,
+) {
+    ARGC.store(usize::try_from(argc).unwrap_or(0), Ordering::Relaxed);
+    ARGV.store(argv, Ordering::Relaxed);
+}
+
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    // SAFETY: argc/argv are the C runtime's own, and no other thread exists yet.
+    unsafe {
+        kvik_server::process::claim_title_area(
+            ARGC.load(Ordering::Relaxed),
+            ARGV.load(Ordering::Relaxed),
+        );
+    }
     if matches!(argv.first().map(String::as_str), Some("-v" | "--version")) {
         println!(
             "kvik-server v={VERSION} (Redis {} compatible)",
@@ -82,7 +110,10 @@ fn main() {
     if let Some(warning) = kvik_server::listen::backlog_warning(&config) {
         log_warning!("{warning}");
     }
+    kvik_server::process::apply_at_startup(&config);
+    kvik_server::crash::set_enabled(config.crash_log_enabled);
     block_shutdown_signals();
+    kvik_server::process::set_title(&config, loaded.config_file.as_deref());
     let server = startup::new_server(config, loaded.config_file);
     log_notice!("Server initialized");
     if let Err(e) = kvik_server::server::saving::load_at_startup(&server) {

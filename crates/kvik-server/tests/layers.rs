@@ -49,6 +49,7 @@ const LAYERS: &[&[&str]] = &[
         "listen",
         "oom_score",
         "supervise",
+        "process",
     ],
     // Re-exported crates (the compiler keeps them below everything).
     &["persistence", "types", "util"],

@@ -56,6 +56,8 @@ pub struct Keyspace {
     capture: Mutex<Option<std::sync::Arc<dyn ShardCapture>>>,
     /// Unix ms until which no key expires (0: none). See [`Keyspace::hold_expiry`].
     expiry_held_until: AtomicU64,
+    /// Which removals free big values in the background (`lazyfree-lazy-*`).
+    pub lazyfree: crate::lazyfree::Policy,
 }
 
 /// Shards per database. Many small shards keep lock contention low with many threads
@@ -82,6 +84,7 @@ impl Keyspace {
             clock: ClockMode::default(),
             capture: Mutex::new(None),
             expiry_held_until: AtomicU64::new(0),
+            lazyfree: Default::default(),
         }
     }
 
@@ -90,6 +93,11 @@ impl Keyspace {
     /// active cycle rests. A hold already in force keeps its later end.
     pub fn hold_expiry(&self, until_ms: u64) {
         self.expiry_held_until.fetch_max(until_ms, Ordering::AcqRel);
+    }
+
+    /// Whether a big value removed for `cause` goes to the background thread.
+    pub fn lazy(&self, cause: crate::lazyfree::Cause) -> bool {
+        self.lazyfree.lazy(cause)
     }
 
     /// End the hold (CLIENT UNPAUSE): due keys go at their next access or cycle.

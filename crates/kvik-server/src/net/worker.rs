@@ -37,8 +37,11 @@ pub const WAKER: Token = Token(usize::MAX);
 const UNIX_LISTENER: Token = Token(usize::MAX - 1);
 const LISTENER_BASE: usize = usize::MAX - 2;
 
-/// The share of a cron tick active expiry may use (Redis: 25%).
-const EXPIRE_BUDGET_PERCENT: u64 = 25;
+/// The share of a cron tick active expiry may use, in percent: Redis's 25%, plus 2%
+/// for each step of `active-expire-effort` above 1.
+fn expire_budget_percent(effort: u32) -> u32 {
+    25 + 2 * effort.saturating_sub(1)
+}
 
 pub struct Worker {
     pub index: usize,
@@ -656,6 +659,9 @@ impl Worker {
             self.resume_paused();
         }
         self.close_idle_clients();
+        if self.index == 0 {
+            self.adapt_hz();
+        }
         let now = crate::hlc::unix_ms();
         for (_, conn) in self.conns.iter_mut() {
             conn.release_idle_buffer(now);
@@ -665,9 +671,25 @@ impl Worker {
         self.server.evict_clients_over_limit(&self.stats);
         crate::scripting::release_stale(&self.server.scripting);
         if self.server.hot.active_expire.load(Ordering::Relaxed) {
-            let budget = period * EXPIRE_BUDGET_PERCENT as u32 / 100;
+            let effort = self.server.config.read().active_expire_effort;
+            let budget = period * expire_budget_percent(effort) / 100;
             self.active_expire(budget);
         }
+    }
+
+    /// `dynamic-hz`: the tick rate every thread uses follows the number of clients
+    /// (one thread sets it for all, as Redis's single cron does).
+    fn adapt_hz(&self) {
+        let (dynamic, configured) = {
+            let c = self.server.config.read();
+            (c.dynamic_hz, (c.hz as u64).clamp(1, MAX_HZ))
+        };
+        let hz = if dynamic {
+            dynamic_hz(configured, self.server.clients.connected() as u64)
+        } else {
+            configured
+        };
+        self.server.hot.hz.store(hz, Ordering::Relaxed);
     }
 
     fn close_idle_clients(&mut self) {
@@ -702,6 +724,23 @@ impl Worker {
             .latency
             .note(crate::latency::Event::ExpireCycle, took);
     }
+}
+
+/// The highest tick rate (Redis's CONFIG_MAX_HZ).
+const MAX_HZ: u64 = 500;
+
+/// Redis's dynamic hz: the configured rate doubled while there are more than 200
+/// clients per tick, up to [`MAX_HZ`].
+fn dynamic_hz(configured: u64, clients: u64) -> u64 {
+    const CLIENTS_PER_TICK: u64 = 200;
+    let mut hz = configured.max(1);
+    while clients / hz > CLIENTS_PER_TICK {
+        hz *= 2;
+        if hz > MAX_HZ {
+            return MAX_HZ;
+        }
+    }
+    hz
 }
 
 const PROTECTED_MODE_DENIED: &[u8] = b"-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";

@@ -38,13 +38,13 @@ fn write_file(
     point: &AtPoint,
     target: Target,
 ) -> Result<(), SaveError> {
-    let (path, checksum) = {
+    let (path, checks) = {
         let config = server.config.read();
-        (rdb_path(&config), config.rdbchecksum)
+        (rdb_path(&config), file_checks(&config))
     };
     let cancel = target.cancel;
     let fill = |sink: &mut _| snapshot.write(&server.keyspace, point, sink, cancel);
-    let result = write_rdb(&server.persistence, &path, target, checksum, fill);
+    let result = write_rdb(&server.persistence, &path, target, checks, fill);
     server.keyspace.end_capture();
     result
 }
@@ -189,6 +189,11 @@ pub fn save_before_exit(server: &Server, asked: Option<bool>) -> Result<(), Save
     })
 }
 
+/// How a saved file is protected: (`rdbchecksum`, `rdb-save-incremental-fsync`).
+fn file_checks(config: &kvik_config::Config) -> (bool, bool) {
+    (config.rdbchecksum, config.rdb_save_incremental_fsync)
+}
+
 /// FLUSHALL with save points set saves the now empty dataset, as Redis 7.0 does,
 /// from the handler that holds every shard: no snapshot is needed for empty
 /// databases, only the function libraries. A background save is stopped first.
@@ -198,11 +203,11 @@ pub fn save_before_exit(server: &Server, asked: Option<bool>) -> Result<(), Save
 pub fn save_after_flushall(server: &Server, uncounted: u64) {
     let state = &server.persistence;
     state.cancel_background_nowait();
-    let (path, checksum, settings) = {
+    let (path, checks, settings) = {
         let config = server.config.read();
         (
             rdb_path(&config),
-            config.rdbchecksum,
+            file_checks(&config),
             settings(&config, server.keyspace.clock.get()),
         )
     };
@@ -220,7 +225,7 @@ pub fn save_after_flushall(server: &Server, uncounted: u64) {
         cancel: &never,
     };
     let fill = |sink: &mut _| empty.write(&server.keyspace, &point, sink, &never);
-    if write_rdb(state, &path, target, checksum, fill).is_ok() {
+    if write_rdb(state, &path, target, checks, fill).is_ok() {
         state.record_direct_save(point.now_ms, dirty(server) + uncounted);
         log_notice!("DB saved on disk");
     }
