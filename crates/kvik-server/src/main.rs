@@ -6,7 +6,7 @@ use kvik_server::server::Server;
 use kvik_server::startup;
 use kvik_server::version::{REDIS_VERSION, VERSION};
 use kvik_server::{log_notice, log_warning, logging, supervise};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 #[global_allocator]
@@ -200,26 +200,56 @@ fn block_shutdown_signals() {
 }
 
 /// A thread that waits for SIGTERM/SIGINT and shuts the server down gracefully, with
-/// the SHUTDOWN flags `shutdown-on-sigterm` / `shutdown-on-sigint` give. When the
-/// final save fails (and `force` is not among them) the server goes on serving and
-/// the next signal tries again, as redis-server does.
+/// the SHUTDOWN flags `shutdown-on-sigterm` / `shutdown-on-sigint` give, on a thread
+/// of its own so that signals are still heard meanwhile. When the final save fails
+/// (and `force` is not among them) the server goes on serving and the next signal
+/// tries again; a second SIGINT while the save runs exits at once, as redis-server
+/// does for an impatient Ctrl+C.
 fn watch_shutdown_signals(server: Arc<Server>) {
     std::thread::Builder::new()
         .name("kvik-signals".into())
         .spawn(move || {
             let set = shutdown_signals();
+            let shutting_down = Arc::new(AtomicBool::new(false));
             loop {
                 let mut signal = 0;
                 // SAFETY: the set is valid and the signals are blocked in every thread.
                 if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
                     return;
                 }
-                if shut_down_on(&server, signal) {
-                    return;
+                if shutting_down.swap(true, Ordering::AcqRel) {
+                    insist(signal);
+                    continue;
                 }
+                let (server, shutting_down) = (server.clone(), shutting_down.clone());
+                std::thread::Builder::new()
+                    .name("kvik-shutdown".into())
+                    .spawn(move || {
+                        if !shut_down_on(&server, signal) {
+                            shutting_down.store(false, Ordering::Release);
+                        }
+                    })
+                    .expect("spawn the shutdown thread");
             }
         })
         .expect("spawn the signal thread");
+}
+
+/// A signal while a shutdown is under way: SIGINT again means now, without the
+/// save (its temp file is removed); SIGTERM is only noted.
+fn insist(signal: libc::c_int) {
+    if signal != libc::SIGINT {
+        log_warning!("Received SIGTERM scheduling shutdown...");
+        return;
+    }
+    log_warning!("You insist... exiting now.");
+    let temp = format!(
+        "{}-{}.rdb",
+        kvik_server::snapshot::FOREGROUND,
+        std::process::id()
+    );
+    let _ = std::fs::remove_file(temp);
+    std::process::exit(1);
 }
 
 /// Handle one shutdown signal; returns whether the server is stopping.

@@ -21,6 +21,9 @@ use std::sync::OnceLock;
 /// Where systemd listens, once supervision by systemd is established.
 static SYSTEMD: OnceLock<NotifySocket> = OnceLock::new();
 
+/// The supervisor established (`systemd` or `upstart`), for INFO.
+static ESTABLISHED: OnceLock<&'static str> = OnceLock::new();
+
 /// The address named by `NOTIFY_SOCKET`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum NotifySocket {
@@ -68,10 +71,30 @@ pub fn establish(supervised: &str) -> bool {
         },
         other => other,
     };
-    match mode {
+    let established = match mode {
         "systemd" => establish_systemd(std::env::var("NOTIFY_SOCKET").ok()),
         "upstart" => establish_upstart(),
         _ => false,
+    };
+    if established {
+        let _ = ESTABLISHED.set(if mode == "systemd" {
+            "systemd"
+        } else {
+            "upstart"
+        });
+    }
+    established
+}
+
+/// INFO's `process_supervised`, as redis-server words it: the supervisor found,
+/// else the one `supervised` names even if it could not be reached (`auto` finding
+/// none is `no`).
+pub fn reported(supervised: &str) -> &'static str {
+    match (ESTABLISHED.get(), supervised) {
+        (Some(found), _) => found,
+        (None, "systemd") => "systemd",
+        (None, "upstart") => "upstart",
+        _ => "no",
     }
 }
 

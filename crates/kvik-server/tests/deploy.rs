@@ -352,3 +352,45 @@ fn which(name: &str) -> Result<PathBuf, ()> {
         .find(|p| p.is_file())
         .ok_or(())
 }
+
+/// A second SIGINT during the final save exits at once, without the save, as
+/// redis-server does for an impatient Ctrl+C.
+#[test]
+fn a_second_sigint_during_the_final_save_exits_now() {
+    let dir = scratch_dir("sigint-twice");
+    // A save of 10 s: 1,000 keys, 10 ms each.
+    let mut server = Started::spawn(
+        &dir,
+        &[],
+        &[
+            "--save",
+            "3600 1",
+            "--rdb-key-save-delay",
+            "10000",
+            "--enable-debug-command",
+            "yes",
+        ],
+    );
+    wait_for("the server", || server.answers());
+    assert_eq!(
+        server.conn().cmd(&["DEBUG", "POPULATE", "1000"]),
+        b"+OK\r\n"
+    );
+    server.signal(libc::SIGINT);
+    wait_for("the final save", || {
+        server
+            .log()
+            .contains("Saving the final RDB snapshot before exiting.")
+    });
+    server.signal(libc::SIGINT);
+    let status = server.wait_exit();
+    assert_eq!(status.code(), Some(1));
+    assert!(server.log().contains("You insist... exiting now."));
+    assert!(!rdb_exists(&dir));
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("temp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

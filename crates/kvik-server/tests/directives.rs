@@ -463,3 +463,43 @@ fn set_proc_title_no_leaves_the_command_line_alone() {
     let line = cmdline(server.pid());
     assert!(line.ends_with("--set-proc-title no"), "{line}");
 }
+
+/// `radix-tree-keys` of XINFO STREAM: the stream's nodes.
+fn stream_nodes(c: &mut RawConn) -> String {
+    let reply = String::from_utf8_lossy(&c.cmd(&["XINFO", "STREAM", "s"])).into_owned();
+    let mut lines = reply.lines();
+    lines.find(|l| *l == "radix-tree-keys");
+    lines.next().unwrap().to_string()
+}
+
+#[test]
+fn stream_node_limits_cut_streams_into_nodes_as_redis_does() {
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    let kvik = TestServer::start(&[]);
+    let redis = support::RealRedis::start(&[]);
+    let nodes_of = |c: &mut RawConn| {
+        let mut nodes = Vec::new();
+        for (entries, bytes) in [("3", "4096"), ("100", "64"), ("0", "0")] {
+            c.cmd(&["DEL", "s"]);
+            ok(c, &["CONFIG", "SET", "stream-node-max-entries", entries]);
+            ok(c, &["CONFIG", "SET", "stream-node-max-bytes", bytes]);
+            for i in 1..=10 {
+                let id = format!("{i}-1");
+                c.cmd(&["XADD", "s", &id, "field", "value"]);
+            }
+            nodes.push(stream_nodes(c));
+        }
+        nodes
+    };
+    let kvik_nodes = nodes_of(&mut kvik.raw());
+    // 10 entries in nodes of 3, in nodes of at most 64 bytes, in one unbounded node.
+    assert_eq!(kvik_nodes[0], ":4");
+    assert_eq!(kvik_nodes[2], ":1");
+    assert_eq!(kvik_nodes, nodes_of(&mut redis.raw()));
+}
+
+fn ok(c: &mut RawConn, args: &[&str]) {
+    assert_eq!(c.cmd(args), b"+OK\r\n", "{args:?}");
+}
