@@ -34,8 +34,9 @@ impl Started {
             .args(["--dir", dir.to_str().unwrap()])
             .args(["--logfile", dir.join("kvik.log").to_str().unwrap()])
             .args(args)
-            .envs(env.iter().copied())
             .env_remove("UPSTART_JOB")
+            .env_remove("NOTIFY_SOCKET")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -393,4 +394,35 @@ fn a_second_sigint_during_the_final_save_exits_now() {
         .filter(|e| e.file_name().to_string_lossy().starts_with("temp-"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// The process state letter of /proc/PID/stat (`T`: stopped).
+fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ")?.1.chars().next()
+}
+
+/// `supervised upstart` (or `auto` with UPSTART_JOB set): the process stops itself
+/// with SIGSTOP once started, which upstart's `expect stop` waits for, and goes on
+/// when continued.
+#[test]
+fn upstart_sees_the_process_stop_itself() {
+    for mode in ["upstart", "auto"] {
+        let dir = scratch_dir("upstart");
+        let server = Started::spawn(
+            &dir,
+            &[("UPSTART_JOB", "kvik")],
+            &["--supervised", mode, "--save", ""],
+        );
+        wait_for("the stop", || process_state(server.child.id()) == Some('T'));
+        server.signal(libc::SIGCONT);
+        wait_for("the server", || server.answers());
+        let mut c = server.conn();
+        assert!(String::from_utf8(c.cmd(&["INFO", "server"]))
+            .unwrap()
+            .contains("process_supervised:upstart"));
+        assert!(server
+            .log()
+            .contains("supervised by upstart, will stop to signal readiness."));
+    }
 }
