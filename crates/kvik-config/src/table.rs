@@ -380,13 +380,13 @@ params! {
     auto_aof_rewrite_percentage: u32 = Int(0, INT),
         "auto-aof-rewrite-percentage", 0, "100", "AOF growth percent that triggers an automatic rewrite (0 = never).";
     bgsave_cpulist: String = Str,
-        "bgsave_cpulist", IMM | OD, "", "CPU list for the background save task.";
+        "bgsave_cpulist", IMM | LIVE, "", "CPUs the saver thread (BGSAVE, save points) runs on, e.g. `1,10-11` or `0-7:2`.";
     bind: Vec<String> = Special(get_bind, set_bind, "address list"),
         "bind", MULTI | LIVE, "* -::*", "Addresses to listen on (`-` prefix: skip if unavailable; `*` all IPv4, `::*` all IPv6).";
     bind_source_addr: String = Str,
         "bind-source-addr", 0, "", "Source address for outgoing replication connections.";
     bio_cpulist: String = Str,
-        "bio_cpulist", IMM | OD, "", "CPU list for background I/O threads.";
+        "bio_cpulist", IMM | LIVE, "", "CPUs the background threads (the lazyfree thread) run on.";
     busy_reply_threshold: u64 = Int(0, LL),
         "busy-reply-threshold" | "lua-time-limit", LIVE, "5000", "Milliseconds a script or function may run before other clients get BUSY.";
     client_output_buffer_limit: [ClientBufferLimit; 3] = Special(get_cobl, set_cobl, "class hard soft seconds ..."),
@@ -605,7 +605,7 @@ params! {
     save: Vec<(u64, u64)> = Special(get_save, set_save, "seconds changes ..."),
         "save", MULTI | LIVE, "3600 1 300 100 60 10000", "Snapshot points: pairs of seconds and changes; save when both are reached (empty = off).";
     server_cpulist: String = Str,
-        "server_cpulist", IMM | OD, "", "CPU list for the server threads.";
+        "server_cpulist", IMM | LIVE, "", "CPUs the server threads run on (unless server-thread-affinity pins each to its own).";
     server_thread_affinity: bool = Special(get_affinity, set_affinity, "yes/no (true/false)"),
         "server-thread-affinity", IMM | KDB | LIVE, "no", "Pin server thread i to CPU i.";
     server_threads: usize = Int(1, 128),

@@ -94,6 +94,7 @@ fn freeer() -> &'static mpsc::Sender<Garbage> {
         std::thread::Builder::new()
             .name("kvik-lazyfree".into())
             .spawn(move || {
+                crate::process::run_on_bio_cpus();
                 for Garbage {
                     value,
                     objects,

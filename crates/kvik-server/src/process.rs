@@ -1,8 +1,9 @@
 //! What the process asks of the system and of its allocator, as redis-server asks
 //! it: transparent huge pages off (`disable-thp`), jemalloc's background purging
-//! thread (`jemalloc-bg-thread`), and the title `ps` shows (`set-proc-title`,
-//! `proc-title-template`). A leaf: it reads settings, knows nothing of the server,
-//! and touches only process-wide state.
+//! thread (`jemalloc-bg-thread`), the title `ps` shows (`set-proc-title`,
+//! `proc-title-template`), and which CPUs its threads run on (`server_cpulist`,
+//! `bio_cpulist`, `bgsave_cpulist`). A leaf: it reads settings, knows nothing of the
+//! server, and touches only process-wide state.
 
 use kvik_config::Config;
 
@@ -13,6 +14,68 @@ pub fn apply_at_startup(config: &Config) {
         disable_transparent_huge_pages();
     }
     set_jemalloc_background_thread(config.jemalloc_bg_thread);
+    let _ = BIO_CPULIST.set(config.bio_cpulist.clone());
+}
+
+/// `bio_cpulist`, for the background threads started later (the lazyfree thread).
+static BIO_CPULIST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Run the calling thread on the CPUs of `cpulist` (Redis's syntax: `0-7:2,10`, a
+/// range with an optional step, comma-separated); an empty list leaves it alone.
+/// A list that cannot be parsed or applied is logged and ignored, as Redis does.
+pub fn run_on_cpus(cpulist: &str) {
+    if cpulist.is_empty() {
+        return;
+    }
+    let Some(cpus) = parse_cpulist(cpulist) else {
+        crate::log_warning!("Invalid CPU list '{cpulist}': thread affinity left unchanged");
+        return;
+    };
+    // SAFETY: cpu_set_t is plain data; CPU_SET stays within it (checked below) and
+    // sched_setaffinity only reads it.
+    let applied = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for cpu in cpus.into_iter().filter(|&c| c < libc::CPU_SETSIZE as usize) {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if applied != 0 {
+        crate::log_warning!(
+            "Setting CPU affinity to {cpulist} failed: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+/// Run the calling background thread on `bio_cpulist`'s CPUs.
+pub fn run_on_bio_cpus() {
+    if let Some(cpulist) = BIO_CPULIST.get() {
+        run_on_cpus(cpulist);
+    }
+}
+
+/// The CPUs of a Redis CPU list: `a`, `a-b` or `a-b:step`, comma-separated.
+fn parse_cpulist(list: &str) -> Option<Vec<usize>> {
+    let mut cpus = Vec::new();
+    for part in list.split(',') {
+        let (range, step) = match part.split_once(':') {
+            Some((range, step)) => (range, step.parse::<usize>().ok().filter(|&s| s > 0)?),
+            None => (part, 1),
+        };
+        let (first, last) = match range.split_once('-') {
+            Some((a, b)) => (a.parse::<usize>().ok()?, b.parse::<usize>().ok()?),
+            None => {
+                let cpu = range.parse::<usize>().ok()?;
+                (cpu, cpu)
+            }
+        };
+        if first > last {
+            return None;
+        }
+        cpus.extend((first..=last).step_by(step));
+    }
+    Some(cpus)
 }
 
 /// `disable-thp yes`: no transparent huge pages for this process, whatever the
@@ -181,6 +244,16 @@ fn expand_title(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_lists_read_as_redis_reads_them() {
+        assert_eq!(parse_cpulist("0-7:2"), Some(vec![0, 2, 4, 6]));
+        assert_eq!(parse_cpulist("1,3"), Some(vec![1, 3]));
+        assert_eq!(parse_cpulist("1,10-11"), Some(vec![1, 10, 11]));
+        assert_eq!(parse_cpulist("3-1"), None);
+        assert_eq!(parse_cpulist("x"), None);
+        assert_eq!(parse_cpulist("0-3:0"), None);
+    }
 
     #[test]
     fn titles_expand_as_redis_expands_them() {

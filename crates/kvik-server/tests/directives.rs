@@ -503,3 +503,59 @@ fn stream_node_limits_cut_streams_into_nodes_as_redis_does() {
 fn ok(c: &mut RawConn, args: &[&str]) {
     assert_eq!(c.cmd(args), b"+OK\r\n", "{args:?}");
 }
+
+/// `Cpus_allowed_list` of each thread of `pid` named `name`.
+fn cpus_of_threads(pid: u32, name: &str) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|t| {
+            let dir = t.ok()?.path();
+            let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
+            (comm.trim() == name).then(|| {
+                let status = std::fs::read_to_string(dir.join("status")).unwrap_or_default();
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                    .unwrap_or_default()
+                    .trim()
+                    .to_string()
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn cpu_lists_place_the_server_saver_and_background_threads() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let last = (cpus - 1).to_string();
+    let server = TestServer::start(&[
+        "--server-threads",
+        "2",
+        "--server_cpulist",
+        &last,
+        "--bgsave_cpulist",
+        "0",
+        "--bio_cpulist",
+        &format!("0-{last}:1"),
+    ]);
+    let pid = server.pid();
+    for worker in ["kvik-worker-0", "kvik-worker-1"] {
+        assert_eq!(cpus_of_threads(pid, worker), [last.clone()]);
+    }
+    assert_eq!(cpus_of_threads(pid, "kvik-saver"), ["0"]);
+    // The lazyfree thread starts with the first background free.
+    let mut c = server.raw();
+    let mut sadd = vec!["SADD".to_string(), "big".to_string()];
+    sadd.extend((0..20_000).map(|i| format!("m{i}")));
+    c.cmd(&sadd);
+    assert_eq!(c.cmd(&["UNLINK", "big"]), b":1\r\n");
+    wait_for("the lazyfree thread", || {
+        !cpus_of_threads(pid, "kvik-lazyfree").is_empty()
+    });
+    let all = if cpus == 1 {
+        "0".to_string()
+    } else {
+        format!("0-{last}")
+    };
+    assert_eq!(cpus_of_threads(pid, "kvik-lazyfree"), [all]);
+}

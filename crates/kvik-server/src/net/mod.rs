@@ -47,6 +47,7 @@ pub fn start_workers(
         return Err(io::Error::other("workers already started"));
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpulist = server.config.read().server_cpulist.clone();
     let mut threads = Vec::with_capacity(count);
     for (index, poll) in polls.into_iter().enumerate() {
         let mine = listeners
@@ -65,11 +66,14 @@ pub fn start_workers(
             })
             .transpose()?;
         let w = worker::Worker::new(index, server.clone(), poll, mine, unix)?;
+        let cpulist = cpulist.clone();
         let t = std::thread::Builder::new()
             .name(format!("kvik-worker-{index}"))
             .spawn(move || {
                 if affinity {
                     pin_to_cpu(index % cpus);
+                } else {
+                    crate::process::run_on_cpus(&cpulist);
                 }
                 w.run()
             })?;

@@ -100,9 +100,13 @@ pub fn schedule_bgsave(server: &Server) {
 pub fn start_saver(server: Arc<Server>) -> std::io::Result<std::thread::JoinHandle<()>> {
     let (tx, rx) = mpsc::channel();
     server.persistence.set_saver(tx);
+    let cpulist = server.config.read().bgsave_cpulist.clone();
     std::thread::Builder::new()
         .name("kvik-saver".into())
-        .spawn(move || saver_loop(&server, &rx))
+        .spawn(move || {
+            crate::process::run_on_cpus(&cpulist);
+            saver_loop(&server, &rx)
+        })
 }
 
 fn saver_loop(server: &Server, rx: &mpsc::Receiver<Pending>) {
