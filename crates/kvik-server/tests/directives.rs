@@ -540,7 +540,7 @@ fn cpu_lists_place_the_server_saver_and_background_threads() {
     ]);
     let pid = server.pid();
     for worker in ["kvik-worker-0", "kvik-worker-1"] {
-        assert_eq!(cpus_of_threads(pid, worker), [last.clone()]);
+        assert_eq!(cpus_of_threads(pid, worker), std::slice::from_ref(&last));
     }
     assert_eq!(cpus_of_threads(pid, "kvik-saver"), ["0"]);
     // The lazyfree thread starts with the first background free.
