@@ -2,7 +2,8 @@
 //! so that the document cannot drift from the code (a unit test compares them).
 
 use crate::table::{
-    Kind, DYNAMIC_DEFAULT, HIDDEN, IMMUTABLE, KEYDB, LIVE, PARAMS, PROTECTED, SENSITIVE,
+    Kind, DYNAMIC_DEFAULT, HIDDEN, IMMUTABLE, KEYDB, LIVE, NO_EFFECT, ONLY_DEFAULT, PARAMS,
+    PROTECTED, SENSITIVE,
 };
 
 /// Marks the start of the generated part of `docs/configuration.md`.
@@ -51,6 +52,10 @@ pub fn reference_markdown() -> String {
         };
         let mut status = if p.has(LIVE) {
             "in effect".to_string()
+        } else if p.has(ONLY_DEFAULT) {
+            "default only; other values refused".to_string()
+        } else if p.has(NO_EFFECT) {
+            "no effect (start-up warning)".to_string()
         } else {
             "accepted, no effect yet".to_string()
         };

@@ -180,7 +180,7 @@ impl Config {
             } else {
                 vec![value]
             };
-            if let Err(e) = (p.set)(&mut next, &args) {
+            if let Err(e) = p.assign(&mut next, &args) {
                 let shown = if *via_alias {
                     p.alias.unwrap_or(p.name)
                 } else {

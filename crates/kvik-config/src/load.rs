@@ -292,7 +292,13 @@ impl Loader {
                         }
                     }
                 }
-                _ => (p.set)(&mut self.config, &args)?,
+                _ => p.assign(&mut self.config, &args)?,
+            }
+            if p.has(table::NO_EFFECT) {
+                let warning = p.no_effect_warning();
+                if !self.warnings.contains(&warning) {
+                    self.warnings.push(warning);
+                }
             }
             return Ok(());
         }

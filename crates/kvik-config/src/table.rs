@@ -26,6 +26,13 @@ pub const KEYDB: u16 = 1 << 5;
 pub const LIVE: u16 = 1 << 6;
 /// The default depends on the machine (cwd, CPU count); `default` describes it.
 pub const DYNAMIC_DEFAULT: u16 = 1 << 7;
+/// kvik works as the default says and cannot do otherwise: any other value is
+/// refused, at start-up and by CONFIG SET, with an error saying kvik does not
+/// support it (so a configuration that sets the default still loads).
+pub const ONLY_DEFAULT: u16 = 1 << 8;
+/// A hint about the platform that kvik's design has no use for: accepted, and named
+/// in a start-up warning when the configuration sets it (`doc` says why).
+pub const NO_EFFECT: u16 = 1 << 9;
 
 /// The type of a parameter's value, with its bounds.
 #[derive(Debug, Clone, Copy)]
@@ -75,6 +82,30 @@ impl Param {
     /// The current value of this parameter in `cfg`, as CONFIG GET prints it.
     pub fn value(&self, cfg: &Config) -> String {
         (self.get)(cfg)
+    }
+
+    /// Set this parameter in `cfg` from its arguments: the value's own checks, then
+    /// kvik's (an [`ONLY_DEFAULT`] parameter takes no value but its default).
+    pub fn assign(&self, cfg: &mut Config, args: &[String]) -> Result<(), String> {
+        (self.set)(cfg, args)?;
+        if self.has(ONLY_DEFAULT) {
+            let value = (self.get)(cfg);
+            if value != self.default {
+                return Err(format!(
+                    "kvik does not support {} '{value}' (only its default, '{}')",
+                    self.name, self.default
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The start-up warning a configuration that sets a [`NO_EFFECT`] parameter gets.
+    pub fn no_effect_warning(&self) -> String {
+        format!(
+            "WARNING: '{}' has no effect in kvik: {}",
+            self.name, self.doc
+        )
     }
 }
 
@@ -288,6 +319,8 @@ const HID: u16 = HIDDEN;
 const MULTI: u16 = MULTI_ARG;
 const KDB: u16 = KEYDB;
 const DYN: u16 = DYNAMIC_DEFAULT;
+const OD: u16 = ONLY_DEFAULT;
+const NOEFF: u16 = NO_EFFECT;
 
 const YES_NO_LOCAL: &[&str] = &["no", "yes", "local"];
 
@@ -299,27 +332,27 @@ params! {
     acllog_max_len: u64 = Int(0, LL),
         "acllog-max-len", 0, "128", "Maximum entries kept in the ACL LOG.";
     active_client_balancing: bool = Bool,
-        "active-client-balancing", KDB, "yes", "Spread new connections evenly over the server threads.";
+        "active-client-balancing", KDB | OD, "yes", "Spread new connections evenly over the server threads (kvik deals them round-robin; `no` is not supported).";
     active_defrag_cycle_max: u32 = Int(1, 99),
-        "active-defrag-cycle-max", 0, "25", "Maximum CPU percent spent on active defragmentation.";
+        "active-defrag-cycle-max", OD, "25", "Maximum CPU percent spent on active defragmentation.";
     active_defrag_cycle_min: u32 = Int(1, 99),
-        "active-defrag-cycle-min", 0, "1", "Minimum CPU percent spent on active defragmentation.";
+        "active-defrag-cycle-min", OD, "1", "Minimum CPU percent spent on active defragmentation.";
     active_defrag_ignore_bytes: u64 = Mem(1, LLM),
-        "active-defrag-ignore-bytes", 0, "104857600", "Fragmentation waste below which defragmentation does not start.";
+        "active-defrag-ignore-bytes", OD, "104857600", "Fragmentation waste below which defragmentation does not start.";
     active_defrag_max_scan_fields: u64 = Int(1, LL),
-        "active-defrag-max-scan-fields", 0, "1000", "Collections larger than this are defragmented in a separate step.";
+        "active-defrag-max-scan-fields", OD, "1000", "Collections larger than this are defragmented in a separate step.";
     active_defrag_threshold_lower: u32 = Int(0, 1000),
-        "active-defrag-threshold-lower", 0, "10", "Fragmentation percent at which defragmentation starts.";
+        "active-defrag-threshold-lower", OD, "10", "Fragmentation percent at which defragmentation starts.";
     active_defrag_threshold_upper: u32 = Int(0, 1000),
-        "active-defrag-threshold-upper", 0, "100", "Fragmentation percent at which maximum effort is used.";
+        "active-defrag-threshold-upper", OD, "100", "Fragmentation percent at which maximum effort is used.";
     active_expire_effort: u32 = Int(1, 10),
-        "active-expire-effort", 0, "1", "Effort (1-10) of the active expiry cycle.";
+        "active-expire-effort", LIVE, "1", "Effort (1-10) of the active expiry cycle: its share of each tick is 25% + 2% per step above 1, as in Redis.";
     active_replica: bool = Bool,
         "active-replica", KDB, "no", "A replica accepts writes and sends them to its masters (active-active).";
     activedefrag: bool = Bool,
-        "activedefrag", 0, "no", "Enable active memory defragmentation.";
+        "activedefrag", OD, "no", "Enable active memory defragmentation.";
     activerehashing: bool = Bool,
-        "activerehashing", 0, "yes", "Rehash hash tables incrementally in the background.";
+        "activerehashing", OD, "yes", "Rehash hash tables incrementally in the background (kvik's shard tables rehash as they grow; `no` is not supported).";
     always_show_logo: bool = Bool,
         "always-show-logo", IMM | LIVE, "no", "Print the ASCII logo at startup even when not logging to a terminal.";
     aof_disable_auto_gc: bool = Bool,
@@ -347,15 +380,15 @@ params! {
     auto_aof_rewrite_percentage: u32 = Int(0, INT),
         "auto-aof-rewrite-percentage", 0, "100", "AOF growth percent that triggers an automatic rewrite (0 = never).";
     bgsave_cpulist: String = Str,
-        "bgsave_cpulist", IMM, "", "CPU list for the background save task.";
+        "bgsave_cpulist", IMM | LIVE, "", "CPUs the saver thread (BGSAVE, save points) runs on, e.g. `1,10-11` or `0-7:2`.";
     bind: Vec<String> = Special(get_bind, set_bind, "address list"),
         "bind", MULTI | LIVE, "* -::*", "Addresses to listen on (`-` prefix: skip if unavailable; `*` all IPv4, `::*` all IPv6).";
     bind_source_addr: String = Str,
         "bind-source-addr", 0, "", "Source address for outgoing replication connections.";
     bio_cpulist: String = Str,
-        "bio_cpulist", IMM, "", "CPU list for background I/O threads.";
+        "bio_cpulist", IMM | LIVE, "", "CPUs the background threads (the lazyfree thread) run on.";
     busy_reply_threshold: u64 = Int(0, LL),
-        "busy-reply-threshold" | "lua-time-limit", 0, "5000", "Milliseconds a script or function may run before other clients get BUSY.";
+        "busy-reply-threshold" | "lua-time-limit", LIVE, "5000", "Milliseconds a script or function may run before other clients get BUSY.";
     client_output_buffer_limit: [ClientBufferLimit; 3] = Special(get_cobl, set_cobl, "class hard soft seconds ..."),
         "client-output-buffer-limit", MULTI | LIVE, "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
         "Output buffer limits per client class (normal, replica, pubsub): hard bytes, soft bytes, soft seconds.";
@@ -398,11 +431,11 @@ params! {
     cluster_require_full_coverage: bool = Bool,
         "cluster-require-full-coverage", 0, "yes", "Stop serving when some hash slots are not covered.";
     crash_log_enabled: bool = Bool,
-        "crash-log-enabled", 0, "yes", "Write a crash report to the log on a fatal error.";
+        "crash-log-enabled", LIVE, "yes", "Write a crash report to the log on a fatal error.";
     crash_memcheck_enabled: bool = Bool,
-        "crash-memcheck-enabled", 0, "yes", "Run a memory check as part of the crash report.";
+        "crash-memcheck-enabled", NOEFF, "yes", "Run a memory test as part of the crash report (kvik's crash report has none).";
     daemonize: bool = Bool,
-        "daemonize", IMM, "no", "Run as a daemon in the background.";
+        "daemonize", IMM | LIVE, "no", "Run as a daemon in the background.";
     databases: usize = Int(1, INT),
         "databases", IMM | LIVE, "16", "Number of logical databases.";
     dbfilename: String = StrV(check_dbfilename),
@@ -410,15 +443,15 @@ params! {
     dir: String = Special(get_dir, set_dir, "existing directory"),
         "dir", PROT | DYN | LIVE, "current directory", "Working directory: RDB, AOF and other files go here (shown absolute).";
     disable_thp: bool = Bool,
-        "disable-thp", IMM, "yes", "Disable transparent huge pages for the process.";
+        "disable-thp", IMM | LIVE, "yes", "Disable transparent huge pages for the process (prctl PR_SET_THP_DISABLE).";
     dynamic_hz: bool = Bool,
-        "dynamic-hz", 0, "yes", "Raise hz temporarily with many clients.";
+        "dynamic-hz", LIVE, "yes", "Raise hz temporarily with many clients (doubling while over 200 clients per tick, up to 500).";
     enable_debug_command: String = Enum(YES_NO_LOCAL),
         "enable-debug-command", IMM | LIVE, "no", "Allow DEBUG: no, yes, or local (only from loopback/unix socket).";
     enable_module_command: String = Enum(YES_NO_LOCAL),
         "enable-module-command", IMM | LIVE, "no", "Allow MODULE LOAD/LOADEX/UNLOAD: no, yes, or local (kvik loads no modules).";
     enable_protected_configs: String = Enum(YES_NO_LOCAL),
-        "enable-protected-configs", IMM, "no", "Allow CONFIG SET of protected parameters (dir, dbfilename): no, yes, or local.";
+        "enable-protected-configs", IMM | LIVE, "no", "Allow CONFIG SET of protected parameters (dir, dbfilename): no, yes, or local.";
     hash_max_listpack_entries: u64 = Int(0, LL),
         "hash-max-listpack-entries" | "hash-max-ziplist-entries", LIVE, "512", "Hashes with at most this many fields use the compact encoding.";
     hash_max_listpack_value: u64 = Mem(0, LLM),
@@ -428,13 +461,13 @@ params! {
     hz: u32 = Int(0, INT),
         "hz", LIVE, "10", "Frequency of background tasks per second (kept within 1..500).";
     ignore_warnings: String = Str,
-        "ignore-warnings", 0, "", "Startup warnings to silence.";
+        "ignore-warnings", LIVE, "", "Start-up warnings to silence (kvik gives none of those Redis names: ARM64-COW-BUG is about fork, which kvik does not use).";
     io_threads_do_reads: bool = Bool,
-        "io-threads-do-reads", IMM, "no", "Redis I/O threads also read; kvik's server threads always do.";
+        "io-threads-do-reads", IMM | NOEFF, "no", "Let I/O threads read and parse too (every kvik server thread reads, parses and runs its own connections' commands).";
     jemalloc_bg_thread: bool = Bool,
-        "jemalloc-bg-thread", 0, "yes", "Let jemalloc purge memory from a background thread.";
+        "jemalloc-bg-thread", LIVE, "yes", "Let jemalloc purge memory from a background thread.";
     key_load_delay: i32 = Int(INT_MIN, INT),
-        "key-load-delay", HID, "0", "Testing: microseconds of delay per key loaded.";
+        "key-load-delay", HID | OD, "0", "Testing: microseconds of delay per key loaded.";
     latency_monitor_threshold: u64 = Int(0, LL),
         "latency-monitor-threshold", LIVE, "0", "Milliseconds above which events are recorded by the latency monitor (0 = off).";
     latency_tracking: bool = Bool,
@@ -442,31 +475,31 @@ params! {
     latency_tracking_info_percentiles: Vec<f64> = Special(get_percentiles, set_percentiles, "list of percentiles"),
         "latency-tracking-info-percentiles", MULTI | LIVE, "50 99 99.9", "Percentiles reported in INFO latencystats.";
     lazyfree_lazy_eviction: bool = Bool,
-        "lazyfree-lazy-eviction", 0, "no", "Free evicted values in the background.";
+        "lazyfree-lazy-eviction", LIVE, "no", "Free evicted values in the background.";
     lazyfree_lazy_expire: bool = Bool,
-        "lazyfree-lazy-expire", 0, "no", "Free expired values in the background.";
+        "lazyfree-lazy-expire", LIVE, "no", "Free expired values in the background.";
     lazyfree_lazy_server_del: bool = Bool,
-        "lazyfree-lazy-server-del", 0, "no", "Free values deleted implicitly (overwrite, RENAME) in the background.";
+        "lazyfree-lazy-server-del", LIVE, "no", "Free values deleted implicitly (overwrite, RENAME) in the background.";
     lazyfree_lazy_user_del: bool = Bool,
-        "lazyfree-lazy-user-del", 0, "no", "DEL behaves like UNLINK.";
+        "lazyfree-lazy-user-del", LIVE, "no", "DEL behaves like UNLINK.";
     lazyfree_lazy_user_flush: bool = Bool,
-        "lazyfree-lazy-user-flush", 0, "no", "FLUSHDB/FLUSHALL/SCRIPT FLUSH default to ASYNC.";
+        "lazyfree-lazy-user-flush", LIVE, "no", "FLUSHDB/FLUSHALL without ASYNC or SYNC free in the background.";
     lfu_decay_time: u32 = Int(0, INT),
         "lfu-decay-time", LIVE, "1", "Minutes after which an LFU counter is halved.";
     lfu_log_factor: u32 = Int(0, INT),
         "lfu-log-factor", LIVE, "10", "Logarithmic factor of the LFU counter.";
     list_compress_depth: u32 = Int(0, INT),
-        "list-compress-depth", 0, "0", "List nodes left uncompressed at each end (0 = no compression).";
+        "list-compress-depth", OD, "0", "List nodes left uncompressed at each end (0 = no compression).";
     list_max_listpack_size: i32 = Int(INT_MIN, INT),
         "list-max-listpack-size" | "list-max-ziplist-size", LIVE, "-2", "Size of a list node: entries (positive) or -1..-5 for 4..64 KB.";
     loading_process_events_interval_bytes: u32 = Int(1024, INT),
-        "loading-process-events-interval-bytes", HID, "2097152", "Bytes loaded between serving events while loading.";
+        "loading-process-events-interval-bytes", HID | OD, "2097152", "Bytes loaded between serving events while loading (kvik accepts connections only once loading is done).";
     logfile: String = Str,
         "logfile", IMM | LIVE, "", "Log file path; empty logs to standard output.";
     loglevel: String = Enum(&["debug", "verbose", "notice", "warning"]),
         "loglevel", LIVE, "notice", "Log verbosity: debug, verbose, notice or warning.";
     lua_enable_deprecated_api: bool = Bool,
-        "lua-enable-deprecated-api", IMM | HID, "no", "Expose deprecated Lua globals to scripts.";
+        "lua-enable-deprecated-api", IMM | HID | OD, "no", "Expose deprecated Lua globals to scripts.";
     masterauth: Option<String> = OptStr,
         "masterauth", SENS, "", "Password used to authenticate with the master.";
     masteruser: Option<String> = OptStr,
@@ -488,7 +521,7 @@ params! {
     metrics_port: u16 = Int(0, PORT),
         "metrics-port", IMM | LIVE, "0", "TCP port of the Prometheus `/metrics` endpoint (0 = off; a kvik extension).";
     min_clients_per_thread: u32 = Int(0, INT),
-        "min-clients-per-thread", KDB, "20", "Clients a thread takes before new connections go to other threads.";
+        "min-clients-per-thread", KDB | NOEFF, "20", "Clients a thread takes before new connections go to other threads (kvik deals every connection round-robin).";
     min_replicas_max_lag: u32 = Int(0, INT),
         "min-replicas-max-lag" | "min-slaves-max-lag", 0, "10", "Seconds of lag under which a replica counts for min-replicas-to-write.";
     min_replicas_to_write: u32 = Int(0, INT),
@@ -506,11 +539,11 @@ params! {
     oom_score_adj_values: [i32; 3] = Special(get_oom_values, set_oom_values, "three integers"),
         "oom-score-adj-values", MULTI | LIVE, "0 200 800", "oom_score_adj for master, replica and background child.";
     pidfile: String = Str,
-        "pidfile", IMM, "", "File the process id is written to.";
+        "pidfile", IMM | LIVE, "", "File the process id is written to.";
     port: u16 = Int(0, PORT),
         "port", LIVE, "6379", "TCP port to listen on (0 = none).";
     proc_title_template: String = StrV(check_proc_title),
-        "proc-title-template", 0, "{title} {listen-addr} {server-mode}", "Template of the process title.";
+        "proc-title-template", LIVE, "{title} {listen-addr} {server-mode}", "Template of the process title.";
     propagation_error_behavior: String = Enum(&["ignore", "panic", "panic-on-replicas"]),
         "propagation-error-behavior", 0, "ignore", "What a replica does when a replicated command fails.";
     protected_mode: bool = Bool,
@@ -522,7 +555,7 @@ params! {
     rdb_key_save_delay: i32 = Int(INT_MIN, INT),
         "rdb-key-save-delay", HID | LIVE, "0", "Testing: microseconds of delay per key saved.";
     rdb_save_incremental_fsync: bool = Bool,
-        "rdb-save-incremental-fsync", 0, "yes", "fsync every 4 MB while saving an RDB.";
+        "rdb-save-incremental-fsync", LIVE, "yes", "fsync every 4 MB while saving an RDB.";
     rdbchecksum: bool = Bool,
         "rdbchecksum", IMM | LIVE, "yes", "Write and check the CRC64 of RDB files.";
     rdbcompression: bool = Bool,
@@ -572,11 +605,11 @@ params! {
     requirepass: Option<String> = OptStr,
         "requirepass", SENS | LIVE, "", "Password of the default user (empty = none).";
     sanitize_dump_payload: String = Enum(&["no", "yes", "clients"]),
-        "sanitize-dump-payload", 0, "no", "Deep-check RESTORE payloads: no, yes, or only for normal clients.";
+        "sanitize-dump-payload", LIVE, "no", "Deep-check RESTORE payloads: no, yes, or only for normal clients (kvik always checks every payload as `yes` does).";
     save: Vec<(u64, u64)> = Special(get_save, set_save, "seconds changes ..."),
         "save", MULTI | LIVE, "3600 1 300 100 60 10000", "Snapshot points: pairs of seconds and changes; save when both are reached (empty = off).";
     server_cpulist: String = Str,
-        "server_cpulist", IMM, "", "CPU list for the server threads.";
+        "server_cpulist", IMM | LIVE, "", "CPUs the server threads run on (unless server-thread-affinity pins each to its own).";
     server_thread_affinity: bool = Special(get_affinity, set_affinity, "yes/no (true/false)"),
         "server-thread-affinity", IMM | KDB | LIVE, "no", "Pin server thread i to CPU i.";
     server_threads: usize = Int(1, 128),
@@ -585,11 +618,11 @@ params! {
     set_max_intset_entries: u64 = Int(0, LL),
         "set-max-intset-entries", LIVE, "512", "Integer sets up to this size use the compact encoding.";
     set_proc_title: bool = Bool,
-        "set-proc-title", IMM, "yes", "Change the process title.";
+        "set-proc-title", IMM | LIVE, "yes", "Show the server's state in the process title (what ps and top print).";
     shutdown_on_sigint: u8 = Special(get_shutdown_sigint, set_shutdown_sigint, "default|save|nosave|now|force ..."),
-        "shutdown-on-sigint", MULTI, "default", "SHUTDOWN flags used on SIGINT.";
+        "shutdown-on-sigint", MULTI | LIVE, "default", "SHUTDOWN flags used on SIGINT.";
     shutdown_on_sigterm: u8 = Special(get_shutdown_sigterm, set_shutdown_sigterm, "default|save|nosave|now|force ..."),
-        "shutdown-on-sigterm", MULTI, "default", "SHUTDOWN flags used on SIGTERM.";
+        "shutdown-on-sigterm", MULTI | LIVE, "default", "SHUTDOWN flags used on SIGTERM.";
     shutdown_timeout: u32 = Int(0, INT),
         "shutdown-timeout", 0, "10", "Seconds to wait for replicas to catch up on shutdown.";
     slowlog_log_slower_than: i64 = Int(-1, LL),
@@ -597,15 +630,15 @@ params! {
     slowlog_max_len: u64 = Int(0, LL),
         "slowlog-max-len", LIVE, "128", "Entries kept in SLOWLOG.";
     socket_mark_id: u32 = Int(0, UINT),
-        "socket-mark-id", IMM, "0", "SO_MARK set on listening sockets.";
+        "socket-mark-id", IMM | LIVE, "0", "SO_MARK set on the TCP listening sockets (needs CAP_NET_ADMIN).";
     stop_writes_on_bgsave_error: bool = Bool,
         "stop-writes-on-bgsave-error", LIVE, "yes", "Refuse writes after a failed background save.";
     stream_node_max_bytes: u64 = Mem(0, LLM),
-        "stream-node-max-bytes", 0, "4096", "Maximum bytes of a stream node.";
+        "stream-node-max-bytes", LIVE, "4096", "Maximum bytes of a stream node.";
     stream_node_max_entries: u64 = Int(0, LL),
-        "stream-node-max-entries", 0, "100", "Maximum entries of a stream node.";
+        "stream-node-max-entries", LIVE, "100", "Maximum entries of a stream node.";
     supervised: String = Enum(&["upstart", "systemd", "auto", "no"]),
-        "supervised", IMM, "no", "Supervision mode: notify upstart/systemd when ready.";
+        "supervised", IMM | LIVE, "no", "Supervision mode: notify upstart/systemd when ready.";
     syslog_enabled: bool = Bool,
         "syslog-enabled", IMM | LIVE, "no", "Also log to syslog.";
     syslog_facility: String = Enum(&["user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"]),
@@ -613,7 +646,7 @@ params! {
     syslog_ident: String = Str,
         "syslog-ident", IMM | LIVE, "redis", "Syslog identity.";
     tcp_backlog: u32 = Int(0, INT),
-        "tcp-backlog", IMM, "511", "listen() backlog.";
+        "tcp-backlog", IMM | LIVE, "511", "listen() backlog of the TCP and Unix listening sockets.";
     tcp_keepalive: u64 = Int(0, INT),
         "tcp-keepalive", LIVE, "300", "TCP keepalive interval in seconds (0 = off).";
     timeout: u64 = Int(0, INT),
@@ -661,13 +694,13 @@ params! {
     tracking_table_max_keys: u64 = Int(0, LL),
         "tracking-table-max-keys", LIVE, "1000000", "Keys tracked for client-side caching (0 = no limit).";
     unixsocket: String = Str,
-        "unixsocket", IMM, "", "Unix socket path to listen on.";
+        "unixsocket", IMM | LIVE, "", "Unix socket path to listen on (served by every server thread, like TCP).";
     unixsocketperm: u32 = Octal(0, 0o777),
-        "unixsocketperm", IMM, "0", "Permissions of the unix socket (octal).";
+        "unixsocketperm", IMM | LIVE, "0", "Permissions of the unix socket (octal).";
     use_exit_on_panic: bool = Bool,
-        "use-exit-on-panic", IMM | HID, "no", "Testing: exit instead of abort on panic.";
+        "use-exit-on-panic", IMM | HID | OD, "no", "Testing: exit instead of abort on panic.";
     watchdog_period: u32 = Int(0, INT),
-        "watchdog-period", HID, "0", "Debugging: software watchdog period in milliseconds.";
+        "watchdog-period", HID | OD, "0", "Debugging: software watchdog period in milliseconds.";
     zset_max_listpack_entries: u64 = Int(0, LL),
         "zset-max-listpack-entries" | "zset-max-ziplist-entries", LIVE, "128", "Sorted sets with at most this many members use the compact encoding.";
     zset_max_listpack_value: u64 = Mem(0, LLM),

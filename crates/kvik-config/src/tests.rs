@@ -900,7 +900,7 @@ fn rewrite_appends_after_signature_and_roundtrips() {
             ("appendfsync", "always"),
             ("client-output-buffer-limit", "normal 1000 1025 0"),
             ("maxmemory-clients", "5%"),
-            ("active-defrag-ignore-bytes", "2048"),
+            ("stream-node-max-bytes", "2048"),
         ],
     )
     .unwrap();
@@ -910,7 +910,7 @@ fn rewrite_appends_after_signature_and_roundtrips() {
         "{got}"
     );
     for line in [
-        "active-defrag-ignore-bytes 2kb",
+        "stream-node-max-bytes 2kb",
         "appendfsync always",
         "bind 127.0.0.1 -::1",
         "client-output-buffer-limit normal 1000 1025 0",

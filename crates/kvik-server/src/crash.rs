@@ -19,12 +19,22 @@
 
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe, PanicHookInfo};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 /// What the report says of the server besides the crash itself.
 type Details = Box<dyn Fn() -> String + Send + Sync>;
 
 static DETAILS: OnceLock<Details> = OnceLock::new();
+
+/// `crash-log-enabled`: whether a fatal signal writes the report first.
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// `crash-log-enabled` (at start-up and on CONFIG SET): with it off, a fatal signal
+/// kills the process as if no handler were installed.
+pub fn set_enabled(enabled: bool) {
+    ENABLED.store(enabled, Ordering::Relaxed);
+}
 
 const FATAL_SIGNALS: [libc::c_int; 5] = [
     libc::SIGSEGV,
@@ -67,9 +77,11 @@ extern "C" fn on_fatal_signal(
     info: *mut libc::siginfo_t,
     _context: *mut libc::c_void,
 ) {
-    // SAFETY: the kernel hands a valid siginfo to an SA_SIGINFO handler.
-    let (code, address) = unsafe { ((*info).si_code, (*info).si_addr()) };
-    report(signal, code, address as usize);
+    if ENABLED.load(Ordering::Relaxed) {
+        // SAFETY: the kernel hands a valid siginfo to an SA_SIGINFO handler.
+        let (code, address) = unsafe { ((*info).si_code, (*info).si_addr()) };
+        report(signal, code, address as usize);
+    }
     // SAFETY: the default action is back (SA_RESETHAND): this ends the process.
     unsafe {
         libc::raise(signal);

@@ -46,6 +46,7 @@ pub mod net;
 pub mod notify;
 pub mod oom_score;
 pub mod persistence;
+pub mod process;
 pub mod pubsub;
 pub mod replication;
 pub mod scripting;
@@ -54,6 +55,7 @@ pub mod slowlog;
 pub mod snapshot;
 pub mod startup;
 pub mod stats;
+pub mod supervise;
 pub mod tracking;
 pub mod version;
 

@@ -3,12 +3,15 @@
 //! handle to the same socket in its poller: whichever thread wakes first accepts,
 //! and deals the connection to the thread whose turn it is (`net`'s business).
 //! (SO_REUSEPORT would let a second server start on a port already taken, so it is
-//! not used.) A leaf: it knows sockets and settings, nothing of the event loops.
+//! not used.) The `unixsocket` is bound the same way, once, at start-up.
+//! A leaf: it knows sockets and settings, nothing of the event loops.
 
 use kvik_config::Config;
-use socket2::{Domain, Protocol, Socket, Type};
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::io;
 use std::net::{IpAddr, SocketAddr};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixListener;
 
 /// Bind the configured addresses. Fails like Redis when a required address cannot be
 /// bound.
@@ -19,7 +22,7 @@ pub fn bind_all(config: &Config) -> io::Result<Vec<std::net::TcpListener>> {
     }
     let mut bound = Vec::new();
     for addr in parse_bind(&config.bind)? {
-        match bind(addr.ip, port, 511) {
+        match bind(addr.ip, port, backlog(config), config.socket_mark_id) {
             Ok(l) => bound.push(l),
             Err(e) if addr.optional => {
                 crate::log_verbose!("Skipping optional bind address {}: {e}", addr.ip);
@@ -42,6 +45,65 @@ pub fn bind_all(config: &Config) -> io::Result<Vec<std::net::TcpListener>> {
         ));
     }
     Ok(bound)
+}
+
+/// The listen() backlog of every listening socket (`tcp-backlog`, which Redis uses
+/// for its Unix socket too).
+fn backlog(config: &Config) -> i32 {
+    i32::try_from(config.tcp_backlog).unwrap_or(i32::MAX)
+}
+
+/// Redis's start-up warning when the kernel caps `tcp-backlog` lower
+/// (`net.core.somaxconn`), or `None`.
+pub fn backlog_warning(config: &Config) -> Option<String> {
+    let somaxconn: u32 = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    (somaxconn < config.tcp_backlog).then(|| {
+        format!(
+            "WARNING: The TCP backlog setting of {} cannot be enforced because /proc/sys/net/core/somaxconn is set to the lower value of {somaxconn}.",
+            config.tcp_backlog
+        )
+    })
+}
+
+/// Bind the `unixsocket`, when one is configured, with `unixsocketperm` (0: the
+/// umask's). A file already at the path (a socket left by an earlier run) is
+/// removed first, as redis-server does.
+pub fn bind_unix(config: &Config) -> io::Result<Option<UnixListener>> {
+    let path = &config.unixsocket;
+    if path.is_empty() {
+        return Ok(None);
+    }
+    let failed = |e: io::Error, call: &str| {
+        io::Error::new(e.kind(), format!("Failed opening Unix socket: {call}: {e}"))
+    };
+    let _ = std::fs::remove_file(path);
+    let socket = Socket::new(Domain::UNIX, Type::STREAM, None).map_err(|e| failed(e, "socket"))?;
+    let addr = SockAddr::unix(path).map_err(|e| failed(e, "bind"))?;
+    socket.bind(&addr).map_err(|e| failed(e, "bind"))?;
+    if config.unixsocketperm != 0 {
+        let mode = std::fs::Permissions::from_mode(config.unixsocketperm);
+        std::fs::set_permissions(path, mode).map_err(|e| failed(e, "chmod"))?;
+    }
+    socket
+        .listen(backlog(config))
+        .map_err(|e| failed(e, "listen"))?;
+    socket.set_nonblocking(true)?;
+    Ok(Some(socket.into()))
+}
+
+/// Remove the `unixsocket` file on the way out, as redis-server does.
+pub fn remove_unix(path: &str) {
+    if path.is_empty() {
+        return;
+    }
+    crate::log_notice!("Removing the unix socket file.");
+    if let Err(e) = std::fs::remove_file(path) {
+        crate::log_warning!("Error removing the unix socket file: {e}");
+    }
 }
 
 /// One `bind` address: the host and whether failing to bind it is fatal (a `-` prefix
@@ -77,8 +139,9 @@ pub fn parse_bind(words: &[String]) -> io::Result<Vec<BindAddr>> {
         .collect()
 }
 
-/// A non-blocking listening socket on `ip:port`.
-pub fn bind(ip: IpAddr, port: u16, backlog: i32) -> io::Result<std::net::TcpListener> {
+/// A non-blocking listening socket on `ip:port`, marked `mark` (SO_MARK, for the
+/// firewall's and routing's rules; 0: unmarked) when `socket-mark-id` says so.
+pub fn bind(ip: IpAddr, port: u16, backlog: i32, mark: u32) -> io::Result<std::net::TcpListener> {
     let addr = SocketAddr::new(ip, port);
     let domain = if ip.is_ipv6() {
         Domain::IPV6
@@ -90,6 +153,9 @@ pub fn bind(ip: IpAddr, port: u16, backlog: i32) -> io::Result<std::net::TcpList
         socket.set_only_v6(true)?;
     }
     socket.set_reuse_address(true)?;
+    if mark != 0 {
+        socket.set_mark(mark)?;
+    }
     socket.set_nonblocking(true)?;
     socket.bind(&addr.into())?;
     socket.listen(backlog)?;

@@ -15,7 +15,7 @@ use std::sync::Arc;
 pub enum Message {
     /// A connection another thread accepted, handed to this one because it is this
     /// thread's turn (see `Server::take_accept_turn`): register it as a client here.
-    Adopt(std::net::TcpStream, std::net::SocketAddr),
+    Adopt(Accepted),
     /// Look for clients whose kill flag is set and close them.
     KillFlagged,
     /// Stop the event loop.
@@ -53,6 +53,16 @@ pub enum Message {
     },
 }
 
+/// A connection just accepted, not yet any thread's client: plain std sockets, so it
+/// can travel to the thread whose turn it is.
+#[derive(Debug)]
+pub enum Accepted {
+    /// From this peer address.
+    Tcp(std::net::TcpStream, std::net::SocketAddr),
+    /// Through the `unixsocket` at this path.
+    Unix(std::os::unix::net::UnixStream, Arc<str>),
+}
+
 thread_local! {
     /// The index of the worker thread running here (`usize::MAX` elsewhere).
     static OWN_WORKER: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
@@ -88,7 +98,7 @@ impl WorkerHandle {
 
     /// Take the connections dealt to this thread out of its mailbox, leaving the
     /// other messages in their order.
-    pub fn take_adopted(&self) -> Vec<(std::net::TcpStream, std::net::SocketAddr)> {
+    pub fn take_adopted(&self) -> Vec<Accepted> {
         let mut mailbox = self.mailbox.lock();
         if !mailbox.iter().any(|m| matches!(m, Message::Adopt(..))) {
             return Vec::new();
@@ -96,7 +106,7 @@ impl WorkerHandle {
         let mut adopted = Vec::new();
         for message in std::mem::take(&mut *mailbox) {
             match message {
-                Message::Adopt(stream, addr) => adopted.push((stream, addr)),
+                Message::Adopt(accepted) => adopted.push(accepted),
                 other => mailbox.push(other),
             }
         }

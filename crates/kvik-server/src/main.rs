@@ -5,7 +5,8 @@
 use kvik_server::server::Server;
 use kvik_server::startup;
 use kvik_server::version::{REDIS_VERSION, VERSION};
-use kvik_server::{log_notice, log_warning, logging};
+use kvik_server::{log_notice, log_warning, logging, supervise};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 #[global_allocator]
@@ -14,8 +15,35 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// Where a daemonized server writes its pid when no `pidfile` is configured.
 const DEFAULT_DAEMON_PIDFILE: &str = "/var/run/redis.pid";
 
+/// The C runtime's argc and argv: the memory the process title is written over
+/// (`set-proc-title`). std keeps argv to itself, so they are taken the way glibc
+/// offers them to every `.init_array` function.
+static ARGC: AtomicUsize = AtomicUsize::new(0);
+static ARGV: AtomicPtr<*mut libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+
+#[used]
+#[link_section = ".init_array"]
+static CAPTURE_ARGV: extern "C" fn(libc::c_int, *mut *mut libc::c_char, *mut *mut libc::c_char) =
+    capture_argv;
+
+extern "C" fn capture_argv(
+    argc: libc::c_int,
+    argv: *mut *mut libc::c_char,
+    _envp: *mut *mut libc::c_char,
+) {
+    ARGC.store(usize::try_from(argc).unwrap_or(0), Ordering::Relaxed);
+    ARGV.store(argv, Ordering::Relaxed);
+}
+
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    // SAFETY: argc/argv are the C runtime's own, and no other thread exists yet.
+    unsafe {
+        kvik_server::process::claim_title_area(
+            ARGC.load(Ordering::Relaxed),
+            ARGV.load(Ordering::Relaxed),
+        );
+    }
     if matches!(argv.first().map(String::as_str), Some("-v" | "--version")) {
         println!(
             "kvik-server v={VERSION} (Redis {} compatible)",
@@ -31,12 +59,6 @@ fn main() {
         }
     };
     let mut config = loaded.config;
-    if config.daemonize {
-        daemonize();
-        if config.pidfile.is_empty() {
-            config.pidfile = DEFAULT_DAEMON_PIDFILE.into();
-        }
-    }
     let syslog = config
         .syslog_enabled
         .then(|| (config.syslog_ident.clone(), config.syslog_facility.clone()));
@@ -47,6 +69,15 @@ fn main() {
     ) {
         eprintln!("Can't open the log file: {e}");
         std::process::exit(1);
+    }
+    // A supervised server stays in the foreground, whatever `daemonize` says: the
+    // supervisor tracks the process it started.
+    let supervised = supervise::establish(&config.supervised);
+    if config.daemonize && !supervised {
+        daemonize();
+        if config.pidfile.is_empty() {
+            config.pidfile = DEFAULT_DAEMON_PIDFILE.into();
+        }
     }
     let pid = std::process::id();
     log_notice!("oO0OoO0OoO0Oo kvik is starting oO0OoO0OoO0Oo");
@@ -75,7 +106,14 @@ fn main() {
         }
     }
     let (port, threads, show_logo) = (config.port, config.server_threads, config.always_show_logo);
+    let unixsocket = config.unixsocket.clone();
+    if let Some(warning) = kvik_server::listen::backlog_warning(&config) {
+        log_warning!("{warning}");
+    }
+    kvik_server::process::apply_at_startup(&config);
+    kvik_server::crash::set_enabled(config.crash_log_enabled);
     block_shutdown_signals();
+    kvik_server::process::set_title(&config, loaded.config_file.as_deref());
     let server = startup::new_server(config, loaded.config_file);
     log_notice!("Server initialized");
     if let Err(e) = kvik_server::server::saving::load_at_startup(&server) {
@@ -97,9 +135,16 @@ fn main() {
     let crashed = running.server.clone();
     kvik_server::crash::install(move || kvik_server::commands::info::crash_details(&crashed));
     logging::log_startup_banner(show_logo, VERSION, "standalone", port, pid, threads);
-    log_notice!("Ready to accept connections");
+    if port != 0 {
+        log_notice!("Ready to accept connections");
+    }
+    if !unixsocket.is_empty() {
+        log_notice!("The server is now ready to accept connections at {unixsocket}");
+    }
+    supervise::ready();
     watch_shutdown_signals(running.server.clone());
     running.join();
+    kvik_server::listen::remove_unix(&unixsocket);
     if !pidfile.is_empty() {
         let _ = std::fs::remove_file(&pidfile);
     }
@@ -154,28 +199,86 @@ fn block_shutdown_signals() {
     }
 }
 
-/// A thread that waits for SIGTERM/SIGINT and shuts the server down gracefully.
+/// A thread that waits for SIGTERM/SIGINT and shuts the server down gracefully, with
+/// the SHUTDOWN flags `shutdown-on-sigterm` / `shutdown-on-sigint` give, on a thread
+/// of its own so that signals are still heard meanwhile. When the final save fails
+/// (and `force` is not among them) the server goes on serving and the next signal
+/// tries again; a second SIGINT while the save runs exits at once, as redis-server
+/// does for an impatient Ctrl+C.
 fn watch_shutdown_signals(server: Arc<Server>) {
     std::thread::Builder::new()
         .name("kvik-signals".into())
         .spawn(move || {
             let set = shutdown_signals();
-            let mut signal = 0;
-            // SAFETY: the set is valid and the signals are blocked in every thread.
-            if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
-                return;
+            let shutting_down = Arc::new(AtomicBool::new(false));
+            loop {
+                let mut signal = 0;
+                // SAFETY: the set is valid and the signals are blocked in every thread.
+                if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
+                    return;
+                }
+                if shutting_down.swap(true, Ordering::AcqRel) {
+                    insist(signal);
+                    continue;
+                }
+                let (server, shutting_down) = (server.clone(), shutting_down.clone());
+                std::thread::Builder::new()
+                    .name("kvik-shutdown".into())
+                    .spawn(move || {
+                        if !shut_down_on(&server, signal) {
+                            shutting_down.store(false, Ordering::Release);
+                        }
+                    })
+                    .expect("spawn the shutdown thread");
             }
-            let name = if signal == libc::SIGINT {
-                "SIGINT"
-            } else {
-                "SIGTERM"
-            };
-            log_warning!("Received {name} scheduling shutdown...");
-            if kvik_server::server::saving::save_before_exit(&server, None).is_err() {
-                log_warning!("{name} received but errors trying to shut down the server, check the logs for more information");
-                return;
-            }
-            server.request_shutdown();
         })
         .expect("spawn the signal thread");
+}
+
+/// A signal while a shutdown is under way: SIGINT again means now, without the
+/// save (its temp file is removed); SIGTERM is only noted.
+fn insist(signal: libc::c_int) {
+    if signal != libc::SIGINT {
+        log_warning!("Received SIGTERM scheduling shutdown...");
+        return;
+    }
+    log_warning!("You insist... exiting now.");
+    let temp = format!(
+        "{}-{}.rdb",
+        kvik_server::snapshot::FOREGROUND,
+        std::process::id()
+    );
+    let _ = std::fs::remove_file(temp);
+    std::process::exit(1);
+}
+
+/// Handle one shutdown signal; returns whether the server is stopping.
+fn shut_down_on(server: &Server, signal: libc::c_int) -> bool {
+    use kvik_config::shutdown::{FORCE, NOSAVE, SAVE};
+    let (name, flags) = {
+        let config = server.config.read();
+        if signal == libc::SIGINT {
+            ("SIGINT", config.shutdown_on_sigint)
+        } else {
+            ("SIGTERM", config.shutdown_on_sigterm)
+        }
+    };
+    log_warning!("Received {name} scheduling shutdown...");
+    log_warning!("User requested shutdown...");
+    // kvik has no replicas to wait for, so `now` changes nothing.
+    let asked = match (flags & SAVE != 0, flags & NOSAVE != 0) {
+        (true, _) => Some(true),
+        (_, true) => Some(false),
+        _ => None,
+    };
+    let saved = kvik_server::server::saving::save_before_exit(server, asked).is_ok();
+    if !saved && flags & FORCE == 0 {
+        log_warning!("Errors trying to shut down the server. Check the logs for more information.");
+        return false;
+    }
+    if !saved {
+        log_warning!("Error trying to save the DB. Exit anyway.");
+    }
+    server.request_shutdown();
+    true
 }

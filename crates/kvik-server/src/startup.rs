@@ -49,11 +49,14 @@ pub fn start(server: Server) -> std::io::Result<Running> {
     let host = crate::commands::replication::ServerHost::new(&server);
     server.replication.set_host(Arc::new(host));
     let listeners = crate::listen::bind_all(&server.config.read())?;
+    let unix = crate::listen::bind_unix(&server.config.read())?;
+    let unix_path: Arc<str> = server.config.read().unixsocket.as_str().into();
+    let unix = unix.map(|l| (l, unix_path));
     // The saver first: a client's BGSAVE may come as soon as a worker accepts, and
     // finds the saver's queue in place (a loaded machine could let one in before).
     let saver = crate::server::saving::start_saver(server.clone())?;
     let metrics = crate::metrics::start(&server).inspect_err(|_| server.request_shutdown())?;
-    let mut threads = crate::net::start_workers(&server, &listeners, affinity)
+    let mut threads = crate::net::start_workers(&server, &listeners, unix.as_ref(), affinity)
         .inspect_err(|_| server.request_shutdown())?;
     threads.push(saver);
     threads.extend(metrics);

@@ -299,7 +299,12 @@ fn noeviction_refuses_writes_but_serves_reads_and_deletes() {
 
 #[test]
 fn big_values_leave_through_the_lazyfree_thread() {
-    let server = TestServer::start(&["--maxmemory-policy", "allkeys-random"]);
+    let server = TestServer::start(&[
+        "--maxmemory-policy",
+        "allkeys-random",
+        "--lazyfree-lazy-eviction",
+        "yes",
+    ]);
     let mut c = server.client();
     let big = "b".repeat(4 * MB as usize);
     for i in 0..5 {

@@ -51,6 +51,8 @@ const LAYERS: &[&[&str]] = &[
         "logging",
         "listen",
         "oom_score",
+        "supervise",
+        "process",
     ],
     // Re-exported crates (the compiler keeps them below everything).
     &["persistence", "types", "util"],

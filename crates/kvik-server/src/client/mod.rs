@@ -117,8 +117,8 @@ impl ClientSnapshot {
         self.subscriptions != (0, 0, 0)
     }
 
-    /// CLIENT LIST's `flags=` letters, `N` when none applies.
-    fn flags(&self) -> String {
+    /// CLIENT LIST's `flags=` letters in Redis's order, `N` when none applies.
+    fn flags(&self, unix_socket: bool) -> String {
         let mut flags = String::new();
         match self.replication {
             Some(ClientType::Replica) => flags.push('S'),
@@ -145,6 +145,9 @@ impl ClientSnapshot {
             if tracking.bcast {
                 flags.push('B');
             }
+        }
+        if unix_socket {
+            flags.push('U');
         }
         if self.no_evict {
             flags.push('e');
@@ -187,6 +190,8 @@ pub struct ClientInfo {
     pub token: usize,
     pub addr: String,
     pub laddr: String,
+    /// Connected through the `unixsocket` (`flags=U`).
+    pub unix_socket: bool,
     pub fd: i32,
     pub created_ms: u64,
     /// Set by CLIENT KILL; the owner closes the connection when it sees it.
@@ -232,7 +237,7 @@ impl ClientInfo {
             String::from_utf8_lossy(name),
             self.age_secs(now_ms),
             now_ms.saturating_sub(snap.last_interaction_ms) / 1000,
-            snap.flags(),
+            snap.flags(self.unix_socket),
             snap.db,
             multi,
             snap.query_buffer,

@@ -143,6 +143,15 @@ fn apply_changes(server: &Server, changed: &[&'static str]) -> CmdResult {
             ))
         })?;
     }
+    if changed.contains(&"crash-log-enabled") {
+        crate::crash::set_enabled(server.config.read().crash_log_enabled);
+    }
+    if changed.contains(&"proc-title-template") {
+        crate::process::set_title(&server.config.read(), server.config_file.as_deref());
+    }
+    if changed.contains(&"jemalloc-bg-thread") {
+        crate::process::set_jemalloc_background_thread(server.config.read().jemalloc_bg_thread);
+    }
     if changed.contains(&"loglevel") {
         let level = server.config.read().loglevel.clone();
         crate::logging::set_level(&level).map_err(CmdError::from)?;

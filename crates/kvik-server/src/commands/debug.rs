@@ -167,7 +167,8 @@ fn reload(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut locked = Locked::databases(ctx.key_env(), ctx.client.db, ctx.keys.now_ms, &all);
     if flush {
         for &db in &all {
-            super::server::flush_db(&mut locked, db);
+            // As Redis's DEBUG RELOAD: emptied in place.
+            super::server::flush_db(&mut locked, db, false);
         }
         server.scripting.libraries.flush();
         server.tracking.flushed();

@@ -199,7 +199,10 @@ fn server_section(server: &Server, r: &mut Report) {
     // Not built by gcc: Redis prints zeros then.
     r.field("gcc_version", "0.0.0");
     r.field("process_id", std::process::id());
-    r.field("process_supervised", supervisor(&config.supervised));
+    r.field(
+        "process_supervised",
+        crate::supervise::reported(&config.supervised),
+    );
     r.field("run_id", &server.run_id);
     r.field("tcp_port", server.port.load(Ordering::Relaxed));
     r.field("server_time_usec", now_us);
@@ -251,18 +254,6 @@ fn os_name() -> String {
         text(&u.release),
         text(&u.machine)
     )
-}
-
-/// `process_supervised`: the supervisor kvik runs under, when told to cooperate with one.
-fn supervisor(mode: &str) -> &'static str {
-    let detected = |var: &str| std::env::var_os(var).is_some();
-    match mode {
-        "systemd" => "systemd",
-        "upstart" => "upstart",
-        "auto" if detected("NOTIFY_SOCKET") => "systemd",
-        "auto" if detected("UPSTART_JOB") => "upstart",
-        _ => "no",
-    }
 }
 
 fn clients_section(server: &Server, r: &mut Report) {

@@ -363,6 +363,7 @@ impl crate::replication::Host for ServerHost {
             addr: addr.to_string(),
             laddr: String::new(),
             fd: -1,
+            unix_socket: false,
             created_ms: crate::hlc::unix_ms(),
             killed: AtomicBool::new(false),
             snapshot: parking_lot::Mutex::new(ClientSnapshot {
@@ -403,8 +404,10 @@ impl crate::replication::Host for ServerHost {
         let env = server.key_env(&self.stats);
         let all: Vec<usize> = (0..server.keyspace.databases()).collect();
         let mut locked = Locked::databases(env, 0, crate::hlc::unix_ms(), &all);
+        // `replica-lazy-flush`: the old dataset is freed in the background.
+        let lazy = server.config.read().replica_lazy_flush;
         for db in all {
-            super::server::flush_db(&mut locked, db);
+            super::server::flush_db(&mut locked, db, lazy);
         }
         server.tracking.flushed();
         let how = LoadHow {

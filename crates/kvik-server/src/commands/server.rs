@@ -4,6 +4,7 @@
 use super::table::{acl, flags, Command, Lock};
 use super::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
+use crate::lazyfree::Cause;
 use crate::server::saving;
 use crate::snapshot::SaveError;
 
@@ -72,24 +73,28 @@ fn dbsize(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-/// FLUSHDB / FLUSHALL take an optional ASYNC or SYNC.
-fn parse_flush_mode(args: &[&[u8]]) -> CmdResult {
-    match args.len() {
-        1 => Ok(()),
-        2 if args::is(args[1], "ASYNC") || args::is(args[1], "SYNC") => Ok(()),
-        _ => Err(errors::SYNTAX.into()),
-    }
+/// FLUSHDB / FLUSHALL take an optional ASYNC or SYNC; without either,
+/// `lazyfree-lazy-user-flush` decides. Returns whether to free in the background.
+fn parse_flush_mode(ctx: &Ctx, args: &[&[u8]]) -> Result<bool, CmdError> {
+    let cause = match args.len() {
+        1 => Cause::UserFlush,
+        2 if args::is(args[1], "ASYNC") => Cause::Asked,
+        2 if args::is(args[1], "SYNC") => Cause::Refused,
+        _ => return Err(errors::SYNTAX.into()),
+    };
+    Ok(ctx.server.keyspace.lazy(cause))
 }
 
-/// Empty every shard of `db` (all of them are locked by the caller).
-pub(super) fn flush_db(keys: &mut Locked, db: usize) -> u64 {
+/// Empty every shard of `db` (all of them are locked by the caller), freeing the
+/// keys on the background thread when `lazy`, here otherwise.
+pub(super) fn flush_db(keys: &mut Locked, db: usize, lazy: bool) -> u64 {
     let mut removed = 0;
     keys.signal_db_replaced(db, None);
     for shard in 0..keys.keyspace().shards_per_db() {
         let table = keys.shard_at(db, shard).take_all();
         let keys = table.len() as u64;
         removed += keys;
-        if keys > 0 {
+        if keys > 0 && lazy {
             crate::lazyfree::drop_later(table, keys, 0);
         }
     }
@@ -99,9 +104,9 @@ pub(super) fn flush_db(keys: &mut Locked, db: usize) -> u64 {
 /// FLUSHDB and FLUSHALL are propagated even when there was nothing to remove, so a
 /// replica that holds keys its master lost is emptied too.
 fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    parse_flush_mode(args)?;
+    let lazy = parse_flush_mode(ctx, args)?;
     let db = ctx.client.db;
-    let removed = flush_db(ctx.keys, db);
+    let removed = flush_db(ctx.keys, db, lazy);
     ctx.server.tracking.flushed();
     ctx.keys.add_dirty(removed.max(1));
     ctx.out.ok();
@@ -109,10 +114,10 @@ fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    parse_flush_mode(args)?;
+    let lazy = parse_flush_mode(ctx, args)?;
     let mut removed = 0;
     for db in 0..ctx.server.keyspace.databases() {
-        removed += flush_db(ctx.keys, db);
+        removed += flush_db(ctx.keys, db, lazy);
     }
     ctx.server.tracking.flushed();
     ctx.keys.add_dirty(removed.max(1));

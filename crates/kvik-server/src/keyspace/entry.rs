@@ -120,11 +120,12 @@ fn layout_for(key_len: usize) -> Layout {
 }
 
 impl EntryBox {
-    /// Free a removed entry, in the background when it owns a big value (see
-    /// [`crate::lazyfree::free`]). Returns the bytes left to the background thread.
-    pub fn free(self) -> u64 {
+    /// Free a removed entry, in the background when `lazy` and it owns a big value
+    /// (see [`crate::lazyfree::free`]). Returns the bytes left to the background
+    /// thread.
+    pub fn free(self, lazy: bool) -> u64 {
         let bytes = self.value.heap_size();
-        crate::lazyfree::free(self, bytes)
+        crate::lazyfree::free(self, bytes, lazy)
     }
 
     /// A new entry for `key`. Keys are limited to 4 GiB by the length field, far above

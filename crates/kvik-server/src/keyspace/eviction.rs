@@ -290,5 +290,5 @@ fn remove(env: KeyEnv, candidate: &Candidate, policy: Policy, now_ms: u64) -> Op
     let entry = locked.evict(candidate.db, &candidate.key, policy.volatile())?;
     // The DEL is appended; the value may go once the shard is free again.
     drop(locked);
-    Some(entry.free())
+    Some(entry.free(env.keyspace.lazy(crate::lazyfree::Cause::Eviction)))
 }

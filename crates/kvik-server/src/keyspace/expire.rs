@@ -65,6 +65,7 @@ pub fn active_expire_cycle(
                 expired,
                 |ts, argv| env.effects.append(db, ts, argv),
             );
+            entry.free(ks.lazy(crate::lazyfree::Cause::Expire));
         });
         let next = shard.next_deadline();
         ks.note_deadline(id, next);

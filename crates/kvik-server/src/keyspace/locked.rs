@@ -17,6 +17,7 @@
 
 use super::{hash_key, AccessClock, Entry, EntryBox, EntryData, Keyspace, ShardData};
 use crate::effects::{EffectLog, GroupedEffect, Targets};
+use crate::lazyfree::Cause;
 use crate::stats::ThreadStats;
 use crate::types::Value;
 use parking_lot::MutexGuard;
@@ -340,6 +341,7 @@ impl<'a> Locked<'a> {
         }
         let entry = shard.remove(hash, key).expect("entry found above");
         self.expired(db, &entry);
+        entry.free(keyspace.lazy(Cause::Expire));
         true
     }
 
@@ -500,7 +502,7 @@ impl<'a> Locked<'a> {
             });
         self.last_ts = issued;
         match replaced {
-            Some(old) => crate::lazyfree::free_value(old),
+            Some(old) => crate::lazyfree::free_value(old, self.env.keyspace.lazy(Cause::ServerDel)),
             None => self.created(db, key),
         }
     }

@@ -59,6 +59,8 @@ pub struct Keyspace {
     /// This node is a replica: keys never expire here (the master's DEL removes
     /// them), though a due key reads as gone to clients.
     replica_expiry: std::sync::atomic::AtomicBool,
+    /// Which removals free big values in the background (`lazyfree-lazy-*`).
+    pub lazyfree: crate::lazyfree::Policy,
 }
 
 /// Shards per database. Many small shards keep lock contention low with many threads
@@ -86,6 +88,7 @@ impl Keyspace {
             capture: Mutex::new(None),
             expiry_held_until: AtomicU64::new(0),
             replica_expiry: std::sync::atomic::AtomicBool::new(false),
+            lazyfree: Default::default(),
         }
     }
 
@@ -100,6 +103,11 @@ impl Keyspace {
     /// active cycle rests. A hold already in force keeps its later end.
     pub fn hold_expiry(&self, until_ms: u64) {
         self.expiry_held_until.fetch_max(until_ms, Ordering::AcqRel);
+    }
+
+    /// Whether a big value removed for `cause` goes to the background thread.
+    pub fn lazy(&self, cause: crate::lazyfree::Cause) -> bool {
+        self.lazyfree.lazy(cause)
     }
 
     /// End the hold (CLIENT UNPAUSE): due keys go at their next access or cycle.

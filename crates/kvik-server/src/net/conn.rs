@@ -7,6 +7,7 @@
 //! A client waiting in a blocking command keeps being read (so a disconnect is seen
 //! at once) but runs nothing more until the wait ends.
 
+use super::stream::Stream;
 use crate::client::{ClientState, QueryBufferUsage};
 use crate::commands;
 use crate::mailbox::WaitEnd;
@@ -14,7 +15,6 @@ use crate::replication::master::{Feed, Filled};
 use crate::server::Server;
 use crate::stats::ThreadStats;
 use kvik_resp::{Limits, Parsed, ReplyWriter, RequestParser};
-use mio::net::TcpStream;
 use smallvec::SmallVec;
 use std::io::{self, Read, Write};
 use std::sync::atomic::Ordering;
@@ -56,7 +56,7 @@ pub enum Next {
 }
 
 pub struct Conn {
-    pub stream: TcpStream,
+    pub stream: Stream,
     /// Read buffer; bytes `..filled` are data (from the start of an unparsed command).
     buf: Vec<u8>,
     filled: usize,
@@ -77,7 +77,7 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn new(stream: TcpStream, state: ClientState) -> Self {
+    pub fn new(stream: Stream, state: ClientState) -> Self {
         Conn {
             stream,
             buf: vec![0; READ_CHUNK],

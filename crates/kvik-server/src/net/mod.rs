@@ -6,6 +6,7 @@
 mod busy;
 mod conn;
 mod conns;
+mod stream;
 pub mod worker;
 
 pub use busy::serve_clients_while_busy;
@@ -17,10 +18,15 @@ use std::io;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// Start `server.worker_count()` event-loop threads over the bound sockets.
+/// The `unixsocket` listening socket and its path.
+pub type UnixSocket = (std::os::unix::net::UnixListener, Arc<str>);
+
+/// Start `server.worker_count()` event-loop threads over the bound sockets: the TCP
+/// ones and the Unix one, which every thread accepts on alike.
 pub fn start_workers(
     server: &Arc<Server>,
     listeners: &[std::net::TcpListener],
+    unix: Option<&UnixSocket>,
     affinity: bool,
 ) -> io::Result<Vec<JoinHandle<()>>> {
     crate::scripting::set_serve_while_busy(serve_clients_while_busy);
@@ -41,6 +47,7 @@ pub fn start_workers(
         return Err(io::Error::other("workers already started"));
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpulist = server.config.read().server_cpulist.clone();
     let mut threads = Vec::with_capacity(count);
     for (index, poll) in polls.into_iter().enumerate() {
         let mine = listeners
@@ -51,12 +58,22 @@ pub fn start_workers(
                 Ok(mio::net::TcpListener::from_std(l))
             })
             .collect::<io::Result<Vec<_>>>()?;
-        let w = worker::Worker::new(index, server.clone(), poll, mine)?;
+        let unix = unix
+            .map(|(l, path)| {
+                let l = l.try_clone()?;
+                l.set_nonblocking(true)?;
+                Ok::<_, io::Error>((mio::net::UnixListener::from_std(l), path.clone()))
+            })
+            .transpose()?;
+        let w = worker::Worker::new(index, server.clone(), poll, mine, unix)?;
+        let cpulist = cpulist.clone();
         let t = std::thread::Builder::new()
             .name(format!("kvik-worker-{index}"))
             .spawn(move || {
                 if affinity {
                     pin_to_cpu(index % cpus);
+                } else {
+                    crate::process::run_on_cpus(&cpulist);
                 }
                 w.run()
             })?;

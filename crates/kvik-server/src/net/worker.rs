@@ -17,33 +17,39 @@
 use super::busy;
 use super::conn::{Conn, Next, Reading};
 use super::conns::Conns;
+use super::stream::Stream;
 use crate::client::{ClientInfo, ClientSnapshot, ClientState};
 use crate::mailbox::WaitEnd;
-use crate::mailbox::{Message, WorkerHandle};
+use crate::mailbox::{Accepted, Message, WorkerHandle};
 use crate::server::Server;
 use crate::stats::ThreadStats;
 use mio::event::Event;
-use mio::net::{TcpListener, TcpStream};
+use mio::net::{TcpListener, UnixListener};
 use mio::{Events, Interest, Poll, Token};
 use std::collections::{BTreeSet, VecDeque};
 use std::io::{self, Write};
-use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub const WAKER: Token = Token(usize::MAX);
-const LISTENER_BASE: usize = usize::MAX - 1;
+const UNIX_LISTENER: Token = Token(usize::MAX - 1);
+const LISTENER_BASE: usize = usize::MAX - 2;
 
-/// The share of a cron tick active expiry may use (Redis: 25%).
-const EXPIRE_BUDGET_PERCENT: u64 = 25;
+/// The share of a cron tick active expiry may use, in percent: Redis's 25%, plus 2%
+/// for each step of `active-expire-effort` above 1.
+fn expire_budget_percent(effort: u32) -> u32 {
+    25 + 2 * effort.saturating_sub(1)
+}
 
 pub struct Worker {
     pub index: usize,
     server: Arc<Server>,
     poll: Poll,
     listeners: Vec<TcpListener>,
+    /// This thread's handle to the `unixsocket`, with its path.
+    unix: Option<(UnixListener, Arc<str>)>,
     conns: Conns,
     /// Socket events polled but not handled yet. A queue rather than the poller's
     /// buffer, because a busy script serving the other clients must handle those the
@@ -103,10 +109,15 @@ impl Worker {
         server: Arc<Server>,
         poll: Poll,
         mut listeners: Vec<TcpListener>,
+        mut unix: Option<(UnixListener, Arc<str>)>,
     ) -> io::Result<Self> {
         for (i, l) in listeners.iter_mut().enumerate() {
             poll.registry()
                 .register(l, listener_token(i), Interest::READABLE)?;
+        }
+        if let Some((l, _)) = unix.as_mut() {
+            poll.registry()
+                .register(l, UNIX_LISTENER, Interest::READABLE)?;
         }
         let stats = server.thread_stats[index].clone();
         Ok(Worker {
@@ -114,6 +125,7 @@ impl Worker {
             server,
             poll,
             listeners,
+            unix,
             conns: Conns::default(),
             ready: VecDeque::new(),
             missed_events: Vec::new(),
@@ -215,6 +227,7 @@ impl Worker {
     fn handle_ready(&mut self) {
         while let Some(ready) = self.ready.pop_front() {
             match ready.token {
+                UNIX_LISTENER => self.accept_unix(),
                 t if t.0 > LISTENER_BASE - self.listeners.len() && t.0 <= LISTENER_BASE => {
                     self.accept_all(LISTENER_BASE - t.0)
                 }
@@ -241,8 +254,8 @@ impl Worker {
             // The waker's mail waits: the loop reads the mailbox before it sleeps.
             self.queue_events(&events);
         }
-        for (stream, addr) in self.own_handle().take_adopted() {
-            self.accept(TcpStream::from_std(stream), addr);
+        for accepted in self.own_handle().take_adopted() {
+            self.accept(accepted);
         }
         self.handle_ready();
     }
@@ -291,7 +304,7 @@ impl Worker {
                         .map(|(k, _)| k),
                 ),
                 Message::Listen(listeners) => self.listen_on(&listeners),
-                Message::Adopt(stream, addr) => self.accept(TcpStream::from_std(stream), addr),
+                Message::Adopt(accepted) => self.accept(accepted),
             }
         }
         delivered.sort_unstable();
@@ -377,7 +390,34 @@ impl Worker {
     fn accept_all(&mut self, listener: usize) {
         loop {
             match self.listeners[listener].accept() {
-                Ok((stream, addr)) => self.deal(stream, addr),
+                Ok((stream, addr)) => {
+                    // mio's stream is registered nowhere yet: as a std stream it
+                    // travels freely.
+                    let stream = std::net::TcpStream::from(std::os::fd::OwnedFd::from(stream));
+                    self.deal(Accepted::Tcp(stream, addr))
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    crate::log_warning!("Accepting client connection: {e}");
+                    return;
+                }
+            }
+        }
+    }
+
+    fn accept_unix(&mut self) {
+        loop {
+            let Some((listener, path)) = &self.unix else {
+                return;
+            };
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    let stream =
+                        std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(stream));
+                    let path = path.clone();
+                    self.deal(Accepted::Unix(stream, path))
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
@@ -389,21 +429,19 @@ impl Worker {
     }
 
     /// Give a connection just accepted to the thread whose turn it is.
-    fn deal(&mut self, stream: TcpStream, addr: SocketAddr) {
+    fn deal(&mut self, accepted: Accepted) {
         let turn = self.server.take_accept_turn();
         if turn == self.index {
-            return self.accept(stream, addr);
+            return self.accept(accepted);
         }
-        // mio's stream is registered nowhere yet: as a std stream it travels freely.
-        let stream = std::net::TcpStream::from(std::os::fd::OwnedFd::from(stream));
-        self.server.workers.get().expect("workers")[turn].send(Message::Adopt(stream, addr));
+        self.server.workers.get().expect("workers")[turn].send(Message::Adopt(accepted));
     }
 
     /// Make a connection this thread's client.
-    fn accept(&mut self, mut stream: TcpStream, addr: SocketAddr) {
+    fn accept(&mut self, accepted: Accepted) {
         let server = &self.server;
         self.stats.add(&self.stats.connections_received, 1);
-        let _ = stream.set_nodelay(true);
+        let (mut stream, endpoint) = Stream::adopt(accepted);
         let max = server.hot.maxclients.load(Ordering::Relaxed);
         if !server.clients.try_reserve(max) {
             let _ = stream.write_all(b"-ERR max number of clients reached\r\n");
@@ -417,28 +455,22 @@ impl Worker {
             let c = server.config.read();
             (c.requirepass.is_some(), c.protected_mode, c.tcp_keepalive)
         };
-        if protected && !requirepass && !addr.ip().is_loopback() {
+        if protected && !requirepass && !endpoint.local {
             let _ = stream.write_all(PROTECTED_MODE_DENIED);
             server.clients.release_reservation();
             return;
         }
-        if keepalive > 0 {
-            let ka = socket2::TcpKeepalive::new().with_time(Duration::from_secs(keepalive));
-            let _ = socket2::SockRef::from(&stream).set_tcp_keepalive(&ka);
-        }
+        stream.set_tcp_options(keepalive);
         let id = server.clients.next_id();
-        let laddr = stream
-            .local_addr()
-            .map(|a| a.to_string())
-            .unwrap_or_default();
         let now = crate::hlc::unix_ms();
         let info = Arc::new(ClientInfo {
             id,
             worker: self.index,
             // The slot the connection is inserted into below.
             token: self.conns.vacant_key(),
-            addr: addr.to_string(),
-            laddr,
+            addr: endpoint.addr,
+            laddr: endpoint.laddr,
+            unix_socket: endpoint.unix,
             fd: stream.as_raw_fd(),
             created_ms: now,
             killed: Default::default(),
@@ -642,6 +674,9 @@ impl Worker {
             self.resume_paused();
         }
         self.close_idle_clients();
+        if self.index == 0 {
+            self.adapt_hz();
+        }
         let now = crate::hlc::unix_ms();
         for (_, conn) in self.conns.iter_mut() {
             conn.release_idle_buffer(now);
@@ -651,9 +686,25 @@ impl Worker {
         self.server.evict_clients_over_limit(&self.stats);
         crate::scripting::release_stale(&self.server.scripting);
         if self.server.hot.active_expire.load(Ordering::Relaxed) {
-            let budget = period * EXPIRE_BUDGET_PERCENT as u32 / 100;
+            let effort = self.server.config.read().active_expire_effort;
+            let budget = period * expire_budget_percent(effort) / 100;
             self.active_expire(budget);
         }
+    }
+
+    /// `dynamic-hz`: the tick rate every thread uses follows the number of clients
+    /// (one thread sets it for all, as Redis's single cron does).
+    fn adapt_hz(&self) {
+        let (dynamic, configured) = {
+            let c = self.server.config.read();
+            (c.dynamic_hz, (c.hz as u64).clamp(1, MAX_HZ))
+        };
+        let hz = if dynamic {
+            dynamic_hz(configured, self.server.clients.connected() as u64)
+        } else {
+            configured
+        };
+        self.server.hot.hz.store(hz, Ordering::Relaxed);
     }
 
     fn close_idle_clients(&mut self) {
@@ -688,6 +739,23 @@ impl Worker {
             .latency
             .note(crate::latency::Event::ExpireCycle, took);
     }
+}
+
+/// The highest tick rate (Redis's CONFIG_MAX_HZ).
+const MAX_HZ: u64 = 500;
+
+/// Redis's dynamic hz: the configured rate doubled while there are more than 200
+/// clients per tick, up to [`MAX_HZ`].
+fn dynamic_hz(configured: u64, clients: u64) -> u64 {
+    const CLIENTS_PER_TICK: u64 = 200;
+    let mut hz = configured.max(1);
+    while clients / hz > CLIENTS_PER_TICK {
+        hz *= 2;
+        if hz > MAX_HZ {
+            return MAX_HZ;
+        }
+    }
+    hz
 }
 
 const PROTECTED_MODE_DENIED: &[u8] = b"-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";

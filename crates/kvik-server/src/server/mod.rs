@@ -322,6 +322,7 @@ impl Server {
         let memory_startup = crate::stats::allocator_stats().allocated;
         let keyspace = Keyspace::new(config.databases.max(1), DEFAULT_SHARD_BITS);
         keyspace.clock.set(access_clock_of(&config));
+        keyspace.lazyfree.configure(&config);
         let tracking = Arc::new(crate::tracking::Tracking::default());
         keyspace.observers.install_all_keys(tracking.clone());
         let scripting = crate::scripting::Scripting::default();
@@ -396,6 +397,7 @@ impl Server {
         self.hot.refresh(c);
         self.scripting.set_threshold(c.busy_reply_threshold);
         self.keyspace.clock.set(access_clock_of(c));
+        self.keyspace.lazyfree.configure(c);
         self.memory.configure(c);
         self.slowlog.configure(c);
         self.latency.configure(c);

@@ -44,13 +44,13 @@ fn write_file(
     point: &AtPoint,
     target: Target,
 ) -> Result<(), SaveError> {
-    let (path, checksum) = {
+    let (path, checks) = {
         let config = server.config.read();
-        (rdb_path(&config), config.rdbchecksum)
+        (rdb_path(&config), file_checks(&config))
     };
     let cancel = target.cancel;
     let fill = |sink: &mut _| snapshot.write(&server.keyspace, point, sink, cancel);
-    let result = write_rdb(&server.persistence, &path, target, checksum, fill);
+    let result = write_rdb(&server.persistence, &path, target, checks, fill);
     server.keyspace.end_capture();
     result
 }
@@ -106,9 +106,13 @@ pub fn schedule_bgsave(server: &Server) {
 pub fn start_saver(server: Arc<Server>) -> std::io::Result<std::thread::JoinHandle<()>> {
     let (tx, rx) = mpsc::channel();
     server.persistence.set_saver(tx);
+    let cpulist = server.config.read().bgsave_cpulist.clone();
     std::thread::Builder::new()
         .name("kvik-saver".into())
-        .spawn(move || saver_loop(&server, &rx))
+        .spawn(move || {
+            crate::process::run_on_cpus(&cpulist);
+            saver_loop(&server, &rx)
+        })
 }
 
 fn saver_loop(server: &Server, rx: &mpsc::Receiver<Pending>) {
@@ -179,14 +183,25 @@ fn run_save_points(server: &Server) {
 
 /// The save SHUTDOWN (and SIGTERM) makes before exiting: when `save` says so, or by
 /// default when save points are set. A background save is stopped first.
+/// A supervisor hears that the server is stopping, and what the save is doing.
 pub fn save_before_exit(server: &Server, asked: Option<bool>) -> Result<(), SaveError> {
+    crate::supervise::stopping();
     server.persistence.cancel_background();
     let wanted = asked.unwrap_or_else(|| !server.config.read().save.is_empty());
     if !wanted {
         return Ok(());
     }
     log_notice!("Saving the final RDB snapshot before exiting.");
-    save(server).inspect_err(|_| log_warning!("Error trying to save the DB, can't exit."))
+    crate::supervise::status("Saving the final RDB snapshot");
+    save(server).inspect_err(|_| {
+        log_warning!("Error trying to save the DB, can't exit.");
+        crate::supervise::status("Error trying to save the DB, can't exit.");
+    })
+}
+
+/// How a saved file is protected: (`rdbchecksum`, `rdb-save-incremental-fsync`).
+fn file_checks(config: &kvik_config::Config) -> (bool, bool) {
+    (config.rdbchecksum, config.rdb_save_incremental_fsync)
 }
 
 /// FLUSHALL with save points set saves the now empty dataset, as Redis 7.0 does,
@@ -198,11 +213,11 @@ pub fn save_before_exit(server: &Server, asked: Option<bool>) -> Result<(), Save
 pub fn save_after_flushall(server: &Server, uncounted: u64) {
     let state = &server.persistence;
     state.cancel_background_nowait();
-    let (path, checksum, settings) = {
+    let (path, checks, settings) = {
         let config = server.config.read();
         (
             rdb_path(&config),
-            config.rdbchecksum,
+            file_checks(&config),
             settings(&config, server.keyspace.clock.get()),
         )
     };
@@ -220,7 +235,7 @@ pub fn save_after_flushall(server: &Server, uncounted: u64) {
         cancel: &never,
     };
     let fill = |sink: &mut _| empty.write(&server.keyspace, &point, sink, &never);
-    if write_rdb(state, &path, target, checksum, fill).is_ok() {
+    if write_rdb(state, &path, target, checks, fill).is_ok() {
         state.record_direct_save(point.now_ms, dirty(server) + uncounted);
         log_notice!("DB saved on disk");
     }

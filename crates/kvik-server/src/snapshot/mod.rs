@@ -306,14 +306,47 @@ pub const FOREGROUND: &str = "temp";
 /// The temp file name of a background save.
 pub const BACKGROUND: &str = "temp-bgsave";
 
+/// Bytes written between two fsyncs of an RDB file being saved, with
+/// `rdb-save-incremental-fsync` (Redis's REDIS_AUTOSYNC_BYTES).
+const INCREMENTAL_FSYNC_BYTES: usize = 4 * 1024 * 1024;
+
+/// The temp file a save writes. With `rdb-save-incremental-fsync` it is synced every
+/// [`INCREMENTAL_FSYNC_BYTES`], so the kernel never piles up the whole file's dirty
+/// pages for the final fsync to flush at once (a latency spike for everything else
+/// writing to the disk).
+pub struct RdbFile {
+    file: std::fs::File,
+    incremental: bool,
+    unsynced: usize,
+}
+
+impl std::io::Write for RdbFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        if self.incremental {
+            self.unsynced += n;
+            if self.unsynced >= INCREMENTAL_FSYNC_BYTES {
+                self.file.sync_data()?;
+                self.unsynced = 0;
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
 /// Write an RDB through `fill` (everything before the footer) to a temp file in the
-/// directory of `path`, fsync it and rename it over `path`, unless cancelled.
+/// directory of `path`, fsync it (along the way too when `incremental_fsync`) and
+/// rename it over `path`, unless cancelled.
 pub fn write_rdb(
     state: &Persistence,
     path: &Path,
     target: Target,
-    checksum: bool,
-    fill: impl FnOnce(&mut WriteSink<std::fs::File>) -> Result<(), job::Cancelled>,
+    (checksum, incremental_fsync): (bool, bool),
+    fill: impl FnOnce(&mut WriteSink<RdbFile>) -> Result<(), job::Cancelled>,
 ) -> Result<(), SaveError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let temp_name = format!("{}-{}.rdb", target.temp_name, std::process::id());
@@ -325,9 +358,13 @@ pub fn write_rdb(
         );
         SaveError::Failed
     })?;
-    let mut sink = WriteSink::new(file);
+    let mut sink = WriteSink::new(RdbFile {
+        file,
+        incremental: incremental_fsync,
+        unsynced: 0,
+    });
     let filled = fill(&mut sink);
-    let written = file::finish(sink, checksum).and_then(|f| f.sync_all());
+    let written = file::finish(sink, checksum).and_then(|f| f.file.sync_all());
     let renaming = state.rename_lock.lock();
     if filled.is_err() || target.cancel.load(Ordering::Relaxed) {
         let _ = std::fs::remove_file(&temp);

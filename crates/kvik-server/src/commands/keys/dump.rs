@@ -117,7 +117,7 @@ pub(super) fn restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn delete(ctx: &mut Ctx, key: &[u8]) -> bool {
     match ctx.keys.remove(key) {
         Some(entry) => {
-            entry.free();
+            entry.free(ctx.server.keyspace.lazy(crate::lazyfree::Cause::ServerDel));
             true
         }
         None => false,

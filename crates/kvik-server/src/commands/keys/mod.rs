@@ -35,7 +35,7 @@ pub const COMMANDS: &[Command] = &[
         .keys(1, -1, 1)
         .key_flags(key_flags::RM | key_flags::DELETE)
         .doc("generic", "1.0.0", "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).", "Delete a key"),
-    Command::new("unlink", -2, del)
+    Command::new("unlink", -2, unlink)
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
@@ -184,14 +184,25 @@ pub const COMMANDS: &[Command] = &[
         .doc("server", "4.0.0", "O(N) where N is the count of clients watching or blocking on keys from both databases.", "Swaps two Redis databases"),
 ];
 
-/// DEL and UNLINK: the keys leave the keyspace at once either way; a big value is
-/// freed on the background thread (DEL included: nothing a client can observe
-/// depends on when the memory returns, and a stalled thread is observable).
+/// DEL: a big value is freed on the background thread when
+/// `lazyfree-lazy-user-del` says so, inline otherwise, as in Redis.
 fn del(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    remove_keys(ctx, args, crate::lazyfree::Cause::UserDel)
+}
+
+/// UNLINK: a big value is always freed on the background thread.
+fn unlink(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    remove_keys(ctx, args, crate::lazyfree::Cause::Asked)
+}
+
+/// The keys leave the keyspace at once either way; `cause` says where their values
+/// are freed.
+fn remove_keys(ctx: &mut Ctx, args: &[&[u8]], cause: crate::lazyfree::Cause) -> CmdResult {
+    let lazy = ctx.server.keyspace.lazy(cause);
     let mut removed = 0;
     for key in &args[1..] {
         if let Some(entry) = ctx.keys.remove(key) {
-            entry.free();
+            entry.free(lazy);
             ctx.keys.notify(class::GENERIC, "del", key);
             removed += 1;
         }

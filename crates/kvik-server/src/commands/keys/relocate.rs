@@ -43,7 +43,9 @@ fn rename_key(ctx: &mut Ctx, from: &[u8], to: &[u8], only_new: bool) -> Result<b
         .expect("live: looked up above")
         .renamed(to);
     let db = ctx.keys.db;
-    ctx.keys.insert_moved_in(db, entry);
+    if let Some(overwritten) = ctx.keys.insert_moved_in(db, entry) {
+        overwritten.free(ctx.server.keyspace.lazy(crate::lazyfree::Cause::ServerDel));
+    }
     ctx.keys.notify(class::GENERIC, "rename_from", from);
     ctx.keys.notify(class::GENERIC, "rename_to", to);
     Ok(true)

@@ -116,7 +116,7 @@ fn store(ctx: &mut Ctx, destination: &[u8], result: Set, event: &str) {
     let len = result.len();
     if len == 0 {
         if let Some(old) = ctx.keys.remove(destination) {
-            old.free();
+            old.free(ctx.server.keyspace.lazy(crate::lazyfree::Cause::ServerDel));
             ctx.keys.notify(class::GENERIC, "del", destination);
         }
     } else {

@@ -86,7 +86,7 @@ fn pop_all(ctx: &mut Ctx, key: &[u8], max_intset: usize) -> CmdResult {
     let reply_order = (set.len() <= max_intset).then(|| set.rebuilt(max_intset));
     let shown = reply_order.as_ref().unwrap_or(set);
     reply_set(ctx.out, shown.len(), shown.iter());
-    entry.free();
+    entry.free(ctx.server.keyspace.lazy(crate::lazyfree::Cause::ServerDel));
     ctx.keys.notify(class::SET, "spop", key);
     ctx.keys.notify(class::GENERIC, "del", key);
     ctx.propagate(&[b"DEL", key]);
