@@ -526,9 +526,13 @@ fn stats_section(server: &Server, r: &mut Report) {
     r.field("instantaneous_input_repl_kbps", "0.00");
     r.field("instantaneous_output_repl_kbps", "0.00");
     r.field("rejected_connections", sum(|s| &s.rejected_connections));
-    r.field("sync_full", 0);
-    r.field("sync_partial_ok", 0);
-    r.field("sync_partial_err", 0);
+    let syncs = &server.replication.replicas.syncs;
+    r.field("sync_full", syncs.full.load(Ordering::Relaxed));
+    r.field("sync_partial_ok", syncs.partial_ok.load(Ordering::Relaxed));
+    r.field(
+        "sync_partial_err",
+        syncs.partial_err.load(Ordering::Relaxed),
+    );
     r.field("expired_keys", sum(|s| &s.expired_keys));
     r.field("expired_stale_perc", "0.00");
     r.field("expired_time_cap_reached_count", 0);

@@ -255,6 +255,27 @@ impl Feed {
 #[derive(Default)]
 pub struct Replicas {
     feeds: Mutex<Vec<Arc<Feed>>>,
+    /// What syncs were asked of this node (INFO stats).
+    pub syncs: SyncCounts,
+}
+
+/// INFO's `sync_full`, `sync_partial_ok` and `sync_partial_err`, as Redis counts
+/// them: every full sync served (SYNC, a refused PSYNC, `redis-cli --rdb`), every
+/// PSYNC continued, every PSYNC that named a history and could not continue it.
+#[derive(Default)]
+pub struct SyncCounts {
+    pub full: AtomicU64,
+    pub partial_ok: AtomicU64,
+    pub partial_err: AtomicU64,
+}
+
+impl SyncCounts {
+    /// CONFIG RESETSTAT.
+    pub fn reset(&self) {
+        for counter in [&self.full, &self.partial_ok, &self.partial_err] {
+            counter.store(0, Ordering::Relaxed);
+        }
+    }
 }
 
 impl Replicas {
@@ -365,8 +386,10 @@ pub fn psync(
     hello: Hello,
     asked: Option<(&str, u64)>,
 ) -> Psync {
+    let counts = &repl.replicas.syncs;
     if let Some((replid, offset)) = asked.filter(|_| !hello.rdb_only) {
         if repl.can_continue(replid, offset) {
+            counts.partial_ok.fetch_add(1, Ordering::Relaxed);
             let ids = repl.ids();
             // PSYNC counts from 1; the cursor is the bytes before.
             let cursor = offset - 1;
@@ -383,7 +406,12 @@ pub fn psync(
             );
             return Psync::Continue(ids.replid);
         }
+        // `PSYNC ? -1` names no history: it asks for a full sync, it is not refused one.
+        if replid != "?" {
+            counts.partial_err.fetch_add(1, Ordering::Relaxed);
+        }
     }
+    counts.full.fetch_add(1, Ordering::Relaxed);
     let diskless = repl.host().config().repl_diskless_sync && hello.eof;
     let stage = Stage::WaitSnapshot {
         chunks: VecDeque::new(),

@@ -387,6 +387,7 @@ impl Server {
         }
         self.rates.clear();
         crate::lazyfree::reset_stats();
+        self.replication.replicas.syncs.reset();
         self.memory_peak.store(0, Ordering::Relaxed);
         self.stat_reset_ms
             .store(crate::hlc::unix_ms(), Ordering::Relaxed);

@@ -12,6 +12,7 @@
 #![allow(dead_code)]
 
 pub mod in_process;
+pub mod proxy;
 
 use std::fmt::Write as _;
 use std::fs::{self, File};

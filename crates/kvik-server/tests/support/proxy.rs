@@ -1,0 +1,113 @@
+//! A TCP proxy that cuts and heals links, for partition tests: a replica connects to
+//! the proxy instead of its master; `cut` drops every connection through it and
+//! refuses new ones (as a partition does, the peers see their sockets close or stay
+//! silent), `heal` lets connections through again.
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+pub struct Proxy {
+    port: u16,
+    state: Arc<State>,
+}
+
+struct State {
+    cut: AtomicBool,
+    stopped: AtomicBool,
+    /// Both ends of every open link, to shut them down on `cut`.
+    links: Mutex<Vec<TcpStream>>,
+}
+
+impl Proxy {
+    /// Forward a free local port to `target` (`host:port`).
+    pub fn start(target: &str) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the proxy");
+        let port = listener.local_addr().expect("local_addr").port();
+        listener.set_nonblocking(true).expect("nonblocking accept");
+        let state = Arc::new(State {
+            cut: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
+            links: Mutex::new(Vec::new()),
+        });
+        let target = target.to_string();
+        let shared = state.clone();
+        thread::spawn(move || accept_loop(&listener, &target, &shared));
+        Proxy { port, state }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Drop every link and refuse new ones until [`Proxy::heal`].
+    pub fn cut(&self) {
+        self.state.cut.store(true, Ordering::SeqCst);
+        for stream in self.state.links.lock().unwrap().drain(..) {
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+    }
+
+    pub fn heal(&self) {
+        self.state.cut.store(false, Ordering::SeqCst);
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.state.stopped.store(true, Ordering::SeqCst);
+        self.cut();
+    }
+}
+
+fn accept_loop(listener: &TcpListener, target: &str, state: &Arc<State>) {
+    while !state.stopped.load(Ordering::SeqCst) {
+        match listener.accept() {
+            Ok((client, _)) if state.cut.load(Ordering::SeqCst) => drop(client),
+            Ok((client, _)) => {
+                if let Err(e) = link(client, target, state) {
+                    eprintln!("proxy: no link to {target}: {e}");
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                thread::sleep(Duration::from_millis(5));
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+/// Connect `client` to the target and pump bytes both ways.
+fn link(client: TcpStream, target: &str, state: &Arc<State>) -> io::Result<()> {
+    client.set_nonblocking(false)?;
+    let server = TcpStream::connect(target)?;
+    {
+        let mut links = state.links.lock().unwrap();
+        links.push(client.try_clone()?);
+        links.push(server.try_clone()?);
+    }
+    pump(client.try_clone()?, server.try_clone()?);
+    pump(server, client);
+    Ok(())
+}
+
+fn pump(mut from: TcpStream, mut to: TcpStream) {
+    thread::spawn(move || {
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            match from.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if to.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = to.shutdown(Shutdown::Both);
+        let _ = from.shutdown(Shutdown::Both);
+    });
+}
