@@ -41,6 +41,9 @@ pub enum Message {
         bytes: Arc<[u8]>,
         targets: Vec<(usize, u64)>,
     },
+    /// The AOF is fsynced (or written, as `appendfsync` requires) past a position
+    /// some of this thread's connections hold their replies for: write those now.
+    AofReleased,
     /// Client-side caching: tell the connection at `token`, if it is still client
     /// `client`'s, that keys it may cache changed .
     Invalidate {

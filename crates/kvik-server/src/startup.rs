@@ -1,5 +1,5 @@
-//! Start-up: builds the command table and the shared state, binds, and starts the
-//! worker threads and the saver thread. The top of the crate: it may use every layer,
+//! Start-up: builds the command table and the shared state, loads the AOF, binds,
+//! and starts the worker threads, the saver thread and the AOF's threads. The top of the crate: it may use every layer,
 //! and nothing below imports it (the binary and in-process tests do).
 
 use crate::server::Server;
@@ -11,14 +11,19 @@ use std::sync::Arc;
 pub struct Running {
     pub server: Arc<Server>,
     threads: Vec<std::thread::JoinHandle<()>>,
+    aof_writer: std::thread::JoinHandle<()>,
 }
 
 impl Running {
-    /// Wait for the worker threads to finish (after SHUTDOWN).
+    /// Wait for the worker threads to finish (after SHUTDOWN), then for the AOF
+    /// writer to write and fsync what they appended.
     pub fn join(self) {
         for t in self.threads {
             let _ = t.join();
         }
+        self.server.aof.cancel_rewrite();
+        self.server.aof.stop_writer();
+        let _ = self.aof_writer.join();
     }
 
     /// Stop the workers and wait for them.
@@ -39,19 +44,42 @@ pub fn new_server(config: Config, config_file: Option<PathBuf>) -> Server {
     Server::new(config, config_file, crate::commands::registry().len())
 }
 
-/// Bind and start the worker threads and the saver thread of a server already made
-/// (the binary loads the RDB file into it first).
+/// Load the AOF into a server made with `appendonly yes` (instead of the RDB
+/// file, as Redis does); false when it cannot be loaded (logged: the server must
+/// not start).
+pub fn load_aof(server: &Server) -> bool {
+    crate::commands::debug::loadaof::load_at_startup(server).is_ok()
+}
+
+/// Bind and start the worker threads, the saver thread and the AOF's threads of a
+/// server already made (the binary loads the RDB file or the AOF into it first).
 pub fn start(server: Server) -> std::io::Result<Running> {
     let affinity = server.config.read().server_thread_affinity;
     // A failure is logged; the server runs on with the score it has, as Redis does.
     let _ = crate::oom_score::apply(&server.config.read());
     let server = Arc::new(server);
     let listeners = crate::listen::bind_all(&server.config.read())?;
+    crate::server::saving::start_aof(&server)?;
+    let aof_writer = crate::aof::start_writer(server.aof.clone())?;
+    let weak = Arc::downgrade(&server);
+    server.aof.set_notify(Box::new(move |worker| {
+        if let Some(server) = weak.upgrade() {
+            if let Some(handle) = server.workers.get().and_then(|w| w.get(worker)) {
+                handle.send(crate::mailbox::Message::AofReleased);
+            }
+        }
+    }));
     // The saver first: a client's BGSAVE may come as soon as a worker accepts, and
     // finds the saver's queue in place (a loaded machine could let one in before).
     let saver = crate::server::saving::start_saver(server.clone())?;
+    let rewriter = crate::server::saving::start_aof_rewriter(server.clone())?;
     let mut threads = crate::net::start_workers(&server, &listeners, affinity)
         .inspect_err(|_| server.request_shutdown())?;
     threads.push(saver);
-    Ok(Running { server, threads })
+    threads.push(rewriter);
+    Ok(Running {
+        server,
+        threads,
+        aof_writer,
+    })
 }

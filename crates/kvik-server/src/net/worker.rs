@@ -57,6 +57,8 @@ pub struct Worker {
     expire_cursor: crate::keyspace::ExpireCursor,
     /// Deadlines of this thread's blocked clients: (unix ms, connection token).
     block_timers: BTreeSet<(u64, usize)>,
+    /// Connections holding replies until the AOF is fsynced (`appendfsync always`).
+    aof_held: Vec<usize>,
 }
 
 /// A socket event, as polled.
@@ -120,6 +122,7 @@ impl Worker {
             stats,
             expire_cursor: Default::default(),
             block_timers: BTreeSet::new(),
+            aof_held: Vec::new(),
         })
     }
 
@@ -266,6 +269,7 @@ impl Worker {
                     reply,
                     end,
                 } => self.wake(token, client, &reply, end),
+                Message::AofReleased => self.flush_aof_held(),
                 Message::Shutdown => return true,
                 Message::KillFlagged => {
                     let doomed: Vec<usize> = self
@@ -499,6 +503,12 @@ impl Worker {
                 blocked.timer_armed = true;
             }
         }
+        if let Some(pos) = conn.aof_hold {
+            if !self.aof_held.contains(&key) {
+                self.aof_held.push(key);
+            }
+            self.server.aof.wait_for(self.index, pos);
+        }
         let killed = conn.state.info.killed.load(Ordering::Acquire);
         match next {
             Next::Close => self.close(key),
@@ -541,6 +551,21 @@ impl Worker {
             }
         }
         self.server.clients.remove(conn.state.id());
+    }
+
+    /// The AOF released held replies: write those of the connections holding them
+    /// (those still waiting for a later position are held again by `settle`).
+    fn flush_aof_held(&mut self) {
+        for key in std::mem::take(&mut self.aof_held) {
+            let Some(conn) = self.conns.get_mut(key) else {
+                continue;
+            };
+            if conn.aof_hold.is_none() {
+                continue;
+            }
+            let next = conn.flush(&self.server, &self.stats);
+            self.settle(key, next);
+        }
     }
 
     /// Another thread ended the wait of the client at `token` with `reply`.

@@ -305,6 +305,8 @@ pub struct Server {
     pub latency: Arc<crate::latency::LatencyMonitor>,
     /// RDB saves: their state, the saver thread's queue, MISCONF.
     pub persistence: crate::snapshot::Persistence,
+    /// The append-only file: its buffer, writer thread, files and rewrites.
+    pub aof: Arc<crate::aof::Aof>,
 }
 
 impl Server {
@@ -344,6 +346,7 @@ impl Server {
             scripting,
             start_ms,
             persistence: crate::snapshot::Persistence::new(&config, start_ms),
+            aof: Arc::new(crate::aof::Aof::new(&config, threads)),
             run_id,
             node_id,
             port: AtomicU64::new(config.port as u64),
@@ -394,6 +397,7 @@ impl Server {
         self.slowlog.configure(c);
         self.latency.configure(c);
         self.persistence.configure(c);
+        self.aof.configure(c);
         self.pubsub
             .keyspace_events
             .store(c.notify_keyspace_events, Ordering::Relaxed);

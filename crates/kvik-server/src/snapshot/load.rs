@@ -116,6 +116,20 @@ pub fn load_file(
     merge: bool,
 ) -> Result<Loaded, LoadError> {
     let reader = std::fs::File::open(path).map_err(LoadError::Io)?;
+    let buffered = std::io::BufReader::with_capacity(1 << 16, reader);
+    load_from(buffered, locked, scripting, limits, verify_checksum, merge)
+}
+
+/// Load an RDB stream (a file, an AOF's base or preamble) from `reader`, reading
+/// no further than its checksum, as [`load_file`] does.
+pub fn load_from(
+    reader: impl std::io::Read,
+    locked: &mut Locked,
+    scripting: &Scripting,
+    limits: &Limits,
+    verify_checksum: bool,
+    merge: bool,
+) -> Result<Loaded, LoadError> {
     let mut into = IntoKeyspace {
         clock: locked.clock(),
         now_ms: crate::hlc::unix_ms(),
@@ -125,8 +139,7 @@ pub fn load_file(
         loaded: Loaded::default(),
         merge,
     };
-    let buffered = std::io::BufReader::with_capacity(1 << 16, reader);
-    file::read(buffered, limits, verify_checksum, &mut into)?;
+    file::read(reader, limits, verify_checksum, &mut into)?;
     let (libraries, loaded) = (std::mem::take(&mut into.libraries), into.loaded);
     scripting
         .libraries

@@ -17,7 +17,7 @@ mod job;
 mod load;
 
 pub use job::{AtPoint, Snapshot};
-pub use load::{load_file, Loaded};
+pub use load::{load_file, load_from, Loaded};
 
 use crate::keyspace::{AccessClock, Policy};
 use crate::log_warning;
