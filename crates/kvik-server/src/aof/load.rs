@@ -104,6 +104,17 @@ pub fn load_files(
     replay: &mut dyn Replay,
 ) -> Result<Loaded, Failed> {
     let files: Vec<&FileEntry> = manifest.replayed().collect();
+    // Every file is measured first, as Redis does: a missing one stops the load.
+    for f in &files {
+        if let Err(e) = std::fs::metadata(aof.file_path(&f.name)) {
+            log_warning!(
+                "Unable to obtain the AOF file {} length. stat: {}",
+                f.name,
+                super::describe_io_error(&e)
+            );
+            return Err(Failed);
+        }
+    }
     let mut result = Loaded::Empty;
     for (i, f) in files.iter().enumerate() {
         let last = i + 1 == files.len();
@@ -432,7 +443,8 @@ fn upgrade_single_file(aof: &Aof) -> io::Result<Option<Manifest>> {
     aof.persist_manifest(&manifest)?;
     std::fs::rename(old, aof.file_path(aof.filename()))?;
     log_notice!(
-        "Successfully migrated an old-style AOF into the AOF directory {}.",
+        "Successfully migrated an old-style AOF file ({}) into the AOF directory ({}).",
+        aof.filename(),
         aof.dir().display()
     );
     Ok(Some(manifest))

@@ -53,25 +53,27 @@ pub struct Manifest {
 const MAX_LINE: usize = 1024;
 
 impl Manifest {
-    /// Parse a manifest file's text, with Redis 7.0's error messages.
-    pub fn parse(text: &[u8]) -> Result<Manifest, String> {
+    /// Parse a manifest file's text, with Redis 7.0's error messages: the
+    /// message, and the line it is about (which Redis logs before it).
+    pub fn parse(text: &[u8]) -> Result<Manifest, (String, Option<String>)> {
         let mut manifest = Manifest::default();
         let mut lines = 0;
-        for line in text.split(|&b| b == b'\n') {
-            if line.len() > MAX_LINE {
-                return Err("The AOF manifest file contains too long line".into());
+        let body = text.strip_suffix(b"\n").unwrap_or(text);
+        for raw in body.split(|&b| b == b'\n').filter(|_| !text.is_empty()) {
+            if raw.len() > MAX_LINE {
+                return Err(("The AOF manifest file contains too long line".into(), None));
             }
-            let line = String::from_utf8_lossy(line);
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
+            if raw.first() == Some(&b'#') {
                 continue;
             }
+            let line = String::from_utf8_lossy(raw);
+            let at_line = |e: String| (e, Some(line.to_string()));
             lines += 1;
-            let entry = parse_line(line)?;
-            manifest.add(entry)?;
+            let entry = parse_line(line.trim_matches([' ', '\t', '\r'])).map_err(at_line)?;
+            manifest.add(entry).map_err(at_line)?;
         }
         if lines == 0 {
-            return Err("Found an empty AOF manifest".into());
+            return Err(("Found an empty AOF manifest".into(), None));
         }
         Ok(manifest)
     }
@@ -214,6 +216,9 @@ fn quote(name: &str) -> String {
 /// One `file <name> seq <n> type <t>` line (the pairs in any order).
 fn parse_line(line: &str) -> Result<FileEntry, String> {
     const INVALID: &str = "Invalid AOF manifest file format";
+    if line.is_empty() {
+        return Err(INVALID.into());
+    }
     let words = split_words(line).ok_or(INVALID)?;
     if words.len() % 2 != 0 || words.len() < 6 {
         return Err(INVALID.into());
@@ -326,7 +331,7 @@ mod tests {
 
     #[test]
     fn bad_manifests_get_redis_errors() {
-        let err = |t: &str| Manifest::parse(t.as_bytes()).unwrap_err();
+        let err = |t: &str| Manifest::parse(t.as_bytes()).unwrap_err().0;
         assert_eq!(err(""), "Found an empty AOF manifest");
         assert_eq!(err("file a seq 1\n"), "Invalid AOF manifest file format");
         assert_eq!(
@@ -342,6 +347,11 @@ mod tests {
             "Found a non-monotonic sequence number"
         );
         assert_eq!(err("file a seq 1 type x\n"), "Unknown AOF file type");
+        assert_eq!(err("\n"), "Invalid AOF manifest file format");
+        assert_eq!(
+            Manifest::parse(b"file a seq 1\n").unwrap_err().1.as_deref(),
+            Some("file a seq 1")
+        );
         let quoted = Manifest::parse(b"file \"a b\" seq 1 type b\n").unwrap();
         assert_eq!(quoted.base.unwrap().name, "a b");
     }

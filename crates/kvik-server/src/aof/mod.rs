@@ -376,11 +376,17 @@ impl Aof {
         std::fs::File::open(&self.dir)?.sync_all()
     }
 
-    /// Read the manifest in the AOF directory, if there is one.
+    /// Read the manifest in the AOF directory, if there is one. A bad one is
+    /// logged as Redis logs it (the line, then what is wrong with it).
     pub fn read_manifest(&self) -> Result<Option<Manifest>, String> {
         let path = self.path_of(&manifest::manifest_name(&self.filename));
         match std::fs::read(&path) {
-            Ok(text) => Manifest::parse(&text).map(Some),
+            Ok(text) => Manifest::parse(&text).map(Some).map_err(|(e, line)| {
+                if let Some(line) = line {
+                    crate::log_warning!(">>> '{line}'");
+                }
+                e
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(format!(
                 "Unable to open the AOF manifest file {}: {e}",
@@ -463,6 +469,7 @@ impl Aof {
     #[inline]
     pub fn refuses_writes(&self) -> bool {
         self.write_failed.load(Ordering::Relaxed)
+            && self.state.load(Ordering::Relaxed) != State::Off as u8
     }
 
     /// The error a refused write gets, as Redis words it.

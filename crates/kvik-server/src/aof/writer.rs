@@ -125,6 +125,9 @@ impl Writer {
     /// Write the queue, moving between files where the switches say. What could not
     /// be written stays queued.
     fn write_queue(&mut self) -> io::Result<()> {
+        if self.failing && self.aof.state() == super::State::Off {
+            self.drop_until_closed();
+        }
         let mut done = 0;
         let result = loop {
             let upto = self.switches.front().map_or(self.queue.len(), |s| s.0);
@@ -144,6 +147,22 @@ impl Writer {
             s.0 -= done;
         }
         result
+    }
+
+    /// The AOF was turned off while writes failed: what was queued for the file
+    /// it closed is wanted by nobody any more.
+    fn drop_until_closed(&mut self) {
+        let Some(last_close) = self.switches.iter().rposition(|s| s.1.is_none()) else {
+            return;
+        };
+        let at = self.switches[last_close].0;
+        self.queue.drain(..at);
+        self.switches.drain(..=last_close);
+        for s in &mut self.switches {
+            s.0 -= at;
+        }
+        self.file = None;
+        self.unsynced = false;
     }
 
     /// Write `queue[*done..upto]` to the current file, advancing `done` by what was
