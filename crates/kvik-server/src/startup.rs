@@ -21,7 +21,6 @@ impl Running {
         for t in self.threads {
             let _ = t.join();
         }
-        self.server.aof.cancel_rewrite();
         self.server.aof.stop_writer();
         let _ = self.aof_writer.join();
     }

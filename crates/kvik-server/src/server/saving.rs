@@ -187,8 +187,10 @@ fn run_save_points(server: &Server) {
 }
 
 /// The save SHUTDOWN (and SIGTERM) makes before exiting: when `save` says so, or by
-/// default when save points are set. A background save is stopped first.
+/// default when save points are set. A background save and an AOF rewrite are
+/// stopped first (the AOF itself is written and fsynced when the threads stop).
 pub fn save_before_exit(server: &Server, asked: Option<bool>) -> Result<(), SaveError> {
+    server.aof.cancel_rewrite();
     server.persistence.cancel_background();
     let wanted = asked.unwrap_or_else(|| !server.config.read().save.is_empty());
     if !wanted {
