@@ -556,3 +556,29 @@ fn bgrewriteaof_replies_as_redis() {
     drop(kvik);
     assert_eq!(kvik_on(&dir, &[]).raw().cmd(&["DEBUG", "DIGEST"]), digest);
 }
+
+#[test]
+fn a_failed_write_refuses_writes_with_misconf() {
+    if !Path::new("/dev/full").exists() {
+        println!("SKIPPED: no /dev/full");
+        return;
+    }
+    let dir = support::scratch_dir("aof-full");
+    drop(kvik_on(&dir, &[]));
+    // The incremental file becomes a disk that is always full.
+    let incr = dir.join("appendonlydir/appendonly.aof.1.incr.aof");
+    std::fs::remove_file(&incr).unwrap();
+    std::os::unix::fs::symlink("/dev/full", &incr).unwrap();
+    let kvik = kvik_on(&dir, &[]);
+    let mut conn = kvik.raw();
+    conn.cmd(&["SET", "k", "v"]);
+    wait_info(&mut conn, "aof_last_write_status", "err");
+    assert_eq!(
+        text(&conn.cmd(&["SET", "k", "w"])),
+        "-MISCONF Errors writing to the AOF file: No space left on device\r\n"
+    );
+    assert_eq!(conn.cmd(&["GET", "k"]), b"$1\r\nv\r\n");
+    // Without the AOF there is nothing to refuse.
+    assert_eq!(conn.cmd(&["CONFIG", "SET", "appendonly", "no"]), b"+OK\r\n");
+    assert_eq!(conn.cmd(&["SET", "k", "w"]), b"+OK\r\n");
+}
