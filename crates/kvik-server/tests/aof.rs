@@ -570,15 +570,18 @@ fn a_failed_write_refuses_writes_with_misconf() {
     std::fs::remove_file(&incr).unwrap();
     std::os::unix::fs::symlink("/dev/full", &incr).unwrap();
     let kvik = kvik_on(&dir, &[]);
+    // The write that fails is not acknowledged: its reply waits for the disk.
+    let mut first = kvik.raw();
+    first.send_cmd(&["SET", "k", "v"]);
     let mut conn = kvik.raw();
-    conn.cmd(&["SET", "k", "v"]);
     wait_info(&mut conn, "aof_last_write_status", "err");
     assert_eq!(
         text(&conn.cmd(&["SET", "k", "w"])),
         "-MISCONF Errors writing to the AOF file: No space left on device\r\n"
     );
     assert_eq!(conn.cmd(&["GET", "k"]), b"$1\r\nv\r\n");
-    // Without the AOF there is nothing to refuse.
+    // Without the AOF there is nothing to refuse, nor to wait for.
     assert_eq!(conn.cmd(&["CONFIG", "SET", "appendonly", "no"]), b"+OK\r\n");
+    assert_eq!(first.read_reply(), b"+OK\r\n");
     assert_eq!(conn.cmd(&["SET", "k", "w"]), b"+OK\r\n");
 }

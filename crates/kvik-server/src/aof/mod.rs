@@ -84,8 +84,10 @@ struct Buffer {
     db: Option<usize>,
     /// The position (bytes ever appended) at the end of `bytes`.
     end: u64,
-    /// The writer sleeps and must be woken for new bytes.
+    /// The writer sleeps and must be woken.
     writer_idle: bool,
+    /// The writer is asked to look for work now.
+    wake: bool,
     stop: bool,
 }
 
@@ -117,6 +119,12 @@ pub struct Aof {
     has_work: Condvar,
     /// Mirror of `Buffer::end` for lock-free readers.
     appended: AtomicU64,
+    /// The file being written; held while writing to it.
+    output: Mutex<writer::Output>,
+    /// The position up to which the buffer is written to the files.
+    written: AtomicU64,
+    /// Bytes were written since the last fsync.
+    unsynced: AtomicBool,
     /// The position up to which replies may go out (fsynced with `always`, written
     /// otherwise).
     released: AtomicU64,
@@ -167,6 +175,9 @@ impl Aof {
             buffer: Mutex::new(Buffer::default()),
             has_work: Condvar::new(),
             appended: AtomicU64::new(0),
+            output: Mutex::new(writer::Output::default()),
+            written: AtomicU64::new(0),
+            unsynced: AtomicBool::new(false),
             released: AtomicU64::new(0),
             fsync: AtomicU8::new(Fsync::EverySec.code()),
             no_fsync_on_rewrite: AtomicBool::new(false),
@@ -214,7 +225,10 @@ impl Aof {
             keep_history: config.aof_disable_auto_gc,
         };
         // Replies held for an fsync that the new policy will not make go out.
-        self.has_work.notify_one();
+        if !self.must_fsync_before_reply() {
+            self.release(self.written.load(Ordering::Acquire));
+        }
+        self.wake_writer();
     }
 
     /// How the worker threads are woken when held replies may go out.
@@ -257,12 +271,11 @@ impl Aof {
         self.appended.load(Ordering::Acquire)
     }
 
-    /// Must replies wait for the fsync of the effects before them? (`appendfsync
-    /// always` while the AOF is being written.) One relaxed load or two.
+    /// Is the AOF taking effects? Replies then wait until their effects are
+    /// written (fsynced too with `appendfsync always`). One relaxed load.
     #[inline]
-    pub fn holds_replies(&self) -> bool {
+    pub fn is_on(&self) -> bool {
         self.state.load(Ordering::Relaxed) != State::Off as u8
-            && self.fsync.load(Ordering::Relaxed) == Fsync::Always.code()
     }
 
     /// May replies that waited for position `pos` go out?
@@ -285,7 +298,11 @@ impl Aof {
         if self.is_released(pos) {
             self.release_waiters(self.released.load(Ordering::Acquire));
         }
-        self.wake_writer();
+    }
+
+    /// Does a worker wait for a position?
+    fn has_waiters(&self) -> bool {
+        self.waiters.lock().lowest.iter().any(|&p| p != u64::MAX)
     }
 
     /// Everything before `pos` may be acknowledged: notify the workers waiting
@@ -318,6 +335,7 @@ impl Aof {
 
     fn wake_writer(&self) {
         let mut buffer = self.buffer.lock();
+        buffer.wake = true;
         if buffer.writer_idle {
             buffer.writer_idle = false;
             self.has_work.notify_one();
@@ -345,10 +363,6 @@ impl Aof {
         encode(&mut buffer.bytes, argv);
         buffer.end += (buffer.bytes.len() - before) as u64;
         self.appended.store(buffer.end, Ordering::Release);
-        if buffer.writer_idle {
-            buffer.writer_idle = false;
-            self.has_work.notify_one();
-        }
     }
 
     /// From here on the writer writes to `path` (a new incremental file, whose first
@@ -358,8 +372,8 @@ impl Aof {
         let at = buffer.bytes.len();
         buffer.switches.push((at, path));
         buffer.db = None;
-        buffer.writer_idle = false;
-        self.has_work.notify_one();
+        drop(buffer);
+        self.wake_writer();
     }
 
     /// Write the manifest to a temp file, fsync it and rename it in place.
@@ -437,8 +451,6 @@ impl Aof {
         self.generation.fetch_add(1, Ordering::AcqRel);
         self.set_state(State::Off);
         self.switch_file(None);
-        // Held replies of before go out once what they wait for is written.
-        self.has_work.notify_one();
     }
 
     /// Wait (a few seconds at most) until everything appended so far is written,
@@ -446,6 +458,7 @@ impl Aof {
     pub fn wait_written(&self) {
         let target = self.appended();
         let deadline = Instant::now() + std::time::Duration::from_secs(5);
+        let _ = self.write_out();
         self.wake_writer();
         while !self.is_released(target) && Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -460,9 +473,8 @@ impl Aof {
 
     /// Stop the writer thread once it has written what is buffered.
     pub fn stop_writer(&self) {
-        let mut buffer = self.buffer.lock();
-        buffer.stop = true;
-        self.has_work.notify_one();
+        self.buffer.lock().stop = true;
+        self.wake_writer();
     }
 
     /// Refuse writes? (the last write or fsync of the AOF failed.)

@@ -65,8 +65,9 @@ pub struct Conn {
     /// Unix ms since which pending output has stayed over the soft limit of the
     /// client's class (`client-output-buffer-limit`).
     over_soft_limit_since: Option<u64>,
-    /// `appendfsync always`: the replies wait until the AOF is fsynced up to here
-    /// (the position after the effects of this client's commands).
+    /// The replies wait until the AOF is written (fsynced with `appendfsync
+    /// always`) up to here: the position after the effects of this client's
+    /// commands.
     pub aof_hold: Option<u64>,
 }
 
@@ -142,7 +143,7 @@ impl Conn {
         let now_ms = crate::hlc::unix_ms();
         let mut start = 0;
         let mut grow_to = 0;
-        let aof_before = server.aof.holds_replies().then(|| server.aof.appended());
+        let aof_before = server.aof.is_on().then(|| server.aof.appended());
         self.bound_replies(server);
         while start < self.filled
             && !self.out.overflowed()
@@ -218,7 +219,7 @@ impl Conn {
             return;
         };
         // The command that served it wrote its effects (a pop) on another thread.
-        if server.aof.holds_replies() {
+        if server.aof.is_on() {
             self.aof_hold = Some(server.aof.appended());
         }
         if !blocked.silent {
@@ -230,9 +231,11 @@ impl Conn {
         }
     }
 
-    /// `appendfsync always`: if the commands just run appended effects (the AOF's
+    /// With the AOF on, if the commands just run appended effects (the AOF's
     /// position moved since `before`; another thread's effects moving it only make
-    /// the wait a little longer), their replies wait for the fsync.
+    /// the wait a little longer), their replies wait until the effects are written
+    /// (and fsynced with `appendfsync always`): the worker writes them at the end
+    /// of its round, as Redis writes the AOF before it replies.
     fn hold_for_aof(&mut self, server: &Server, before: u64) {
         let after = server.aof.appended();
         if after != before {

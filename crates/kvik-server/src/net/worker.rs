@@ -160,6 +160,7 @@ impl Worker {
                     timeout = timeout.min(Duration::from_millis(1));
                 }
             }
+            self.write_aof_round();
             // What this thread sent itself (a publisher and its subscribers sharing
             // it, the invalidations its writes caused) leaves now, with the replies
             // of the round, not after a wake-up.
@@ -551,6 +552,20 @@ impl Worker {
             }
         }
         self.server.clients.remove(conn.state.id());
+    }
+
+    /// Before the loop sleeps: write the AOF's buffer (every client's effects of
+    /// the round at once) and the replies that waited only for that; those that
+    /// wait for an fsync go when the AOF's writer thread says.
+    fn write_aof_round(&mut self) {
+        let aof = &self.server.aof;
+        if aof.has_unwritten() {
+            // A failure is the writer thread's to retry; the replies stay held.
+            let _ = aof.write_out();
+        }
+        if !self.aof_held.is_empty() {
+            self.flush_aof_held();
+        }
     }
 
     /// The AOF released held replies: write those of the connections holding them
