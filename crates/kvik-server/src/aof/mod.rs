@@ -4,13 +4,13 @@
 //! How a write reaches the disk: the command's effects reach [`AofSink`] inline,
 //! under the effect log's lock, while the command still holds its shard locks; the
 //! sink encodes them as RESP (a SELECT whenever the database changes) into one
-//! in-memory buffer shared by every thread. The writer thread ([`writer`]) takes
-//! the whole buffer at once, writes it to the current incremental file and fsyncs
-//! it as `appendfsync` says. With `always`, a connection whose commands appended
-//! effects holds its replies until the writer's fsync has passed the buffer position
-//! it saw after them (group commit: one write and one fsync for every thread's
-//! effects of the round); the writer then tells the waiting workers through their
-//! mailboxes ([`Aof::wait_for`]).
+//! in-memory buffer shared by every thread. A connection whose commands appended
+//! effects holds its replies until the buffer is written past the position it saw
+//! after them; its worker writes the whole buffer once per round
+//! ([`Aof::write_out`]) and releases them. With `appendfsync always` they also wait
+//! for the writer thread's fsync ([`writer`]; group commit: every thread's writes
+//! since the last fsync share the next one), which tells the waiting workers
+//! through their mailboxes ([`Aof::wait_for`]).
 //!
 //! A rewrite ([`rewrite`]) starts a new incremental file at the point in time of a
 //! forkless snapshot and writes the snapshot as the new base; the manifest then
