@@ -73,7 +73,7 @@ pub enum State {
     On = 2,
 }
 
-/// What the sinks append and the writer takes.
+/// What the sinks append and [`Aof::write_out`] takes.
 #[derive(Default)]
 struct Buffer {
     bytes: Vec<u8>,
@@ -91,7 +91,7 @@ struct Buffer {
     stop: bool,
 }
 
-/// Workers holding replies until the AOF is fsynced past a position.
+/// Workers holding replies until the AOF is written (or fsynced) past a position.
 struct Waiters {
     /// Per worker: the lowest position one of its connections waits for.
     lowest: Vec<u64>,
@@ -587,8 +587,7 @@ impl Aof {
         growth >= settings.auto_percentage as u64
     }
 
-    /// The INFO persistence figures of rewrites: (in progress, last seconds,
-    /// current seconds, last ok, count, consecutive failures).
+    /// What INFO persistence says about rewrites.
     pub fn rewrite_info(&self) -> RewriteInfo {
         let r = self.rewrite.lock();
         RewriteInfo {
