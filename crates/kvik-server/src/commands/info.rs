@@ -488,7 +488,8 @@ fn aof_fields(server: &Server, r: &mut Report) {
     let aof = &server.aof;
     let rewrite = aof.rewrite_info();
     let ok = |yes: bool| if yes { "ok" } else { "err" };
-    let on = aof.state() == crate::aof::State::On;
+    // On while its first rewrite runs, as Redis counts it.
+    let on = aof.is_on();
     r.field("aof_enabled", u8::from(on));
     r.field("aof_rewrite_in_progress", u8::from(rewrite.in_progress));
     r.field("aof_rewrite_scheduled", u8::from(aof.rewrite_scheduled()));

@@ -257,8 +257,8 @@ impl Conn {
 
     /// Write pending replies. Returns whether the connection stays open and still
     /// has bytes to write; a client whose unwritten replies pass its output buffer
-    /// limit is closed. Replies held for the AOF's fsync stay until it is done (the
-    /// worker flushes again when the AOF tells it).
+    /// limit is closed. Replies held for the AOF stay until their effects are
+    /// written, or fsynced (the worker flushes again then).
     pub fn flush(&mut self, server: &Server, stats: &ThreadStats) -> Next {
         if !self.releases_replies(server) {
             return Next::Keep { wants_write: false };

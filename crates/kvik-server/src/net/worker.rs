@@ -57,7 +57,8 @@ pub struct Worker {
     expire_cursor: crate::keyspace::ExpireCursor,
     /// Deadlines of this thread's blocked clients: (unix ms, connection token).
     block_timers: BTreeSet<(u64, usize)>,
-    /// Connections holding replies until the AOF is fsynced (`appendfsync always`).
+    /// Connections holding replies until their effects are written to the AOF
+    /// (and fsynced with `appendfsync always`).
     aof_held: Vec<usize>,
 }
 
