@@ -589,3 +589,32 @@ fn a_failed_write_refuses_writes_with_misconf() {
     assert_eq!(first.read_reply(), b"+OK\r\n");
     assert_eq!(conn.cmd(&["SET", "k", "w"]), b"+OK\r\n");
 }
+
+#[test]
+fn the_aof_is_rewritten_when_it_has_grown_enough() {
+    let dir = support::scratch_dir("aof-auto");
+    let kvik = kvik_on(
+        &dir,
+        &[
+            "--auto-aof-rewrite-min-size",
+            "4kb",
+            "--auto-aof-rewrite-percentage",
+            "100",
+        ],
+    );
+    let mut conn = kvik.raw();
+    let value = "x".repeat(100);
+    for i in 0..100 {
+        conn.cmd(&["SET", &format!("k{}", i % 10), &value]);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while conn.info_field("persistence", "aof_rewrites") == "0" {
+        assert!(Instant::now() < deadline, "no automatic rewrite");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    wait_info(&mut conn, "aof_rewrite_in_progress", "0");
+    assert!(kvik
+        .stdout()
+        .contains("Starting automatic rewriting of AOF on"));
+    assert!(!manifest_text(&dir).contains("appendonly.aof.1.base.rdb"));
+}
