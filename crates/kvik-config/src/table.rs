@@ -331,7 +331,7 @@ params! {
     aof_rewrite_incremental_fsync: bool = Bool,
         "aof-rewrite-incremental-fsync", 0, "yes", "fsync every 4 MB while rewriting the AOF.";
     aof_timestamp_enabled: bool = Bool,
-        "aof-timestamp-enabled", 0, "no", "Write timestamp annotations into the AOF.";
+        "aof-timestamp-enabled", LIVE, "no", "Write timestamp annotations into the AOF.";
     aof_use_rdb_preamble: bool = Bool,
         "aof-use-rdb-preamble", 0, "yes", "AOF rewrite writes the base file in RDB format.";
     appenddirname: String = StrV(check_appenddirname),

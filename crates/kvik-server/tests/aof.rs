@@ -618,3 +618,26 @@ fn the_aof_is_rewritten_when_it_has_grown_enough() {
         .contains("Starting automatic rewriting of AOF on"));
     assert!(!manifest_text(&dir).contains("appendonly.aof.1.base.rdb"));
 }
+
+#[test]
+fn timestamp_annotations_are_written_and_skipped_when_loading() {
+    let dir = support::scratch_dir("aof-timestamps");
+    let kvik = kvik_on(
+        &dir,
+        &["--aof-timestamp-enabled", "yes", "--appendfsync", "always"],
+    );
+    kvik.raw().cmd(&["SET", "k", "v"]);
+    drop(kvik);
+    let incr = std::fs::read(dir.join("appendonlydir/appendonly.aof.1.incr.aof")).unwrap();
+    let incr = text(&incr);
+    assert!(incr.starts_with("#TS:"), "{incr}");
+    assert!(incr.contains("\r\n*2\r\n$6\r\nSELECT\r\n"), "{incr}");
+    if let Some(checker) = redis_check_aof() {
+        let out = std::process::Command::new(checker)
+            .arg(dir.join("appendonlydir/appendonly.aof.manifest"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stdout));
+    }
+    assert_eq!(kvik_on(&dir, &[]).raw().cmd(&["GET", "k"]), b"$1\r\nv\r\n");
+}

@@ -82,6 +82,8 @@ struct Buffer {
     switches: Vec<(usize, Option<PathBuf>)>,
     /// The database the current incremental file last SELECTed.
     db: Option<usize>,
+    /// The unix second of the last `#TS:` annotation (`aof-timestamp-enabled`).
+    annotated_secs: u64,
     /// The position (bytes ever appended) at the end of `bytes`.
     end: u64,
     /// The writer sleeps and must be woken.
@@ -130,6 +132,8 @@ pub struct Aof {
     released: AtomicU64,
     fsync: AtomicU8,
     no_fsync_on_rewrite: AtomicBool,
+    /// `aof-timestamp-enabled`.
+    timestamps: AtomicBool,
     state: AtomicU8,
     /// DEBUG LOADAOF is loading: its effects are not appended.
     sink_paused: AtomicBool,
@@ -181,6 +185,7 @@ impl Aof {
             released: AtomicU64::new(0),
             fsync: AtomicU8::new(Fsync::EverySec.code()),
             no_fsync_on_rewrite: AtomicBool::new(false),
+            timestamps: AtomicBool::new(false),
             state: AtomicU8::new(State::Off as u8),
             sink_paused: AtomicBool::new(false),
             generation: AtomicU64::new(0),
@@ -219,6 +224,8 @@ impl Aof {
         );
         self.no_fsync_on_rewrite
             .store(config.no_appendfsync_on_rewrite, Ordering::Relaxed);
+        self.timestamps
+            .store(config.aof_timestamp_enabled, Ordering::Relaxed);
         *self.settings.lock() = Settings {
             auto_percentage: config.auto_aof_rewrite_percentage,
             auto_min_size: config.auto_aof_rewrite_min_size,
@@ -351,10 +358,19 @@ impl Aof {
     }
 
     /// Append one effect's RESP encoding (after a SELECT if its database is not the
-    /// current file's).
+    /// current file's, and with `aof-timestamp-enabled` a `#TS:<unix seconds>`
+    /// annotation first when the second changed, as Redis 7.0 writes them).
     fn append(&self, db: usize, argv: &[&[u8]]) {
         let mut buffer = self.buffer.lock();
         let before = buffer.bytes.len();
+        if self.timestamps.load(Ordering::Relaxed) {
+            let now = crate::hlc::unix_ms() / 1000;
+            if now > buffer.annotated_secs {
+                let line = format!("#TS:{now}\r\n");
+                buffer.bytes.extend_from_slice(line.as_bytes());
+                buffer.annotated_secs = now;
+            }
+        }
         if buffer.db != Some(db) {
             let db_text = db.to_string();
             encode(&mut buffer.bytes, &[b"SELECT", db_text.as_bytes()]);
