@@ -69,6 +69,8 @@ pub struct Conn {
     /// always`) up to here: the position after the effects of this client's
     /// commands.
     pub aof_hold: Option<u64>,
+    /// The worker has this connection in its list of those holding replies.
+    pub aof_listed: bool,
 }
 
 impl Conn {
@@ -85,6 +87,7 @@ impl Conn {
             write_registered: false,
             over_soft_limit_since: None,
             aof_hold: None,
+            aof_listed: false,
         }
     }
 

@@ -506,7 +506,8 @@ impl Worker {
             }
         }
         if let Some(pos) = conn.aof_hold {
-            if !self.aof_held.contains(&key) {
+            if !conn.aof_listed {
+                conn.aof_listed = true;
                 self.aof_held.push(key);
             }
             self.server.aof.wait_for(self.index, pos);
@@ -573,9 +574,15 @@ impl Worker {
     /// (those still waiting for a later position are held again by `settle`).
     fn flush_aof_held(&mut self) {
         for key in std::mem::take(&mut self.aof_held) {
+            if self.conns.is_checked_out(key) {
+                // Running a script: looked at again once it is back.
+                self.aof_held.push(key);
+                continue;
+            }
             let Some(conn) = self.conns.get_mut(key) else {
                 continue;
             };
+            conn.aof_listed = false;
             if conn.aof_hold.is_none() {
                 continue;
             }
