@@ -356,29 +356,29 @@ params! {
     always_show_logo: bool = Bool,
         "always-show-logo", IMM | LIVE, "no", "Print the ASCII logo at startup even when not logging to a terminal.";
     aof_disable_auto_gc: bool = Bool,
-        "aof-disable-auto-gc", 0, "no", "Keep history AOF files after a rewrite instead of deleting them.";
+        "aof-disable-auto-gc", LIVE, "no", "Keep history AOF files after a rewrite instead of deleting them.";
     aof_load_truncated: bool = Bool,
-        "aof-load-truncated", 0, "yes", "Load an AOF whose last command is truncated (dropping it) instead of refusing to start.";
+        "aof-load-truncated", LIVE, "yes", "Load an AOF whose last command is truncated (dropping it) instead of refusing to start.";
     aof_rewrite_cpulist: String = Str,
         "aof_rewrite_cpulist", IMM, "", "CPU list for the AOF rewrite task.";
     aof_rewrite_incremental_fsync: bool = Bool,
         "aof-rewrite-incremental-fsync", 0, "yes", "fsync every 4 MB while rewriting the AOF.";
     aof_timestamp_enabled: bool = Bool,
-        "aof-timestamp-enabled", 0, "no", "Write timestamp annotations into the AOF.";
+        "aof-timestamp-enabled", LIVE, "no", "Write timestamp annotations into the AOF.";
     aof_use_rdb_preamble: bool = Bool,
         "aof-use-rdb-preamble", 0, "yes", "AOF rewrite writes the base file in RDB format.";
     appenddirname: String = StrV(check_appenddirname),
-        "appenddirname", IMM, "appendonlydir", "Directory (inside dir) holding the multi-part AOF files.";
+        "appenddirname", IMM | LIVE, "appendonlydir", "Directory (inside dir) holding the multi-part AOF files.";
     appendfilename: String = StrV(check_appendfilename),
-        "appendfilename", IMM, "appendonly.aof", "Base name of the AOF files.";
+        "appendfilename", IMM | LIVE, "appendonly.aof", "Base name of the AOF files.";
     appendfsync: String = Enum(&["everysec", "always", "no"]),
-        "appendfsync", 0, "everysec", "When the AOF is fsynced: after every write, every second, or never.";
+        "appendfsync", LIVE, "everysec", "When the AOF is fsynced: after every write, every second, or never.";
     appendonly: bool = Bool,
-        "appendonly", 0, "no", "Enable the append-only file.";
+        "appendonly", LIVE, "no", "Enable the append-only file.";
     auto_aof_rewrite_min_size: u64 = Mem(0, LLM),
-        "auto-aof-rewrite-min-size", 0, "67108864", "Minimum AOF size before an automatic rewrite.";
+        "auto-aof-rewrite-min-size", LIVE, "67108864", "Minimum AOF size before an automatic rewrite.";
     auto_aof_rewrite_percentage: u32 = Int(0, INT),
-        "auto-aof-rewrite-percentage", 0, "100", "AOF growth percent that triggers an automatic rewrite (0 = never).";
+        "auto-aof-rewrite-percentage", LIVE, "100", "AOF growth percent that triggers an automatic rewrite (0 = never).";
     bgsave_cpulist: String = Str,
         "bgsave_cpulist", IMM | LIVE, "", "CPUs the saver thread (BGSAVE, save points) runs on, e.g. `1,10-11` or `0-7:2`.";
     bind: Vec<String> = Special(get_bind, set_bind, "address list"),
@@ -531,7 +531,7 @@ params! {
     multi_master_no_forward: bool = Bool,
         "multi-master-no-forward", KDB, "no", "Do not forward writes received from one master to the others.";
     no_appendfsync_on_rewrite: bool = Bool,
-        "no-appendfsync-on-rewrite", 0, "no", "Skip AOF fsync while a rewrite or save runs.";
+        "no-appendfsync-on-rewrite", LIVE, "no", "Skip AOF fsync while a rewrite or save runs.";
     notify_keyspace_events: u32 = Special(get_notify, set_notify, "event class letters"),
         "notify-keyspace-events", LIVE, "", "Keyspace notification classes (letters of Ag$lshzxeKEtmdn).";
     oom_score_adj: String = Special(get_oom_score_adj, set_oom_score_adj, "no|yes|relative|absolute"),

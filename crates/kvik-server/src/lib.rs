@@ -13,6 +13,7 @@
 //! - [`types`]: the values keys hold (the `kvik-types` crate);
 //! - [`persistence`]: the forms values take outside memory (the RDB codec, the
 //!   `kvik-rdb` crate);
+//! - [`aof`]: the append-only file, fed by the effect stream;
 //! - [`effects`] and [`hlc`]: the ordered stream of deterministic writes and the clock
 //!   that stamps them, which persistence and replication consume;
 //! - [`replication`]: this node's role, the backlog, the replicas it serves and its
@@ -27,6 +28,7 @@
 //! `kvik-util`, `kvik-rdb` only those two. They are re-exported here under their old
 //! module paths (`crate::util`, `crate::types`, `crate::persistence::rdb`).
 
+pub mod aof;
 pub mod blocking;
 pub mod client;
 pub mod commands;

@@ -44,6 +44,9 @@ pub enum Message {
     /// A replica feed of this thread has bytes to send (the replication stream
     /// grew, or a full sync's RDB has a new chunk): write from the feeds.
     ReplicaFeed,
+    /// The AOF is fsynced (or written, as `appendfsync` requires) past a position
+    /// some of this thread's connections hold their replies for: write those now.
+    AofReleased,
     /// Client-side caching: tell the connection at `token`, if it is still client
     /// `client`'s, that keys it may cache changed .
     Invalidate {

@@ -116,7 +116,11 @@ fn main() {
     kvik_server::process::set_title(&config, loaded.config_file.as_deref());
     let server = startup::new_server(config, loaded.config_file);
     log_notice!("Server initialized");
-    if let Err(e) = kvik_server::server::saving::load_at_startup(&server) {
+    if server.config.read().appendonly {
+        if !startup::load_aof(&server) {
+            std::process::exit(1);
+        }
+    } else if let Err(e) = kvik_server::server::saving::load_at_startup(&server) {
         log_warning!("{e}");
         if let Some(reason) = e.corruption() {
             log_warning!(

@@ -1,5 +1,6 @@
-//! Start-up: builds the command table and the shared state, binds, and starts the
-//! worker threads, the saver thread and the metrics endpoint. The top of the crate: it may use every layer,
+//! Start-up: builds the command table and the shared state, loads the AOF, binds,
+//! and starts the worker threads, the saver thread, the AOF's threads and the
+//! metrics endpoint. The top of the crate: it may use every layer,
 //! and nothing below imports it (the binary and in-process tests do).
 
 use crate::server::Server;
@@ -11,14 +12,18 @@ use std::sync::Arc;
 pub struct Running {
     pub server: Arc<Server>,
     threads: Vec<std::thread::JoinHandle<()>>,
+    aof_writer: std::thread::JoinHandle<()>,
 }
 
 impl Running {
-    /// Wait for the worker threads to finish (after SHUTDOWN).
+    /// Wait for the worker threads to finish (after SHUTDOWN), then for the AOF
+    /// writer to write and fsync what they appended.
     pub fn join(self) {
         for t in self.threads {
             let _ = t.join();
         }
+        self.server.aof.stop_writer();
+        let _ = self.aof_writer.join();
     }
 
     /// Stop the workers and wait for them.
@@ -39,8 +44,15 @@ pub fn new_server(config: Config, config_file: Option<PathBuf>) -> Server {
     Server::new(config, config_file, crate::commands::registry().len())
 }
 
-/// Bind and start the worker threads and the saver thread of a server already made
-/// (the binary loads the RDB file into it first).
+/// Load the AOF into a server made with `appendonly yes` (instead of the RDB
+/// file, as Redis does); false when it cannot be loaded (logged: the server must
+/// not start).
+pub fn load_aof(server: &Server) -> bool {
+    crate::commands::debug::loadaof::load_at_startup(server).is_ok()
+}
+
+/// Bind and start the worker threads, the saver thread and the AOF's threads of a
+/// server already made (the binary loads the RDB file or the AOF into it first).
 pub fn start(server: Server) -> std::io::Result<Running> {
     let affinity = server.config.read().server_thread_affinity;
     // A failure is logged; the server runs on with the score it has, as Redis does.
@@ -52,13 +64,29 @@ pub fn start(server: Server) -> std::io::Result<Running> {
     let unix = crate::listen::bind_unix(&server.config.read())?;
     let unix_path: Arc<str> = server.config.read().unixsocket.as_str().into();
     let unix = unix.map(|l| (l, unix_path));
+    crate::server::saving::start_aof(&server)?;
+    let aof_writer = crate::aof::start_writer(server.aof.clone())?;
+    let weak = Arc::downgrade(&server);
+    server.aof.set_notify(Box::new(move |worker| {
+        if let Some(server) = weak.upgrade() {
+            if let Some(handle) = server.workers.get().and_then(|w| w.get(worker)) {
+                handle.send(crate::mailbox::Message::AofReleased);
+            }
+        }
+    }));
     // The saver first: a client's BGSAVE may come as soon as a worker accepts, and
     // finds the saver's queue in place (a loaded machine could let one in before).
     let saver = crate::server::saving::start_saver(server.clone())?;
+    let rewriter = crate::server::saving::start_aof_rewriter(server.clone())?;
     let metrics = crate::metrics::start(&server).inspect_err(|_| server.request_shutdown())?;
     let mut threads = crate::net::start_workers(&server, &listeners, unix.as_ref(), affinity)
         .inspect_err(|_| server.request_shutdown())?;
     threads.push(saver);
+    threads.push(rewriter);
     threads.extend(metrics);
-    Ok(Running { server, threads })
+    Ok(Running {
+        server,
+        threads,
+        aof_writer,
+    })
 }

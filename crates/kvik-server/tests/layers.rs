@@ -30,6 +30,8 @@ const LAYERS: &[&[&str]] = &[
     &["tracking"],
     // A connection's own state.
     &["client"],
+    // The append-only file: written from the snapshot and the effect stream.
+    &["aof"],
     // Engines over the keyspace.
     &["snapshot"],
     &["scripting", "blocking", "memory"],

@@ -120,7 +120,8 @@ pub(super) fn refuse_if_oom(
 /// succeeds. One relaxed load otherwise.
 #[inline]
 pub(super) fn refuse_if_misconf(server: &Server, client: &ClientState, cmd: &Command) -> CmdResult {
-    if !server.persistence.refuses_writes() {
+    let rdb = server.persistence.refuses_writes();
+    if !rdb && !server.aof.refuses_writes() {
         return Ok(());
     }
     let writes = if cmd.has(table::flags::RUNS_QUEUED) {
@@ -129,7 +130,10 @@ pub(super) fn refuse_if_misconf(server: &Server, client: &ClientState, cmd: &Com
         cmd.has(table::flags::WRITE | table::flags::MISCONF_REFUSES)
     };
     if writes {
-        return Err(errors::MISCONF.into());
+        return Err(match rdb {
+            true => errors::MISCONF.into(),
+            false => server.aof.misconf_error().into(),
+        });
     }
     Ok(())
 }

@@ -152,6 +152,14 @@ fn apply_changes(server: &Server, changed: &[&'static str]) -> CmdResult {
     if changed.contains(&"jemalloc-bg-thread") {
         crate::process::set_jemalloc_background_thread(server.config.read().jemalloc_bg_thread);
     }
+    if changed.contains(&"appendonly") {
+        let on = server.config.read().appendonly;
+        crate::server::saving::set_appendonly(server, on).map_err(|why| {
+            CmdError::from(format!(
+                "ERR CONFIG SET failed (possibly related to argument 'appendonly') - {why}"
+            ))
+        })?;
+    }
     if changed.contains(&"loglevel") {
         let level = server.config.read().loglevel.clone();
         crate::logging::set_level(&level).map_err(CmdError::from)?;

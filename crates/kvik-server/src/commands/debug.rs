@@ -7,6 +7,7 @@
 //! shard locks it needs itself, so SLEEP holds none while it blocks its thread.
 
 mod digest;
+pub mod loadaof;
 
 use super::shared::{help_reply, subcommand_syntax_error};
 use super::table::{acl, flags, Command, Handler, Lock};
@@ -61,6 +62,12 @@ const ACTIONS: &[Action] = &[
         min_args: 3,
         max_args: 3,
         run: error,
+    },
+    Action {
+        name: "loadaof",
+        min_args: 2,
+        max_args: 2,
+        run: loadaof,
     },
     Action {
         name: "log",
@@ -183,6 +190,22 @@ fn reload(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// DEBUG LOADAOF: write out what the AOF buffers, empty the dataset and load the
+/// AOF back, as Redis's tests use it to prove the AOF reproduces the dataset.
+/// Where Redis exits on a file it cannot load, kvik answers an error and keeps
+/// what it loaded.
+fn loadaof(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    if !ctx.keys.holds_none() {
+        return Err("ERR DEBUG LOADAOF is not allowed inside a transaction".into());
+    }
+    if loadaof::reload(ctx.server).is_err() {
+        return Err("ERR Error loading the AOF, check server logs.".into());
+    }
+    crate::log_warning!("Append Only File loaded by DEBUG LOADAOF");
+    ctx.out.ok();
+    Ok(())
+}
+
 fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let action = ACTIONS
         .iter()
@@ -202,6 +225,8 @@ const HELP: &[&str] = &[
     "ERROR <string>",
     "    Return a Redis protocol error with <string> as message. Useful for clients",
     "    unit tests to simulate Redis errors.",
+    "LOADAOF",
+    "    Flush the AOF buffers on disk and reload the AOF in memory.",
     "LOG <message>",
     "    Write <message> to the server log.",
     "RELOAD [option ...]",

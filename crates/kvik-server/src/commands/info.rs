@@ -481,18 +481,44 @@ fn persistence_section(server: &Server, r: &mut Report) {
     r.field("rdb_last_cow_size", 0);
     r.field("rdb_last_load_keys_expired", loaded.expired);
     r.field("rdb_last_load_keys_loaded", loaded.keys);
-    r.field("aof_enabled", 0);
-    r.field("aof_rewrite_in_progress", 0);
-    r.field("aof_rewrite_scheduled", 0);
-    r.field("aof_last_rewrite_time_sec", -1);
-    r.field("aof_current_rewrite_time_sec", -1);
-    r.field("aof_last_bgrewrite_status", "ok");
-    r.field("aof_rewrites", 0);
-    r.field("aof_rewrites_consecutive_failures", 0);
-    r.field("aof_last_write_status", "ok");
+    aof_fields(server, r);
+}
+
+/// The aof_* fields of INFO persistence, as Redis 7.0 prints them (the sizes only
+/// while the AOF is on). No fork: the copy-on-write figure is 0.
+fn aof_fields(server: &Server, r: &mut Report) {
+    let aof = &server.aof;
+    let rewrite = aof.rewrite_info();
+    let ok = |yes: bool| if yes { "ok" } else { "err" };
+    // On while its first rewrite runs, as Redis counts it.
+    let on = aof.is_on();
+    r.field("aof_enabled", u8::from(on));
+    r.field("aof_rewrite_in_progress", u8::from(rewrite.in_progress));
+    r.field("aof_rewrite_scheduled", u8::from(aof.rewrite_scheduled()));
+    r.field("aof_last_rewrite_time_sec", rewrite.last_secs);
+    r.field("aof_current_rewrite_time_sec", rewrite.current_secs);
+    r.field("aof_last_bgrewrite_status", ok(rewrite.last_ok));
+    r.field("aof_rewrites", rewrite.count);
+    r.field(
+        "aof_rewrites_consecutive_failures",
+        rewrite.consecutive_failures,
+    );
+    r.field("aof_last_write_status", ok(aof.last_write_ok()));
     r.field("aof_last_cow_size", 0);
     r.field("module_fork_in_progress", 0);
     r.field("module_fork_last_cow_size", 0);
+    if on {
+        r.field("aof_current_size", aof.current_size());
+        r.field("aof_base_size", aof.base_size());
+        r.field("aof_pending_rewrite", u8::from(aof.rewrite_scheduled()));
+        r.field("aof_buffer_length", aof.buffer_len());
+        r.field("aof_pending_bio_fsync", 0);
+        r.field(
+            "aof_delayed_fsync",
+            aof.delayed_fsyncs
+                .load(std::sync::atomic::Ordering::Relaxed),
+        );
+    }
 }
 
 fn stats_section(server: &Server, r: &mut Report) {

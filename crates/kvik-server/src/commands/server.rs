@@ -1,5 +1,5 @@
-//! Server commands: DBSIZE FLUSHDB FLUSHALL SWAPDB TIME SAVE BGSAVE LASTSAVE
-//! SHUTDOWN.
+//! Server commands: DBSIZE FLUSHDB FLUSHALL SWAPDB TIME SAVE BGSAVE BGREWRITEAOF
+//! LASTSAVE SHUTDOWN.
 
 use super::table::{acl, flags, Command, Lock};
 use super::{args, errors, CmdError, CmdResult, Ctx};
@@ -49,6 +49,11 @@ pub const COMMANDS: &[Command] = &[
         .acl(acl::ADMIN | acl::SLOW | acl::DANGEROUS)
         .lock(Lock::Handler)
         .doc("server", "1.0.0", "O(1)", "Asynchronously save the dataset to disk"),
+    Command::new("bgrewriteaof", 1, bgrewriteaof)
+        .flags(flags::ADMIN | flags::NOSCRIPT)
+        .acl(acl::ADMIN | acl::SLOW | acl::DANGEROUS)
+        .lock(Lock::Handler)
+        .doc("server", "1.0.0", "O(1)", "Asynchronously rewrites the append-only file to disk."),
     Command::new("shutdown", -1, shutdown)
         .flags(flags::ADMIN | flags::NOSCRIPT | flags::LOADING | flags::STALE | flags::NO_MULTI | flags::ALLOW_BUSY)
         .acl(acl::ADMIN | acl::SLOW | acl::DANGEROUS)
@@ -87,7 +92,7 @@ fn parse_flush_mode(ctx: &Ctx, args: &[&[u8]]) -> Result<bool, CmdError> {
 
 /// Empty every shard of `db` (all of them are locked by the caller), freeing the
 /// keys on the background thread when `lazy`, here otherwise.
-pub(super) fn flush_db(keys: &mut Locked, db: usize, lazy: bool) -> u64 {
+pub(crate) fn flush_db(keys: &mut Locked, db: usize, lazy: bool) -> u64 {
     let mut removed = 0;
     keys.signal_db_replaced(db, None);
     for shard in 0..keys.keyspace().shards_per_db() {
@@ -179,6 +184,39 @@ fn bgsave(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         Err(SaveError::InProgress) => Err(SAVE_IN_PROGRESS.into()),
         Err(_) => Err("ERR".into()),
+    }
+}
+
+/// BGREWRITEAOF. Inside a transaction (which holds every shard), or while a
+/// background save runs, it is scheduled, as in Redis.
+fn bgrewriteaof(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let aof = &ctx.server.aof;
+    if aof.rewrite_in_progress() {
+        return Err("ERR Background append only file rewriting already in progress".into());
+    }
+    if !ctx.keys.holds_none() {
+        aof.schedule_rewrite();
+        ctx.out
+            .simple("Background append only file rewriting scheduled");
+        return Ok(());
+    }
+    match saving::bgrewriteaof(ctx.server) {
+        Ok(()) => {
+            ctx.out.simple("Background append only file rewriting started");
+            Ok(())
+        }
+        Err(saving::RewriteRefused::Scheduled) => {
+            ctx.out
+                .simple("Background append only file rewriting scheduled");
+            Ok(())
+        }
+        Err(saving::RewriteRefused::InProgress) => {
+            Err("ERR Background append only file rewriting already in progress".into())
+        }
+        Err(saving::RewriteRefused::Failed) => Err(
+            "ERR Can't execute an AOF background rewriting. Please check the server logs for more information."
+                .into(),
+        ),
     }
 }
 

@@ -74,6 +74,12 @@ pub struct Conn {
     over_soft_limit_since: Option<u64>,
     /// A replica's output (after SYNC / PSYNC), found once it asked.
     feed: Option<Arc<Feed>>,
+    /// The replies wait until the AOF is written (fsynced with `appendfsync
+    /// always`) up to here: the position after the effects of this client's
+    /// commands.
+    pub aof_hold: Option<u64>,
+    /// The worker has this connection in its list of those holding replies.
+    pub aof_listed: bool,
 }
 
 impl Conn {
@@ -90,6 +96,8 @@ impl Conn {
             write_registered: false,
             over_soft_limit_since: None,
             feed: None,
+            aof_hold: None,
+            aof_listed: false,
         }
     }
 
@@ -107,8 +115,11 @@ impl Conn {
                 Ok(0) => {
                     // The peer is done sending, maybe right behind its last command
                     // (`printf 'SET k v\r\n' | nc -q0 ...`): its replies still go out,
-                    // as far as the socket takes them now.
-                    let _ = self.write_pending(stats);
+                    // as far as the socket takes them now (unless they wait for
+                    // the AOF).
+                    if self.releases_replies(server) {
+                        let _ = self.write_pending(stats);
+                    }
                     return Next::Close;
                 }
                 Ok(n) => {
@@ -145,6 +156,7 @@ impl Conn {
         let now_ms = crate::hlc::unix_ms();
         let mut start = 0;
         let mut grow_to = 0;
+        let aof_before = server.aof.is_on().then(|| server.aof.appended());
         self.bound_replies(server);
         while start < self.filled
             && !self.out.overflowed()
@@ -193,6 +205,9 @@ impl Conn {
                 }
             }
         }
+        if let Some(before) = aof_before {
+            self.hold_for_aof(server, before);
+        }
         // Only commands' replies are bounded while built; messages delivered later
         // are checked when they are written (`over_output_limit`).
         self.out.limit = 0;
@@ -216,6 +231,10 @@ impl Conn {
         let Some(blocked) = self.state.blocked.take() else {
             return;
         };
+        // The command that served it wrote its effects (a pop) on another thread.
+        if server.aof.is_on() {
+            self.aof_hold = Some(server.aof.appended());
+        }
         if !blocked.silent {
             self.out.raw(reply);
         }
@@ -225,10 +244,38 @@ impl Conn {
         }
     }
 
+    /// With the AOF on, if the commands just run appended effects (the AOF's
+    /// position moved since `before`; another thread's effects moving it only make
+    /// the wait a little longer), their replies wait until the effects are written
+    /// (and fsynced with `appendfsync always`): the worker writes them at the end
+    /// of its round, as Redis writes the AOF before it replies.
+    fn hold_for_aof(&mut self, server: &Server, before: u64) {
+        let after = server.aof.appended();
+        if after != before {
+            self.aof_hold = Some(after);
+        }
+    }
+
+    /// May the replies go out, as far as the AOF is concerned? Clears a hold that
+    /// the AOF has released.
+    fn releases_replies(&mut self, server: &Server) -> bool {
+        match self.aof_hold {
+            Some(pos) if !server.aof.is_released(pos) => false,
+            _ => {
+                self.aof_hold = None;
+                true
+            }
+        }
+    }
+
     /// Write pending replies. Returns whether the connection stays open and still
     /// has bytes to write; a client whose unwritten replies pass its output buffer
-    /// limit is closed.
+    /// limit is closed. Replies held for the AOF stay until their effects are
+    /// written, or fsynced (the worker flushes again then).
     pub fn flush(&mut self, server: &Server, stats: &ThreadStats) -> Next {
+        if !self.releases_replies(server) {
+            return Next::Keep { wants_write: false };
+        }
         if self.out.overflowed() {
             // A reply outgrew the hard limit while it was built: what it holds is
             // not sent, the client goes (Redis closes it the same way, at once).

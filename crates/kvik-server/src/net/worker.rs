@@ -63,6 +63,9 @@ pub struct Worker {
     expire_cursor: crate::keyspace::ExpireCursor,
     /// Deadlines of this thread's blocked clients: (unix ms, connection token).
     block_timers: BTreeSet<(u64, usize)>,
+    /// Connections holding replies until their effects are written to the AOF
+    /// (and fsynced with `appendfsync always`).
+    aof_held: Vec<usize>,
 }
 
 /// A socket event, as polled.
@@ -132,6 +135,7 @@ impl Worker {
             stats,
             expire_cursor: Default::default(),
             block_timers: BTreeSet::new(),
+            aof_held: Vec::new(),
         })
     }
 
@@ -170,6 +174,7 @@ impl Worker {
                     timeout = timeout.min(Duration::from_millis(1));
                 }
             }
+            self.write_aof_round();
             // What this thread sent itself (a publisher and its subscribers sharing
             // it, the invalidations its writes caused) leaves now, with the replies
             // of the round, not after a wake-up.
@@ -284,6 +289,7 @@ impl Worker {
                     reply,
                     end,
                 } => self.wake(token, client, &reply, end),
+                Message::AofReleased => self.flush_aof_held(),
                 Message::Shutdown => return true,
                 Message::KillFlagged => {
                     let doomed: Vec<usize> = self
@@ -542,6 +548,13 @@ impl Worker {
                 blocked.timer_armed = true;
             }
         }
+        if let Some(pos) = conn.aof_hold {
+            if !conn.aof_listed {
+                conn.aof_listed = true;
+                self.aof_held.push(key);
+            }
+            self.server.aof.wait_for(self.index, pos);
+        }
         let killed = conn.state.info.killed.load(Ordering::Acquire);
         match next {
             Next::Close => self.close(key),
@@ -588,6 +601,41 @@ impl Worker {
             repl.replicas.gone(conn.state.id(), repl);
         }
         self.server.clients.remove(conn.state.id());
+    }
+
+    /// Before the loop sleeps: write the AOF's buffer (every client's effects of
+    /// the round at once) and the replies that waited only for that; those that
+    /// wait for an fsync go when the AOF's writer thread says.
+    fn write_aof_round(&mut self) {
+        let aof = &self.server.aof;
+        if aof.has_unwritten() {
+            // A failure is the writer thread's to retry; the replies stay held.
+            let _ = aof.write_out();
+        }
+        if !self.aof_held.is_empty() {
+            self.flush_aof_held();
+        }
+    }
+
+    /// The AOF released held replies: write those of the connections holding them
+    /// (those still waiting for a later position are held again by `settle`).
+    fn flush_aof_held(&mut self) {
+        for key in std::mem::take(&mut self.aof_held) {
+            if self.conns.is_checked_out(key) {
+                // Running a script: looked at again once it is back.
+                self.aof_held.push(key);
+                continue;
+            }
+            let Some(conn) = self.conns.get_mut(key) else {
+                continue;
+            };
+            conn.aof_listed = false;
+            if conn.aof_hold.is_none() {
+                continue;
+            }
+            let next = conn.flush(&self.server, &self.stats);
+            self.settle(key, next);
+        }
     }
 
     /// Another thread ended the wait of the client at `token` with `reply`.

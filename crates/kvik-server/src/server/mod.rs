@@ -307,6 +307,8 @@ pub struct Server {
     pub persistence: crate::snapshot::Persistence,
     /// The replication role, ids, backlog, replicas and master link.
     pub replication: Arc<crate::replication::Replication>,
+    /// The append-only file: its buffer, writer thread, files and rewrites.
+    pub aof: Arc<crate::aof::Aof>,
 }
 
 impl Server {
@@ -351,6 +353,7 @@ impl Server {
                 &config,
                 run_id.clone(),
             )),
+            aof: Arc::new(crate::aof::Aof::new(&config, threads)),
             run_id,
             node_id,
             port: AtomicU64::new(config.port as u64),
@@ -404,6 +407,7 @@ impl Server {
         self.latency.configure(c);
         self.persistence.configure(c);
         self.replication.configure(c);
+        self.aof.configure(c);
         self.pubsub
             .keyspace_events
             .store(c.notify_keyspace_events, Ordering::Relaxed);

@@ -4,6 +4,10 @@
 //! point-in-time snapshot, writing a file in place, the bookkeeping) is the snapshot
 //! engine's ([`crate::snapshot`]); this is where it meets the rest of the server:
 //! its configuration, its keyspace, its function libraries, its change counters.
+//!
+//! The AOF's rewrites start here too (BGREWRITEAOF, `CONFIG SET appendonly yes`,
+//! the automatic rewrite, the first base at start-up): they take the same
+//! snapshot, and the AOF engine ([`crate::aof`]) does the rest.
 
 use super::Server;
 use crate::keyspace::Locked;
@@ -24,11 +28,20 @@ fn dirty(server: &Server) -> u64 {
 
 /// Fix a snapshot's point in time now. The caller must hold no shard lock.
 fn begin(server: &Server) -> Result<(Arc<Snapshot>, AtPoint), SaveError> {
+    begin_with(server, || {})
+}
+
+/// [`begin`], running `at_point` at the point in time, while every shard is held.
+fn begin_with(
+    server: &Server,
+    at_point: impl FnOnce(),
+) -> Result<(Arc<Snapshot>, AtPoint), SaveError> {
     let settings = settings(&server.config.read(), server.keyspace.clock.get());
     let functions = server.scripting.libraries.all();
     let codes = functions.iter().map(|l| l.code.clone()).collect();
     let mut repl = None;
     let begun = Snapshot::begin(&server.keyspace, settings, codes, || {
+        at_point();
         repl = server.replication.save_info();
         dirty(server)
     });
@@ -182,10 +195,12 @@ fn run_save_points(server: &Server) {
 }
 
 /// The save SHUTDOWN (and SIGTERM) makes before exiting: when `save` says so, or by
-/// default when save points are set. A background save is stopped first.
+/// default when save points are set. A background save and an AOF rewrite are
+/// stopped first (the AOF itself is written and fsynced when the threads stop).
 /// A supervisor hears that the server is stopping, and what the save is doing.
 pub fn save_before_exit(server: &Server, asked: Option<bool>) -> Result<(), SaveError> {
     crate::supervise::stopping();
+    server.aof.cancel_rewrite();
     server.persistence.cancel_background();
     let wanted = asked.unwrap_or_else(|| !server.config.read().save.is_empty());
     if !wanted {
@@ -285,4 +300,169 @@ pub fn load_at_startup(server: &Server) -> Result<(), LoadError> {
         );
     }
     Ok(())
+}
+
+/// Start the AOF before the workers serve, when `appendonly` is on: the first base
+/// is written from the dataset when the AOF has none, then new effects go to the
+/// last incremental file (a new one if there is none).
+pub fn start_aof(server: &Server) -> std::io::Result<()> {
+    if !server.config.read().appendonly {
+        return Ok(());
+    }
+    let aof = &server.aof;
+    let manifest = aof.manifest();
+    if manifest.base.is_none() && manifest.incrs.is_empty() {
+        let (snapshot, point) =
+            begin(server).map_err(|_| std::io::Error::other("a snapshot is running"))?;
+        let never = AtomicBool::new(false);
+        let checksum = server.config.read().rdbchecksum;
+        let written = aof.create_base_on_start(checksum, |sink| {
+            snapshot
+                .write(&server.keyspace, &point, sink, &never)
+                .is_ok()
+        });
+        server.keyspace.end_capture();
+        written?;
+    }
+    server.effects.add_sink(aof.sink(), |_| {});
+    aof.open_on_start()
+}
+
+/// Why BGREWRITEAOF did not start a rewrite.
+#[derive(Debug, PartialEq, Eq)]
+pub enum RewriteRefused {
+    InProgress,
+    /// A background save runs: the rewrite starts after it.
+    Scheduled,
+    Failed,
+}
+
+/// BGREWRITEAOF: a new incremental file from the snapshot's point in time on, and
+/// the snapshot written as the new base by the rewriter thread.
+pub fn bgrewriteaof(server: &Server) -> Result<(), RewriteRefused> {
+    let aof = &server.aof;
+    if aof.rewrite_in_progress() {
+        return Err(RewriteRefused::InProgress);
+    }
+    if server.persistence.bgsave_in_progress() {
+        aof.schedule_rewrite();
+        return Err(RewriteRefused::Scheduled);
+    }
+    let rewrite = aof.begin_rewrite().map_err(|e| match e {
+        crate::aof::rewrite::StartError::InProgress => RewriteRefused::InProgress,
+        crate::aof::rewrite::StartError::Failed => RewriteRefused::Failed,
+    })?;
+    let turning_on = aof.state() == crate::aof::State::WaitRewrite;
+    let begun = begin_with(server, || {
+        aof.rewrite_point(&rewrite);
+        if turning_on {
+            server.effects.add_sink(aof.sink(), |_| {});
+        }
+    });
+    let Ok((snapshot, point)) = begun else {
+        // A save's snapshot began meanwhile: after it, then.
+        aof.abandon_rewrite(rewrite);
+        aof.schedule_rewrite();
+        return Err(RewriteRefused::Scheduled);
+    };
+    log_notice!(
+        "Background append only file rewriting started by pid {}",
+        std::process::id()
+    );
+    let job = crate::aof::rewrite::Job {
+        rewrite,
+        snapshot,
+        point,
+    };
+    if let Err(job) = aof.send_rewrite(job) {
+        write_aof_base(server, *job);
+    }
+    Ok(())
+}
+
+/// Write a rewrite's snapshot as the new base and switch the AOF to it.
+fn write_aof_base(server: &Server, job: crate::aof::rewrite::Job) {
+    let checksum = server.config.read().rdbchecksum;
+    let cancel = &job.rewrite.cancel;
+    let base = server.aof.write_base(checksum, |sink| {
+        job.snapshot
+            .write(&server.keyspace, &job.point, sink, cancel)
+            .is_ok()
+    });
+    server.keyspace.end_capture();
+    server.aof.finish_rewrite(job.rewrite, base);
+}
+
+/// `CONFIG SET appendonly yes|no`. Turning it on starts a rewrite (scheduled if a
+/// save runs) and the AOF is on once its base is in place.
+pub fn set_appendonly(server: &Server, on: bool) -> Result<(), String> {
+    let aof = &server.aof;
+    if !on {
+        aof.cancel_rewrite();
+        aof.turn_off();
+        return Ok(());
+    }
+    if aof.state() != crate::aof::State::Off {
+        return Ok(());
+    }
+    aof.prepare_turn_on().inspect_err(|e| log_warning!("{e}"))?;
+    match bgrewriteaof(server) {
+        Ok(()) => Ok(()),
+        Err(RewriteRefused::Scheduled) => {
+            log_warning!("AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.");
+            Ok(())
+        }
+        Err(RewriteRefused::InProgress) => {
+            // A rewrite of the AOF while it was off: turning on waits for another.
+            aof.schedule_rewrite();
+            Ok(())
+        }
+        Err(RewriteRefused::Failed) => {
+            log_warning!("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation. Check the above logs for more info about the error.");
+            aof.turn_off();
+            Err("Unable to turn on AOF. Check server logs.".into())
+        }
+    }
+}
+
+/// Start the rewriter thread: it writes the rewrites' bases and starts the
+/// scheduled and automatic rewrites.
+pub fn start_aof_rewriter(server: Arc<Server>) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let (tx, rx) = mpsc::channel();
+    server.aof.set_rewriter(tx);
+    std::thread::Builder::new()
+        .name("kvik-aof-rewrite".into())
+        .spawn(move || loop {
+            match rx.recv_timeout(SAVE_POINTS_CHECK) {
+                Ok(job) => write_aof_base(&server, job),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if server.shutdown_requested.load(Ordering::Acquire) {
+                        return;
+                    }
+                    run_aof_checks(&server);
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            }
+        })
+}
+
+/// Start a scheduled rewrite once no save runs, or an automatic one when the AOF
+/// has grown enough.
+fn run_aof_checks(server: &Server) {
+    let aof = &server.aof;
+    let saving = server.persistence.bgsave_in_progress();
+    aof.other_save_running.store(saving, Ordering::Relaxed);
+    if saving || aof.rewrite_in_progress() {
+        return;
+    }
+    if aof.take_scheduled_rewrite() {
+        let _ = bgrewriteaof(server);
+    } else if aof.wants_auto_rewrite() {
+        let (base, current) = (aof.base_size().max(1), aof.current_size());
+        log_notice!(
+            "Starting automatic rewriting of AOF on {}% growth",
+            current.saturating_sub(base) * 100 / base
+        );
+        let _ = bgrewriteaof(server);
+    }
 }

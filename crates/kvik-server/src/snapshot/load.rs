@@ -151,8 +151,8 @@ pub struct LoadHow {
     pub keep_expired: bool,
 }
 
-/// Load an RDB read from `reader` (a file, a replica's socket: read as it arrives,
-/// never held whole) into the shards `locked` holds (all of them). The reader is
+/// Load an RDB read from `reader` (a file, an AOF's base or preamble, a replica's
+/// socket: read as it arrives, never held whole) into the shards `locked` holds (all of them). The reader is
 /// read up to the file's footer and no further.
 pub fn load_reader(
     reader: impl std::io::Read,
