@@ -394,36 +394,31 @@ impl Worker {
     }
 
     fn accept_all(&mut self, listener: usize) {
-        loop {
-            match self.listeners[listener].accept() {
-                Ok((stream, addr)) => {
-                    // mio's stream is registered nowhere yet: as a std stream it
-                    // travels freely.
-                    let stream = std::net::TcpStream::from(std::os::fd::OwnedFd::from(stream));
-                    self.deal(Accepted::Tcp(stream, addr))
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    crate::log_warning!("Accepting client connection: {e}");
-                    return;
-                }
-            }
-        }
+        self.accept_each(|w| {
+            let (stream, addr) = w.listeners[listener].accept()?;
+            // mio's stream is registered nowhere yet: as a std stream it travels
+            // freely.
+            let stream = std::net::TcpStream::from(std::os::fd::OwnedFd::from(stream));
+            Ok(Accepted::Tcp(stream, addr))
+        });
     }
 
     fn accept_unix(&mut self) {
-        loop {
-            let Some((listener, path)) = &self.unix else {
-                return;
+        self.accept_each(|w| {
+            let Some((listener, path)) = &w.unix else {
+                return Err(io::ErrorKind::WouldBlock.into());
             };
-            match listener.accept() {
-                Ok((stream, _)) => {
-                    let stream =
-                        std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(stream));
-                    let path = path.clone();
-                    self.deal(Accepted::Unix(stream, path))
-                }
+            let (stream, _) = listener.accept()?;
+            let stream = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(stream));
+            Ok(Accepted::Unix(stream, path.clone()))
+        });
+    }
+
+    /// Deal every connection waiting on a listening socket, `next` accepting one.
+    fn accept_each(&mut self, next: impl Fn(&Self) -> io::Result<Accepted>) {
+        loop {
+            match next(self) {
+                Ok(accepted) => self.deal(accepted),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
