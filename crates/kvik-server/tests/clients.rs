@@ -1,0 +1,80 @@
+//! Real Node.js clients against kvik: node-redis and ioredis connect to a replica
+//! whose master is unreachable, as applications do during an outage. They must get
+//! a ready connection at once, see the truth in INFO (role:slave,
+//! master_link_status:down), read the stale data, and get READONLY for writes. The
+//! clients are installed by `.ci/run` (`npm ci` in tests/clients); with
+//! `KVIK_REQUIRE_CLIENTS=1` (set by CI) a missing one is a failure, otherwise the
+//! test is skipped.
+
+mod support;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+use support::TestServer;
+
+fn clients_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
+}
+
+/// The directory with node_modules, or `None` after saying why the test is skipped.
+fn installed_clients() -> Option<PathBuf> {
+    let dir = clients_dir();
+    let node = Command::new("node").arg("--version").output().is_ok();
+    if node && dir.join("node_modules/ioredis").is_dir() && dir.join("node_modules/redis").is_dir()
+    {
+        return Some(dir);
+    }
+    let required = std::env::var("KVIK_REQUIRE_CLIENTS").is_ok_and(|v| !v.is_empty() && v != "0");
+    assert!(
+        !required,
+        "node or the Node.js clients are missing and KVIK_REQUIRE_CLIENTS=1 (npm ci --prefix {})",
+        dir.display()
+    );
+    println!(
+        "SKIPPED: node or node_modules missing (npm ci --prefix {})",
+        dir.display()
+    );
+    None
+}
+
+fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn node_clients_use_a_replica_whose_master_is_gone() {
+    let Some(dir) = installed_clients() else {
+        return;
+    };
+    let master = TestServer::start(&[]);
+    let master_port = master.port().to_string();
+    let replica = TestServer::start(&["--replicaof", "127.0.0.1", &master_port]);
+    let mut m = master.raw();
+    assert_eq!(m.cmd(&["SET", "stale", "v"]), b"+OK\r\n");
+    let mut r = replica.raw();
+    wait_for("the replica to have the key", || {
+        r.cmd(&["GET", "stale"]) == b"$1\r\nv\r\n"
+    });
+    drop(m);
+    drop(master);
+    wait_for("the replica to see its master gone", || {
+        r.info_field("replication", "master_link_status") == "down"
+    });
+    let run = Command::new("node")
+        .arg(dir.join("replica_without_master.mjs"))
+        .env("PORT", replica.port().to_string())
+        .current_dir(&dir)
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        run.status.success() && stdout.trim() == "ok",
+        "node clients failed:\n{stdout}\n{stderr}"
+    );
+}
