@@ -10,8 +10,7 @@ mod support;
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::{Duration, Instant};
-use support::TestServer;
+use support::{wait_for, TestServer};
 
 fn clients_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients")
@@ -36,14 +35,6 @@ fn installed_clients() -> Option<PathBuf> {
         dir.display()
     );
     None
-}
-
-fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]

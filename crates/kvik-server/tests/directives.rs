@@ -11,7 +11,7 @@ use kvik_config::table::{LIVE, NO_EFFECT, ONLY_DEFAULT};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::{kvik_server_path, scratch_dir, RawConn, TestServer};
+use support::{kvik_server_path, scratch_dir, wait_for, RawConn, TestServer};
 
 /// Debian's packaged redis.conf (Redis 7.0's own, with Debian's paths), else the
 /// copy kept in docs/.
@@ -240,14 +240,6 @@ fn threads_named(pid: u32, name: &str) -> usize {
         .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
         .filter(|comm| comm.trim() == name)
         .count()
-}
-
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]

@@ -7,17 +7,8 @@
 mod support;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 use support::proxy::Proxy;
-use support::{kvik_server_path, redis_server_or_skip, RawConn, TestServer};
-
-fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use support::{kvik_server_path, redis_server_or_skip, wait_for, RawConn, TestServer};
 
 fn stat(conn: &mut RawConn, section: &str, name: &str) -> String {
     conn.info_field(section, name)

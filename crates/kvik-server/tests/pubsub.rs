@@ -7,7 +7,7 @@
 mod support;
 
 use std::time::{Duration, Instant};
-use support::{RawConn, TestServer};
+use support::{wait_for, RawConn, TestServer};
 
 fn server() -> TestServer {
     TestServer::start(&["--server-threads", "4"])
@@ -53,15 +53,6 @@ fn subscribe(conn: &mut RawConn, kind: char, command: &str, names: &[&str]) {
             "{}",
             String::from_utf8_lossy(&reply)
         );
-    }
-}
-
-/// Poll `check` until it holds (cross-thread effects land a moment later).
-fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    let until = Instant::now() + Duration::from_secs(10);
-    while !check() {
-        assert!(Instant::now() < until, "timed out waiting for: {what}");
-        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -249,7 +240,7 @@ fn introspection_counts_subscriptions_across_threads() {
     assert_eq!(admin.cmd(&["CLIENT", "KILL", "TYPE", "pubsub"]), b":2\r\n");
     assert!(a.closed_within(Duration::from_secs(5)));
     assert!(b.closed_within(Duration::from_secs(5)));
-    eventually("subscriptions dropped", || {
+    wait_for("subscriptions dropped", || {
         admin.cmd(&["PUBSUB", "NUMSUB", "x"]) == b"*2\r\n$1\r\nx\r\n:0\r\n"
             && admin.cmd(&["PUBSUB", "NUMPAT"]) == b":0\r\n"
     });
@@ -319,7 +310,7 @@ fn disconnecting_drops_every_subscription() {
         subscribe(&mut sub, '*', "PSUBSCRIBE", &["g*"]);
         assert_eq!(int(&admin.cmd(&["PUBLISH", "gone", "x"])), 2);
     }
-    eventually("subscriber's subscriptions dropped", || {
+    wait_for("subscriber's subscriptions dropped", || {
         int(&admin.cmd(&["PUBLISH", "gone", "x"])) == 0
     });
     assert_eq!(admin.cmd(&["PUBSUB", "NUMPAT"]), b":0\r\n");

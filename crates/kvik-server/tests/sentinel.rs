@@ -10,7 +10,7 @@ mod support;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::{free_port, kvik_server_path, scratch_dir, RawConn};
 
 /// Failover can take a few seconds: down-after (1 s), the election, the promotion.
@@ -82,12 +82,8 @@ impl Drop for Node {
     }
 }
 
-fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + FAILOVER_LIMIT;
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+fn wait_for(what: &str, check: impl FnMut() -> bool) {
+    support::wait_for_within(FAILOVER_LIMIT, what, check);
 }
 
 fn text(reply: &[u8]) -> String {

@@ -5,16 +5,7 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
-use support::{free_port, kvik_server_path, scratch_dir, RawConn, TestServer};
-
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use support::{free_port, kvik_server_path, scratch_dir, wait_for, RawConn, TestServer};
 
 #[test]
 fn daemonizes_writes_pidfile_and_logs_like_redis() {

@@ -72,6 +72,25 @@ fn require_redis() -> bool {
     std::env::var("KVIK_REQUIRE_REDIS").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
+/// How long [`wait_for`] polls before failing the test: far more than anything
+/// waited for takes, so that only a real hang fails.
+pub const WAIT_LIMIT: Duration = Duration::from_secs(30);
+
+/// Poll `check` until it holds (what another thread or process does lands a moment
+/// later), failing the test after [`WAIT_LIMIT`].
+pub fn wait_for(what: &str, check: impl FnMut() -> bool) {
+    wait_for_within(WAIT_LIMIT, what, check);
+}
+
+/// [`wait_for`] with a limit of its own.
+pub fn wait_for_within(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A port nobody listened on a moment ago. Another process may take it before the
 /// server binds it; [`TestServer::try_start_binary`] retries when the server dies early.
 pub fn free_port() -> u16 {
