@@ -344,3 +344,72 @@ fn a_restarted_replica_continues_from_its_rdb() {
         "{log}"
     );
 }
+
+/// redis-cli, next to the redis-server the tests use.
+fn redis_cli() -> Option<std::path::PathBuf> {
+    let cli = support::redis_server_path()?.with_file_name("redis-cli");
+    cli.is_file().then_some(cli)
+}
+
+/// `redis-cli --rdb` takes a backup over the replication protocol (rdb-only), and
+/// Redis loads it to the same dataset; `redis-cli --replica` watches the stream.
+#[test]
+fn redis_cli_backup_and_replica_work_against_kvik() {
+    let Some(cli) = support::redis_server_or_skip().and(redis_cli()) else {
+        return;
+    };
+    let kvik = TestServer::start(&[DEBUG[0], DEBUG[1]]);
+    let mut k = kvik.raw();
+    fill(&mut k, "backup");
+    let dir = support::scratch_dir("cli-rdb");
+    let file = dir.join("dump.rdb");
+    let port = kvik.port().to_string();
+    let status = std::process::Command::new(&cli)
+        .args(["-p", &port, "--rdb"])
+        .arg(&file)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("run redis-cli --rdb");
+    assert!(status.success());
+    let dir = dir.to_string_lossy().into_owned();
+    let redis = RealRedis::start(&[DEBUG[0], DEBUG[1], "--dir", &dir]);
+    let mut r = redis.raw();
+    assert_eq!(
+        text(r.cmd(&["DEBUG", "DIGEST"])),
+        text(k.cmd(&["DEBUG", "DIGEST"]))
+    );
+
+    let mut watcher = std::process::Command::new(&cli)
+        .args(["-p", &port, "--replica"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run redis-cli --replica");
+    let mut out = watcher.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = std::io::Read::read(&mut out, &mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            if String::from_utf8_lossy(&seen).contains("\"SET\",\"watched\",\"1\"") {
+                break;
+            }
+        }
+        String::from_utf8_lossy(&seen).into_owned()
+    });
+    wait_for("the watcher to sync", || {
+        text(k.cmd(&["INFO", "replication"])).contains("state=online")
+    });
+    k.cmd(&["SET", "watched", "1"]);
+    let deadline = Instant::now() + DEADLINE;
+    while !reader.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+    let seen = reader.join().unwrap();
+    assert!(seen.contains("\"SET\",\"watched\",\"1\""), "{seen}");
+}
