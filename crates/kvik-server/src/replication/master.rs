@@ -36,12 +36,13 @@ pub use crate::client::ReplicaHello as Hello;
 enum Stage {
     /// Waiting for its snapshot to begin; keepalive newlines only.
     WaitSnapshot { chunks: VecDeque<Vec<u8>> },
-    /// The RDB is being sent; once `end` is set and the chunks are out, the stream
-    /// follows from that offset.
+    /// The RDB is being sent; once it is all queued (`done`) and the chunks are
+    /// out, the stream follows from `from`, the snapshot's offset.
     Transfer {
         chunks: VecDeque<Vec<u8>>,
         queued: usize,
-        end: Option<u64>,
+        from: u64,
+        done: bool,
     },
     /// Streaming from the backlog.
     Online { cursor: u64 },
@@ -109,7 +110,8 @@ impl Feed {
             Stage::Transfer {
                 chunks,
                 queued,
-                end,
+                from,
+                done,
             } => {
                 let mut copied = 0;
                 while copied < max {
@@ -121,12 +123,12 @@ impl Feed {
                     out.extend_from_slice(&chunk);
                 }
                 self.room.notify_all();
-                match (chunks.is_empty(), *end) {
-                    (true, Some(_)) if self.hello.rdb_only => {
+                match (chunks.is_empty() && *done, *from) {
+                    (true, _) if self.hello.rdb_only => {
                         *stage = Stage::Done;
                         Filled::Finished
                     }
-                    (true, Some(cursor)) => {
+                    (true, cursor) => {
                         crate::log_notice!(
                             "Synchronization with replica {}:{} succeeded",
                             self.ip,
@@ -143,11 +145,17 @@ impl Feed {
             Stage::Online { cursor } => match repl.backlog.read(*cursor, max, out) {
                 Read::Copied(n) => {
                     *cursor += n as u64;
+                    drop(stage);
+                    if n > 0 {
+                        // The ring may let go of what every replica has now.
+                        repl.replicas.update_needed(repl);
+                    }
                     Filled::Going
                 }
                 Read::Lost => {
+                    let kept = repl.backlog.grow_retention();
                     crate::log_warning!(
-                        "Client id={} addr={}:{} (replica) is too far behind: its stream is gone from the backlog; closing it",
+                        "Client id={} addr={}:{} (replica) is too far behind: its stream is gone from the backlog; closing it (the backlog now keeps up to {kept} bytes for replicas)",
                         self.client_id,
                         self.ip,
                         self.hello.listening_port
@@ -164,7 +172,7 @@ impl Feed {
     fn needs(&self) -> Option<u64> {
         match &*self.stage.lock() {
             Stage::Online { cursor } => Some(*cursor),
-            Stage::Transfer { end, .. } => *end,
+            Stage::Transfer { from, .. } => Some(*from),
             _ => None,
         }
     }
@@ -211,8 +219,8 @@ impl Feed {
         true
     }
 
-    /// The snapshot began: what follows is the transfer.
-    fn start_transfer(&self) {
+    /// The snapshot began at `offset`: what follows is the transfer.
+    fn start_transfer(&self, offset: u64) {
         let mut stage = self.stage.lock();
         if let Stage::WaitSnapshot { chunks } = &mut *stage {
             let chunks = std::mem::take(chunks);
@@ -220,15 +228,16 @@ impl Feed {
             *stage = Stage::Transfer {
                 chunks,
                 queued,
-                end: None,
+                from: offset,
+                done: false,
             };
         }
     }
 
-    /// The whole RDB is queued; the stream follows from `offset`.
-    fn end_transfer(&self, offset: u64, repl: &Replication) {
-        if let Stage::Transfer { end, .. } = &mut *self.stage.lock() {
-            *end = Some(offset);
+    /// The whole RDB is queued; the stream follows.
+    fn end_transfer(&self, repl: &Replication) {
+        if let Stage::Transfer { done, .. } = &mut *self.stage.lock() {
+            *done = true;
         }
         self.wake(repl);
     }
@@ -442,7 +451,7 @@ fn sync_point(repl: &Replication, feed: &Feed, eof_mark: Option<&str>) -> (Strin
     repl.listen_effects();
     let offset = repl.backlog.mark_sync_point();
     let replid = repl.replid();
-    feed.start_transfer();
+    feed.start_transfer(offset);
     if !feed.hello.plain_sync {
         feed.send(
             format!("+FULLRESYNC {replid} {offset}\r\n").into_bytes(),
@@ -452,17 +461,8 @@ fn sync_point(repl: &Replication, feed: &Feed, eof_mark: Option<&str>) -> (Strin
     if let Some(mark) = eof_mark {
         feed.send(format!("$EOF:{mark}\r\n").into_bytes(), repl);
     }
-    repl.replicas.update_needed_at(repl, offset);
+    repl.replicas.update_needed(repl);
     (replid, offset)
-}
-
-impl Replicas {
-    /// A sync point at `offset`: keep the stream from there for the replica.
-    fn update_needed_at(&self, repl: &Replication, offset: u64) {
-        let needed = self.feeds.lock().iter().filter_map(|f| f.needs()).min();
-        repl.backlog
-            .set_needed(needed.map_or(offset, |n| n.min(offset)));
-    }
 }
 
 /// A full sync for `feed`, on its own thread.
@@ -505,7 +505,7 @@ fn full_sync(repl: &Replication, feed: &Feed, diskless: bool) {
         }
     };
     match (outcome, point) {
-        (Ok(_), Some(offset)) => feed.end_transfer(offset, repl),
+        (Ok(_), Some(_)) => feed.end_transfer(repl),
         (Err(why), _) => {
             crate::log_warning!(
                 "Full sync with replica {}:{} failed: {}",
