@@ -130,6 +130,12 @@ fn kvik_follows_redis(diskless: &str) {
         r.info_field("replication", "master_replid"),
         m.info_field("replication", "master_replid")
     );
+    // The master's link is a client of its own: listed, and killed like one.
+    let list = text(r.cmd(&["CLIENT", "LIST", "TYPE", "master"]));
+    assert!(list.contains("flags=M"), "{list}");
+    assert_eq!(text(r.cmd(&["CLIENT", "KILL", "TYPE", "master"])), ":1\r\n");
+    m.cmd(&["SET", "after-kill", "1"]);
+    assert_in_sync(&mut m, &mut r);
     // Promoted, it writes, and keeps the master's history as its second id.
     assert_eq!(text(r.cmd(&["REPLICAOF", "NO", "ONE"])), "+OK\r\n");
     assert_eq!(r.info_field("replication", "role"), "master");

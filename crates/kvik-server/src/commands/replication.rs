@@ -367,15 +367,24 @@ impl crate::replication::Host for ServerHost {
             killed: AtomicBool::new(false),
             snapshot: parking_lot::Mutex::new(ClientSnapshot {
                 replication: Some(ClientType::Master),
+                last_interaction_ms: crate::hlc::unix_ms(),
                 ..ClientSnapshot::default()
             }),
         };
-        let mut client = ClientState::new(Arc::new(info), true);
+        let info = Arc::new(info);
+        // Listed by CLIENT LIST (flag `M`) and killed by CLIENT KILL TYPE master: the
+        // link sees the kill flag and drops the connection, as Redis does.
+        if server.clients.try_reserve(usize::MAX) {
+            server.clients.add(info.clone());
+        }
+        let mut client = ClientState::new(info, true);
         client.is_master = true;
         client
     }
 
-    fn master_client_gone(&self, _client: &ClientState) {}
+    fn master_client_gone(&self, client: &ClientState) {
+        self.server().clients.remove(client.id());
+    }
 
     fn apply(&self, master: &mut ClientState, args: &[&[u8]]) {
         let server = self.server();

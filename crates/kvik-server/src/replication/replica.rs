@@ -343,6 +343,9 @@ impl Link {
             if self.is_stopped() {
                 break Ok(());
             }
+            if master.info.is_killed() {
+                break Err(io::Error::other("the master client was killed"));
+            }
         };
         host.master_client_gone(&master);
         result
