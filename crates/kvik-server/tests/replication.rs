@@ -419,3 +419,61 @@ fn redis_cli_backup_and_replica_work_against_kvik() {
     let seen = reader.join().unwrap();
     assert!(seen.contains("\"SET\",\"watched\",\"1\""), "{seen}");
 }
+
+fn role_of(c: &mut RawConn) -> String {
+    c.info_field("replication", "role")
+}
+
+/// FAILOVER both ways: the master pauses writes, waits for its replica, follows it
+/// with PSYNC ... FAILOVER, and the replica takes over with a new id, the old one
+/// kept as its second (both sides continue without a full sync).
+#[test]
+fn failover_hands_the_master_role_over() {
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    // kvik hands over to Redis.
+    let kvik = TestServer::start(&[DEBUG[0], DEBUG[1]]);
+    let mut k = kvik.raw();
+    fill(&mut k, "f");
+    let port = kvik.port().to_string();
+    let redis = RealRedis::start(&[DEBUG[0], DEBUG[1], "--replicaof", "127.0.0.1", &port]);
+    let mut r = redis.raw();
+    assert_in_sync(&mut k, &mut r);
+    assert_eq!(
+        text(k.cmd(&["FAILOVER", "TO", "127.0.0.1", "1", "FORCE"])),
+        "-ERR FORCE option requires both a timeout and target HOST and IP.\r\n"
+    );
+    assert_eq!(
+        text(k.cmd(&["FAILOVER", "ABORT"])),
+        "-ERR No failover in progress.\r\n"
+    );
+    let old_id = k.info_field("replication", "master_replid");
+    assert_eq!(text(k.cmd(&["FAILOVER"])), "+OK\r\n");
+    wait_for("kvik to follow Redis", || role_of(&mut k) == "slave");
+    wait_for("Redis to lead", || role_of(&mut r) == "master");
+    assert_eq!(r.info_field("replication", "master_replid2"), old_id);
+    r.cmd(&["SET", "after-failover", "1"]);
+    assert_in_sync(&mut r, &mut k);
+    assert!(
+        redis.stdout().contains("failover request"),
+        "{}",
+        redis.stdout()
+    );
+    assert_eq!(
+        k.info_field("replication", "master_failover_state"),
+        "no-failover"
+    );
+
+    // Redis hands back to kvik.
+    assert_eq!(text(r.cmd(&["FAILOVER"])), "+OK\r\n");
+    wait_for("kvik to lead", || role_of(&mut k) == "master");
+    wait_for("Redis to follow kvik", || role_of(&mut r) == "slave");
+    k.cmd(&["SET", "after-failback", "1"]);
+    assert_in_sync(&mut k, &mut r);
+    assert_eq!(
+        redis.stdout().matches("Full resync from master").count(),
+        1,
+        "only the first sync was full"
+    );
+}

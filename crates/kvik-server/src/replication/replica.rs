@@ -178,10 +178,13 @@ impl Link {
             .backlog
             .is_active()
             .then(|| (repl.replid(), repl.offset() + 1));
-        let asked = match &history {
+        let mut asked = match &history {
             Some((id, offset)) => format!("PSYNC {id} {offset}"),
             None => "PSYNC ? -1".to_string(),
         };
+        if repl.failing_over() {
+            asked.push_str(" FAILOVER");
+        }
         log_notice!(
             "Trying a partial resynchronization (request {}).",
             &asked[6..]
@@ -204,11 +207,20 @@ impl Link {
                 log_notice!("Master replication ID changed to {new_id}");
             }
         } else {
+            if repl.failing_over() {
+                // The target refused to take over: stay the master.
+                log_warning!(
+                    "Failover target refused the PSYNC FAILOVER request ({reply}); rolling back"
+                );
+                repl.rollback_failover();
+                return Ok(());
+            }
             return Err(io::Error::other(format!(
                 "unexpected reply to PSYNC from master: {reply}"
             )));
         }
         self.set_state(LinkState::Connected);
+        repl.failover_done();
         log_notice!("MASTER <-> REPLICA sync: Finished with success");
         self.stream(repl, wire)
     }
