@@ -477,3 +477,46 @@ fn failover_hands_the_master_role_over() {
         "only the first sync was full"
     );
 }
+
+/// A replica whose master is unreachable: with replica-serve-stale-data yes (the
+/// default) it serves reads and says its link is down; with no, commands not
+/// flagged stale get MASTERDOWN. With replica-read-only no, writes are local.
+#[test]
+fn a_replica_without_its_master() {
+    let nobody = support::free_port().to_string();
+    let kvik = TestServer::start(&["--replicaof", "127.0.0.1", &nobody]);
+    let mut r = kvik.raw();
+    assert_eq!(r.info_field("replication", "role"), "slave");
+    assert_eq!(r.info_field("replication", "master_link_status"), "down");
+    assert_eq!(text(r.cmd(&["GET", "k"])), "$-1\r\n");
+    let role = text(r.cmd(&["ROLE"]));
+    assert!(role.ends_with(":-1\r\n"), "{role}");
+    assert_eq!(
+        text(r.cmd(&["SET", "k", "v"])),
+        "-READONLY You can't write against a read only replica.\r\n"
+    );
+    assert_eq!(
+        text(r.cmd(&["CONFIG", "SET", "replica-serve-stale-data", "no"])),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        text(r.cmd(&["GET", "k"])),
+        "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"
+    );
+    assert_eq!(
+        text(r.cmd(&["PING"])),
+        "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"
+    );
+    assert!(text(r.cmd(&["INFO", "replication"])).contains("role:slave"));
+    assert_eq!(
+        text(r.cmd(&["CONFIG", "SET", "replica-serve-stale-data", "yes"])),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        text(r.cmd(&["CONFIG", "SET", "replica-read-only", "no"])),
+        "+OK\r\n"
+    );
+    assert_eq!(text(r.cmd(&["SET", "k", "v"])), "+OK\r\n");
+    assert_eq!(text(r.cmd(&["REPLICAOF", "NO", "ONE"])), "+OK\r\n");
+    assert_eq!(text(r.cmd(&["GET", "k"])), "$1\r\nv\r\n");
+}
