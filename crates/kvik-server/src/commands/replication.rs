@@ -553,6 +553,12 @@ impl crate::replication::Host for ServerHost {
         self.server().effects.add_sink(sink, |_| {});
     }
 
+    fn stopping(&self) -> bool {
+        self.server
+            .upgrade()
+            .is_none_or(|s| s.shutdown_requested.load(Ordering::Acquire))
+    }
+
     fn pause_writes(&self, pause: bool) {
         let server = self.server();
         if pause {

@@ -57,6 +57,8 @@ pub trait Host: Send + Sync {
     fn role_changed(&self, replica: bool);
     /// Pause writes from clients (FAILOVER), or resume them.
     fn pause_writes(&self, pause: bool);
+    /// The server is stopping (or gone): replication's threads end.
+    fn stopping(&self) -> bool;
 }
 
 /// The replication ids (PSYNC2): the current one, and the previous one with the
@@ -365,6 +367,9 @@ fn cron(repl: &std::sync::Weak<Replication>) {
         let Some(repl) = repl.upgrade() else {
             return;
         };
+        if repl.host().stopping() {
+            return;
+        }
         let period = repl.host().config().repl_ping_replica_period.max(1) as u64;
         if last_ping.elapsed().as_secs() >= period {
             repl.ping_replicas();

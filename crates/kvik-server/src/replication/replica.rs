@@ -113,6 +113,11 @@ impl Link {
         self.stopped.load(Ordering::Acquire)
     }
 
+    /// Stopped, or the server is shutting down.
+    fn must_end(&self, repl: &Replication) -> bool {
+        self.is_stopped() || repl.host().stopping()
+    }
+
     pub fn state(&self) -> LinkState {
         *self.state.lock()
     }
@@ -132,7 +137,7 @@ impl Link {
     }
 
     fn run(self: Arc<Self>, repl: &Replication) {
-        while !self.is_stopped() {
+        while !self.must_end(repl) {
             let result = self.session(repl);
             let was_up = self.is_up();
             self.set_state(LinkState::Connect);
@@ -141,14 +146,14 @@ impl Link {
                 self.down_since_ms
                     .store(crate::hlc::unix_ms(), Ordering::Release);
             }
-            if self.is_stopped() {
+            if self.must_end(repl) {
                 break;
             }
             if let Err(e) = result {
                 log_warning!("Connection with master lost ({e}); reconnecting");
             }
             let retry_at = Instant::now() + Duration::from_secs(1);
-            while Instant::now() < retry_at && !self.is_stopped() {
+            while Instant::now() < retry_at && !self.must_end(repl) {
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
@@ -352,7 +357,7 @@ impl Link {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => break Err(e),
             }
-            if self.is_stopped() {
+            if self.must_end(repl) {
                 break Ok(());
             }
             if master.info.is_killed() {
