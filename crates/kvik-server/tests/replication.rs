@@ -126,6 +126,7 @@ fn kvik_follows_redis(diskless: &str) {
     );
     assert!(role.contains("$9\r\nconnected\r\n"), "{role}");
     assert_eq!(r.info_field("replication", "role"), "slave");
+    assert!(kvik.stdout().contains(":S "), "a replica's log lines say S");
     assert_eq!(
         r.info_field("replication", "master_replid"),
         m.info_field("replication", "master_replid")

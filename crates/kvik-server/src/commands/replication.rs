@@ -570,6 +570,7 @@ impl crate::replication::Host for ServerHost {
 
     fn role_changed(&self, replica: bool) {
         self.server().keyspace.set_replica_expiry(replica);
+        crate::logging::set_role(if replica { 'S' } else { 'M' });
     }
 
     fn wake_worker(&self, index: usize) {
