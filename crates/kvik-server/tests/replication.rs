@@ -521,3 +521,46 @@ fn a_replica_without_its_master() {
     assert_eq!(text(r.cmd(&["REPLICAOF", "NO", "ONE"])), "+OK\r\n");
     assert_eq!(text(r.cmd(&["GET", "k"])), "$1\r\nv\r\n");
 }
+
+/// A kvik master writing on all its threads at once (clients on several threads,
+/// conflicting writes to shared keys, several databases, transactions): the stream
+/// carries them in execution order, so a Redis replica ends with the same dataset.
+#[test]
+fn writes_from_every_thread_replicate_in_order() {
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    let kvik = TestServer::start(&[DEBUG[0], DEBUG[1], "--server-threads", "4"]);
+    let port = kvik.port().to_string();
+    let redis = RealRedis::start(&[DEBUG[0], DEBUG[1], "--replicaof", "127.0.0.1", &port]);
+    let addr = kvik.addr();
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let mut c = RawConn::connect(&addr);
+                for i in 0..300 {
+                    let db = ((w + i) % 3).to_string();
+                    let n = (i % 17).to_string();
+                    c.cmd(&["SELECT", &db]);
+                    c.cmd(&["INCRBY", "counter", &n]);
+                    c.cmd(&["RPUSH", "list", &format!("{w}:{i}")]);
+                    c.cmd(&["HSET", "hash", &n, &format!("{w}:{i}")]);
+                    c.cmd(&["SET", &format!("k{}", i % 50), &format!("{w}:{i}")]);
+                    if i % 10 == 0 {
+                        c.cmd(&["MULTI"]);
+                        c.cmd(&["LPOP", "list"]);
+                        c.cmd(&["ZINCRBY", "z", "1", &n]);
+                        c.cmd(&["EXEC"]);
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let mut m = kvik.raw();
+    let mut r = redis.raw();
+    assert_in_sync(&mut m, &mut r);
+}
