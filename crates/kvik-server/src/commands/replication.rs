@@ -172,7 +172,8 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             // An acknowledgement gets no reply.
             if ctx.client.is_replica {
                 if let Ok(offset) = args::int(value) {
-                    repl.replicas.ack(ctx.client.id(), offset.max(0) as u64);
+                    repl.replicas
+                        .ack(ctx.client.id(), offset.max(0) as u64, repl);
                     end_satisfied_waits(ctx.server);
                 }
             }

@@ -44,6 +44,10 @@ enum Stage {
         from: u64,
         done: bool,
     },
+    /// A diskless payload is out: the stream waits for the replica's first ACK,
+    /// which says it read the end mark (bytes right behind the mark could be taken
+    /// for the payload's, as Redis 7.0's replicas read it).
+    AwaitAck { cursor: u64 },
     /// Streaming from the backlog.
     Online { cursor: u64 },
     /// Nothing more (an rdb-only transfer is complete, or the feed lost its place).
@@ -62,6 +66,8 @@ pub struct Feed {
     /// The offset the replica acknowledged last (REPLCONF ACK) and when (unix ms).
     pub ack_offset: AtomicU64,
     pub ack_ms: AtomicU64,
+    /// The payload is framed with an end mark (`$EOF:`).
+    diskless: bool,
     /// The worker must look at the feed (a wake-up is on its way).
     wake_pending: AtomicBool,
     /// The connection is gone.
@@ -89,6 +95,7 @@ impl Feed {
             room: Condvar::new(),
             ack_offset: AtomicU64::new(0),
             ack_ms: AtomicU64::new(crate::hlc::unix_ms()),
+            diskless: false,
             wake_pending: AtomicBool::new(false),
             closed: AtomicBool::new(false),
         }
@@ -134,7 +141,10 @@ impl Feed {
                             self.ip,
                             self.hello.listening_port
                         );
-                        *stage = Stage::Online { cursor };
+                        *stage = match self.diskless {
+                            true => Stage::AwaitAck { cursor },
+                            false => Stage::Online { cursor },
+                        };
                         drop(stage);
                         repl.replicas.update_needed(repl);
                         Filled::Going
@@ -164,14 +174,25 @@ impl Feed {
                     Filled::Finished
                 }
             },
+            Stage::AwaitAck { .. } => Filled::Going,
             Stage::Done => Filled::Finished,
+        }
+    }
+
+    /// The replica acknowledged: a stream waiting for that starts.
+    fn acked(&self, repl: &Replication) {
+        let mut stage = self.stage.lock();
+        if let Stage::AwaitAck { cursor } = *stage {
+            *stage = Stage::Online { cursor };
+            drop(stage);
+            self.wake(repl);
         }
     }
 
     /// The offset this replica needs next, while its connection is up.
     fn needs(&self) -> Option<u64> {
         match &*self.stage.lock() {
-            Stage::Online { cursor } => Some(*cursor),
+            Stage::Online { cursor } | Stage::AwaitAck { cursor } => Some(*cursor),
             Stage::Transfer { from, .. } => Some(*from),
             _ => None,
         }
@@ -182,7 +203,7 @@ impl Feed {
         match &*self.stage.lock() {
             Stage::WaitSnapshot { .. } => "wait_bgsave",
             Stage::Transfer { .. } => "send_bulk",
-            Stage::Online { .. } | Stage::Done => "online",
+            Stage::Online { .. } | Stage::AwaitAck { .. } | Stage::Done => "online",
         }
     }
 
@@ -285,10 +306,11 @@ impl Replicas {
     }
 
     /// REPLCONF ACK from client `id`.
-    pub fn ack(&self, id: u64, offset: u64) {
+    pub fn ack(&self, id: u64, offset: u64, repl: &Replication) {
         if let Some(feed) = self.of_client(id) {
             feed.ack_offset.fetch_max(offset, Ordering::AcqRel);
             feed.ack_ms.store(crate::hlc::unix_ms(), Ordering::Release);
+            feed.acked(repl);
         }
     }
 
@@ -397,7 +419,9 @@ pub fn psync(
     let stage = Stage::WaitSnapshot {
         chunks: VecDeque::new(),
     };
-    let feed = Arc::new(Feed::new(client_id, worker, ip, hello, stage));
+    let mut feed = Feed::new(client_id, worker, ip, hello, stage);
+    feed.diskless = diskless;
+    let feed = Arc::new(feed);
     crate::log_notice!(
         "Replica {}:{} asks for synchronization; starting a full resync ({})",
         feed.ip,
