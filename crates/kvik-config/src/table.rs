@@ -501,9 +501,9 @@ params! {
     lua_enable_deprecated_api: bool = Bool,
         "lua-enable-deprecated-api", IMM | HID | OD, "no", "Expose deprecated Lua globals to scripts.";
     masterauth: Option<String> = OptStr,
-        "masterauth", SENS, "", "Password used to authenticate with the master.";
+        "masterauth", SENS | LIVE, "", "Password used to authenticate with the master.";
     masteruser: Option<String> = OptStr,
-        "masteruser", 0, "", "User name used to authenticate with the master.";
+        "masteruser", LIVE, "", "User name used to authenticate with the master.";
     maxclients: u64 = Int(1, UINT),
         "maxclients", LIVE, "10000", "Maximum number of connected clients.";
     maxmemory: u64 = Mem(0, ULL),
@@ -523,9 +523,9 @@ params! {
     min_clients_per_thread: u32 = Int(0, INT),
         "min-clients-per-thread", KDB | NOEFF, "20", "Clients a thread takes before new connections go to other threads (kvik deals every connection round-robin).";
     min_replicas_max_lag: u32 = Int(0, INT),
-        "min-replicas-max-lag" | "min-slaves-max-lag", 0, "10", "Seconds of lag under which a replica counts for min-replicas-to-write.";
+        "min-replicas-max-lag" | "min-slaves-max-lag", LIVE, "10", "Seconds of lag under which a replica counts for min-replicas-to-write.";
     min_replicas_to_write: u32 = Int(0, INT),
-        "min-replicas-to-write" | "min-slaves-to-write", 0, "0", "Refuse writes with fewer good replicas than this (0 = off).";
+        "min-replicas-to-write" | "min-slaves-to-write", LIVE, "0", "Refuse writes with fewer good replicas than this (0 = off).";
     multi_master: bool = Bool,
         "multi-master", IMM | KDB, "no", "Allow several replicaof masters at once.";
     multi_master_no_forward: bool = Bool,
@@ -561,47 +561,47 @@ params! {
     rdbcompression: bool = Bool,
         "rdbcompression", LIVE, "yes", "Compress strings in RDB files with LZF.";
     repl_backlog_size: u64 = Mem(1, LLM),
-        "repl-backlog-size", 0, "1048576", "Size of the replication backlog (at least 16kb).";
+        "repl-backlog-size", LIVE, "1048576", "Size of the replication backlog (at least 16kb).";
     repl_backlog_ttl: u64 = Int(0, LL),
         "repl-backlog-ttl", 0, "3600", "Seconds without replicas after which the backlog is freed.";
     repl_disable_tcp_nodelay: bool = Bool,
-        "repl-disable-tcp-nodelay", 0, "no", "Disable TCP_NODELAY on replica links.";
+        "repl-disable-tcp-nodelay", LIVE, "no", "Disable TCP_NODELAY on replica links.";
     repl_diskless_load: String = Enum(&["disabled", "on-empty-db", "swapdb"]),
         "repl-diskless-load", 0, "disabled", "How a replica loads a full sync: from disk, or straight from the socket.";
     repl_diskless_sync: bool = Bool,
-        "repl-diskless-sync", 0, "yes", "Send full syncs straight to the replica socket.";
+        "repl-diskless-sync", LIVE, "yes", "Send full syncs straight to the replica socket.";
     repl_diskless_sync_delay: u32 = Int(0, INT),
         "repl-diskless-sync-delay", 0, "5", "Seconds to wait for more replicas before a diskless sync.";
     repl_diskless_sync_max_replicas: u32 = Int(0, INT),
         "repl-diskless-sync-max-replicas", 0, "0", "Start a diskless sync early when this many replicas wait (0 = off).";
     repl_ping_replica_period: u32 = Int(1, INT),
-        "repl-ping-replica-period" | "repl-ping-slave-period", 0, "10", "Seconds between pings from master to replicas.";
+        "repl-ping-replica-period" | "repl-ping-slave-period", LIVE, "10", "Seconds between pings from master to replicas.";
     repl_timeout: u32 = Int(1, INT),
-        "repl-timeout", 0, "60", "Replication timeout in seconds.";
+        "repl-timeout", LIVE, "60", "Replication timeout in seconds.";
     replica_announce_ip: String = Str,
-        "replica-announce-ip" | "slave-announce-ip", 0, "", "IP a replica announces to its master.";
+        "replica-announce-ip" | "slave-announce-ip", LIVE, "", "IP a replica announces to its master.";
     replica_announce_port: u16 = Int(0, PORT),
-        "replica-announce-port" | "slave-announce-port", 0, "0", "Port a replica announces to its master.";
+        "replica-announce-port" | "slave-announce-port", LIVE, "0", "Port a replica announces to its master.";
     replica_announced: bool = Bool,
-        "replica-announced", 0, "yes", "Whether Sentinel should list this replica.";
+        "replica-announced", LIVE, "yes", "Whether Sentinel should list this replica.";
     replica_ignore_disk_write_errors: bool = Bool,
         "replica-ignore-disk-write-errors", 0, "no", "A replica keeps applying the stream when it cannot persist.";
     replica_ignore_maxmemory: bool = Bool,
         "replica-ignore-maxmemory" | "slave-ignore-maxmemory", 0, "yes", "A replica does not evict on its own.";
     replica_lazy_flush: bool = Bool,
-        "replica-lazy-flush" | "slave-lazy-flush", 0, "no", "A replica flushes its old data in the background on full sync.";
+        "replica-lazy-flush" | "slave-lazy-flush", LIVE, "no", "A replica flushes its old data in the background on full sync.";
     replica_priority: u32 = Int(0, INT),
-        "replica-priority" | "slave-priority", 0, "100", "Sentinel promotion priority (lower first, 0 = never).";
+        "replica-priority" | "slave-priority", LIVE, "100", "Sentinel promotion priority (lower first, 0 = never).";
     replica_quorum: i32 = Int(-1, INT),
         "replica-quorum", KDB, "-1", "Masters that must acknowledge before a multi-master replica serves (-1 = all).";
     replica_read_only: bool = Bool,
-        "replica-read-only" | "slave-read-only", 0, "yes", "Replicas refuse writes from clients.";
+        "replica-read-only" | "slave-read-only", LIVE, "yes", "Replicas refuse writes from clients.";
     replica_serve_stale_data: bool = Bool,
-        "replica-serve-stale-data" | "slave-serve-stale-data", 0, "yes", "A replica serves possibly stale data while out of sync.";
+        "replica-serve-stale-data" | "slave-serve-stale-data", LIVE, "yes", "A replica serves possibly stale data while out of sync.";
     replica_weighting_factor: u32 = Int(1, INT),
         "replica-weighting-factor", KDB, "2", "A replica connection counts this many times when balancing threads.";
     replicaof: Vec<(String, u16)> = Special(get_replicaof, set_replicaof, "host port"),
-        "replicaof" | "slaveof", IMM | MULTI, "", "Replicate from this master (several lines with multi-master).";
+        "replicaof" | "slaveof", IMM | MULTI | LIVE, "", "Replicate from this master (several lines with multi-master).";
     requirepass: Option<String> = OptStr,
         "requirepass", SENS | LIVE, "", "Password of the default user (empty = none).";
     sanitize_dump_payload: String = Enum(&["no", "yes", "clients"]),

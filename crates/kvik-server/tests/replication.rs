@@ -126,10 +126,17 @@ fn kvik_follows_redis(diskless: &str) {
     );
     assert!(role.contains("$9\r\nconnected\r\n"), "{role}");
     assert_eq!(r.info_field("replication", "role"), "slave");
+    assert!(kvik.stdout().contains(":S "), "a replica's log lines say S");
     assert_eq!(
         r.info_field("replication", "master_replid"),
         m.info_field("replication", "master_replid")
     );
+    // The master's link is a client of its own: listed, and killed like one.
+    let list = text(r.cmd(&["CLIENT", "LIST", "TYPE", "master"]));
+    assert!(list.contains("flags=M"), "{list}");
+    assert_eq!(text(r.cmd(&["CLIENT", "KILL", "TYPE", "master"])), ":1\r\n");
+    m.cmd(&["SET", "after-kill", "1"]);
+    assert_in_sync(&mut m, &mut r);
     // Promoted, it writes, and keeps the master's history as its second id.
     assert_eq!(text(r.cmd(&["REPLICAOF", "NO", "ONE"])), "+OK\r\n");
     assert_eq!(r.info_field("replication", "role"), "master");
@@ -279,7 +286,8 @@ fn wait_counts_real_acknowledgements() {
     assert_eq!(text(m.cmd(&["WAIT", "1", "5000"])), ":1\r\n");
     let started = Instant::now();
     assert_eq!(text(m.cmd(&["WAIT", "2", "300"])), ":1\r\n");
-    assert!(started.elapsed() >= Duration::from_millis(300));
+    // The timeout counts in whole milliseconds of the clock, as Redis's does.
+    assert!(started.elapsed() >= Duration::from_millis(290));
     assert_eq!(
         text(r.cmd(&["WAIT", "1", "10"]))[..42],
         "-ERR WAIT cannot be used with replica inst"[..]
@@ -343,4 +351,217 @@ fn a_restarted_replica_continues_from_its_rdb() {
         1,
         "{log}"
     );
+}
+
+/// redis-cli, next to the redis-server the tests use.
+fn redis_cli() -> Option<std::path::PathBuf> {
+    let cli = support::redis_server_path()?.with_file_name("redis-cli");
+    cli.is_file().then_some(cli)
+}
+
+/// `redis-cli --rdb` takes a backup over the replication protocol (rdb-only), and
+/// Redis loads it to the same dataset; `redis-cli --replica` watches the stream.
+#[test]
+fn redis_cli_backup_and_replica_work_against_kvik() {
+    let Some(cli) = support::redis_server_or_skip().and(redis_cli()) else {
+        return;
+    };
+    let kvik = TestServer::start(&[DEBUG[0], DEBUG[1]]);
+    let mut k = kvik.raw();
+    fill(&mut k, "backup");
+    let dir = support::scratch_dir("cli-rdb");
+    let file = dir.join("dump.rdb");
+    let port = kvik.port().to_string();
+    let status = std::process::Command::new(&cli)
+        .args(["-p", &port, "--rdb"])
+        .arg(&file)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("run redis-cli --rdb");
+    assert!(status.success());
+    let dir = dir.to_string_lossy().into_owned();
+    let redis = RealRedis::start(&[DEBUG[0], DEBUG[1], "--dir", &dir]);
+    let mut r = redis.raw();
+    assert_eq!(
+        text(r.cmd(&["DEBUG", "DIGEST"])),
+        text(k.cmd(&["DEBUG", "DIGEST"]))
+    );
+
+    let mut watcher = std::process::Command::new(&cli)
+        .args(["-p", &port, "--replica"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run redis-cli --replica");
+    let mut out = watcher.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = std::io::Read::read(&mut out, &mut buf) {
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            if String::from_utf8_lossy(&seen).contains("\"SET\",\"watched\",\"1\"") {
+                break;
+            }
+        }
+        String::from_utf8_lossy(&seen).into_owned()
+    });
+    wait_for("the watcher to sync", || {
+        text(k.cmd(&["INFO", "replication"])).contains("state=online")
+    });
+    k.cmd(&["SET", "watched", "1"]);
+    let deadline = Instant::now() + DEADLINE;
+    while !reader.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+    let seen = reader.join().unwrap();
+    assert!(seen.contains("\"SET\",\"watched\",\"1\""), "{seen}");
+}
+
+fn role_of(c: &mut RawConn) -> String {
+    c.info_field("replication", "role")
+}
+
+/// FAILOVER both ways: the master pauses writes, waits for its replica, follows it
+/// with PSYNC ... FAILOVER, and the replica takes over with a new id, the old one
+/// kept as its second (both sides continue without a full sync).
+#[test]
+fn failover_hands_the_master_role_over() {
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    // kvik hands over to Redis.
+    let kvik = TestServer::start(&[DEBUG[0], DEBUG[1]]);
+    let mut k = kvik.raw();
+    fill(&mut k, "f");
+    let port = kvik.port().to_string();
+    let redis = RealRedis::start(&[DEBUG[0], DEBUG[1], "--replicaof", "127.0.0.1", &port]);
+    let mut r = redis.raw();
+    assert_in_sync(&mut k, &mut r);
+    assert_eq!(
+        text(k.cmd(&["FAILOVER", "TO", "127.0.0.1", "1", "FORCE"])),
+        "-ERR FORCE option requires both a timeout and target HOST and IP.\r\n"
+    );
+    assert_eq!(
+        text(k.cmd(&["FAILOVER", "ABORT"])),
+        "-ERR No failover in progress.\r\n"
+    );
+    let old_id = k.info_field("replication", "master_replid");
+    assert_eq!(text(k.cmd(&["FAILOVER"])), "+OK\r\n");
+    wait_for("kvik to follow Redis", || role_of(&mut k) == "slave");
+    wait_for("Redis to lead", || role_of(&mut r) == "master");
+    assert_eq!(r.info_field("replication", "master_replid2"), old_id);
+    r.cmd(&["SET", "after-failover", "1"]);
+    assert_in_sync(&mut r, &mut k);
+    assert!(
+        redis.stdout().contains("failover request"),
+        "{}",
+        redis.stdout()
+    );
+    assert_eq!(
+        k.info_field("replication", "master_failover_state"),
+        "no-failover"
+    );
+
+    // Redis hands back to kvik.
+    assert_eq!(text(r.cmd(&["FAILOVER"])), "+OK\r\n");
+    wait_for("kvik to lead", || role_of(&mut k) == "master");
+    wait_for("Redis to follow kvik", || role_of(&mut r) == "slave");
+    k.cmd(&["SET", "after-failback", "1"]);
+    assert_in_sync(&mut k, &mut r);
+    assert_eq!(
+        redis.stdout().matches("Full resync from master").count(),
+        1,
+        "only the first sync was full"
+    );
+}
+
+/// A replica whose master is unreachable: with replica-serve-stale-data yes (the
+/// default) it serves reads and says its link is down; with no, commands not
+/// flagged stale get MASTERDOWN. With replica-read-only no, writes are local.
+#[test]
+fn a_replica_without_its_master() {
+    let nobody = support::free_port().to_string();
+    let kvik = TestServer::start(&["--replicaof", "127.0.0.1", &nobody]);
+    let mut r = kvik.raw();
+    assert_eq!(r.info_field("replication", "role"), "slave");
+    assert_eq!(r.info_field("replication", "master_link_status"), "down");
+    assert_eq!(text(r.cmd(&["GET", "k"])), "$-1\r\n");
+    let role = text(r.cmd(&["ROLE"]));
+    assert!(role.ends_with(":-1\r\n"), "{role}");
+    assert_eq!(
+        text(r.cmd(&["SET", "k", "v"])),
+        "-READONLY You can't write against a read only replica.\r\n"
+    );
+    assert_eq!(
+        text(r.cmd(&["CONFIG", "SET", "replica-serve-stale-data", "no"])),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        text(r.cmd(&["GET", "k"])),
+        "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"
+    );
+    assert_eq!(
+        text(r.cmd(&["PING"])),
+        "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"
+    );
+    assert!(text(r.cmd(&["INFO", "replication"])).contains("role:slave"));
+    assert_eq!(
+        text(r.cmd(&["CONFIG", "SET", "replica-serve-stale-data", "yes"])),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        text(r.cmd(&["CONFIG", "SET", "replica-read-only", "no"])),
+        "+OK\r\n"
+    );
+    assert_eq!(text(r.cmd(&["SET", "k", "v"])), "+OK\r\n");
+    assert_eq!(text(r.cmd(&["REPLICAOF", "NO", "ONE"])), "+OK\r\n");
+    assert_eq!(text(r.cmd(&["GET", "k"])), "$1\r\nv\r\n");
+}
+
+/// A kvik master writing on all its threads at once (clients on several threads,
+/// conflicting writes to shared keys, several databases, transactions): the stream
+/// carries them in execution order, so a Redis replica ends with the same dataset.
+#[test]
+fn writes_from_every_thread_replicate_in_order() {
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    let kvik = TestServer::start(&[DEBUG[0], DEBUG[1], "--server-threads", "4"]);
+    let port = kvik.port().to_string();
+    let redis = RealRedis::start(&[DEBUG[0], DEBUG[1], "--replicaof", "127.0.0.1", &port]);
+    let addr = kvik.addr();
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let mut c = RawConn::connect(&addr);
+                for i in 0..300 {
+                    let db = ((w + i) % 3).to_string();
+                    let n = (i % 17).to_string();
+                    c.cmd(&["SELECT", &db]);
+                    c.cmd(&["INCRBY", "counter", &n]);
+                    c.cmd(&["RPUSH", "list", &format!("{w}:{i}")]);
+                    c.cmd(&["HSET", "hash", &n, &format!("{w}:{i}")]);
+                    c.cmd(&["SET", &format!("k{}", i % 50), &format!("{w}:{i}")]);
+                    if i % 10 == 0 {
+                        c.cmd(&["MULTI"]);
+                        c.cmd(&["LPOP", "list"]);
+                        c.cmd(&["ZINCRBY", "z", "1", &n]);
+                        c.cmd(&["EXEC"]);
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let mut m = kvik.raw();
+    let mut r = redis.raw();
+    assert_in_sync(&mut m, &mut r);
 }

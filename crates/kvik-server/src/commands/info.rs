@@ -696,7 +696,11 @@ fn replication_section(server: &Server, r: &mut Report) {
         );
     }
     let ids = repl.ids();
-    r.field("master_failover_state", "no-failover");
+    let failover = repl.failover();
+    r.field(
+        "master_failover_state",
+        crate::replication::failover::state_name(failover.as_ref()),
+    );
     r.field("master_replid", &ids.replid);
     r.field("master_replid2", &ids.replid2);
     r.field("master_repl_offset", repl.offset());

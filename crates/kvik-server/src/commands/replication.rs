@@ -60,6 +60,10 @@ pub const COMMANDS: &[Command] = &[
             "O(1)",
             "An internal command used in replication.",
         ),
+    Command::new("failover", -1, failover)
+        .flags(flags::ADMIN | flags::NOSCRIPT | flags::STALE)
+        .acl(REPL)
+        .doc("server", "6.2.0", "O(1)", "Starts a coordinated failover from a server to one of its replicas."),
     Command::new("wait", 3, wait)
         .tips(&["request_policy:all_shards", "response_policy:agg_min"])
         .flags(flags::NOSCRIPT)
@@ -168,7 +172,8 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             // An acknowledgement gets no reply.
             if ctx.client.is_replica {
                 if let Ok(offset) = args::int(value) {
-                    repl.replicas.ack(ctx.client.id(), offset.max(0) as u64);
+                    repl.replicas
+                        .ack(ctx.client.id(), offset.max(0) as u64, repl);
                     end_satisfied_waits(ctx.server);
                 }
             }
@@ -274,11 +279,95 @@ fn end_satisfied_waits(server: &Server) {
     }
 }
 
+/// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]: hand the master's role to a
+/// replica once it has everything (see `replication::failover`).
+fn failover(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let repl = &ctx.server.replication;
+    let (mut target, mut force, mut abort, mut timeout_ms) = (None, false, false, 0i64);
+    let mut at = 1;
+    while at < args.len() {
+        let word = args[at];
+        if args::is(word, "TO") && at + 2 < args.len() && target.is_none() {
+            let port = args::int(args[at + 2])?;
+            let port = u16::try_from(port).map_err(|_| CmdError::from(errors::SYNTAX))?;
+            target = Some((String::from_utf8_lossy(args[at + 1]).into_owned(), port));
+            at += 3;
+        } else if args::is(word, "FORCE") && !force {
+            force = true;
+            at += 1;
+        } else if args::is(word, "ABORT") && !abort {
+            abort = true;
+            at += 1;
+        } else if args::is(word, "TIMEOUT") && at + 1 < args.len() && timeout_ms == 0 {
+            timeout_ms = args::int(args[at + 1])?;
+            if timeout_ms <= 0 {
+                return Err("ERR FAILOVER timeout must be greater than 0".into());
+            }
+            at += 2;
+        } else {
+            return Err(errors::SYNTAX.into());
+        }
+    }
+    if abort {
+        if target.is_some() || force || timeout_ms != 0 {
+            return Err(errors::SYNTAX.into());
+        }
+        if !repl.abort_failover() {
+            return Err("ERR No failover in progress.".into());
+        }
+        ctx.out.ok();
+        return Ok(());
+    }
+    if repl.is_replica() {
+        return Err("ERR FAILOVER is not valid when server is a replica.".into());
+    }
+    if repl.replicas.count() == 0 {
+        return Err("ERR FAILOVER requires connected replicas.".into());
+    }
+    if repl.failover().is_some() {
+        return Err("ERR FAILOVER already in progress.".into());
+    }
+    if force && (timeout_ms == 0 || target.is_none()) {
+        return Err("ERR FORCE option requires both a timeout and target HOST and IP.".into());
+    }
+    if let Some((host, port)) = &target {
+        match repl.replica_at(host, *port) {
+            None => return Err("ERR FAILOVER target HOST and PORT is not a replica.".into()),
+            Some(false) => return Err("ERR FAILOVER target replica is not online.".into()),
+            Some(true) => {}
+        }
+    }
+    let deadline_ms = match timeout_ms {
+        0 => 0,
+        ms => crate::hlc::unix_ms() + ms as u64,
+    };
+    repl.start_failover(crate::replication::failover::Failover {
+        target,
+        deadline_ms,
+        force,
+        stage: crate::replication::failover::Stage::WaitingForSync,
+    });
+    ctx.out.ok();
+    Ok(())
+}
+
 /// PSYNC replid offset: continue the stream from `offset` when our history holds
 /// it, else a full sync.
+/// With a fourth argument FAILOVER (our master handing its role to us, its id
+/// naming our history) we become the master first.
 fn psync(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let offset = args::int(args[2])?;
     let replid = String::from_utf8_lossy(args[1]).into_owned();
+    if args.len() > 3 && args::is(args[3], "FAILOVER") {
+        if !ctx.server.replication.promote_for_failover(&replid) {
+            return Err("ERR PSYNC FAILOVER replid must match my replid.".into());
+        }
+        ctx.server.config.write().replicaof.clear();
+        crate::log_notice!(
+            "MASTER MODE enabled (failover request from '{}')",
+            describe(ctx.client)
+        );
+    }
     start_sync(ctx, Some((replid, offset)))
 }
 
@@ -368,15 +457,24 @@ impl crate::replication::Host for ServerHost {
             killed: AtomicBool::new(false),
             snapshot: parking_lot::Mutex::new(ClientSnapshot {
                 replication: Some(ClientType::Master),
+                last_interaction_ms: crate::hlc::unix_ms(),
                 ..ClientSnapshot::default()
             }),
         };
-        let mut client = ClientState::new(Arc::new(info), true);
+        let info = Arc::new(info);
+        // Listed by CLIENT LIST (flag `M`) and killed by CLIENT KILL TYPE master: the
+        // link sees the kill flag and drops the connection, as Redis does.
+        if server.clients.try_reserve(usize::MAX) {
+            server.clients.add(info.clone());
+        }
+        let mut client = ClientState::new(info, true);
         client.is_master = true;
         client
     }
 
-    fn master_client_gone(&self, _client: &ClientState) {}
+    fn master_client_gone(&self, client: &ClientState) {
+        self.server().clients.remove(client.id());
+    }
 
     fn apply(&self, master: &mut ClientState, args: &[&[u8]]) {
         let server = self.server();
@@ -459,8 +557,24 @@ impl crate::replication::Host for ServerHost {
         self.server().effects.add_sink(sink, |_| {});
     }
 
+    fn stopping(&self) -> bool {
+        self.server
+            .upgrade()
+            .is_none_or(|s| s.shutdown_requested.load(Ordering::Acquire))
+    }
+
+    fn pause_writes(&self, pause: bool) {
+        let server = self.server();
+        if pause {
+            server.pause_clients(u64::MAX, true);
+        } else {
+            server.unpause_clients();
+        }
+    }
+
     fn role_changed(&self, replica: bool) {
         self.server().keyspace.set_replica_expiry(replica);
+        crate::logging::set_role(if replica { 'S' } else { 'M' });
     }
 
     fn wake_worker(&self, index: usize) {

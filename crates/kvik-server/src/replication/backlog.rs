@@ -134,6 +134,16 @@ impl Backlog {
         };
     }
 
+    /// A replica lost its place (it fell further behind than the ring keeps for
+    /// replicas): keep twice as much from now on, so that its next sync, made under
+    /// the same load, can catch up instead of looping through full syncs. Returns
+    /// the new bound.
+    pub fn grow_retention(&self) -> usize {
+        let mut ring = self.ring.lock();
+        ring.retain_max = ring.retain_max.saturating_mul(2);
+        ring.retain_max
+    }
+
     /// A new full sync starts here: the offset now (its point in time, with every
     /// shard held) and the database unknown, so the stream selects again, as Redis
     /// resets `slaveseldb`. Begins the stream if it had not begun.

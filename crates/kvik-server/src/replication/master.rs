@@ -36,13 +36,18 @@ pub use crate::client::ReplicaHello as Hello;
 enum Stage {
     /// Waiting for its snapshot to begin; keepalive newlines only.
     WaitSnapshot { chunks: VecDeque<Vec<u8>> },
-    /// The RDB is being sent; once `end` is set and the chunks are out, the stream
-    /// follows from that offset.
+    /// The RDB is being sent; once it is all queued (`done`) and the chunks are
+    /// out, the stream follows from `from`, the snapshot's offset.
     Transfer {
         chunks: VecDeque<Vec<u8>>,
         queued: usize,
-        end: Option<u64>,
+        from: u64,
+        done: bool,
     },
+    /// A diskless payload is out: the stream waits for the replica's first ACK,
+    /// which says it read the end mark (bytes right behind the mark could be taken
+    /// for the payload's, as Redis 7.0's replicas read it).
+    AwaitAck { cursor: u64 },
     /// Streaming from the backlog.
     Online { cursor: u64 },
     /// Nothing more (an rdb-only transfer is complete, or the feed lost its place).
@@ -61,6 +66,8 @@ pub struct Feed {
     /// The offset the replica acknowledged last (REPLCONF ACK) and when (unix ms).
     pub ack_offset: AtomicU64,
     pub ack_ms: AtomicU64,
+    /// The payload is framed with an end mark (`$EOF:`).
+    diskless: bool,
     /// The worker must look at the feed (a wake-up is on its way).
     wake_pending: AtomicBool,
     /// The connection is gone.
@@ -88,6 +95,7 @@ impl Feed {
             room: Condvar::new(),
             ack_offset: AtomicU64::new(0),
             ack_ms: AtomicU64::new(crate::hlc::unix_ms()),
+            diskless: false,
             wake_pending: AtomicBool::new(false),
             closed: AtomicBool::new(false),
         }
@@ -109,7 +117,8 @@ impl Feed {
             Stage::Transfer {
                 chunks,
                 queued,
-                end,
+                from,
+                done,
             } => {
                 let mut copied = 0;
                 while copied < max {
@@ -121,18 +130,21 @@ impl Feed {
                     out.extend_from_slice(&chunk);
                 }
                 self.room.notify_all();
-                match (chunks.is_empty(), *end) {
-                    (true, Some(_)) if self.hello.rdb_only => {
+                match (chunks.is_empty() && *done, *from) {
+                    (true, _) if self.hello.rdb_only => {
                         *stage = Stage::Done;
                         Filled::Finished
                     }
-                    (true, Some(cursor)) => {
+                    (true, cursor) => {
                         crate::log_notice!(
                             "Synchronization with replica {}:{} succeeded",
                             self.ip,
                             self.hello.listening_port
                         );
-                        *stage = Stage::Online { cursor };
+                        *stage = match self.diskless {
+                            true => Stage::AwaitAck { cursor },
+                            false => Stage::Online { cursor },
+                        };
                         drop(stage);
                         repl.replicas.update_needed(repl);
                         Filled::Going
@@ -143,11 +155,17 @@ impl Feed {
             Stage::Online { cursor } => match repl.backlog.read(*cursor, max, out) {
                 Read::Copied(n) => {
                     *cursor += n as u64;
+                    drop(stage);
+                    if n > 0 {
+                        // The ring may let go of what every replica has now.
+                        repl.replicas.update_needed(repl);
+                    }
                     Filled::Going
                 }
                 Read::Lost => {
+                    let kept = repl.backlog.grow_retention();
                     crate::log_warning!(
-                        "Client id={} addr={}:{} (replica) is too far behind: its stream is gone from the backlog; closing it",
+                        "Client id={} addr={}:{} (replica) is too far behind: its stream is gone from the backlog; closing it (the backlog now keeps up to {kept} bytes for replicas)",
                         self.client_id,
                         self.ip,
                         self.hello.listening_port
@@ -156,15 +174,26 @@ impl Feed {
                     Filled::Finished
                 }
             },
+            Stage::AwaitAck { .. } => Filled::Going,
             Stage::Done => Filled::Finished,
+        }
+    }
+
+    /// The replica acknowledged: a stream waiting for that starts.
+    fn acked(&self, repl: &Replication) {
+        let mut stage = self.stage.lock();
+        if let Stage::AwaitAck { cursor } = *stage {
+            *stage = Stage::Online { cursor };
+            drop(stage);
+            self.wake(repl);
         }
     }
 
     /// The offset this replica needs next, while its connection is up.
     fn needs(&self) -> Option<u64> {
         match &*self.stage.lock() {
-            Stage::Online { cursor } => Some(*cursor),
-            Stage::Transfer { end, .. } => *end,
+            Stage::Online { cursor } | Stage::AwaitAck { cursor } => Some(*cursor),
+            Stage::Transfer { from, .. } => Some(*from),
             _ => None,
         }
     }
@@ -174,7 +203,7 @@ impl Feed {
         match &*self.stage.lock() {
             Stage::WaitSnapshot { .. } => "wait_bgsave",
             Stage::Transfer { .. } => "send_bulk",
-            Stage::Online { .. } | Stage::Done => "online",
+            Stage::Online { .. } | Stage::AwaitAck { .. } | Stage::Done => "online",
         }
     }
 
@@ -211,8 +240,8 @@ impl Feed {
         true
     }
 
-    /// The snapshot began: what follows is the transfer.
-    fn start_transfer(&self) {
+    /// The snapshot began at `offset`: what follows is the transfer.
+    fn start_transfer(&self, offset: u64) {
         let mut stage = self.stage.lock();
         if let Stage::WaitSnapshot { chunks } = &mut *stage {
             let chunks = std::mem::take(chunks);
@@ -220,15 +249,16 @@ impl Feed {
             *stage = Stage::Transfer {
                 chunks,
                 queued,
-                end: None,
+                from: offset,
+                done: false,
             };
         }
     }
 
-    /// The whole RDB is queued; the stream follows from `offset`.
-    fn end_transfer(&self, offset: u64, repl: &Replication) {
-        if let Stage::Transfer { end, .. } = &mut *self.stage.lock() {
-            *end = Some(offset);
+    /// The whole RDB is queued; the stream follows.
+    fn end_transfer(&self, repl: &Replication) {
+        if let Stage::Transfer { done, .. } = &mut *self.stage.lock() {
+            *done = true;
         }
         self.wake(repl);
     }
@@ -297,10 +327,11 @@ impl Replicas {
     }
 
     /// REPLCONF ACK from client `id`.
-    pub fn ack(&self, id: u64, offset: u64) {
+    pub fn ack(&self, id: u64, offset: u64, repl: &Replication) {
         if let Some(feed) = self.of_client(id) {
             feed.ack_offset.fetch_max(offset, Ordering::AcqRel);
             feed.ack_ms.store(crate::hlc::unix_ms(), Ordering::Release);
+            feed.acked(repl);
         }
     }
 
@@ -416,7 +447,9 @@ pub fn psync(
     let stage = Stage::WaitSnapshot {
         chunks: VecDeque::new(),
     };
-    let feed = Arc::new(Feed::new(client_id, worker, ip, hello, stage));
+    let mut feed = Feed::new(client_id, worker, ip, hello, stage);
+    feed.diskless = diskless;
+    let feed = Arc::new(feed);
     crate::log_notice!(
         "Replica {}:{} asks for synchronization; starting a full resync ({})",
         feed.ip,
@@ -470,7 +503,7 @@ fn sync_point(repl: &Replication, feed: &Feed, eof_mark: Option<&str>) -> (Strin
     repl.listen_effects();
     let offset = repl.backlog.mark_sync_point();
     let replid = repl.replid();
-    feed.start_transfer();
+    feed.start_transfer(offset);
     if !feed.hello.plain_sync {
         feed.send(
             format!("+FULLRESYNC {replid} {offset}\r\n").into_bytes(),
@@ -480,17 +513,8 @@ fn sync_point(repl: &Replication, feed: &Feed, eof_mark: Option<&str>) -> (Strin
     if let Some(mark) = eof_mark {
         feed.send(format!("$EOF:{mark}\r\n").into_bytes(), repl);
     }
-    repl.replicas.update_needed_at(repl, offset);
+    repl.replicas.update_needed(repl);
     (replid, offset)
-}
-
-impl Replicas {
-    /// A sync point at `offset`: keep the stream from there for the replica.
-    fn update_needed_at(&self, repl: &Replication, offset: u64) {
-        let needed = self.feeds.lock().iter().filter_map(|f| f.needs()).min();
-        repl.backlog
-            .set_needed(needed.map_or(offset, |n| n.min(offset)));
-    }
 }
 
 /// A full sync for `feed`, on its own thread.
@@ -533,7 +557,7 @@ fn full_sync(repl: &Replication, feed: &Feed, diskless: bool) {
         }
     };
     match (outcome, point) {
-        (Ok(_), Some(offset)) => feed.end_transfer(offset, repl),
+        (Ok(_), Some(_)) => feed.end_transfer(repl),
         (Err(why), _) => {
             crate::log_warning!(
                 "Full sync with replica {}:{} failed: {}",

@@ -13,6 +13,7 @@
 //! the [`Host`] seam handed down at start-up.
 
 pub mod backlog;
+pub mod failover;
 pub mod master;
 pub mod replica;
 
@@ -54,6 +55,10 @@ pub trait Host: Send + Sync {
     fn wake_worker(&self, index: usize);
     /// The node became a replica (keys stop expiring on their own) or a master.
     fn role_changed(&self, replica: bool);
+    /// Pause writes from clients (FAILOVER), or resume them.
+    fn pause_writes(&self, pause: bool);
+    /// The server is stopping (or gone): replication's threads end.
+    fn stopping(&self) -> bool;
 }
 
 /// The replication ids (PSYNC2): the current one, and the previous one with the
@@ -91,6 +96,8 @@ pub struct Replication {
     pub replicas: master::Replicas,
     /// The backlog is one of the effect log's sinks.
     listening: AtomicBool,
+    /// A FAILOVER under way.
+    failover: Mutex<Option<failover::Failover>>,
     /// Clients in WAIT: (their wait, the offset, how many replicas).
     waits: Mutex<Vec<(Arc<crate::blocking::Waiter>, u64, usize)>>,
     host: OnceLock<Arc<dyn Host>>,
@@ -114,6 +121,7 @@ impl Replication {
             replicas: master::Replicas::default(),
             listening: AtomicBool::new(false),
             waits: Mutex::new(Vec::new()),
+            failover: Mutex::new(None),
             host: OnceLock::new(),
         };
         repl.configure(config);
@@ -239,12 +247,25 @@ impl Replication {
             return false;
         };
         old.stop();
+        self.become_master();
+        true
+    }
+
+    /// PSYNC ... FAILOVER from our master naming our history: it hands its role to
+    /// us. False (and nothing changes) when the id is not ours.
+    pub fn promote_for_failover(&self, replid: &str) -> bool {
+        if replid != self.replid() {
+            return false;
+        }
+        self.promote()
+    }
+
+    fn become_master(&self) {
         self.shift_ids(new_replid());
         self.is_replica.store(false, Ordering::Release);
         self.host().role_changed(false);
         self.listen_effects();
         self.replicas.disconnect_all(self);
-        true
     }
 
     /// Switch to `replid`, keeping the old id valid up to the present offset.
@@ -338,7 +359,7 @@ impl Replication {
     }
 }
 
-/// What runs on a timer: the master's PINGs.
+/// What runs on a timer: the master's PINGs, a FAILOVER's progress.
 fn cron(repl: &std::sync::Weak<Replication>) {
     let mut last_ping = std::time::Instant::now();
     loop {
@@ -346,10 +367,14 @@ fn cron(repl: &std::sync::Weak<Replication>) {
         let Some(repl) = repl.upgrade() else {
             return;
         };
+        if repl.host().stopping() {
+            return;
+        }
         let period = repl.host().config().repl_ping_replica_period.max(1) as u64;
         if last_ping.elapsed().as_secs() >= period {
             repl.ping_replicas();
             last_ping = std::time::Instant::now();
         }
+        repl.failover_cron();
     }
 }

@@ -113,6 +113,11 @@ impl Link {
         self.stopped.load(Ordering::Acquire)
     }
 
+    /// Stopped, or the server is shutting down.
+    fn must_end(&self, repl: &Replication) -> bool {
+        self.is_stopped() || repl.host().stopping()
+    }
+
     pub fn state(&self) -> LinkState {
         *self.state.lock()
     }
@@ -132,7 +137,7 @@ impl Link {
     }
 
     fn run(self: Arc<Self>, repl: &Replication) {
-        while !self.is_stopped() {
+        while !self.must_end(repl) {
             let result = self.session(repl);
             let was_up = self.is_up();
             self.set_state(LinkState::Connect);
@@ -141,14 +146,14 @@ impl Link {
                 self.down_since_ms
                     .store(crate::hlc::unix_ms(), Ordering::Release);
             }
-            if self.is_stopped() {
+            if self.must_end(repl) {
                 break;
             }
             if let Err(e) = result {
                 log_warning!("Connection with master lost ({e}); reconnecting");
             }
             let retry_at = Instant::now() + Duration::from_secs(1);
-            while Instant::now() < retry_at && !self.is_stopped() {
+            while Instant::now() < retry_at && !self.must_end(repl) {
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
@@ -178,10 +183,13 @@ impl Link {
             .backlog
             .is_active()
             .then(|| (repl.replid(), repl.offset() + 1));
-        let asked = match &history {
+        let mut asked = match &history {
             Some((id, offset)) => format!("PSYNC {id} {offset}"),
             None => "PSYNC ? -1".to_string(),
         };
+        if repl.failing_over() {
+            asked.push_str(" FAILOVER");
+        }
         log_notice!(
             "Trying a partial resynchronization (request {}).",
             &asked[6..]
@@ -204,11 +212,20 @@ impl Link {
                 log_notice!("Master replication ID changed to {new_id}");
             }
         } else {
+            if repl.failing_over() {
+                // The target refused to take over: stay the master.
+                log_warning!(
+                    "Failover target refused the PSYNC FAILOVER request ({reply}); rolling back"
+                );
+                repl.rollback_failover();
+                return Ok(());
+            }
             return Err(io::Error::other(format!(
                 "unexpected reply to PSYNC from master: {reply}"
             )));
         }
         self.set_state(LinkState::Connected);
+        repl.failover_done();
         log_notice!("MASTER <-> REPLICA sync: Finished with success");
         self.stream(repl, wire)
     }
@@ -340,8 +357,11 @@ impl Link {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => break Err(e),
             }
-            if self.is_stopped() {
+            if self.must_end(repl) {
                 break Ok(());
+            }
+            if master.info.is_killed() {
+                break Err(io::Error::other("the master client was killed"));
             }
         };
         host.master_client_gone(&master);
