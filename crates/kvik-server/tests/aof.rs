@@ -641,3 +641,28 @@ fn timestamp_annotations_are_written_and_skipped_when_loading() {
     }
     assert_eq!(kvik_on(&dir, &[]).raw().cmd(&["GET", "k"]), b"$1\r\nv\r\n");
 }
+
+#[test]
+fn bgsave_during_a_rewrite_answers_as_redis() {
+    let dir = support::scratch_dir("aof-bgsave");
+    let kvik = kvik_on(&dir, &["--rdb-key-save-delay", "5000"]);
+    let mut conn = kvik.raw();
+    for i in 0..200 {
+        conn.cmd(&["SET", &format!("k{i}"), "v"]);
+    }
+    conn.cmd(&["BGREWRITEAOF"]);
+    assert_eq!(
+        text(&conn.cmd(&["BGSAVE"])),
+        "-ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.\r\n"
+    );
+    assert_eq!(
+        conn.cmd(&["BGSAVE", "SCHEDULE"]),
+        b"+Background saving scheduled\r\n"
+    );
+    wait_info(&mut conn, "aof_rewrite_in_progress", "0");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !dir.join("dump.rdb").exists() {
+        assert!(Instant::now() < deadline, "the scheduled BGSAVE never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -162,17 +162,21 @@ fn save(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 /// BGSAVE [SCHEDULE]. Inside a transaction (which holds every shard) it is
-/// scheduled, as Redis schedules it inside EXEC.
+/// scheduled, as Redis schedules it inside EXEC; during an AOF rewrite only with
+/// SCHEDULE, as Redis answers while its rewrite child runs.
 fn bgsave(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    match args {
-        [_] => {}
-        [_, option] if args::is(option, "SCHEDULE") => {}
+    let schedule = match args {
+        [_] => false,
+        [_, option] if args::is(option, "SCHEDULE") => true,
         _ => return Err(errors::SYNTAX.into()),
-    }
+    };
     if ctx.server.persistence.bgsave_in_progress() {
         return Err(SAVE_IN_PROGRESS.into());
     }
-    if !ctx.keys.holds_none() {
+    if ctx.server.aof.rewrite_in_progress() && !schedule {
+        return Err("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.".into());
+    }
+    if !ctx.keys.holds_none() || ctx.server.aof.rewrite_in_progress() {
         saving::schedule_bgsave(ctx.server);
         ctx.out.simple("Background saving scheduled");
         return Ok(());

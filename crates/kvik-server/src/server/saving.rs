@@ -177,7 +177,10 @@ fn run_save_points(server: &Server) {
         return;
     }
     if state.take_scheduled() {
-        let _ = bgsave(server);
+        // An AOF rewrite's snapshot runs: after it, then.
+        if let Err(SaveError::InProgress) = bgsave(server) {
+            state.schedule();
+        }
         return;
     }
     let now = crate::hlc::unix_ms() / 1000;
