@@ -199,6 +199,10 @@ pub trait Visitor {
     fn function(&mut self, code: Vec<u8>) -> Result<(), LoadError>;
     /// Is `db` a database this server has?
     fn has_db(&self, db: u64) -> bool;
+    /// The file says how many keys (and keys with a deadline) database `db` holds
+    /// (RESIZEDB), so that its tables can be sized once instead of growing key by
+    /// key. A hint only: a corrupt file can lie.
+    fn db_size_hint(&mut self, _db: usize, _keys: u64, _volatile: u64) {}
     /// One key of database `db`.
     fn key(
         &mut self,
@@ -238,8 +242,9 @@ pub fn read(
                 db = n as usize;
             }
             opcode::RESIZEDB => {
-                src.length()?;
-                src.length()?;
+                let keys = src.length()?;
+                let volatile = src.length()?;
+                visitor.db_size_hint(db, keys, volatile);
             }
             opcode::AUX => {
                 let name = src.string()?;

@@ -60,6 +60,12 @@ impl ShardData {
             .map(|b| &mut **b)
     }
 
+    /// Make room for `additional` more entries at once (a load that knows how many
+    /// keys are coming), so the table does not grow, and rehash, step by step.
+    pub fn reserve(&mut self, additional: usize) {
+        self.table.reserve(additional, |e| super::hash_key(e.key()));
+    }
+
     /// Insert or replace; returns the entry that was replaced.
     pub fn insert(&mut self, hash: u64, entry: EntryBox) -> Option<EntryBox> {
         if entry.expire_at != 0 {

@@ -80,6 +80,18 @@ impl Visitor for IntoKeyspace<'_, '_> {
         db < self.locked.keyspace().databases() as u64
     }
 
+    /// Size the database's shards for the keys announced, each for its share. The
+    /// count is capped: a corrupt file must not make the load allocate without end
+    /// (past the cap, tables grow as keys arrive).
+    fn db_size_hint(&mut self, db: usize, keys: u64, _volatile: u64) {
+        const MOST_KEYS_PRESIZED: u64 = 1 << 24;
+        let shards = self.locked.keyspace().shards_per_db();
+        let per_shard = keys.min(MOST_KEYS_PRESIZED) as usize / shards;
+        for shard in 0..shards {
+            self.locked.shard_at(db, shard).reserve(per_shard);
+        }
+    }
+
     fn key(
         &mut self,
         db: usize,
