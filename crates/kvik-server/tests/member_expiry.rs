@@ -1,0 +1,311 @@
+//! KeyDB's member expiry: EXPIREMEMBER, EXPIREMEMBERAT, PEXPIREMEMBERAT and TTL /
+//! PTTL / PERSIST with a member, on set members, hash fields and sorted-set members:
+//! KeyDB's replies and errors, lazy and active removal, what travels in the effect
+//! stream (absolute deadlines, removals), and KeyDB's keyspace events.
+
+mod support;
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use support::in_process::{drain, next_effect, q, Kvik};
+use support::{RawConn, TestServer};
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// Ask `line` until the reply is `want`, for at most 5 s.
+fn poll_until(c: &mut RawConn, line: &str, want: &str) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let got = q(c, line);
+        if got == want {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{line}: still {got:?}, want {want:?}"
+        );
+        std::thread::yield_now();
+    }
+}
+
+fn fill(c: &mut RawConn) {
+    c.cmd(&["SADD", "set", "m1", "m2"]);
+    c.cmd(&["HSET", "hash", "f1", "v1", "f2", "v2"]);
+    c.cmd(&["ZADD", "zset", "1", "a", "2", "b"]);
+}
+
+#[test]
+fn replies_and_errors_are_keydbs() {
+    let server = TestServer::start(&[]);
+    let mut c = server.raw();
+    fill(&mut c);
+    c.cmd(&["SET", "str", "v"]);
+    for key in ["set", "hash", "zset"] {
+        let member = if key == "hash" {
+            "f1"
+        } else if key == "set" {
+            "m1"
+        } else {
+            "a"
+        };
+        assert_eq!(
+            q(&mut c, &format!("EXPIREMEMBER {key} {member} 100")),
+            ":1\r\n"
+        );
+        assert_eq!(
+            q(&mut c, &format!("EXPIREMEMBER {key} nomember 100")),
+            ":0\r\n"
+        );
+        assert_eq!(q(&mut c, &format!("TTL {key} {member}")), ":100\r\n");
+        let pttl = q(&mut c, &format!("PTTL {key} {member}"));
+        let ms: u64 = pttl[1..pttl.len() - 2].parse().unwrap();
+        assert!((99_000..=100_000).contains(&ms), "{pttl}");
+        // The key itself has no deadline; other members have none either.
+        assert_eq!(q(&mut c, &format!("TTL {key}")), ":-1\r\n");
+        assert_eq!(q(&mut c, &format!("TTL {key} nomember")), ":-1\r\n");
+    }
+    assert_eq!(q(&mut c, "EXPIREMEMBER set m2 500 ms"), ":1\r\n");
+    let pttl = q(&mut c, "PTTL set m2");
+    let ms: u64 = pttl[1..pttl.len() - 2].parse().unwrap();
+    assert!((1..=500).contains(&ms), "{pttl}");
+    assert_eq!(q(&mut c, "EXPIREMEMBER set m2 5 S"), ":1\r\n");
+    assert_eq!(q(&mut c, "TTL set m2"), ":5\r\n");
+
+    let at = now_ms() / 1000 + 1000;
+    assert_eq!(q(&mut c, &format!("EXPIREMEMBERAT hash f2 {at}")), ":1\r\n");
+    let ttl = q(&mut c, "TTL hash f2");
+    assert!(ttl == ":999\r\n" || ttl == ":1000\r\n", "{ttl}");
+    let at_ms = now_ms() + 2_000_000;
+    assert_eq!(
+        q(&mut c, &format!("PEXPIREMEMBERAT zset b {at_ms}")),
+        ":1\r\n"
+    );
+    assert_eq!(q(&mut c, "TTL zset b"), ":2000\r\n");
+
+    assert_eq!(q(&mut c, "EXPIREMEMBER nokey m 10"), ":0\r\n");
+    assert_eq!(q(&mut c, "TTL nokey m"), ":-2\r\n");
+    assert_eq!(q(&mut c, "PTTL nokey m"), ":-2\r\n");
+    assert_eq!(
+        q(&mut c, "EXPIREMEMBER str m 10"),
+        "-ERR object type is unsupported\r\n"
+    );
+    assert_eq!(q(&mut c, "TTL str m"), ":-1\r\n");
+    assert_eq!(
+        q(&mut c, "EXPIREMEMBER set m1 soon"),
+        "-ERR value is not an integer or out of range\r\n"
+    );
+    assert_eq!(
+        q(&mut c, "EXPIREMEMBER set m1 10 h"),
+        "-ERR Invalid unit arg\r\n"
+    );
+    assert_eq!(
+        q(&mut c, "EXPIREMEMBER set m1 10 s extra"),
+        "-ERR Invalid number of arguments\r\n"
+    );
+    assert_eq!(
+        q(&mut c, "EXPIREMEMBER set m1"),
+        "-ERR wrong number of arguments for 'expiremember' command\r\n"
+    );
+    assert_eq!(
+        q(&mut c, "EXPIREMEMBERAT set m1 1 s"),
+        "-ERR wrong number of arguments for 'expirememberat' command\r\n"
+    );
+    assert_eq!(
+        q(&mut c, "PEXPIREMEMBERAT set m1"),
+        "-ERR wrong number of arguments for 'pexpirememberat' command\r\n"
+    );
+    assert_eq!(q(&mut c, "TTL set m1 m2"), "-ERR Invalid arguments\r\n");
+    assert_eq!(q(&mut c, "PTTL set m1 m2"), "-ERR Invalid arguments\r\n");
+    assert_eq!(
+        q(&mut c, "EXPIREMEMBER set m1 9223372036854775807"),
+        "-ERR invalid expire time in 'expiremember' command\r\n"
+    );
+
+    // PERSIST with a member drops that member's deadline only.
+    assert_eq!(q(&mut c, "PERSIST set m1"), ":1\r\n");
+    assert_eq!(q(&mut c, "PERSIST set m1"), ":0\r\n");
+    assert_eq!(q(&mut c, "TTL set m1"), ":-1\r\n");
+    assert_eq!(q(&mut c, "TTL set m2"), ":5\r\n");
+    assert_eq!(q(&mut c, "PERSIST set m1 m2"), "-ERR Invalid arguments\r\n");
+}
+
+#[test]
+fn a_member_removed_by_a_command_loses_its_deadline() {
+    let server = TestServer::start(&[]);
+    let mut c = server.raw();
+    fill(&mut c);
+    q(&mut c, "EXPIREMEMBER set m1 100");
+    q(&mut c, "EXPIREMEMBER hash f1 100");
+    q(&mut c, "EXPIREMEMBER zset a 100");
+    q(&mut c, "SREM set m1");
+    q(&mut c, "HDEL hash f1");
+    q(&mut c, "ZPOPMIN zset");
+    q(&mut c, "SADD set m1");
+    q(&mut c, "HSET hash f1 v");
+    q(&mut c, "ZADD zset 0 a");
+    assert_eq!(q(&mut c, "TTL set m1"), ":-1\r\n");
+    assert_eq!(q(&mut c, "TTL hash f1"), ":-1\r\n");
+    assert_eq!(q(&mut c, "TTL zset a"), ":-1\r\n");
+    // Overwriting a value keeps its deadline, as in KeyDB.
+    q(&mut c, "EXPIREMEMBER hash f1 100");
+    q(&mut c, "HSET hash f1 w");
+    assert_eq!(q(&mut c, "TTL hash f1"), ":100\r\n");
+    // A deadline goes with its key: RENAME, COPY; and with the key when it goes.
+    q(&mut c, "RENAME hash hash2");
+    assert_eq!(q(&mut c, "TTL hash2 f1"), ":100\r\n");
+    q(&mut c, "COPY hash2 hash3");
+    assert_eq!(q(&mut c, "TTL hash3 f1"), ":100\r\n");
+    q(&mut c, "DEL hash2");
+    q(&mut c, "HSET hash2 f1 v");
+    assert_eq!(q(&mut c, "TTL hash2 f1"), ":-1\r\n");
+}
+
+#[test]
+fn a_command_never_sees_an_expired_member() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    // The active cycle is off: only lazy expiry can remove them.
+    q(&mut c, "DEBUG SET-ACTIVE-EXPIRE 0");
+    fill(&mut c);
+    let at = now_ms() + 50;
+    for (key, member) in [("set", "m1"), ("hash", "f1"), ("zset", "a")] {
+        q(&mut c, &format!("PEXPIREMEMBERAT {key} {member} {at}"));
+    }
+    let effects = kvik.effects();
+    poll_until(&mut c, "SISMEMBER set m1", ":0\r\n");
+    assert_eq!(q(&mut c, "SMEMBERS set"), "*1\r\n$2\r\nm2\r\n");
+    poll_until(&mut c, "HGETALL hash", "*2\r\n$2\r\nf2\r\n$2\r\nv2\r\n");
+    poll_until(&mut c, "ZCARD zset", ":1\r\n");
+    assert_eq!(q(&mut c, "TTL hash f1"), ":-1\r\n");
+    assert_eq!(
+        drain(&effects),
+        ["SREM set m1", "HDEL hash f1", "ZREM zset a"]
+    );
+    // A key whose last member expires goes as an expired key does.
+    let at = now_ms() + 20;
+    q(&mut c, &format!("PEXPIREMEMBERAT set m2 {at}"));
+    drain(&effects);
+    poll_until(&mut c, "EXISTS set", ":0\r\n");
+    // One command's effects travel together.
+    assert_eq!(drain(&effects), ["MULTI", "SREM set m2", "DEL set", "EXEC"]);
+    assert_eq!(c.info_field("stats", "expired_keys"), "1");
+}
+
+#[test]
+fn deadlines_travel_as_absolute_times_and_a_past_one_removes_at_once() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    fill(&mut c);
+    let effects = kvik.effects();
+    let before = now_ms();
+    q(&mut c, "EXPIREMEMBER set m1 100");
+    let after = now_ms();
+    let effect = next_effect(&effects);
+    assert_eq!(effect[..3], ["PEXPIREMEMBERAT", "set", "m1"]);
+    let at: u64 = effect[3].parse().unwrap();
+    assert!((before + 100_000..=after + 100_000).contains(&at), "{at}");
+    q(&mut c, "EXPIREMEMBER hash f1 250 ms");
+    let at: u64 = next_effect(&effects)[3].parse().unwrap();
+    assert!(at >= before + 250 && at <= now_ms() + 250);
+    q(&mut c, "EXPIREMEMBERAT zset a 4102444800");
+    assert_eq!(
+        next_effect(&effects),
+        ["PEXPIREMEMBERAT", "zset", "a", "4102444800000"]
+    );
+    q(&mut c, "PEXPIREMEMBERAT zset b 4102444800123");
+    assert_eq!(
+        next_effect(&effects),
+        ["PEXPIREMEMBERAT", "zset", "b", "4102444800123"]
+    );
+    q(&mut c, "PERSIST zset b");
+    assert_eq!(next_effect(&effects), ["PERSIST", "zset", "b"]);
+
+    // A deadline in the past: the member goes now, 1 as KeyDB answers.
+    assert_eq!(q(&mut c, "EXPIREMEMBER set m2 -1"), ":1\r\n");
+    assert_eq!(q(&mut c, "SMEMBERS set"), "*1\r\n$2\r\nm1\r\n");
+    let seen = drain(&effects);
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    assert!(seen[1].starts_with("PEXPIREMEMBERAT set m2 "), "{seen:?}");
+    assert_eq!(
+        [&seen[0], &seen[2], &seen[3]],
+        ["MULTI", "SREM set m2", "EXEC"]
+    );
+    // Nothing is sent for a member that is not there.
+    assert_eq!(q(&mut c, "EXPIREMEMBER set nomember 10"), ":0\r\n");
+    assert!(drain(&effects).is_empty());
+}
+
+#[test]
+fn the_active_cycle_removes_members_of_untouched_keys() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    fill(&mut c);
+    let mut sub = kvik.conn();
+    q(&mut c, "CONFIG SET notify-keyspace-events KEA");
+    sub.cmd(&["PSUBSCRIBE", "__keyevent@0__:*"]);
+    let effects = kvik.effects();
+    let at = now_ms() + 50;
+    for (key, member) in [("set", "m1"), ("hash", "f1"), ("zset", "a"), ("zset", "b")] {
+        q(&mut c, &format!("PEXPIREMEMBERAT {key} {member} {at}"));
+    }
+    drain(&effects);
+    // No command touches the keys: every removal comes from the cycle.
+    let mut seen = Vec::new();
+    while seen.len() < 5 {
+        seen.push(next_effect(&effects).join(" "));
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            "DEL zset",
+            "HDEL hash f1",
+            "SREM set m1",
+            "ZREM zset a",
+            "ZREM zset b"
+        ]
+    );
+    // KeyDB's events: `srem` for a set, none for a hash, `expired` for an emptied key.
+    let mut events = Vec::new();
+    while events.len() < 2 {
+        let reply = sub.read_reply();
+        let text = String::from_utf8_lossy(&reply).into_owned();
+        if text.contains("__keyevent@0__:") {
+            events.push(text.split("\r\n").nth(6).unwrap_or_default().to_string());
+        }
+    }
+    events.sort();
+    assert_eq!(events, ["__keyevent@0__:expired", "__keyevent@0__:srem"]);
+    assert_eq!(q(&mut c, "DBSIZE"), ":2\r\n");
+}
+
+#[test]
+fn many_members_across_many_keys_go_while_the_server_idles() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    let at = now_ms() + 200;
+    let keys = 200;
+    let members = 50;
+    for k in 0..keys {
+        let key = format!("s{k}");
+        let mut sadd = vec!["SADD".to_string(), key.clone()];
+        sadd.extend((0..members).map(|m| format!("m{m}")));
+        c.cmd(&sadd);
+        for m in 0..members {
+            c.send_cmd(&["PEXPIREMEMBERAT", &key, &format!("m{m}"), &at.to_string()]);
+        }
+        for _ in 0..members {
+            c.read_reply();
+        }
+    }
+    assert_eq!(q(&mut c, "DBSIZE"), format!(":{keys}\r\n"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while q(&mut c, "DBSIZE") != ":0\r\n" {
+        assert!(Instant::now() < deadline, "members still there");
+        std::thread::yield_now();
+    }
+}
