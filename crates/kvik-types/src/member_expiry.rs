@@ -249,6 +249,15 @@ mod tests {
     }
 
     #[test]
+    fn collections_without_deadlines_keep_their_size() {
+        // The wrapper hides in the representations' niches: a set, a hash and a
+        // sorted set are no bigger than their bare representations were.
+        assert_eq!(std::mem::size_of::<crate::set::Set>(), 32);
+        assert_eq!(std::mem::size_of::<crate::hash::Hash>(), 32);
+        assert_eq!(std::mem::size_of::<crate::zset::ZSet>(), 32);
+    }
+
+    #[test]
     fn the_wrapper_goes_plain_when_the_last_deadline_goes() {
         let mut e: Expiring<Vec<u8>> = Expiring::default();
         e.push(1);
