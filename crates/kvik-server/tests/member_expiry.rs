@@ -309,3 +309,74 @@ fn many_members_across_many_keys_go_while_the_server_idles() {
         std::thread::yield_now();
     }
 }
+
+/// The seconds left until `at_s`, as TTL rounds them.
+fn seconds_until(at_s: u64) -> i64 {
+    ((at_s * 1000 - now_ms()) as i64 + 500) / 1000
+}
+
+fn assert_ttl_near(c: &mut RawConn, line: &str, want: i64) {
+    let got = q(c, line);
+    let got: i64 = got[1..got.len() - 2]
+        .parse()
+        .unwrap_or_else(|_| panic!("{line}: {got}"));
+    assert!(
+        (want - 2..=want + 2).contains(&got),
+        "{line}: {got}, want about {want}"
+    );
+}
+
+#[test]
+fn rdb_files_keep_member_deadlines_and_redis_still_loads_them() {
+    let kvik = TestServer::start(&["--enable-debug-command", "yes"]);
+    let mut k = kvik.raw();
+    fill(&mut k);
+    q(&mut k, "EXPIREMEMBERAT set m1 4102444800");
+    q(&mut k, "EXPIREMEMBERAT hash f2 4102444800");
+    q(&mut k, "EXPIREMEMBERAT zset b 4102444800");
+    assert_eq!(q(&mut k, "DEBUG RELOAD"), "+OK\r\n");
+    let left = seconds_until(4_102_444_800);
+    for line in ["TTL set m1", "TTL hash f2", "TTL zset b"] {
+        assert_ttl_near(&mut k, line, left);
+    }
+    assert_eq!(q(&mut k, "TTL set m2"), ":-1\r\n");
+    // Reloaded deadlines still fire: the active cycle knows of them (DBSIZE
+    // touches no key, so only the cycle can remove this one).
+    q(&mut k, "SADD gone x");
+    q(&mut k, &format!("PEXPIREMEMBERAT gone x {}", now_ms() + 30));
+    assert_eq!(q(&mut k, "DEBUG RELOAD"), "+OK\r\n");
+    poll_until(&mut k, "DBSIZE", ":3\r\n");
+
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    assert_eq!(q(&mut k, "SAVE"), "+OK\r\n");
+    let dir = support::scratch_dir("member-expiry-to-redis");
+    std::fs::copy(kvik.dir().join("dump.rdb"), dir.join("dump.rdb")).unwrap();
+    let redis = support::RealRedis::start(&["--dir", dir.to_str().unwrap()]);
+    let mut r = redis.raw();
+    assert_eq!(q(&mut r, "SISMEMBER set m1"), ":1\r\n");
+    assert_eq!(q(&mut r, "SCARD set"), ":2\r\n");
+    assert_eq!(q(&mut r, "HGET hash f2"), "$2\r\nv2\r\n");
+    assert_eq!(q(&mut r, "ZSCORE zset b"), "$1\r\n2\r\n");
+    assert_eq!(q(&mut r, "DBSIZE"), ":3\r\n");
+}
+
+#[test]
+fn a_keydb_file_loads_with_its_member_deadlines() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/keydb-6.3.4-all-types.rdb");
+    let dir = support::scratch_dir("keydb-rdb");
+    std::fs::copy(&fixture, dir.join("dump.rdb"))
+        .unwrap_or_else(|e| panic!("{}: {e}", fixture.display()));
+    let kvik = TestServer::start(&["--dir", dir.to_str().unwrap()]);
+    let mut k = kvik.raw();
+    let left = seconds_until(4_102_444_800);
+    for line in ["TTL set m1", "TTL hash f2", "TTL zset b", "TTL ttl"] {
+        assert_ttl_near(&mut k, line, left);
+    }
+    for line in ["TTL set m2", "TTL hash f1", "TTL zset a", "TTL str"] {
+        assert_eq!(q(&mut k, line), ":-1\r\n", "{line}");
+    }
+    assert_eq!(q(&mut k, "SCARD set"), ":4\r\n");
+}
