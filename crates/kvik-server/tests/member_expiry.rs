@@ -150,10 +150,16 @@ fn a_member_removed_by_a_command_loses_its_deadline() {
     assert_eq!(q(&mut c, "TTL set m1"), ":-1\r\n");
     assert_eq!(q(&mut c, "TTL hash f1"), ":-1\r\n");
     assert_eq!(q(&mut c, "TTL zset a"), ":-1\r\n");
-    // Overwriting a value keeps its deadline, as in KeyDB.
+    // HSET giving a field a new value drops its deadline, as Redis 7.4 does;
+    // HINCRBY changes the value in place and keeps it.
     q(&mut c, "EXPIREMEMBER hash f1 100");
     q(&mut c, "HSET hash f1 w");
-    assert_eq!(q(&mut c, "TTL hash f1"), ":100\r\n");
+    assert_eq!(q(&mut c, "TTL hash f1"), ":-1\r\n");
+    q(&mut c, "HSET hash n 1");
+    q(&mut c, "EXPIREMEMBER hash n 100");
+    q(&mut c, "HINCRBY hash n 1");
+    assert_eq!(q(&mut c, "TTL hash n"), ":100\r\n");
+    q(&mut c, "EXPIREMEMBER hash f1 100");
     // A deadline goes with its key: RENAME, COPY; and with the key when it goes.
     q(&mut c, "RENAME hash hash2");
     assert_eq!(q(&mut c, "TTL hash2 f1"), ":100\r\n");
@@ -269,9 +275,10 @@ fn the_active_cycle_removes_members_of_untouched_keys() {
             "ZREM zset b"
         ]
     );
-    // KeyDB's events: `srem` for a set, none for a hash, `expired` for an emptied key.
+    // KeyDB's events (`srem` for a set, none for a sorted set, `expired` for an
+    // emptied key) and Redis 7.4's `hexpired` for a hash.
     let mut events = Vec::new();
-    while events.len() < 2 {
+    while events.len() < 3 {
         let reply = sub.read_reply();
         let text = String::from_utf8_lossy(&reply).into_owned();
         if text.contains("__keyevent@0__:") {
@@ -279,7 +286,14 @@ fn the_active_cycle_removes_members_of_untouched_keys() {
         }
     }
     events.sort();
-    assert_eq!(events, ["__keyevent@0__:expired", "__keyevent@0__:srem"]);
+    assert_eq!(
+        events,
+        [
+            "__keyevent@0__:expired",
+            "__keyevent@0__:hexpired",
+            "__keyevent@0__:srem"
+        ]
+    );
     assert_eq!(q(&mut c, "DBSIZE"), ":2\r\n");
 }
 
@@ -379,4 +393,168 @@ fn a_keydb_file_loads_with_its_member_deadlines() {
         assert_eq!(q(&mut k, line), ":-1\r\n", "{line}");
     }
     assert_eq!(q(&mut k, "SCARD set"), ":4\r\n");
+}
+
+/// The integers of an array reply, as text.
+fn codes(reply: &str) -> Vec<String> {
+    reply
+        .split("\r\n")
+        .skip(1)
+        .filter(|l| l.starts_with(':'))
+        .map(|l| l[1..].to_string())
+        .collect()
+}
+
+#[test]
+fn hexpire_family_answers_with_redis_74s_codes() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    q(&mut c, "HSET h f1 v1 f2 v2 f3 v3");
+    let effects = kvik.effects();
+    assert_eq!(
+        q(&mut c, "HEXPIRE h 100 FIELDS 3 f1 nofield f2"),
+        "*3\r\n:1\r\n:-2\r\n:1\r\n"
+    );
+    let effect = next_effect(&effects);
+    assert_eq!(effect[0], "HPEXPIREAT");
+    assert_eq!(effect[3..], ["FIELDS", "2", "f1", "f2"]);
+    assert_eq!(
+        q(&mut c, "HTTL h FIELDS 3 f1 f3 nofield"),
+        "*3\r\n:100\r\n:-1\r\n:-2\r\n"
+    );
+    let pttl = codes(&q(&mut c, "HPTTL h FIELDS 1 f1"));
+    let ms: u64 = pttl[0].parse().unwrap();
+    assert!((99_000..=100_000).contains(&ms), "{ms}");
+    // The same deadline is KeyDB's member deadline.
+    assert_eq!(q(&mut c, "TTL h f1"), ":100\r\n");
+
+    // Conditions: NX only without a deadline, XX only with one, GT later, LT earlier
+    // (no deadline counts as infinite).
+    assert_eq!(
+        q(&mut c, "HEXPIRE h 50 NX FIELDS 2 f1 f3"),
+        "*2\r\n:0\r\n:1\r\n"
+    );
+    assert_eq!(q(&mut c, "HPERSIST h FIELDS 1 f3"), "*1\r\n:1\r\n");
+    assert_eq!(
+        q(&mut c, "HEXPIRE h 50 XX FIELDS 2 f1 f3"),
+        "*2\r\n:1\r\n:0\r\n"
+    );
+    assert_eq!(
+        q(&mut c, "HEXPIRE h 40 GT FIELDS 2 f1 f3"),
+        "*2\r\n:0\r\n:0\r\n"
+    );
+    assert_eq!(q(&mut c, "HEXPIRE h 60 gt FIELDS 1 f1"), "*1\r\n:1\r\n");
+    assert_eq!(
+        q(&mut c, "HEXPIRE h 70 LT FIELDS 2 f1 f3"),
+        "*2\r\n:0\r\n:1\r\n"
+    );
+    assert_eq!(
+        q(&mut c, "HPERSIST h FIELDS 3 f3 f2 nofield"),
+        "*3\r\n:1\r\n:1\r\n:-2\r\n"
+    );
+    assert_eq!(q(&mut c, "HPERSIST h FIELDS 1 f2"), "*1\r\n:-1\r\n");
+    assert_eq!(q(&mut c, "HTTL h FIELDS 1 f3"), "*1\r\n:-1\r\n");
+
+    let at = now_ms() / 1000 + 1000;
+    assert_eq!(
+        q(&mut c, &format!("HEXPIREAT h {at} FIELDS 1 f2")),
+        "*1\r\n:1\r\n"
+    );
+    assert_eq!(
+        q(&mut c, "HEXPIRETIME h FIELDS 2 f2 f3"),
+        format!("*2\r\n:{at}\r\n:-1\r\n")
+    );
+    assert_eq!(
+        q(
+            &mut c,
+            &format!("HPEXPIREAT h {} FIELDS 1 f2", at * 1000 + 5)
+        ),
+        "*1\r\n:1\r\n"
+    );
+    assert_eq!(
+        q(&mut c, "HPEXPIRETIME h FIELDS 1 f2"),
+        format!("*1\r\n:{}\r\n", at * 1000 + 5)
+    );
+    q(&mut c, "HPEXPIRE h 100000 FIELDS 1 f3");
+    let ttl = codes(&q(&mut c, "HTTL h FIELDS 1 f3"));
+    assert_eq!(ttl, ["100"]);
+
+    // 0 seconds or a past time deletes the field: 2, propagated as HDEL.
+    drain(&effects);
+    assert_eq!(q(&mut c, "HEXPIRE h 0 FIELDS 1 f3"), "*1\r\n:2\r\n");
+    assert_eq!(drain(&effects), ["HDEL h f3"]);
+    assert_eq!(
+        q(&mut c, "HEXPIREAT h 1 FIELDS 2 f1 f2"),
+        "*2\r\n:2\r\n:2\r\n"
+    );
+    assert_eq!(q(&mut c, "EXISTS h"), ":0\r\n");
+    // A missing key: -2 for every field.
+    assert_eq!(
+        q(&mut c, "HEXPIRE h 10 FIELDS 2 a b"),
+        "*2\r\n:-2\r\n:-2\r\n"
+    );
+    assert_eq!(q(&mut c, "HTTL h FIELDS 1 a"), "*1\r\n:-2\r\n");
+    assert_eq!(q(&mut c, "HPERSIST h FIELDS 1 a"), "*1\r\n:-2\r\n");
+}
+
+#[test]
+fn hexpire_family_errors_are_redis_74s() {
+    let server = TestServer::start(&[]);
+    let mut c = server.raw();
+    q(&mut c, "HSET h f v");
+    q(&mut c, "SET s v");
+    let missing = "-ERR Mandatory argument FIELDS is missing or not at the right position\r\n";
+    assert_eq!(q(&mut c, "HEXPIRE h 10 FIELD 1 f"), missing);
+    assert_eq!(q(&mut c, "HEXPIRE h 10 NX XX FIELDS 1 f"), missing);
+    assert_eq!(q(&mut c, "HEXPIRE h 10 BOGUS FIELDS 1 f"), missing);
+    assert_eq!(q(&mut c, "HTTL h FIELD 1 f"), missing);
+    let positive = "-ERR Number of fields must be a positive integer\r\n";
+    assert_eq!(q(&mut c, "HEXPIRE h 10 FIELDS 0 f"), positive);
+    assert_eq!(q(&mut c, "HEXPIRE h 10 FIELDS x f"), positive);
+    assert_eq!(q(&mut c, "HPERSIST h FIELDS -1 f"), positive);
+    assert_eq!(
+        q(&mut c, "HEXPIRE h 10 FIELDS 2 f"),
+        "-ERR The `numfields` parameter must match the number of arguments\r\n"
+    );
+    assert_eq!(
+        q(&mut c, "HEXPIRE h -1 FIELDS 1 f"),
+        "-ERR invalid expire time, must be >= 0\r\n"
+    );
+    assert_eq!(
+        q(&mut c, "HEXPIRE h 281474976710655 FIELDS 1 f"),
+        "-ERR invalid expire time in 'hexpire' command\r\n"
+    );
+    assert_eq!(
+        q(&mut c, "HPEXPIREAT h 281474976710656 FIELDS 1 f"),
+        "-ERR invalid expire time in 'hpexpireat' command\r\n"
+    );
+    assert_eq!(
+        q(&mut c, "HEXPIRE h ten FIELDS 1 f"),
+        "-ERR value is not an integer or out of range\r\n"
+    );
+    let wrongtype = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+    assert_eq!(q(&mut c, "HEXPIRE s 10 FIELDS 1 f"), wrongtype);
+    assert_eq!(q(&mut c, "HTTL s FIELDS 1 f"), wrongtype);
+    assert_eq!(q(&mut c, "HPERSIST s FIELDS 1 f"), wrongtype);
+    assert_eq!(
+        q(&mut c, "HEXPIRE h 10 FIELDS 1"),
+        "-ERR wrong number of arguments for 'hexpire' command\r\n"
+    );
+    assert_eq!(
+        q(&mut c, "HTTL h FIELDS 1"),
+        "-ERR wrong number of arguments for 'httl' command\r\n"
+    );
+}
+
+#[test]
+fn expired_hash_fields_go_with_redis_74s_events() {
+    let kvik = Kvik::start();
+    let mut c = kvik.conn();
+    q(&mut c, "DEBUG SET-ACTIVE-EXPIRE 0");
+    q(&mut c, "HSET h f1 v1 f2 v2");
+    q(&mut c, "HPEXPIRE h 30 FIELDS 1 f1");
+    let effects = kvik.effects();
+    poll_until(&mut c, "HLEN h", ":1\r\n");
+    assert_eq!(drain(&effects), ["HDEL h f1"]);
+    assert_eq!(q(&mut c, "HTTL h FIELDS 1 f1"), "*1\r\n:-2\r\n");
 }

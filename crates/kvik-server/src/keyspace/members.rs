@@ -138,9 +138,10 @@ impl KeyEnv<'_> {
     /// What follows members the server removed from `entry` because their
     /// deadlines passed: per member, the removal effect (stamped after the key's
     /// last write, the key stamped with it; `append` puts it where the caller's
-    /// effects go); then the WATCH signal and, for a set that still has members,
-    /// the `srem` event (KeyDB sends none for hashes and sorted sets; an emptied
-    /// key's `expired` follows from its removal).
+    /// effects go); then the WATCH signal and the keyspace event: KeyDB's `srem`
+    /// for a set that still has members, Redis 7.4's `hexpired` for a hash, none
+    /// for a sorted set (KeyDB sends none); an emptied key's `expired` follows from
+    /// its removal.
     pub fn members_expired(
         &self,
         db: usize,
@@ -155,8 +156,12 @@ impl KeyEnv<'_> {
             append(entry.ts, &[command, entry.key(), member]);
         }
         self.keyspace.signal_modified(db, entry.key());
-        if matches!(entry.value, Value::Set(_)) && !is_empty_collection(&entry.value) {
-            self.bus.notify(class::SET, "srem", db, entry.key());
+        match &entry.value {
+            Value::Set(_) if !is_empty_collection(&entry.value) => {
+                self.bus.notify(class::SET, "srem", db, entry.key())
+            }
+            Value::Hash(_) => self.bus.notify(class::HASH, "hexpired", db, entry.key()),
+            _ => {}
         }
     }
 }
