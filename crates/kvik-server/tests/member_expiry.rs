@@ -168,6 +168,29 @@ fn a_member_removed_by_a_command_loses_its_deadline() {
     q(&mut c, "DEL hash2");
     q(&mut c, "HSET hash2 f1 v");
     assert_eq!(q(&mut c, "TTL hash2 f1"), ":-1\r\n");
+    // A set computed from another starts without deadlines; SPOP's re-encoding of
+    // what it leaves keeps them.
+    q(&mut c, "SADD ints 1 2 3");
+    q(&mut c, "EXPIREMEMBER ints 1 100");
+    q(&mut c, "SDIFFSTORE copy ints nokey");
+    assert_eq!(q(&mut c, "TTL copy 1"), ":-1\r\n");
+    assert_eq!(q(&mut c, "TTL ints 1"), ":100\r\n");
+    let mut sadd = vec!["SADD".to_string(), "big".to_string()];
+    sadd.extend((0..200).map(|i| format!("m{i}")));
+    c.cmd(&sadd);
+    for i in 0..200 {
+        c.send_cmd(&["EXPIREMEMBER", "big", &format!("m{i}"), "100"]);
+    }
+    for _ in 0..200 {
+        c.read_reply();
+    }
+    q(&mut c, "SPOP big 190");
+    let left = q(&mut c, "SMEMBERS big");
+    let left: Vec<&str> = left.split("\r\n").filter(|l| l.starts_with('m')).collect();
+    assert_eq!(left.len(), 10);
+    for member in left {
+        assert_eq!(q(&mut c, &format!("TTL big {member}")), ":100\r\n");
+    }
 }
 
 #[test]

@@ -111,13 +111,25 @@ impl Set {
         set
     }
 
-    /// The same members in a new set, encoded afresh; a hashtable that stays one
-    /// keeps its members' order.
+    /// The same members in a new set, encoded afresh, without member deadlines; a
+    /// hashtable that stays one keeps its members' order.
     pub fn rebuilt(&self, max_intset: usize) -> Set {
         match &*self.repr {
-            Repr::Ints(_) => self.clone(),
+            Repr::Ints(ints) => Set {
+                repr: Repr::Ints(ints.clone()).into(),
+            },
             Repr::Table(t) => Set::collect(t.iter().map(MemberRef::Bytes), max_intset),
         }
+    }
+
+    /// Encode this set afresh (after many removals), keeping its member deadlines.
+    pub fn rebuild(&mut self, max_intset: usize) {
+        let deadlines = self.repr.deadlines().cloned();
+        let mut fresh = self.rebuilt(max_intset);
+        if let Some(deadlines) = deadlines {
+            *fresh.repr.deadlines_mut() = deadlines;
+        }
+        *self = fresh;
     }
 
     /// A set of the members of `ints`, kept in their width as Redis keeps a loaded
