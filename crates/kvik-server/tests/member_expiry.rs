@@ -581,3 +581,46 @@ fn expired_hash_fields_go_with_redis_74s_events() {
     assert_eq!(drain(&effects), ["HDEL h f1"]);
     assert_eq!(q(&mut c, "HTTL h FIELDS 1 f1"), "*1\r\n:-2\r\n");
 }
+
+#[test]
+fn replaying_the_effect_stream_reproduces_member_deadlines_and_expiries() {
+    // What a replica or an AOF does: apply the effects, in order, elsewhere.
+    let source = Kvik::start();
+    let copy = Kvik::start();
+    let mut s = source.conn();
+    let mut r = copy.conn();
+    let effects = source.effects();
+    fill(&mut s);
+    q(&mut s, "EXPIREMEMBER set m1 1000");
+    q(&mut s, "HEXPIRE hash 1000 FIELDS 1 f1");
+    q(&mut s, &format!("PEXPIREMEMBERAT zset a {}", now_ms() + 30));
+    q(&mut s, &format!("PEXPIREMEMBERAT set m2 {}", now_ms() + 30));
+    q(&mut s, "EXPIREMEMBER hash f2 0");
+    // Replay until zset's a has expired on both (by the source's ZREM, or by the
+    // copy's own clock from the deadline it was sent: the same either way).
+    let mut applied = 0;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let seen: Vec<String> = drain(&effects);
+        for effect in &seen {
+            let words: Vec<&str> = effect.split(' ').collect();
+            r.cmd(&words);
+        }
+        applied += seen.len();
+        if q(&mut s, "ZCARD zset") == ":1\r\n" && q(&mut r, "ZCARD zset") == ":1\r\n" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "zset a not expired on both");
+        std::thread::yield_now();
+    }
+    assert!(applied > 0);
+    for line in [
+        "SMEMBERS set",
+        "HGETALL hash",
+        "ZRANGE zset 0 -1 WITHSCORES",
+        "TTL set m1",
+        "HTTL hash FIELDS 2 f1 f2",
+    ] {
+        assert_eq!(q(&mut r, line), q(&mut s, line), "{line}");
+    }
+}
