@@ -11,71 +11,120 @@
 //! Owns the deadline bookkeeping only. Must not decide when deadlines fire (the
 //! keyspace does) nor what a removal emits (the commands and the keyspace do).
 
-use std::collections::{BTreeSet, HashMap};
+use hashbrown::HashTable;
+use kvik_util::hash::hash_key;
+use std::collections::BTreeSet;
 use std::ops::{Deref, DerefMut};
 
 /// The deadlines of some members of one collection, in Unix milliseconds.
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// Each member is stored once, in a table keyed by its hash; the order by deadline
+/// holds (deadline, member hash) pairs, resolved through the table. About 70 bytes
+/// a member with a deadline, instead of twice the member's bytes in two maps.
+#[derive(Clone, Default)]
 pub struct MemberDeadlines {
-    by_member: HashMap<Box<[u8]>, u64>,
-    /// The same pairs ordered by deadline, so the next due member is found at once.
-    by_deadline: BTreeSet<(u64, Box<[u8]>)>,
+    /// (member, deadline), found by the member's hash.
+    table: HashTable<(Box<[u8]>, u64)>,
+    /// (deadline, member hash), for the next due member at once.
+    order: BTreeSet<(u64, u64)>,
+}
+
+impl std::fmt::Debug for MemberDeadlines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pairs = self.iter().map(|(m, at)| (String::from_utf8_lossy(m), at));
+        f.debug_map().entries(pairs).finish()
+    }
+}
+
+impl PartialEq for MemberDeadlines {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().all(|(m, at)| other.get(m) == Some(at))
+    }
 }
 
 impl MemberDeadlines {
     pub fn len(&self) -> usize {
-        self.by_member.len()
+        self.table.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_member.is_empty()
+        self.table.is_empty()
     }
 
     /// The deadline of `member`, if it has one.
     pub fn get(&self, member: &[u8]) -> Option<u64> {
-        self.by_member.get(member).copied()
+        let hash = hash_key(member);
+        self.table
+            .find(hash, |(m, _)| &m[..] == member)
+            .map(|(_, at)| *at)
     }
 
     /// Give `member` the deadline `at`, replacing the one it had.
     pub fn set(&mut self, member: &[u8], at: u64) {
         self.remove(member);
-        self.by_member.insert(member.into(), at);
-        self.by_deadline.insert((at, member.into()));
+        let hash = hash_key(member);
+        self.table
+            .insert_unique(hash, (member.into(), at), |(m, _)| hash_key(m));
+        self.order.insert((at, hash));
     }
 
     /// Drop the deadline of `member`; returns it.
     pub fn remove(&mut self, member: &[u8]) -> Option<u64> {
-        let at = self.by_member.remove(member)?;
-        self.by_deadline.remove(&(at, Box::from(member)));
+        let hash = hash_key(member);
+        let slot = self
+            .table
+            .find_entry(hash, |(m, _)| &m[..] == member)
+            .ok()?;
+        let ((_, at), _) = slot.remove();
+        self.forget_order(at, hash);
         Some(at)
+    }
+
+    /// Drop one (deadline, hash) pair of the order, unless another member with the
+    /// same hash and deadline still needs it.
+    fn forget_order(&mut self, at: u64, hash: u64) {
+        let shared = self
+            .table
+            .find(hash, |(m, a)| *a == at && hash_key(m) == hash);
+        if shared.is_none() {
+            self.order.remove(&(at, hash));
+        }
     }
 
     /// The earliest deadline.
     pub fn next(&self) -> Option<u64> {
-        self.by_deadline.first().map(|(at, _)| *at)
+        self.order.first().map(|(at, _)| *at)
     }
 
     /// Take out the member with the earliest deadline if that deadline is at or before
     /// `now_ms`.
     pub fn pop_due(&mut self, now_ms: u64) -> Option<Box<[u8]>> {
-        if self.next()? > now_ms {
+        let &(at, hash) = self.order.first()?;
+        if at > now_ms {
             return None;
         }
-        let (_, member) = self.by_deadline.pop_first()?;
-        self.by_member.remove(&member);
+        let slot = self
+            .table
+            .find_entry(hash, |(m, a)| *a == at && hash_key(m) == hash)
+            .ok()
+            .expect("every ordered pair names a member");
+        let ((member, _), _) = slot.remove();
+        self.forget_order(at, hash);
         Some(member)
     }
 
-    /// Every (member, deadline) pair, earliest first.
+    /// Every (member, deadline) pair, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
-        self.by_deadline.iter().map(|(at, m)| (&m[..], *at))
+        self.table.iter().map(|(m, at)| (&m[..], *at))
     }
 
-    /// Approximate heap bytes: each member twice (map and order) with its deadline
-    /// and the containers' per-entry overhead.
+    /// Approximate heap bytes: per member its bytes, its table slot (with the
+    /// table's spare room) and its share of the order's B-tree nodes.
     pub fn heap_size(&self) -> usize {
-        const PER_PAIR: usize = 2 * (16 + 8) + 16;
-        self.by_member.keys().map(|m| 2 * m.len() + PER_PAIR).sum()
+        const SLOT: usize = std::mem::size_of::<(Box<[u8]>, u64)>() + 1;
+        const ORDER: usize = 24;
+        let members: usize = self.table.iter().map(|(m, _)| m.len()).sum();
+        members + self.table.capacity() * SLOT + self.order.len() * ORDER
     }
 }
 
@@ -246,6 +295,31 @@ mod tests {
         assert_eq!(d.pop_due(15), None);
         assert_eq!(d.remove(b"c"), Some(20));
         assert!(d.is_empty());
+    }
+
+    #[test]
+    fn deadlines_agree_with_a_model() {
+        use std::collections::BTreeMap;
+        let mut d = MemberDeadlines::default();
+        let mut model: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
+        for i in 0..2000u64 {
+            let member = format!("m{}", i % 700).into_bytes();
+            let at = (i * 7919) % 500;
+            if i % 5 == 0 {
+                assert_eq!(d.remove(&member), model.remove(&member));
+            } else {
+                d.set(&member, at);
+                model.insert(member, at);
+            }
+        }
+        assert_eq!(d.len(), model.len());
+        let mut popped = Vec::new();
+        while let Some(m) = d.pop_due(u64::MAX) {
+            popped.push((model[&m[..]], m.to_vec()));
+        }
+        assert_eq!(popped.len(), model.len());
+        assert!(popped.windows(2).all(|w| w[0].0 <= w[1].0));
+        assert!(d.is_empty() && d.next().is_none());
     }
 
     #[test]
