@@ -99,18 +99,27 @@ impl MemberDeadlines {
     /// Take out the member with the earliest deadline if that deadline is at or before
     /// `now_ms`.
     pub fn pop_due(&mut self, now_ms: u64) -> Option<Box<[u8]>> {
-        let &(at, hash) = self.order.first()?;
-        if at > now_ms {
-            return None;
+        loop {
+            let &(at, hash) = self.order.first()?;
+            if at > now_ms {
+                return None;
+            }
+            let found = self
+                .table
+                .find_entry(hash, |(m, a)| *a == at && hash_key(m) == hash);
+            match found {
+                Ok(slot) => {
+                    let ((member, _), _) = slot.remove();
+                    self.forget_order(at, hash);
+                    return Some(member);
+                }
+                // Every pair names a member; were one not to, it must not block
+                // the ones after it.
+                Err(_) => {
+                    self.order.remove(&(at, hash));
+                }
+            }
         }
-        let slot = self
-            .table
-            .find_entry(hash, |(m, a)| *a == at && hash_key(m) == hash)
-            .ok()
-            .expect("every ordered pair names a member");
-        let ((member, _), _) = slot.remove();
-        self.forget_order(at, hash);
-        Some(member)
     }
 
     /// Every (member, deadline) pair, in no particular order.
