@@ -51,9 +51,7 @@ pub fn write_header(out: &mut impl Sink, aux: &[(&str, String)]) {
     out.put(MAGIC);
     out.put(format!("{RDB_VERSION:04}").as_bytes());
     for (name, value) in aux {
-        out.put_byte(opcode::AUX);
-        write_string(out, name.as_bytes(), false);
-        write_string(out, value.as_bytes(), false);
+        write_aux(out, name.as_bytes(), value.as_bytes());
     }
 }
 
@@ -73,7 +71,14 @@ pub fn write_db_start(out: &mut impl Sink, db: usize, keys: usize, volatile: usi
     write_len(out, volatile as u64);
 }
 
-/// One key: its expiry, access data, then type byte, name and value.
+/// The aux fields KeyDB writes after a key for each member deadline it has: the
+/// member, then its deadline (Unix ms, in decimal). Redis skips aux fields it does
+/// not know, so a file with them still loads there, without the member deadlines.
+const SUBEXPIRE_KEY: &[u8] = b"keydb-subexpire-key";
+const SUBEXPIRE_WHEN: &[u8] = b"keydb-subexpire-when";
+
+/// One key: its expiry, access data, then type byte, name and value, then its
+/// members' deadlines as KeyDB writes them.
 pub fn write_key(out: &mut impl Sink, key: &[u8], value: &Value, meta: KeyMeta, compress: bool) {
     if meta.expire_at != 0 {
         out.put_byte(opcode::EXPIRETIME_MS);
@@ -92,6 +97,18 @@ pub fn write_key(out: &mut impl Sink, key: &[u8], value: &Value, meta: KeyMeta, 
     out.put_byte(body[0]);
     write_string(out, key, compress);
     out.put(&body[1..]);
+    if let Some(deadlines) = value.members().and_then(|c| c.deadlines()) {
+        for (member, at) in deadlines.iter() {
+            write_aux(out, SUBEXPIRE_KEY, member);
+            write_aux(out, SUBEXPIRE_WHEN, at.to_string().as_bytes());
+        }
+    }
+}
+
+fn write_aux(out: &mut impl Sink, name: &[u8], value: &[u8]) {
+    out.put_byte(opcode::AUX);
+    write_string(out, name, false);
+    write_string(out, value, false);
 }
 
 /// End a file: the EOF opcode and the CRC-64 of everything before the footer (zeros
@@ -231,8 +248,20 @@ pub fn read(
     let mut db = 0usize;
     let mut meta = KeyMeta::default();
     let mut empty_skipped = 0;
+    let mut held = HeldKey::default();
     loop {
-        match src.byte()? {
+        let op = src.byte()?;
+        if op == opcode::AUX {
+            let name = src.string()?;
+            let value = src.string()?;
+            if !held.member_deadline(&name, &value) {
+                held.release(visitor)?;
+                visitor.aux(&name, &value);
+            }
+            continue;
+        }
+        held.release(visitor)?;
+        match op {
             opcode::EOF => break,
             opcode::SELECTDB => {
                 let n = src.length()?;
@@ -245,11 +274,6 @@ pub fn read(
                 let keys = src.length()?;
                 let volatile = src.length()?;
                 visitor.db_size_hint(db, keys, volatile);
-            }
-            opcode::AUX => {
-                let name = src.string()?;
-                let value = src.string()?;
-                visitor.aux(&name, &value);
             }
             opcode::EXPIRETIME => {
                 let secs = i32::from_le_bytes(src.array()?);
@@ -266,7 +290,7 @@ pub fn read(
                 let key = src.string()?.into_owned();
                 let key_meta = std::mem::take(&mut meta);
                 match decode_body(t, &mut src, limits) {
-                    Ok(value) => visitor.key(db, key, value, key_meta)?,
+                    Ok(value) => held.hold(db, key, value, key_meta),
                     Err(Corrupt::EMPTY_COLLECTION) => {
                         skip_empty_key(&key, &mut empty_skipped, visitor)
                     }
@@ -284,6 +308,53 @@ pub fn read(
         }
     }
     Ok(())
+}
+
+/// The key read last, held back until what follows it is known: KeyDB writes a
+/// key's member deadlines after it, as aux fields, which apply to it.
+#[derive(Default)]
+struct HeldKey {
+    key: Option<(usize, Vec<u8>, Value, KeyMeta)>,
+    /// The member named by a `keydb-subexpire-key` field, until its `-when` comes.
+    member: Option<Vec<u8>>,
+}
+
+impl HeldKey {
+    fn hold(&mut self, db: usize, key: Vec<u8>, value: Value, meta: KeyMeta) {
+        self.key = Some((db, key, value, meta));
+    }
+
+    /// Take in the aux field `name` if it is one of KeyDB's member deadline fields
+    /// (true). A deadline for a member the held value lacks, or that does not read
+    /// as a time, is dropped, as KeyDB's loader drops what it cannot apply.
+    fn member_deadline(&mut self, name: &[u8], value: &[u8]) -> bool {
+        if name == SUBEXPIRE_KEY {
+            self.member = Some(value.to_vec());
+            return true;
+        }
+        if name != SUBEXPIRE_WHEN {
+            return false;
+        }
+        let at = std::str::from_utf8(value)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok());
+        let collection = self.key.as_mut().and_then(|(_, _, v, _)| v.members_mut());
+        if let (Some(member), Some(at), Some(collection)) = (self.member.take(), at, collection) {
+            if collection.has_member(&member) {
+                collection.set_deadline(&member, at);
+            }
+        }
+        true
+    }
+
+    /// Hand the held key, if any, to the visitor.
+    fn release(&mut self, visitor: &mut impl Visitor) -> Result<(), LoadError> {
+        self.member = None;
+        match self.key.take() {
+            Some((db, key, value, meta)) => visitor.key(db, key, value, meta),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Warn of a key left out because its collection is empty, the first ten times, as
@@ -323,12 +394,16 @@ mod tests {
     #[derive(Default)]
     struct Collect {
         keys: Vec<(usize, Vec<u8>, KeyMeta)>,
+        values: Vec<Value>,
+        aux: Vec<Vec<u8>>,
         functions: Vec<Vec<u8>>,
         warnings: Vec<String>,
     }
 
     impl Visitor for Collect {
-        fn aux(&mut self, _name: &[u8], _value: &[u8]) {}
+        fn aux(&mut self, name: &[u8], _value: &[u8]) {
+            self.aux.push(name.to_vec());
+        }
         fn function(&mut self, code: Vec<u8>) -> Result<(), LoadError> {
             self.functions.push(code);
             Ok(())
@@ -340,10 +415,11 @@ mod tests {
             &mut self,
             db: usize,
             key: Vec<u8>,
-            _: Value,
+            value: Value,
             meta: KeyMeta,
         ) -> Result<(), LoadError> {
             self.keys.push((db, key, meta));
+            self.values.push(value);
             Ok(())
         }
         fn warning(&mut self, message: std::fmt::Arguments<'_>) {
@@ -370,6 +446,34 @@ mod tests {
     fn read_all(bytes: &[u8]) -> Result<Collect, LoadError> {
         let mut collect = Collect::default();
         read(bytes, &limits(), true, &mut collect).map(|()| collect)
+    }
+
+    #[test]
+    fn member_deadlines_follow_their_key_as_keydbs_aux_fields() {
+        use kvik_types::set::Set;
+        let mut set = Set::default();
+        for m in [&b"a"[..], b"b", b"c"] {
+            set.insert(m, 512);
+        }
+        let mut value = Value::Set(Box::new(set));
+        let members = value.members_mut().unwrap();
+        members.set_deadline(b"a", 4_102_444_800_000);
+        members.set_deadline(b"c", 5);
+        let mut out = WriteSink::new(Vec::new());
+        write_header(&mut out, &[("redis-ver", "7.0.15".into())]);
+        write_db_start(&mut out, 0, 2, 0);
+        write_key(&mut out, b"s", &value, KeyMeta::default(), false);
+        let plain = Value::Str(StrValue::from_bytes(b"v"));
+        write_key(&mut out, b"t", &plain, KeyMeta::default(), false);
+        let bytes = finish(out, true).unwrap();
+        let got = read_all(&bytes).unwrap();
+        assert_eq!(got.values.len(), 2);
+        let members = got.values[0].members().unwrap();
+        assert_eq!(members.deadline_of(b"a"), Some(4_102_444_800_000));
+        assert_eq!(members.deadline_of(b"b"), None);
+        assert_eq!(members.deadline_of(b"c"), Some(5));
+        // The fields are taken in, not shown as aux fields.
+        assert_eq!(got.aux, [b"redis-ver".to_vec()]);
     }
 
     #[test]

@@ -19,6 +19,8 @@
 //! as a listpack or a plain list (binary-double scores), streams with their consumer
 //! groups. It reads every type Redis 7.0 reads, back to the zipmaps of Redis 2.x,
 //! plus the two forms Redis 7.2 added (sets as listpacks, consumers' active time).
+//! Member deadlines (KeyDB's EXPIREMEMBER) go after their key as KeyDB 6.3's aux
+//! fields, which Redis skips ([`file`]).
 //!
 //! Reading works over a [`io::Source`]: a buffer read in place ([`io::Bytes`], DUMP
 //! payloads) or any `io::Read` ([`io::ReadSource`], for files and resyncs). Writing

@@ -13,6 +13,7 @@ mod encoding;
 pub mod hash;
 pub mod hll;
 pub mod list;
+pub mod member_expiry;
 pub mod set;
 pub mod stream;
 pub mod string;
@@ -83,6 +84,31 @@ impl Value {
             }
             _ => 1,
         }
+    }
+
+    /// The value as a collection whose members can expire (set, hash, sorted set).
+    pub fn members(&self) -> Option<&dyn member_expiry::MemberExpiry> {
+        match self {
+            Value::Hash(h) => Some(&**h),
+            Value::Set(s) => Some(&**s),
+            Value::ZSet(z) => Some(&**z),
+            _ => None,
+        }
+    }
+
+    pub fn members_mut(&mut self) -> Option<&mut dyn member_expiry::MemberExpiry> {
+        match self {
+            Value::Hash(h) => Some(&mut **h),
+            Value::Set(s) => Some(&mut **s),
+            Value::ZSet(z) => Some(&mut **z),
+            _ => None,
+        }
+    }
+
+    /// The earliest member deadline, for values that have one.
+    #[inline]
+    pub fn next_member_deadline(&self) -> Option<u64> {
+        self.members()?.next_deadline()
     }
 
     /// Approximate heap bytes owned by this value, for freeing decisions and MEMORY.

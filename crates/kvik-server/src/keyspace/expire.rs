@@ -67,7 +67,8 @@ pub fn active_expire_cycle(
             );
             entry.free(ks.lazy(crate::lazyfree::Cause::Expire));
         });
-        let next = shard.next_deadline();
+        super::members::expire_due_members(env, db, &mut shard, now, KEYS_PER_VISIT);
+        let next = shard.next_due();
         ks.note_deadline(id, next);
         if next.is_none_or(|at| at > now) {
             pos += 1;

@@ -289,7 +289,7 @@ impl<'a> Locked<'a> {
         self.now_ms = now_ms;
     }
 
-    fn stamp(&mut self, previous: u64) -> u64 {
+    pub(super) fn stamp(&mut self, previous: u64) -> u64 {
         let ts = crate::hlc::next_after(previous.max(self.last_ts), self.now_ms);
         self.last_ts = ts;
         ts
@@ -302,7 +302,7 @@ impl<'a> Locked<'a> {
 
     /// The held shard of a key hash. Panics if the command did not lock it: the
     /// command table's key spec and the handler disagree, which is a bug.
-    fn shard_mut(&mut self, db: usize, hash: u64) -> &mut ShardData {
+    pub(super) fn shard_mut(&mut self, db: usize, hash: u64) -> &mut ShardData {
         let ks = self.env.keyspace;
         let id = ks.global_id(db, ks.shard_of(hash));
         self.shard_by_id(id)
@@ -330,11 +330,11 @@ impl<'a> Locked<'a> {
         let from_master = self.env.from_master;
         let shard = self.shard_mut(db, hash);
         if shard.volatile_len_is_zero() {
-            return false;
+            return self.expire_members_if_due(db, hash, key);
         }
         match shard.find(hash, key) {
             Some(e) if e.is_expired(now) && !from_master => {}
-            _ => return false,
+            _ => return self.expire_members_if_due(db, hash, key),
         }
         if keyspace.expiry_held(now) {
             return true;
@@ -369,7 +369,7 @@ impl<'a> Locked<'a> {
 
     /// What follows a key the server removed on its own while a command runs: see
     /// [`KeyEnv::removed_by_server`]. The DEL effect joins the command's effect group.
-    fn removed_by_server(
+    pub(super) fn removed_by_server(
         &mut self,
         db: usize,
         entry: &Entry,
@@ -662,7 +662,7 @@ impl<'a> Locked<'a> {
     }
 
     /// An effect goes to the open group, or else straight to the stream.
-    fn emit(&mut self, db: usize, ts: u64, argv: &[&[u8]], targets: Targets) {
+    pub(super) fn emit(&mut self, db: usize, ts: u64, argv: &[&[u8]], targets: Targets) {
         if !self.env.effects.recording() {
             return;
         }
@@ -778,7 +778,7 @@ impl Drop for Locked<'_> {
         self.finish_effect_group();
         if self.dirty > 0 {
             for (id, shard) in &self.guards {
-                self.env.keyspace.note_deadline(*id, shard.next_deadline());
+                self.env.keyspace.note_deadline(*id, shard.next_due());
             }
         }
     }

@@ -17,6 +17,7 @@ mod entry;
 mod eviction;
 mod expire;
 mod locked;
+mod members;
 mod observers;
 mod shard;
 

@@ -20,9 +20,13 @@ use std::collections::BTreeMap;
 
 #[derive(Default)]
 pub struct ShardData {
-    table: HashTable<EntryBox>,
+    pub(super) table: HashTable<EntryBox>,
     /// (deadline ms, key hash) -> number of keys with that pair (hashes may collide).
     expires: BTreeMap<(u64, u64), u32>,
+    /// (earliest member deadline ms, key hash) -> count, for keys whose set members,
+    /// hash fields or sorted-set members have deadlines (see `members.rs`). Empty,
+    /// and free, while nobody uses member expiry.
+    pub(super) member_deadlines: BTreeMap<(u64, u64), u32>,
     /// A point-in-time capture has not taken this shard yet (see `capture.rs`):
     /// whoever locks it next hands it over first.
     pub(super) capture_pending: bool,
@@ -71,6 +75,7 @@ impl ShardData {
         if entry.expire_at != 0 {
             index_add(&mut self.expires, entry.expire_at, hash);
         }
+        super::members::note(&mut self.member_deadlines, hash, &entry.value);
         match self.table.entry(
             hash,
             |e| e.key() == entry.key(),
@@ -117,6 +122,7 @@ impl ShardData {
                     }
                 }
                 entry.access = access(Some(entry.access));
+                super::members::note(&mut self.member_deadlines, hash, &new.value);
                 let old: &mut EntryData = entry;
                 Some(std::mem::replace(old, new).value)
             }
@@ -125,6 +131,7 @@ impl ShardData {
                 if new.expire_at != 0 {
                     index_add(&mut self.expires, new.expire_at, hash);
                 }
+                super::members::note(&mut self.member_deadlines, hash, &new.value);
                 slot.insert(EntryBox::new(key, new, access(None)));
                 None
             }
@@ -199,6 +206,7 @@ impl ShardData {
     /// Drop every entry, returning them so a caller can free a large set elsewhere.
     pub fn take_all(&mut self) -> HashTable<EntryBox> {
         self.expires.clear();
+        self.member_deadlines.clear();
         std::mem::take(&mut self.table)
     }
 
@@ -256,7 +264,7 @@ impl ShardData {
     }
 }
 
-fn index_add(index: &mut BTreeMap<(u64, u64), u32>, at: u64, hash: u64) {
+pub(super) fn index_add(index: &mut BTreeMap<(u64, u64), u32>, at: u64, hash: u64) {
     *index.entry((at, hash)).or_insert(0) += 1;
 }
 

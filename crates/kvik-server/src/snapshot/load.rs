@@ -198,7 +198,7 @@ fn note_deadlines(locked: &mut Locked) {
     let ks = locked.keyspace();
     for db in 0..ks.databases() {
         for shard in 0..ks.shards_per_db() {
-            let next = locked.shard_at(db, shard).next_deadline();
+            let next = locked.shard_at(db, shard).next_due();
             ks.note_deadline(ks.global_id(db, shard), next);
         }
     }

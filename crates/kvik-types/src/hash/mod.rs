@@ -17,6 +17,7 @@ mod pair;
 mod table;
 mod varint;
 
+use crate::member_expiry::{Expiring, MemberDeadlines, MemberExpiry};
 use listpack::Listpack;
 use std::fmt;
 use table::Table;
@@ -43,7 +44,7 @@ const LISTPACK_MAX_BYTES: usize = 1 << 30;
 
 /// A hash in one of its two encodings.
 #[derive(Clone)]
-pub struct Hash(Encoding);
+pub struct Hash(Expiring<Encoding>);
 
 #[derive(Clone)]
 enum Encoding {
@@ -53,14 +54,20 @@ enum Encoding {
 
 impl Default for Hash {
     fn default() -> Self {
-        Hash(Encoding::Listpack(Listpack::default()))
+        Hash(Encoding::default().into())
+    }
+}
+
+impl Default for Encoding {
+    fn default() -> Self {
+        Encoding::Listpack(Listpack::default())
     }
 }
 
 impl Hash {
     /// The encoding name OBJECT ENCODING reports.
     pub fn encoding_name(&self) -> &'static str {
-        match &self.0 {
+        match &*self.0 {
             Encoding::Listpack(_) => "listpack",
             Encoding::Table(_) => "hashtable",
         }
@@ -68,15 +75,16 @@ impl Hash {
 
     /// Approximate heap bytes owned.
     pub fn heap_size(&self) -> usize {
-        match &self.0 {
+        let repr = match &*self.0 {
             Encoding::Listpack(l) => l.heap_size(),
             Encoding::Table(t) => std::mem::size_of::<Table>() + t.heap_size(),
-        }
+        };
+        repr + self.0.deadlines_heap_size()
     }
 
     /// Number of fields.
     pub fn len(&self) -> usize {
-        match &self.0 {
+        match &*self.0 {
             Encoding::Listpack(l) => l.len(),
             Encoding::Table(t) => t.len(),
         }
@@ -87,7 +95,7 @@ impl Hash {
     }
 
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
-        match &self.0 {
+        match &*self.0 {
             Encoding::Listpack(l) => l.get(field),
             Encoding::Table(t) => t.get(field),
         }
@@ -100,7 +108,7 @@ impl Hash {
     /// Every field and its value: insertion order for a listpack, unspecified for a
     /// hashtable.
     pub fn iter(&self) -> Iter<'_> {
-        match &self.0 {
+        match &*self.0 {
             Encoding::Listpack(l) => Iter(Pairs::Listpack(l.iter())),
             Encoding::Table(t) => Iter(Pairs::Table(t.iter())),
         }
@@ -110,13 +118,13 @@ impl Hash {
     /// hashtable first when the field or the value is too long for a listpack, and
     /// after, when the listpack has too many fields.
     pub fn insert(&mut self, field: &[u8], value: &[u8], limits: Limits) -> bool {
-        if let Encoding::Listpack(l) = &self.0 {
+        if let Encoding::Listpack(l) = &*self.0 {
             let too_long = field.len().max(value.len()) > limits.max_listpack_value;
             if too_long || l.byte_len() + field.len() + value.len() > LISTPACK_MAX_BYTES {
                 self.convert_to_table();
             }
         }
-        match &mut self.0 {
+        match &mut *self.0 {
             Encoding::Listpack(l) => {
                 let new = l.insert(field, value);
                 if l.len() > limits.max_listpack_entries {
@@ -130,19 +138,23 @@ impl Hash {
 
     /// Remove `field`; returns whether it was there.
     pub fn remove(&mut self, field: &[u8]) -> bool {
-        match &mut self.0 {
+        let removed = match &mut *self.0 {
             Encoding::Listpack(l) => l.remove(field),
             Encoding::Table(t) => t.remove(field),
+        };
+        if removed {
+            self.0.forget(field);
         }
+        removed
     }
 
     fn convert_to_table(&mut self) {
-        if let Encoding::Listpack(l) = &self.0 {
+        if let Encoding::Listpack(l) = &*self.0 {
             let mut table = Table::with_capacity(l.len());
             for (field, value) in l.iter() {
                 table.insert(field, value);
             }
-            self.0 = Encoding::Table(Box::new(table));
+            *self.0 = Encoding::Table(Box::new(table));
         }
     }
 
@@ -156,7 +168,7 @@ impl Hash {
         count: usize,
         mut visit: impl FnMut(&'a [u8], &'a [u8]),
     ) -> u64 {
-        match &self.0 {
+        match &*self.0 {
             Encoding::Listpack(l) => {
                 l.iter().for_each(|(f, v)| visit(f, v));
                 0
@@ -168,7 +180,7 @@ impl Hash {
     /// The pairs by position, for picking at random: O(1) per pick (a listpack is
     /// indexed once, in O(N)).
     pub fn positions(&self) -> Positions<'_> {
-        match &self.0 {
+        match &*self.0 {
             Encoding::Listpack(l) => Positions(Indexed::Listed(l.iter().collect())),
             Encoding::Table(t) => Positions(Indexed::Table(t)),
         }
@@ -252,3 +264,24 @@ impl fmt::Debug for Hash {
 
 #[cfg(test)]
 mod tests;
+
+impl MemberExpiry for Hash {
+    fn deadlines(&self) -> Option<&MemberDeadlines> {
+        self.0.deadlines()
+    }
+    fn deadlines_mut(&mut self) -> &mut MemberDeadlines {
+        self.0.deadlines_mut()
+    }
+    fn tidy_deadlines(&mut self) {
+        self.0.tidy()
+    }
+    fn has_member(&self, member: &[u8]) -> bool {
+        self.contains(member)
+    }
+    fn remove_member(&mut self, member: &[u8]) -> bool {
+        self.remove(member)
+    }
+    fn member_count(&self) -> usize {
+        self.len()
+    }
+}

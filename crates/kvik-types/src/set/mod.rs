@@ -16,6 +16,7 @@
 mod intset;
 mod table;
 
+use crate::member_expiry::{Expiring, MemberDeadlines, MemberExpiry};
 use crate::SmallBytes;
 pub use intset::IntSet;
 use kvik_util::numbers::parse_i64;
@@ -80,16 +81,22 @@ enum Repr {
     Table(Box<MemberTable>),
 }
 
+impl Default for Repr {
+    fn default() -> Self {
+        Repr::Ints(IntSet::default())
+    }
+}
+
 /// A set of byte strings.
 #[derive(Clone)]
 pub struct Set {
-    repr: Repr,
+    repr: Expiring<Repr>,
 }
 
 impl Default for Set {
     fn default() -> Self {
         Set {
-            repr: Repr::Ints(IntSet::default()),
+            repr: Repr::default().into(),
         }
     }
 }
@@ -104,20 +111,32 @@ impl Set {
         set
     }
 
-    /// The same members in a new set, encoded afresh; a hashtable that stays one
-    /// keeps its members' order.
+    /// The same members in a new set, encoded afresh, without member deadlines; a
+    /// hashtable that stays one keeps its members' order.
     pub fn rebuilt(&self, max_intset: usize) -> Set {
-        match &self.repr {
-            Repr::Ints(_) => self.clone(),
+        match &*self.repr {
+            Repr::Ints(ints) => Set {
+                repr: Repr::Ints(ints.clone()).into(),
+            },
             Repr::Table(t) => Set::collect(t.iter().map(MemberRef::Bytes), max_intset),
         }
+    }
+
+    /// Encode this set afresh (after many removals), keeping its member deadlines.
+    pub fn rebuild(&mut self, max_intset: usize) {
+        let deadlines = self.repr.deadlines().cloned();
+        let mut fresh = self.rebuilt(max_intset);
+        if let Some(deadlines) = deadlines {
+            *fresh.repr.deadlines_mut() = deadlines;
+        }
+        *self = fresh;
     }
 
     /// A set of the members of `ints`, kept in their width as Redis keeps a loaded
     /// intset, unless they are more than `max_intset`.
     pub fn from_intset(ints: IntSet, max_intset: usize) -> Set {
         let mut set = Set {
-            repr: Repr::Ints(ints),
+            repr: Repr::Ints(ints).into(),
         };
         if set.len() > max_intset {
             set.convert_to_table();
@@ -127,7 +146,7 @@ impl Set {
 
     /// The intset, when that is the encoding.
     pub fn as_intset(&self) -> Option<&IntSet> {
-        match &self.repr {
+        match &*self.repr {
             Repr::Ints(ints) => Some(ints),
             Repr::Table(_) => None,
         }
@@ -135,7 +154,7 @@ impl Set {
 
     /// The encoding name OBJECT ENCODING reports.
     pub fn encoding_name(&self) -> &'static str {
-        match self.repr {
+        match *self.repr {
             Repr::Ints(_) => "intset",
             Repr::Table(_) => "hashtable",
         }
@@ -143,21 +162,22 @@ impl Set {
 
     /// Approximate heap bytes owned.
     pub fn heap_size(&self) -> usize {
-        match &self.repr {
+        let repr = match &*self.repr {
             Repr::Ints(s) => s.heap_size(),
             Repr::Table(t) => std::mem::size_of::<MemberTable>() + t.heap_size(),
-        }
+        };
+        repr + self.repr.deadlines_heap_size()
     }
 
     pub fn len(&self) -> usize {
-        match &self.repr {
+        match &*self.repr {
             Repr::Ints(s) => s.len(),
             Repr::Table(t) => t.len(),
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        match &self.repr {
+        match &*self.repr {
             Repr::Ints(s) => s.is_empty(),
             Repr::Table(t) => t.is_empty(),
         }
@@ -169,7 +189,7 @@ impl Set {
     }
 
     pub fn contains_member(&self, member: MemberRef) -> bool {
-        match &self.repr {
+        match &*self.repr {
             Repr::Ints(s) => member.as_int().is_some_and(|v| s.contains(v)),
             Repr::Table(t) => t.contains(member.bytes(&mut itoa::Buffer::new())),
         }
@@ -182,7 +202,7 @@ impl Set {
     }
 
     pub fn insert_member(&mut self, member: MemberRef, max_intset: usize) -> bool {
-        if let Repr::Ints(s) = &mut self.repr {
+        if let Repr::Ints(s) = &mut *self.repr {
             match member.as_int() {
                 Some(v) => {
                     let added = s.insert(v);
@@ -194,7 +214,7 @@ impl Set {
                 None => self.convert_to_table(),
             }
         }
-        let Repr::Table(t) = &mut self.repr else {
+        let Repr::Table(t) = &mut *self.repr else {
             unreachable!("converted above")
         };
         t.insert(member.bytes(&mut itoa::Buffer::new()))
@@ -206,16 +226,21 @@ impl Set {
     }
 
     pub fn remove_member(&mut self, member: MemberRef) -> bool {
-        match &mut self.repr {
+        let mut digits = itoa::Buffer::new();
+        let removed = match &mut *self.repr {
             Repr::Ints(s) => member.as_int().is_some_and(|v| s.remove(v)),
-            Repr::Table(t) => t.remove(member.bytes(&mut itoa::Buffer::new())),
+            Repr::Table(t) => t.remove(member.bytes(&mut digits)),
+        };
+        if removed {
+            self.repr.forget(member.bytes(&mut digits));
         }
+        removed
     }
 
     /// The member at `position` (0 <= position < len): positions are how callers
     /// pick members at random. An intset's positions are in ascending order.
     pub fn get(&self, position: usize) -> MemberRef<'_> {
-        match &self.repr {
+        match &*self.repr {
             Repr::Ints(s) => MemberRef::Int(s.get(position)),
             Repr::Table(t) => MemberRef::Bytes(t.get(position)),
         }
@@ -223,10 +248,13 @@ impl Set {
 
     /// Remove and return the member at `position`.
     pub fn remove_at(&mut self, position: usize) -> Member {
-        match &mut self.repr {
+        let member = match &mut *self.repr {
             Repr::Ints(s) => Member::Int(s.remove_at(position)),
             Repr::Table(t) => Member::Bytes(t.remove_at(position)),
-        }
+        };
+        self.repr
+            .forget(member.as_ref().bytes(&mut itoa::Buffer::new()));
+        member
     }
 
     /// Every member: ascending for an intset, in no particular order otherwise.
@@ -244,7 +272,7 @@ impl Set {
         count: usize,
         mut visit: impl FnMut(MemberRef<'s>),
     ) -> u64 {
-        match &self.repr {
+        match &*self.repr {
             Repr::Ints(s) => {
                 s.iter().for_each(|v| visit(MemberRef::Int(v)));
                 0
@@ -254,14 +282,35 @@ impl Set {
     }
 
     fn convert_to_table(&mut self) {
-        if let Repr::Ints(s) = &self.repr {
+        if let Repr::Ints(s) = &*self.repr {
             let mut table = MemberTable::with_capacity(s.len() + 1);
             let mut digits = itoa::Buffer::new();
             for v in s.iter() {
                 table.insert(digits.format(v).as_bytes());
             }
-            self.repr = Repr::Table(Box::new(table));
+            *self.repr = Repr::Table(Box::new(table));
         }
+    }
+}
+
+impl MemberExpiry for Set {
+    fn deadlines(&self) -> Option<&MemberDeadlines> {
+        self.repr.deadlines()
+    }
+    fn deadlines_mut(&mut self) -> &mut MemberDeadlines {
+        self.repr.deadlines_mut()
+    }
+    fn tidy_deadlines(&mut self) {
+        self.repr.tidy()
+    }
+    fn has_member(&self, member: &[u8]) -> bool {
+        self.contains(member)
+    }
+    fn remove_member(&mut self, member: &[u8]) -> bool {
+        self.remove(member)
+    }
+    fn member_count(&self) -> usize {
+        self.len()
     }
 }
 

@@ -26,6 +26,7 @@ mod tree;
 
 pub use range::{LexBound, LexRange, ScoreRange};
 
+use crate::member_expiry::{Expiring, MemberDeadlines, MemberExpiry};
 use indexed::Indexed;
 use listpack::Listpack;
 use std::cmp::Ordering;
@@ -73,16 +74,22 @@ enum Repr {
     Skiplist(Box<Indexed>),
 }
 
+impl Default for Repr {
+    fn default() -> Self {
+        Repr::Listpack(Listpack::default())
+    }
+}
+
 /// A sorted set.
 #[derive(Clone)]
 pub struct ZSet {
-    repr: Repr,
+    repr: Expiring<Repr>,
 }
 
 impl Default for ZSet {
     fn default() -> Self {
         ZSet {
-            repr: Repr::Listpack(Listpack::default()),
+            repr: Repr::default().into(),
         }
     }
 }
@@ -100,12 +107,12 @@ impl ZSet {
         } else {
             Repr::Skiplist(Box::new(Indexed::from_sorted(sorted)))
         };
-        ZSet { repr }
+        ZSet { repr: repr.into() }
     }
 
     /// The encoding name OBJECT ENCODING reports.
     pub fn encoding_name(&self) -> &'static str {
-        match self.repr {
+        match *self.repr {
             Repr::Listpack(_) => "listpack",
             Repr::Skiplist(_) => "skiplist",
         }
@@ -113,14 +120,15 @@ impl ZSet {
 
     /// Approximate heap bytes owned.
     pub fn heap_size(&self) -> usize {
-        match &self.repr {
+        let repr = match &*self.repr {
             Repr::Listpack(lp) => lp.heap_size(),
             Repr::Skiplist(set) => std::mem::size_of::<Indexed>() + set.heap_size(),
-        }
+        };
+        repr + self.repr.deadlines_heap_size()
     }
 
     pub fn len(&self) -> usize {
-        match &self.repr {
+        match &*self.repr {
             Repr::Listpack(lp) => lp.len(),
             Repr::Skiplist(set) => set.len(),
         }
@@ -131,7 +139,7 @@ impl ZSet {
     }
 
     pub fn score(&self, member: &[u8]) -> Option<f64> {
-        match &self.repr {
+        match &*self.repr {
             Repr::Listpack(lp) => lp.score(member),
             Repr::Skiplist(set) => set.score(member),
         }
@@ -139,7 +147,7 @@ impl ZSet {
 
     /// The rank of `member` counted from the lowest score.
     pub fn rank(&self, member: &[u8]) -> Option<usize> {
-        match &self.repr {
+        match &*self.repr {
             Repr::Listpack(lp) => lp.rank(member),
             Repr::Skiplist(set) => set.rank(member),
         }
@@ -147,7 +155,7 @@ impl ZSet {
 
     /// The entry at `rank` (< len).
     pub fn get(&self, rank: usize) -> (&[u8], f64) {
-        match &self.repr {
+        match &*self.repr {
             Repr::Listpack(lp) => lp.get(rank),
             Repr::Skiplist(set) => set.get(rank),
         }
@@ -157,7 +165,7 @@ impl ZSet {
     /// addition breaks `limits`). Returns the previous score.
     pub fn set_score(&mut self, member: &[u8], score: f64, limits: Limits) -> Option<f64> {
         let previous = self.score(member);
-        match (&mut self.repr, previous) {
+        match (&mut *self.repr, previous) {
             (_, Some(old)) if old == score => {}
             (Repr::Listpack(lp), Some(_)) => {
                 lp.remove(member);
@@ -170,7 +178,7 @@ impl ZSet {
                 } else {
                     let mut set = Indexed::from_sorted(lp.iter().collect::<Vec<_>>().into_iter());
                     set.insert(member, score);
-                    self.repr = Repr::Skiplist(Box::new(set));
+                    *self.repr = Repr::Skiplist(Box::new(set));
                 }
             }
             (Repr::Skiplist(set), None) => set.insert(member, score),
@@ -180,16 +188,20 @@ impl ZSet {
 
     /// Remove `member`; returns its score.
     pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
-        match &mut self.repr {
+        let score = match &mut *self.repr {
             Repr::Listpack(lp) => lp.remove(member),
             Repr::Skiplist(set) => set.remove(member),
+        };
+        if score.is_some() {
+            self.repr.forget(member);
         }
+        score
     }
 
     /// The first rank at or after `from` where `pred` fails, `pred` holding for a
     /// prefix of the order from `from` on.
     fn partition_point(&self, from: usize, pred: impl FnMut(&[u8], f64) -> bool) -> usize {
-        match &self.repr {
+        match &*self.repr {
             Repr::Listpack(lp) => lp.partition_point(from, pred),
             Repr::Skiplist(set) => set.partition_point(from, pred),
         }
@@ -221,7 +233,7 @@ impl ZSet {
         {
             return 0..0;
         }
-        match &self.repr {
+        match &*self.repr {
             Repr::Listpack(lp) if from_top => {
                 let members: Vec<&[u8]> = lp.iter().map(|(member, _)| member).collect();
                 let Some(first) = members.iter().rposition(|m| range.within_max(m)) else {
@@ -268,7 +280,7 @@ impl ZSet {
         reverse: bool,
         mut f: impl FnMut(&'z [u8], f64),
     ) {
-        match &self.repr {
+        match &*self.repr {
             Repr::Listpack(lp) => lp.visit(ranks, reverse, &mut f),
             Repr::Skiplist(set) => set.visit(ranks, reverse, &mut f),
         }
@@ -281,7 +293,7 @@ impl ZSet {
 
     /// Call `f` with the entries at the given ranks (each < len), in that order.
     pub fn visit_ranks<'z>(&'z self, ranks: &[usize], mut f: impl FnMut(&'z [u8], f64)) {
-        match &self.repr {
+        match &*self.repr {
             Repr::Listpack(lp) => {
                 let entries: Vec<(&[u8], f64)> = lp.iter().collect();
                 ranks.iter().for_each(|&r| f(entries[r].0, entries[r].1));
@@ -296,9 +308,20 @@ impl ZSet {
     /// Remove the entries whose ranks are in `ranks`, showing each to `f` first,
     /// lowest first.
     pub fn remove_ranks(&mut self, ranks: Range<usize>, mut f: impl FnMut(&[u8], f64)) {
-        match &mut self.repr {
+        let mut gone = Vec::new();
+        let deadlines = self.repr.deadlines().is_some();
+        let mut f = |member: &[u8], score: f64| {
+            if deadlines {
+                gone.push(member.to_vec());
+            }
+            f(member, score)
+        };
+        match &mut *self.repr {
             Repr::Listpack(lp) => lp.remove_ranks(ranks, &mut f),
             Repr::Skiplist(set) => set.remove_ranks(ranks, &mut f),
+        }
+        for member in gone {
+            self.repr.forget(&member);
         }
     }
 
@@ -322,7 +345,7 @@ impl ZSet {
     /// One step of ZSCAN: calls `f` with some entries from `cursor` on and returns
     /// the cursor to continue from (0: done). A listpack is returned whole.
     pub fn scan<'z>(&'z self, cursor: u64, count: usize, mut f: impl FnMut(&'z [u8], f64)) -> u64 {
-        match &self.repr {
+        match &*self.repr {
             Repr::Listpack(lp) => {
                 lp.iter().for_each(|(m, s)| f(m, s));
                 0
@@ -358,6 +381,27 @@ impl fmt::Debug for ZSet {
             .field("encoding", &self.encoding_name())
             .field("entries", &entries)
             .finish()
+    }
+}
+
+impl MemberExpiry for ZSet {
+    fn deadlines(&self) -> Option<&MemberDeadlines> {
+        self.repr.deadlines()
+    }
+    fn deadlines_mut(&mut self) -> &mut MemberDeadlines {
+        self.repr.deadlines_mut()
+    }
+    fn tidy_deadlines(&mut self) {
+        self.repr.tidy()
+    }
+    fn has_member(&self, member: &[u8]) -> bool {
+        self.score(member).is_some()
+    }
+    fn remove_member(&mut self, member: &[u8]) -> bool {
+        self.remove(member).is_some()
+    }
+    fn member_count(&self) -> usize {
+        self.len()
     }
 }
 

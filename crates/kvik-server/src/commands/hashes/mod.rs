@@ -6,15 +6,19 @@
 //! - [`write`]: setting, deleting and renaming fields (HSET, HMSET, HSETNX, HDEL,
 //!   KeyDB's KEYDB.HRENAME);
 //! - [`counters`]: HINCRBY and HINCRBYFLOAT;
+//! - [`expire`]: Redis 7.4's field deadlines (HEXPIRE family, HTTL family,
+//!   HPERSIST), on the member expiry KeyDB's EXPIREMEMBER uses;
 //! - [`random`]: random fields (HRANDFIELD);
 //! - [`scan`]: iterating with a cursor (HSCAN).
 //!
-//! Every reply, error text, encoding and propagated effect follows Redis 7.0. Reading
+//! Every reply, error text, encoding and propagated effect follows Redis 7.0 (7.4 for
+//! field deadlines). Reading
 //! commands count keyspace hits and misses; writing ones do not (Redis's
 //! `lookupKeyWrite`). A write that leaves a hash empty deletes the key, and a
 //! command that changes nothing propagates nothing.
 
 mod counters;
+mod expire;
 mod random;
 mod read;
 pub(crate) mod scan;
@@ -241,6 +245,105 @@ pub const COMMANDS: &[Command] = &[
     .flags(flags::READONLY)
     .acl(READ_SLOW)
     .tips(RANDOM),
+    hash_command(
+        "hexpire",
+        -6,
+        expire::hexpire,
+        "7.4.0",
+        "O(N) where N is the number of specified fields",
+        "Set expiry for hash field using relative time to expire (seconds)",
+    )
+    .flags(flags::WRITE | flags::FAST)
+    .acl(WRITE_FAST)
+    .key_flags(key_flags::RW | key_flags::UPDATE),
+    hash_command(
+        "hpexpire",
+        -6,
+        expire::hpexpire,
+        "7.4.0",
+        "O(N) where N is the number of specified fields",
+        "Set expiry for hash field using relative time to expire (milliseconds)",
+    )
+    .flags(flags::WRITE | flags::FAST)
+    .acl(WRITE_FAST)
+    .key_flags(key_flags::RW | key_flags::UPDATE),
+    hash_command(
+        "hexpireat",
+        -6,
+        expire::hexpireat,
+        "7.4.0",
+        "O(N) where N is the number of specified fields",
+        "Set expiry for hash field using an absolute Unix timestamp (seconds)",
+    )
+    .flags(flags::WRITE | flags::FAST)
+    .acl(WRITE_FAST)
+    .key_flags(key_flags::RW | key_flags::UPDATE),
+    hash_command(
+        "hpexpireat",
+        -6,
+        expire::hpexpireat,
+        "7.4.0",
+        "O(N) where N is the number of specified fields",
+        "Set expiry for hash field using an absolute Unix timestamp (milliseconds)",
+    )
+    .flags(flags::WRITE | flags::FAST)
+    .acl(WRITE_FAST)
+    .key_flags(key_flags::RW | key_flags::UPDATE),
+    hash_command(
+        "httl",
+        -5,
+        expire::httl,
+        "7.4.0",
+        "O(N) where N is the number of specified fields",
+        "Returns the TTL in seconds of a hash field",
+    )
+    .flags(READS)
+    .acl(READ_FAST)
+    .key_flags(key_flags::RO),
+    hash_command(
+        "hpttl",
+        -5,
+        expire::hpttl,
+        "7.4.0",
+        "O(N) where N is the number of specified fields",
+        "Returns the TTL in milliseconds of a hash field",
+    )
+    .flags(READS)
+    .acl(READ_FAST)
+    .key_flags(key_flags::RO),
+    hash_command(
+        "hexpiretime",
+        -5,
+        expire::hexpiretime,
+        "7.4.0",
+        "O(N) where N is the number of specified fields",
+        "Returns the expiration time of a hash field as a Unix timestamp, in seconds",
+    )
+    .flags(READS)
+    .acl(READ_FAST)
+    .key_flags(key_flags::RO),
+    hash_command(
+        "hpexpiretime",
+        -5,
+        expire::hpexpiretime,
+        "7.4.0",
+        "O(N) where N is the number of specified fields",
+        "Returns the expiration time of a hash field as a Unix timestamp, in msec",
+    )
+    .flags(READS)
+    .acl(READ_FAST)
+    .key_flags(key_flags::RO),
+    hash_command(
+        "hpersist",
+        -5,
+        expire::hpersist,
+        "7.4.0",
+        "O(N) where N is the number of specified fields",
+        "Removes the expiration time for each specified field",
+    )
+    .flags(flags::WRITE | flags::FAST)
+    .acl(WRITE_FAST)
+    .key_flags(key_flags::RW | key_flags::UPDATE),
 ];
 
 /// The hash at a live key, for a reading command: `Ok(None)` if absent, WRONGTYPE if

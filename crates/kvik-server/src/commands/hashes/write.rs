@@ -5,6 +5,7 @@
 
 use super::{limits, write_hash};
 use crate::commands::{CmdError, CmdResult, Ctx};
+use crate::types::member_expiry::MemberExpiry;
 
 /// HSET key field value [field value ...]: replies with the number of new fields.
 pub fn hset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -29,7 +30,16 @@ fn set_pairs(ctx: &mut Ctx, args: &[&[u8]], name: &str) -> Result<usize, CmdErro
     let pairs = args[2..].chunks_exact(2);
     let changes = pairs.len() as u64;
     write_hash(ctx.keys, args[1], "hset", |hash| {
-        let added = pairs.filter(|p| hash.insert(p[0], p[1], limits)).count();
+        // A field given a new value loses its deadline, as in Redis 7.4.
+        let added = pairs
+            .filter(|p| {
+                let new = hash.insert(p[0], p[1], limits);
+                if !new {
+                    hash.clear_deadline(p[0]);
+                }
+                new
+            })
+            .count();
         Ok((added, changes))
     })
 }

@@ -1,5 +1,6 @@
 //! Key deadlines: EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT set them; TTL, PTTL,
-//! EXPIRETIME and PEXPIRETIME read them; PERSIST drops them.
+//! EXPIRETIME and PEXPIRETIME read them; PERSIST drops them. TTL, PTTL and PERSIST
+//! also take a member, for KeyDB's member deadlines (set in [`super::members`]).
 //!
 //! Setting a deadline propagates as `PEXPIREAT key <absolute ms> [conditions]`, so a
 //! replica, or an AOF replayed later, expires the key at the same instant whatever
@@ -182,13 +183,25 @@ enum Report {
     Absolute,
 }
 
+/// `TTL key [member]`: a member's deadline is KeyDB's addition.
 pub(super) fn ttl(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    report_deadline(ctx, args[1], Report::Remaining, false)
+    match args {
+        [_, key] => report_deadline(ctx, key, Report::Remaining, false),
+        [_, key, member] => report_member_deadline(ctx, key, member, false),
+        _ => Err(INVALID_ARGUMENTS.into()),
+    }
 }
 
 pub(super) fn pttl(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    report_deadline(ctx, args[1], Report::Remaining, true)
+    match args {
+        [_, key] => report_deadline(ctx, key, Report::Remaining, true),
+        [_, key, member] => report_member_deadline(ctx, key, member, true),
+        _ => Err(INVALID_ARGUMENTS.into()),
+    }
 }
+
+/// KeyDB's reply to TTL, PTTL and PERSIST with more than a member.
+const INVALID_ARGUMENTS: &str = "ERR Invalid arguments";
 
 pub(super) fn expiretime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     report_deadline(ctx, args[1], Report::Absolute, false)
@@ -202,8 +215,25 @@ pub(super) fn pexpiretime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// in seconds rounded to the nearest. Reading a deadline is not an access: the key's
 /// access clock stays as it was.
 fn report_deadline(ctx: &mut Ctx, key: &[u8], report: Report, in_ms: bool) -> CmdResult {
-    let now = ctx.keys.now_ms;
     let deadline = ctx.keys.peek(key).map(|e| e.expire_at);
+    reply_deadline(ctx, deadline, report, in_ms)
+}
+
+/// As for a key, -2 without the key; -1 when the member has no deadline (or is not
+/// there, or the key has no members), as KeyDB answers.
+fn report_member_deadline(ctx: &mut Ctx, key: &[u8], member: &[u8], in_ms: bool) -> CmdResult {
+    let deadline = ctx.keys.peek(key).map(|e| {
+        e.value
+            .members()
+            .and_then(|c| c.deadline_of(member))
+            .unwrap_or(0)
+    });
+    reply_deadline(ctx, deadline, Report::Remaining, in_ms)
+}
+
+/// Reply with `deadline` (None: no key; 0: none) as `report` and `in_ms` say.
+fn reply_deadline(ctx: &mut Ctx, deadline: Option<u64>, report: Report, in_ms: bool) -> CmdResult {
+    let now = ctx.keys.now_ms;
     count_read(ctx.stats, deadline.is_some());
     let reply = match deadline {
         None => -2,
@@ -221,11 +251,21 @@ fn report_deadline(ctx: &mut Ctx, key: &[u8], report: Report, in_ms: bool) -> Cm
     Ok(())
 }
 
+/// `PERSIST key [member]`: a member's deadline is KeyDB's addition.
 pub(super) fn persist(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
-    let had_deadline = ctx.keys.get(key).is_some_and(|e| e.expire_at != 0);
+    let had_deadline = match args {
+        [_, _] => {
+            let had = ctx.keys.get(key).is_some_and(|e| e.expire_at != 0);
+            if had {
+                ctx.keys.set_expire(key, 0);
+            }
+            had
+        }
+        [_, _, member] => ctx.keys.clear_member_deadline(key, member),
+        _ => return Err(INVALID_ARGUMENTS.into()),
+    };
     if had_deadline {
-        ctx.keys.set_expire(key, 0);
         ctx.keys.notify(class::GENERIC, "persist", key);
     }
     ctx.out.int(had_deadline.into());

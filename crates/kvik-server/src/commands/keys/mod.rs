@@ -5,6 +5,7 @@
 //! share. The rest live by theme:
 //!
 //! - [`expire`]: deadlines (EXPIRE family, TTL family, PERSIST);
+//! - [`members`]: KeyDB's member deadlines (EXPIREMEMBER family);
 //! - [`listing`]: whole-database reads (KEYS, SCAN, RANDOMKEY);
 //! - [`relocate`]: keys that change name or database (RENAME, MOVE, COPY);
 //! - [`object`]: OBJECT introspection;
@@ -14,6 +15,7 @@
 mod dump;
 mod expire;
 mod listing;
+mod members;
 mod object;
 mod relocate;
 mod swapdb;
@@ -135,13 +137,31 @@ pub const COMMANDS: &[Command] = &[
         .keys(1, 1, 1)
         .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc("generic", "2.6.0", "O(1)", "Set the expiration for a key as a UNIX timestamp specified in milliseconds"),
-    Command::new("ttl", 2, expire::ttl)
+    Command::new("expiremember", -4, members::expiremember)
+        .flags(flags::WRITE | flags::FAST)
+        .acl(WRITE_FAST)
+        .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::UPDATE)
+        .doc("generic", "6.0.0", "O(1)", "Set a time to live on one member of a set, field of a hash or member of a sorted set (a KeyDB command)"),
+    Command::new("expirememberat", 4, members::expirememberat)
+        .flags(flags::WRITE | flags::FAST)
+        .acl(WRITE_FAST)
+        .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::UPDATE)
+        .doc("generic", "6.0.0", "O(1)", "Set the expiration of a member as a UNIX timestamp (a KeyDB command)"),
+    Command::new("pexpirememberat", 4, members::pexpirememberat)
+        .flags(flags::WRITE | flags::FAST)
+        .acl(WRITE_FAST)
+        .keys(1, 1, 1)
+        .key_flags(key_flags::RW | key_flags::UPDATE)
+        .doc("generic", "6.0.0", "O(1)", "Set the expiration of a member as a UNIX timestamp in milliseconds (a KeyDB command)"),
+    Command::new("ttl", -2, expire::ttl)
         .tips(&["nondeterministic_output"])
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
         .keys(1, 1, 1)
         .doc("generic", "1.0.0", "O(1)", "Get the time to live for a key in seconds"),
-    Command::new("pttl", 2, expire::pttl)
+    Command::new("pttl", -2, expire::pttl)
         .tips(&["nondeterministic_output"])
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
@@ -157,7 +177,7 @@ pub const COMMANDS: &[Command] = &[
         .acl(READ_FAST)
         .keys(1, 1, 1)
         .doc("generic", "7.0.0", "O(1)", "Get the expiration Unix timestamp for a key in milliseconds"),
-    Command::new("persist", 2, expire::persist)
+    Command::new("persist", -2, expire::persist)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)

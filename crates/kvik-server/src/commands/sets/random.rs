@@ -66,7 +66,7 @@ fn spop_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
         .map(|_| set.remove_at(rng.gen_range(0..set.len())))
         .collect();
     if set.len() * REBUILD_RATIO <= count {
-        *set = set.rebuilt(max);
+        set.rebuild(max);
     }
     reply_set(ctx.out, popped.len(), popped.iter().map(Member::as_ref));
     ctx.keys.modified(key);
