@@ -563,7 +563,7 @@ params! {
     repl_backlog_size: u64 = Mem(1, LLM),
         "repl-backlog-size", LIVE, "1048576", "Size of the replication backlog (at least 16kb).";
     repl_backlog_ttl: u64 = Int(0, LL),
-        "repl-backlog-ttl", 0, "3600", "Seconds without replicas after which the backlog is freed.";
+        "repl-backlog-ttl", LIVE, "3600", "Seconds without replicas after which the backlog is freed.";
     repl_disable_tcp_nodelay: bool = Bool,
         "repl-disable-tcp-nodelay", LIVE, "no", "Disable TCP_NODELAY on replica links.";
     repl_diskless_load: String = Enum(&["disabled", "on-empty-db", "swapdb"]),

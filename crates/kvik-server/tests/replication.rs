@@ -565,3 +565,36 @@ fn writes_from_every_thread_replicate_in_order() {
     let mut r = redis.raw();
     assert_in_sync(&mut m, &mut r);
 }
+
+/// `repl-backlog-ttl`: a master left without replicas that long frees its backlog
+/// and takes a new replication id, as Redis does; its offset stands still until the
+/// next replica's full sync begins the stream again.
+#[test]
+fn a_master_without_replicas_frees_its_backlog_after_the_ttl() {
+    let master = TestServer::start(&["--repl-backlog-ttl", "1"]);
+    let port = master.port().to_string();
+    let mut m = master.raw();
+    {
+        let replica = TestServer::start(&["--replicaof", "127.0.0.1", &port]);
+        let mut r = replica.raw();
+        m.cmd(&["SET", "k", "v"]);
+        wait_for("the replica to have the key", || {
+            r.cmd(&["GET", "k"]) == b"$1\r\nv\r\n"
+        });
+    }
+    let replid = m.info_field("replication", "master_replid");
+    wait_for("the backlog to be freed", || {
+        m.info_field("replication", "repl_backlog_active") == "0"
+    });
+    assert_ne!(m.info_field("replication", "master_replid"), replid);
+    let offset = m.info_field("replication", "master_repl_offset");
+    m.cmd(&["SET", "k2", "v"]);
+    assert_eq!(m.info_field("replication", "master_repl_offset"), offset);
+
+    let replica = TestServer::start(&["--replicaof", "127.0.0.1", &port]);
+    let mut r = replica.raw();
+    wait_for("a new replica to sync", || {
+        r.cmd(&["GET", "k2"]) == b"$1\r\nv\r\n"
+    });
+    assert_eq!(m.info_field("replication", "repl_backlog_active"), "1");
+}

@@ -109,6 +109,19 @@ impl Backlog {
         self.active.store(true, Ordering::Release);
     }
 
+    /// Free the ring (`repl-backlog-ttl` passed without replicas), as Redis frees
+    /// its backlog: nothing is kept and the offset stands still until a full sync
+    /// begins the stream again ([`Backlog::mark_sync_point`]).
+    pub fn free(&self) {
+        let mut ring = self.ring.lock();
+        ring.bytes = VecDeque::new();
+        ring.start = self.offset();
+        ring.db = None;
+        ring.in_group = false;
+        ring.waiting.clear();
+        self.active.store(false, Ordering::Release);
+    }
+
     /// Take effects from now on (a master), or only raw bytes (a replica). A master
     /// selects its database before its first effect (the stream's last SELECT may
     /// have come from a master before).
@@ -179,6 +192,9 @@ impl Backlog {
 
     /// Append a command of the master's own (PING, REPLCONF GETACK) between effects.
     fn control(&self, command: &'static [u8]) {
+        if !self.is_active() {
+            return;
+        }
         let mut ring = self.ring.lock();
         if ring.in_group {
             if !ring.waiting.contains(&command) {
@@ -268,7 +284,9 @@ pub fn encode(argv: &[&[u8]], out: &mut Vec<u8>) {
 
 impl EffectSink for Backlog {
     fn take(&self, effect: &EffectRef<'_>) -> bool {
-        if !effect.targets.replicas() || !self.from_effects() {
+        // A freed backlog (or one not begun) records nothing: the offset stands
+        // still, as Redis's does without a backlog.
+        if !effect.targets.replicas() || !self.from_effects() || !self.is_active() {
             return true;
         }
         let mut bytes = Vec::with_capacity(64);

@@ -351,6 +351,30 @@ impl Replication {
         done
     }
 
+    /// `repl-backlog-ttl`: a master that has had no replica for `ttl_secs` frees its
+    /// backlog and takes a new replication id, as Redis does (`0`: never).
+    /// `no_replicas_since` is the cron's memory of when the last one left.
+    fn expire_backlog(&self, no_replicas_since: &mut Option<std::time::Instant>, ttl_secs: u64) {
+        if self.is_replica() || self.replicas.count() > 0 || !self.backlog.is_active() {
+            *no_replicas_since = None;
+            return;
+        }
+        let since = *no_replicas_since.get_or_insert_with(std::time::Instant::now);
+        if ttl_secs == 0 || since.elapsed().as_secs() < ttl_secs {
+            return;
+        }
+        *self.ids.lock() = Ids {
+            replid: new_replid(),
+            replid2: "0".repeat(40),
+            second_offset: -1,
+        };
+        self.backlog.free();
+        *no_replicas_since = None;
+        crate::log_notice!(
+            "Replication backlog freed after {ttl_secs} seconds without connected replicas."
+        );
+    }
+
     /// The PING a master sends its replicas every `repl-ping-replica-period`.
     pub fn ping_replicas(&self) {
         if !self.is_replica() && self.replicas.count() > 0 {
@@ -359,9 +383,11 @@ impl Replication {
     }
 }
 
-/// What runs on a timer: the master's PINGs, a FAILOVER's progress.
+/// What runs on a timer: the master's PINGs, a FAILOVER's progress, the backlog's time to
+/// live.
 fn cron(repl: &std::sync::Weak<Replication>) {
     let mut last_ping = std::time::Instant::now();
+    let mut no_replicas_since = None;
     loop {
         std::thread::sleep(std::time::Duration::from_millis(100));
         let Some(repl) = repl.upgrade() else {
@@ -370,7 +396,9 @@ fn cron(repl: &std::sync::Weak<Replication>) {
         if repl.host().stopping() {
             return;
         }
-        let period = repl.host().config().repl_ping_replica_period.max(1) as u64;
+        let config = repl.host().config();
+        repl.expire_backlog(&mut no_replicas_since, config.repl_backlog_ttl);
+        let period = config.repl_ping_replica_period.max(1) as u64;
         if last_ping.elapsed().as_secs() >= period {
             repl.ping_replicas();
             last_ping = std::time::Instant::now();
