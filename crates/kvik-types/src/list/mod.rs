@@ -477,8 +477,8 @@ impl List {
     ) -> bool {
         let pivot = Element::of(pivot);
         let found = self.nodes.iter().enumerate().find_map(|(i, pack)| {
-            let entry = pack.entries().find(|e| e.element == pivot)?;
-            Some((i, entry.span))
+            let span = pack.with_entries(|mut e| e.find(|e| e.element == pivot).map(|e| e.span));
+            Some((i, span?))
         });
         let Some((node, (start, end))) = found else {
             return false;
@@ -505,6 +505,8 @@ impl List {
         let needle = Element::of(item);
         let count = self.nodes.count();
         let mut removed = 0;
+        // Nodes searched without a match keep the copy the search decompressed.
+        *self.read_copies.get_mut() = true;
         for k in 0..count {
             if removed == max {
                 break;

@@ -428,6 +428,14 @@ impl Pack {
         }
     }
 
+    /// Whether a read through `&self` left a decompressed copy.
+    #[cfg(test)]
+    pub fn has_read_copy(&self) -> bool {
+        self.lzf
+            .as_ref()
+            .is_some_and(|z| z.read_copy.get().is_some())
+    }
+
     /// Drop the copy a read through `&self` decompressed (the pack stays compressed).
     pub fn forget_reads(&mut self) {
         if let Some(z) = &mut self.lzf {
