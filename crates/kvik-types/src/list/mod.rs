@@ -363,7 +363,7 @@ impl List {
     pub fn range(&self, start: usize, count: usize) -> Iter<'_> {
         let count = count.min(self.len.saturating_sub(start));
         if count == 0 {
-            let empty = self.nodes.get(0).entries().ending_at(0);
+            let empty = Entries::none();
             return Iter {
                 list: self,
                 front_node: 0,
@@ -425,9 +425,11 @@ impl List {
     /// leave (from the tail: last element first). Returns how many were taken.
     pub fn pop_many(&mut self, end: End, n: usize, visit: impl FnMut(Element<'_>)) -> usize {
         let n = n.min(self.len);
+        // Only the nodes the elements lie in are read (an interior node may be
+        // compressed).
         match end {
-            End::Head => self.iter().take(n).for_each(visit),
-            End::Tail => self.iter().rev().take(n).for_each(visit),
+            End::Head => self.range(0, n).for_each(visit),
+            End::Tail => self.range(self.len - n, n).rev().for_each(visit),
         }
         self.discard(end, n);
         n
@@ -437,7 +439,6 @@ impl List {
     /// nearest part of one. A compressed node that becomes an end is decompressed
     /// when it is next touched.
     pub fn discard(&mut self, end: End, n: usize) {
-        self.forget_reads();
         let mut left = n.min(self.len);
         self.len -= left;
         while left > 0 {
@@ -451,6 +452,7 @@ impl List {
                 left = 0;
             }
         }
+        self.forget_reads();
     }
 
     /// Replace the element at position `i`; false when out of range.

@@ -268,6 +268,15 @@ pub struct Entries<'a> {
 }
 
 impl<'a> Entries<'a> {
+    /// No entries at all.
+    pub fn none() -> Self {
+        Entries {
+            bytes: &[],
+            front: 0,
+            back: 0,
+        }
+    }
+
     /// Only the entries from the one starting at `start` on.
     pub fn starting_at(mut self, start: usize) -> Self {
         self.front = start;
