@@ -194,8 +194,9 @@ impl Nodes {
         if depth == 0 || n <= 2 * depth {
             return;
         }
-        for i in touched.start.max(depth)..touched.end.min(n - depth) {
-            d[i].compress();
+        let deep = touched.start.max(depth)..touched.end.min(n - depth);
+        if !deep.is_empty() {
+            d.range_mut(deep).for_each(Pack::compress);
         }
     }
 
