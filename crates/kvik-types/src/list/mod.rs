@@ -289,7 +289,8 @@ impl List {
     }
 
     /// How many nodes are held compressed.
-    pub fn compressed_nodes(&self) -> usize {
+    #[cfg(test)]
+    fn compressed_nodes(&self) -> usize {
         self.nodes.iter().filter(|p| p.is_compressed()).count()
     }
 
