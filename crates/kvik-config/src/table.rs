@@ -489,7 +489,7 @@ params! {
     lfu_log_factor: u32 = Int(0, INT),
         "lfu-log-factor", LIVE, "10", "Logarithmic factor of the LFU counter.";
     list_compress_depth: u32 = Int(0, INT),
-        "list-compress-depth", OD, "0", "List nodes left uncompressed at each end (0 = no compression).";
+        "list-compress-depth", LIVE, "0", "List nodes left uncompressed at each end; the ones between are held LZF-compressed (0 = no compression). A change applies to the nodes written next.";
     list_max_listpack_size: i32 = Int(INT_MIN, INT),
         "list-max-listpack-size" | "list-max-ziplist-size", LIVE, "-2", "Size of a list node: entries (positive) or -1..-5 for 4..64 KB.";
     loading_process_events_interval_bytes: u32 = Int(1024, INT),

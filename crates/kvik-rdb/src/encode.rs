@@ -49,7 +49,7 @@ fn string(out: &mut impl Sink, s: &StrValue, compress: bool) {
 
 fn quicklist(out: &mut impl Sink, list: &List, compress: bool) {
     write_len(out, list.node_count() as u64);
-    for node in list.nodes() {
+    list.for_each_node(|node| {
         let mut elements = node.peekable();
         let first = elements.next().expect("a non-empty list has no empty node");
         match (first, elements.peek()) {
@@ -65,7 +65,7 @@ fn quicklist(out: &mut impl Sink, list: &List, compress: bool) {
                 write_string(out, &lp.finish(), compress);
             }
         }
-    }
+    });
 }
 
 fn set(out: &mut impl Sink, set: &Set, compress: bool) {

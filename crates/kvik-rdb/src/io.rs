@@ -13,6 +13,7 @@
 
 use super::payload::Crc64;
 use super::{Corrupt, Result};
+use kvik_util::lzf;
 use kvik_util::numbers::parse_i64;
 use std::borrow::Cow;
 use std::io;
@@ -153,10 +154,7 @@ fn lzf_string<'a, S: Source<'a> + ?Sized>(src: &mut S) -> Result<Vec<u8>> {
     if len > compressed_len.saturating_mul(LZF_MAX_RATIO) {
         return Err(Corrupt("LZF length beyond what its input can hold"));
     }
-    match lzf::decompress(&compressed, len) {
-        Ok(bytes) if bytes.len() == len => Ok(bytes),
-        _ => Err(Corrupt("invalid LZF string")),
-    }
+    lzf::decompress(&compressed, len).ok_or(Corrupt("invalid LZF string"))
 }
 
 fn digits(n: i64) -> Cow<'static, [u8]> {
@@ -352,7 +350,7 @@ pub fn write_string(out: &mut impl Sink, bytes: &[u8], compress: bool) {
 /// Write `bytes` LZF-compressed if that saves enough; false if it does not.
 fn write_lzf(out: &mut impl Sink, bytes: &[u8]) -> bool {
     let mut packed = Vec::new();
-    if !crate::lzf::compress(bytes, &mut packed) {
+    if !lzf::compress(bytes, &mut packed) {
         return false;
     }
     if packed.len() > bytes.len() - LZF_MIN_SAVING {

@@ -42,7 +42,6 @@ pub mod file;
 mod intset;
 pub mod io;
 mod listpack;
-mod lzf;
 pub mod payload;
 mod stream;
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! Differential test: every script in `tests/differential/*.redis` (at the repository
 //! root) runs against kvik-server and against a real redis-server, and every reply
 //! must be the same bytes. The script format is described in
-//! `tests/differential/README.md`.
+//! `tests/differential/README.md`. The list scripts run again with
+//! `--list-compress-depth 1` and `2` on both sides (compressed interior nodes must
+//! change no reply).
 //!
 //! Environment:
 //! - `KVIK_REQUIRE_REDIS=1`: fail (instead of skip) when redis-server is missing.
@@ -29,6 +31,22 @@ const SHOW_LIMIT: usize = 400;
 
 #[test]
 fn differential_against_redis() {
+    run_corpus(|_| true, &[]);
+}
+
+#[test]
+fn list_scripts_agree_with_compressed_nodes() {
+    for depth in ["1", "2"] {
+        run_corpus(
+            |name| name.contains("lists"),
+            &["--list-compress-depth", depth],
+        );
+    }
+}
+
+/// Run the scripts `wanted` picks (and `KVIK_DIFF_FILTER` lets through), each with
+/// `extra_args` after its own server arguments; panics listing any mismatch.
+fn run_corpus(wanted: impl Fn(&str) -> bool, extra_args: &[&str]) {
     let Some(redis_path) = support::redis_server_or_skip() else {
         return;
     };
@@ -53,9 +71,12 @@ fn differential_against_redis() {
         .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
         .map(|e| e.expect("dir entry").path())
         .filter(|p| p.extension().is_some_and(|x| x == "redis"))
-        .filter(|p| file_name(p).contains(&filter))
+        .filter(|p| file_name(p).contains(&filter) && wanted(&file_name(p)))
         .collect();
     paths.sort();
+    if paths.is_empty() && !filter.is_empty() {
+        return;
+    }
     assert!(!paths.is_empty(), "no scripts matched in {}", dir.display());
 
     // Parse everything first: a broken script is reported before any server starts.
@@ -65,7 +86,7 @@ fn differential_against_redis() {
         .collect();
 
     println!(
-        "differential: {} scripts, {} vs redis ({})",
+        "differential: {} scripts, {} vs redis ({}), extra arguments {extra_args:?}",
         scripts.len(),
         subject.display(),
         redis_path.display()
@@ -78,7 +99,7 @@ fn differential_against_redis() {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(script) = scripts.get(i) else { break };
                 let sides = [(subject_name, &*subject), ("redis", &*redis_path)];
-                let (mismatches, log) = run_script(script, sides, show);
+                let (mismatches, log) = run_script(script, sides, extra_args, show);
                 let verdict = if mismatches.is_empty() {
                     "ok".to_string()
                 } else {
@@ -508,10 +529,20 @@ fn is_closed_error(e: &std::io::Error) -> bool {
 }
 
 /// Runs one script on a fresh pair of servers, given as (name, binary).
-fn run_script(script: &Script, sides: [(&str, &Path); 2], show: bool) -> (Vec<Mismatch>, String) {
+fn run_script(
+    script: &Script,
+    sides: [(&str, &Path); 2],
+    extra_args: &[&str],
+    show: bool,
+) -> (Vec<Mismatch>, String) {
     let mut log = String::new();
     let mut mismatches = Vec::new();
-    let args: Vec<&str> = script.server_args.iter().map(String::as_str).collect();
+    let args: Vec<&str> = script
+        .server_args
+        .iter()
+        .map(String::as_str)
+        .chain(extra_args.iter().copied())
+        .collect();
     let mut servers = Vec::new();
     for (name, binary) in sides {
         match TestServer::try_start_binary(binary, &args) {

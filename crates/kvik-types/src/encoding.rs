@@ -43,9 +43,10 @@ impl EncodingLimits {
         saturating_usize(self.set_max_intset_entries)
     }
 
-    /// How full a list's node may grow.
+    /// How full a list's node may grow, and how many at each end stay uncompressed.
     pub fn list_node(&self) -> NodeLimit {
         NodeLimit::from_config(self.list_max_listpack_size)
+            .compressing(saturating_usize(self.list_compress_depth))
     }
 }
 

@@ -1,7 +1,7 @@
 //! kvik-util: small pure helpers with Redis-exact semantics, the bottom layer of kvik.
 //!
 //! Owns: glob matching, number parsing/formatting (including C `strtod` and
-//! `long double` behaviour, the latter compiled from `csrc/longdouble.c`), geohash,
+//! `long double` behaviour, the latter compiled from `csrc/longdouble.c`), geohash, LZF,
 //! allocator size classes, the thin buffer, and [`hash::hash_key`], the one key hash
 //! the keyspace and the values share.
 //!
@@ -14,6 +14,7 @@ pub mod geohash;
 pub mod glob;
 pub mod hash;
 pub mod long_double;
+pub mod lzf;
 pub mod numbers;
 pub mod size_class;
 pub mod strtod;

@@ -285,17 +285,20 @@ fn collection_len(value: &Value) -> usize {
 /// Copies of the elements in `window` of the collection's own order (from the far end
 /// when `desc`, which a set, having no ends, ignores). The copies are what the rest of
 /// the command works on while it looks other keys up; integers and short elements are
-/// copied inline, without allocating.
-fn walk(value: &Value, window: Window, desc: bool) -> Vec<SmallBytes> {
+/// copied inline, without allocating. A list's compressed nodes are decompressed only
+/// while it is walked.
+fn walk(value: &mut Value, window: Window, desc: bool) -> Vec<SmallBytes> {
     let Window { start, count } = window;
     let mut digits = itoa::Buffer::new();
     let mut copies = Vec::with_capacity(count);
     match value {
         Value::List(list) if desc => {
+            let list = list.reading();
             let range = list.range(list.len() - start - count, count).rev();
             copies.extend(range.map(|e| SmallBytes::new(e.bytes(&mut digits))));
         }
         Value::List(list) => {
+            let list = list.reading();
             let range = list.range(start, count);
             copies.extend(range.map(|e| SmallBytes::new(e.bytes(&mut digits))));
         }

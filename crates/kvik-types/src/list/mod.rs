@@ -11,6 +11,16 @@
 //! Redis 7.0 reports every list as `quicklist` (its listpack encoding for small lists
 //! came in 7.2), so OBJECT ENCODING does too, whatever the shape inside.
 //!
+//! Under `list-compress-depth` N > 0, the nodes more than N from either end are held
+//! LZF-compressed (see [`pack`]), as Redis 7.0 does: pushes and pops touch only the
+//! end nodes, which stay raw; when a node is added or dropped at an end, the node
+//! that moves N deep is compressed and those within N decompressed. A read of an
+//! interior node decompresses a copy that [`List::forget_reads`] drops (the command
+//! layer reads through [`Reading`], which does so when the command is done); a change
+//! to an interior node decompresses it and compresses it again afterwards. The depth
+//! comes with each write ([`NodeLimit`]), so CONFIG SET applies to the nodes written
+//! next.
+//!
 //! Invariants: there is always at least one node; a node is empty only when it is the
 //! only one (an empty list); a node holding two or more entries respects the limit it
 //! was built under (a single element larger than a node gets a node of its own).
@@ -22,6 +32,8 @@ pub use pack::Element;
 use pack::{Entries, Pack};
 use std::collections::VecDeque;
 use std::fmt;
+use std::ops::Deref;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Either end of a list (LEFT is the head, RIGHT the tail).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,9 +42,16 @@ pub enum End {
     Tail,
 }
 
-/// How big a node may grow, from `list-max-listpack-size`.
+/// How big a node may grow, from `list-max-listpack-size`, and how many nodes at
+/// each end stay uncompressed, from `list-compress-depth` (0: none is compressed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NodeLimit {
+pub struct NodeLimit {
+    fill: Fill,
+    compress_depth: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fill {
     /// At most this many entries (and never more than [`SAFETY_BYTES`]).
     Entries(usize),
     /// At most this many bytes of entries.
@@ -48,17 +67,41 @@ impl NodeLimit {
     /// only one element in each node, and so does kvik.
     pub fn from_config(fill: i64) -> NodeLimit {
         match fill {
-            1.. => NodeLimit::Entries(fill as usize),
-            -5..=-1 => NodeLimit::Bytes(4096 << (-fill - 1)),
-            _ => NodeLimit::Entries(0),
+            1.. => NodeLimit::entries(fill as usize),
+            -5..=-1 => NodeLimit::bytes(4096 << (-fill - 1)),
+            _ => NodeLimit::entries(0),
+        }
+    }
+
+    /// At most `max` entries a node.
+    pub fn entries(max: usize) -> NodeLimit {
+        NodeLimit {
+            fill: Fill::Entries(max),
+            compress_depth: 0,
+        }
+    }
+
+    /// At most `max` bytes of entries a node.
+    pub fn bytes(max: usize) -> NodeLimit {
+        NodeLimit {
+            fill: Fill::Bytes(max),
+            compress_depth: 0,
+        }
+    }
+
+    /// The same limit, keeping all but `depth` nodes at each end compressed.
+    pub fn compressing(self, depth: usize) -> NodeLimit {
+        NodeLimit {
+            compress_depth: depth,
+            ..self
         }
     }
 
     /// May a node hold `count` entries taking `bytes`?
     fn allows(self, bytes: usize, count: usize) -> bool {
-        match self {
-            NodeLimit::Entries(max) => count <= max && bytes <= SAFETY_BYTES,
-            NodeLimit::Bytes(max) => bytes <= max,
+        match self.fill {
+            Fill::Entries(max) => count <= max && bytes <= SAFETY_BYTES,
+            Fill::Bytes(max) => bytes <= max,
         }
     }
 }
@@ -125,6 +168,38 @@ impl Nodes {
         }
     }
 
+    /// Keep the `depth` nodes at each end raw and compress the ones just inside them
+    /// (run when a node comes or goes at an end; the deeper ones are compressed
+    /// already). Nothing is compressed under depth 0.
+    fn settle_ends(&mut self, depth: usize) {
+        let Nodes::Many(d) = self else { return };
+        if depth == 0 {
+            return;
+        }
+        let n = d.len();
+        for i in 0..depth.min(n) {
+            d[i].decompress();
+            d[n - 1 - i].decompress();
+        }
+        if n > 2 * depth {
+            d[depth].compress();
+            d[n - 1 - depth].compress();
+        }
+    }
+
+    /// Compress the nodes in `touched` that lie deeper than `depth` from both ends.
+    fn settle(&mut self, touched: std::ops::Range<usize>, depth: usize) {
+        let Nodes::Many(d) = self else { return };
+        let n = d.len();
+        if depth == 0 || n <= 2 * depth {
+            return;
+        }
+        let deep = touched.start.max(depth)..touched.end.min(n - depth);
+        if !deep.is_empty() {
+            d.range_mut(deep).for_each(Pack::compress);
+        }
+    }
+
     /// Drop empty nodes and merge neighbours whose entries fit in one node together.
     fn compact(&mut self, limit: NodeLimit) {
         let Nodes::Many(d) = self else { return };
@@ -147,10 +222,11 @@ impl Nodes {
 }
 
 /// A list of byte strings.
-#[derive(Clone)]
 pub struct List {
     nodes: Nodes,
     len: usize,
+    /// A read through `&self` may have left decompressed copies of compressed nodes.
+    read_copies: AtomicBool,
 }
 
 impl Default for List {
@@ -158,13 +234,71 @@ impl Default for List {
         List {
             nodes: Nodes::One(Pack::default()),
             len: 0,
+            read_copies: AtomicBool::new(false),
         }
+    }
+}
+
+impl Clone for List {
+    fn clone(&self) -> Self {
+        let mut copy = List {
+            nodes: self.nodes.clone(),
+            len: self.len,
+            read_copies: AtomicBool::new(self.read_copies.load(Ordering::Relaxed)),
+        };
+        copy.forget_reads();
+        copy
+    }
+}
+
+/// A list being read: derefs to it, and drops the copies the reads decompressed when
+/// it goes, so a compressed node is raw only while a command looks at it.
+pub struct Reading<'a>(&'a mut List);
+
+impl Deref for Reading<'_> {
+    type Target = List;
+
+    fn deref(&self) -> &List {
+        self.0
+    }
+}
+
+impl Drop for Reading<'_> {
+    fn drop(&mut self) {
+        self.0.forget_reads();
     }
 }
 
 impl List {
     pub fn new() -> List {
         List::default()
+    }
+
+    /// The list, for reads that leave no decompressed copies behind once done.
+    pub fn reading(&mut self) -> Reading<'_> {
+        Reading(self)
+    }
+
+    /// Drop the decompressed copies earlier reads made of compressed nodes.
+    pub fn forget_reads(&mut self) {
+        if std::mem::take(self.read_copies.get_mut()) {
+            for i in 0..self.nodes.count() {
+                self.nodes.get_mut(i).forget_reads();
+            }
+        }
+    }
+
+    /// How many nodes are held compressed.
+    #[cfg(test)]
+    fn compressed_nodes(&self) -> usize {
+        self.nodes.iter().filter(|p| p.is_compressed()).count()
+    }
+
+    /// Note that a read is about to look into `pack`.
+    fn reading_node(&self, pack: &Pack) {
+        if pack.is_compressed() {
+            self.read_copies.store(true, Ordering::Relaxed);
+        }
     }
 
     /// The encoding name OBJECT ENCODING reports (always this in Redis 7.0).
@@ -194,11 +328,12 @@ impl List {
         self.nodes.count()
     }
 
-    /// The nodes, head to tail, each as its elements: an RDB writer keeps the layout.
-    pub fn nodes(&self) -> impl Iterator<Item = impl Iterator<Item = Element<'_>> + '_> + '_ {
-        self.nodes
-            .iter()
-            .map(|pack| pack.entries().map(|e| e.element))
+    /// Show `visit` each node, head to tail, as its elements (an RDB writer keeps the
+    /// layout). Compressed nodes are decompressed one at a time and no copy is kept.
+    pub fn for_each_node(&self, mut visit: impl FnMut(&mut dyn Iterator<Item = Element<'_>>)) {
+        for pack in self.nodes.iter() {
+            pack.with_entries(|entries| visit(&mut entries.map(|e| e.element)));
+        }
     }
 
     /// The position Redis means by `index`: counted from the head, or from the tail
@@ -216,6 +351,7 @@ impl List {
     pub fn get(&self, i: usize) -> Option<Element<'_>> {
         (i < self.len).then(|| {
             let (node, start) = self.locate(i);
+            self.reading_node(self.nodes.get(node));
             self.nodes.get(node).entry_at(start).element
         })
     }
@@ -229,9 +365,9 @@ impl List {
     pub fn range(&self, start: usize, count: usize) -> Iter<'_> {
         let count = count.min(self.len.saturating_sub(start));
         if count == 0 {
-            let empty = self.nodes.get(0).entries().ending_at(0);
+            let empty = Entries::none();
             return Iter {
-                nodes: &self.nodes,
+                list: self,
                 front_node: 0,
                 front: empty.clone(),
                 back_node: 0,
@@ -241,9 +377,11 @@ impl List {
         }
         let (front_node, front_start) = self.locate(start);
         let (back_node, back_start) = self.locate(start + count - 1);
+        self.reading_node(self.nodes.get(front_node));
+        self.reading_node(self.nodes.get(back_node));
         let back_end = self.nodes.get(back_node).entry_at(back_start).span.1;
         Iter {
-            nodes: &self.nodes,
+            list: self,
             front_node,
             front: self
                 .nodes
@@ -272,8 +410,10 @@ impl List {
                 End::Tail => self.nodes.count(),
             };
             self.nodes.insert(at, fresh);
+            self.nodes.settle_ends(limit.compress_depth);
         }
         self.len += 1;
+        self.forget_reads();
     }
 
     /// Take one element from `end`.
@@ -287,16 +427,19 @@ impl List {
     /// leave (from the tail: last element first). Returns how many were taken.
     pub fn pop_many(&mut self, end: End, n: usize, visit: impl FnMut(Element<'_>)) -> usize {
         let n = n.min(self.len);
+        // Only the nodes the elements lie in are read (an interior node may be
+        // compressed).
         match end {
-            End::Head => self.iter().take(n).for_each(visit),
-            End::Tail => self.iter().rev().take(n).for_each(visit),
+            End::Head => self.range(0, n).for_each(visit),
+            End::Tail => self.range(self.len - n, n).rev().for_each(visit),
         }
         self.discard(end, n);
         n
     }
 
     /// Drop up to `n` elements from `end`: whole nodes while they last, then the
-    /// nearest part of one.
+    /// nearest part of one. A compressed node that becomes an end is decompressed
+    /// when it is next touched.
     pub fn discard(&mut self, end: End, n: usize) {
         let mut left = n.min(self.len);
         self.len -= left;
@@ -311,6 +454,7 @@ impl List {
                 left = 0;
             }
         }
+        self.forget_reads();
     }
 
     /// Replace the element at position `i`; false when out of range.
@@ -322,7 +466,7 @@ impl List {
         self.nodes
             .get_mut(node)
             .replace_at(start, Element::of(item));
-        self.split_if_needed(node, limit);
+        self.split_and_settle(node, limit);
         true
     }
 
@@ -337,8 +481,8 @@ impl List {
     ) -> bool {
         let pivot = Element::of(pivot);
         let found = self.nodes.iter().enumerate().find_map(|(i, pack)| {
-            let entry = pack.entries().find(|e| e.element == pivot)?;
-            Some((i, entry.span))
+            let span = pack.with_entries(|mut e| e.find(|e| e.element == pivot).map(|e| e.span));
+            Some((i, span?))
         });
         let Some((node, (start, end))) = found else {
             return false;
@@ -349,7 +493,7 @@ impl List {
         };
         self.nodes.get_mut(node).insert_at(at, Element::of(item));
         self.len += 1;
-        self.split_if_needed(node, limit);
+        self.split_and_settle(node, limit);
         true
     }
 
@@ -365,6 +509,8 @@ impl List {
         let needle = Element::of(item);
         let count = self.nodes.count();
         let mut removed = 0;
+        // Nodes searched without a match keep the copy the search decompressed.
+        *self.read_copies.get_mut() = true;
         for k in 0..count {
             if removed == max {
                 break;
@@ -381,8 +527,18 @@ impl List {
         if removed > 0 {
             self.len -= removed;
             self.nodes.compact(limit);
+            let all = 0..self.nodes.count();
+            self.nodes.settle(all, limit.compress_depth);
         }
+        self.forget_reads();
         removed
+    }
+
+    /// The entries of node `i`, for a read.
+    fn entries_of(&self, i: usize) -> Entries<'_> {
+        let pack = self.nodes.get(i);
+        self.reading_node(pack);
+        pack.entries()
     }
 
     /// The node at `end`.
@@ -422,6 +578,16 @@ impl List {
         unreachable!("position {i} beyond a list of {}", self.len)
     }
 
+    /// Split node `i` as [`Self::split_if_needed`] does, then compress the parts again
+    /// where they lie deep enough, and drop the copies reads left.
+    fn split_and_settle(&mut self, i: usize, limit: NodeLimit) {
+        let before = self.nodes.count();
+        self.split_if_needed(i, limit);
+        let parts = 1 + self.nodes.count() - before;
+        self.nodes.settle(i..i + parts, limit.compress_depth);
+        self.forget_reads();
+    }
+
     /// Halve node `i` until every part respects `limit` (after it grew in place).
     fn split_if_needed(&mut self, i: usize, limit: NodeLimit) {
         let node = self.nodes.get(i);
@@ -450,7 +616,7 @@ impl fmt::Debug for List {
 
 /// The elements of a range of a list, from either end.
 pub struct Iter<'a> {
-    nodes: &'a Nodes,
+    list: &'a List,
     front_node: usize,
     front: Entries<'a>,
     back_node: usize,
@@ -473,7 +639,7 @@ impl<'a> Iterator for Iter<'a> {
                 return Some(entry.element);
             }
             self.front_node += 1;
-            self.front = self.nodes.get(self.front_node).entries();
+            self.front = self.list.entries_of(self.front_node);
         }
     }
 
@@ -493,7 +659,7 @@ impl DoubleEndedIterator for Iter<'_> {
                 return Some(entry.element);
             }
             self.back_node -= 1;
-            self.back = self.nodes.get(self.back_node).entries();
+            self.back = self.list.entries_of(self.back_node);
         }
     }
 }

@@ -15,11 +15,23 @@
 //! integer (a short string of digits takes 2 to 5 bytes instead of up to 22), and
 //! anything else always as a string, so two elements are equal exactly when their
 //! [`Element`]s are: comparing never needs to format or parse.
+//!
+//! A pack may be held LZF-compressed (the interior nodes of a list under
+//! `list-compress-depth`). Reads through `&self` then decompress into a copy kept
+//! beside the compressed bytes until [`Pack::forget_reads`]; every change
+//! decompresses the pack in place first, and it stays raw until compressed again.
 
 use super::End;
+use kvik_util::lzf;
 use kvik_util::numbers::parse_i64;
 use std::fmt;
 use std::ops::Range;
+use std::sync::OnceLock;
+
+/// Packs smaller than this are never compressed, as in Redis.
+const MIN_COMPRESS_BYTES: usize = 48;
+/// A pack stays raw unless compressing saves at least this many bytes, as in Redis.
+const MIN_COMPRESS_IMPROVE: usize = 8;
 
 /// Integers 0..=127 are the tag itself.
 const UINT7_MAX: u8 = 0x7F;
@@ -256,6 +268,15 @@ pub struct Entries<'a> {
 }
 
 impl<'a> Entries<'a> {
+    /// No entries at all.
+    pub fn none() -> Self {
+        Entries {
+            bytes: &[],
+            front: 0,
+            back: 0,
+        }
+    }
+
     /// Only the entries from the one starting at `start` on.
     pub fn starting_at(mut self, start: usize) -> Self {
         self.front = start;
@@ -305,8 +326,25 @@ impl DoubleEndedIterator for Entries<'_> {
 /// The entries of one node.
 #[derive(Debug, Clone, Default)]
 pub struct Pack {
+    /// The entries; empty while the pack is compressed.
     bytes: Vec<u8>,
     count: u32,
+    lzf: Option<Box<Compressed>>,
+}
+
+/// A pack's entries, LZF-compressed.
+#[derive(Debug, Clone)]
+struct Compressed {
+    packed: Box<[u8]>,
+    raw_len: usize,
+    /// The entries decompressed for a read through `&self`, until `forget_reads`.
+    read_copy: OnceLock<Box<[u8]>>,
+}
+
+impl Compressed {
+    fn unpack(&self) -> Vec<u8> {
+        lzf::decompress(&self.packed, self.raw_len).expect("a pack compressed here decompresses")
+    }
 }
 
 impl Pack {
@@ -319,19 +357,98 @@ impl Pack {
         self.count == 0
     }
 
+    /// Bytes of entries (as they are when raw).
     pub fn byte_len(&self) -> usize {
-        self.bytes.len()
+        self.lzf.as_ref().map_or(self.bytes.len(), |z| z.raw_len)
     }
 
     pub fn heap_size(&self) -> usize {
         self.bytes.capacity()
+            + self.lzf.as_ref().map_or(0, |z| {
+                std::mem::size_of::<Compressed>()
+                    + z.packed.len()
+                    + z.read_copy.get().map_or(0, |copy| copy.len())
+            })
+    }
+
+    pub fn is_compressed(&self) -> bool {
+        self.lzf.is_some()
+    }
+
+    /// The entries' bytes, decompressed into the read copy when the pack is compressed.
+    fn raw(&self) -> &[u8] {
+        match &self.lzf {
+            None => &self.bytes,
+            Some(z) => z.read_copy.get_or_init(|| z.unpack().into_boxed_slice()),
+        }
+    }
+
+    /// Hand the entries, raw, to `visit` without keeping a decompressed copy.
+    pub fn with_entries<R>(&self, visit: impl FnOnce(Entries<'_>) -> R) -> R {
+        match self.lzf.as_ref().filter(|z| z.read_copy.get().is_none()) {
+            Some(z) => {
+                let bytes = z.unpack();
+                visit(Entries {
+                    bytes: &bytes,
+                    front: 0,
+                    back: bytes.len(),
+                })
+            }
+            None => visit(self.entries()),
+        }
     }
 
     pub fn entries(&self) -> Entries<'_> {
+        let bytes = self.raw();
         Entries {
-            bytes: &self.bytes,
+            bytes,
             front: 0,
-            back: self.bytes.len(),
+            back: bytes.len(),
+        }
+    }
+
+    /// Hold the entries compressed, unless the pack is small or compressing saves
+    /// too little (as Redis decides).
+    pub fn compress(&mut self) {
+        if self.lzf.is_some() || self.bytes.len() < MIN_COMPRESS_BYTES {
+            return;
+        }
+        let mut packed = Vec::new();
+        if !lzf::compress(&self.bytes, &mut packed)
+            || packed.len() + MIN_COMPRESS_IMPROVE >= self.bytes.len()
+        {
+            return;
+        }
+        self.lzf = Some(Box::new(Compressed {
+            packed: packed.into_boxed_slice(),
+            raw_len: self.bytes.len(),
+            read_copy: OnceLock::new(),
+        }));
+        self.bytes = Vec::new();
+    }
+
+    /// Hold the entries raw (before a change, or near a list's end).
+    pub fn decompress(&mut self) {
+        if let Some(mut z) = self.lzf.take() {
+            self.bytes = match z.read_copy.take() {
+                Some(copy) => copy.into_vec(),
+                None => z.unpack(),
+            };
+        }
+    }
+
+    /// Whether a read through `&self` left a decompressed copy.
+    #[cfg(test)]
+    pub fn has_read_copy(&self) -> bool {
+        self.lzf
+            .as_ref()
+            .is_some_and(|z| z.read_copy.get().is_some())
+    }
+
+    /// Drop the copy a read through `&self` decompressed (the pack stays compressed).
+    pub fn forget_reads(&mut self) {
+        if let Some(z) = &mut self.lzf {
+            z.read_copy.take();
         }
     }
 
@@ -340,7 +457,7 @@ impl Pack {
     pub fn offset_of(&self, n: usize) -> usize {
         let count = self.len();
         if n >= count {
-            return self.bytes.len();
+            return self.byte_len();
         }
         let entry = if n < count / 2 {
             self.entries().nth(n)
@@ -361,13 +478,14 @@ impl Pack {
     pub fn push(&mut self, end: End, element: Element<'_>) {
         let at = match end {
             End::Head => 0,
-            End::Tail => self.bytes.len(),
+            End::Tail => self.byte_len(),
         };
         self.insert_at(at, element);
     }
 
     /// Insert `element` as a new entry starting at byte `at` (an entry boundary).
     pub fn insert_at(&mut self, at: usize, element: Element<'_>) {
+        self.decompress();
         let room = self.resize_span(at..at, entry_len(element));
         write_entry(room, element);
         self.count += 1;
@@ -375,6 +493,7 @@ impl Pack {
 
     /// Replace the entry starting at `start` with one holding `element`.
     pub fn replace_at(&mut self, start: usize, element: Element<'_>) {
+        self.decompress();
         let old = self.entry_at(start).range();
         let room = self.resize_span(old, entry_len(element));
         write_entry(room, element);
@@ -382,6 +501,7 @@ impl Pack {
 
     /// Remove `n` entries (at most all) from `end`.
     pub fn remove_from(&mut self, end: End, n: usize) {
+        self.decompress();
         let n = n.min(self.len());
         let span = match end {
             End::Head => 0..self.offset_of(n),
@@ -413,6 +533,9 @@ impl Pack {
         if from == End::Tail {
             doomed.reverse();
         }
+        if !doomed.is_empty() {
+            self.decompress();
+        }
         self.cut_out(&doomed);
         doomed.len()
     }
@@ -435,10 +558,12 @@ impl Pack {
 
     /// Split off the entries from the `n`th on into a new pack.
     pub fn split_off(&mut self, n: usize) -> Pack {
+        self.decompress();
         let at = self.offset_of(n);
         let tail = Pack {
             bytes: self.bytes.split_off(at),
             count: self.count - n as u32,
+            lzf: None,
         };
         self.count = n as u32;
         self.bytes.shrink_to_fit();
@@ -446,7 +571,9 @@ impl Pack {
     }
 
     /// Move every entry of `other` after this pack's.
-    pub fn append(&mut self, other: Pack) {
+    pub fn append(&mut self, mut other: Pack) {
+        self.decompress();
+        other.decompress();
         self.bytes.reserve_exact(other.bytes.len());
         self.bytes.extend_from_slice(&other.bytes);
         self.count += other.count;

@@ -71,12 +71,14 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Node limits, each with a compress depth of 0 (none), 1 or 2.
 fn limit() -> impl Strategy<Value = NodeLimit> {
-    prop_oneof![
-        (0usize..6).prop_map(NodeLimit::Entries),
-        (8usize..200).prop_map(NodeLimit::Bytes),
+    let fill = prop_oneof![
+        (0usize..6).prop_map(NodeLimit::entries),
+        (8usize..200).prop_map(NodeLimit::bytes),
         Just(NodeLimit::from_config(-2)),
-    ]
+    ];
+    (fill, 0usize..3).prop_map(|(fill, depth)| fill.compressing(depth))
 }
 
 fn model_position(model: &Model, index: i64) -> Option<usize> {
@@ -195,6 +197,12 @@ fn check(list: &List, model: &Model, limit: NodeLimit) {
         total += pack.len();
     }
     assert_eq!(total, list.len());
+    if limit.compress_depth == 0 {
+        assert_eq!(list.compressed_nodes(), 0);
+    }
+    let mut by_node = Vec::new();
+    list.for_each_node(|node| by_node.extend(node.map(Element::to_vec)));
+    assert_eq!(by_node, owned(list.iter()));
 }
 
 proptest! {
@@ -206,7 +214,11 @@ proptest! {
         let mut model = Model::new();
         for op in &ops {
             apply(&mut list, &mut model, op, limit);
+            // Every decompressed copy a step leaves is one `forget_reads` drops.
+            list.forget_reads();
+            prop_assert!(!list.nodes.iter().any(Pack::has_read_copy));
             check(&list, &model, limit);
+            list.forget_reads();
         }
         let copy = list.clone();
         prop_assert_eq!(copy, list);
@@ -215,12 +227,12 @@ proptest! {
 
 #[test]
 fn node_limits_follow_the_config() {
-    assert_eq!(NodeLimit::from_config(-1), NodeLimit::Bytes(4096));
-    assert_eq!(NodeLimit::from_config(-2), NodeLimit::Bytes(8192));
-    assert_eq!(NodeLimit::from_config(-5), NodeLimit::Bytes(65536));
-    assert_eq!(NodeLimit::from_config(128), NodeLimit::Entries(128));
-    assert_eq!(NodeLimit::from_config(0), NodeLimit::Entries(0));
-    assert_eq!(NodeLimit::from_config(-6), NodeLimit::Entries(0));
+    assert_eq!(NodeLimit::from_config(-1), NodeLimit::bytes(4096));
+    assert_eq!(NodeLimit::from_config(-2), NodeLimit::bytes(8192));
+    assert_eq!(NodeLimit::from_config(-5), NodeLimit::bytes(65536));
+    assert_eq!(NodeLimit::from_config(128), NodeLimit::entries(128));
+    assert_eq!(NodeLimit::from_config(0), NodeLimit::entries(0));
+    assert_eq!(NodeLimit::from_config(-6), NodeLimit::entries(0));
 }
 
 #[test]
@@ -267,4 +279,80 @@ fn a_big_element_gets_a_node_of_its_own() {
     );
     assert_eq!(list.nodes.count(), 1);
     assert_eq!(list.len(), 2);
+}
+
+/// 100 elements of 100 similar bytes: about 10 KB, so an 8 KB node holds ~80.
+fn compressible(i: usize) -> Vec<u8> {
+    format!("{i:08}:{}", "abcdefgh".repeat(11)).into_bytes()
+}
+
+#[test]
+fn interior_nodes_are_compressed_under_a_depth() {
+    let n = 20_000;
+    let fill = |depth| {
+        let limit = NodeLimit::from_config(-2).compressing(depth);
+        let mut list = List::new();
+        for i in 0..n {
+            list.push(End::Tail, &compressible(i), limit);
+        }
+        list
+    };
+    let raw = fill(0);
+    let mut packed = fill(1);
+    assert_eq!(raw.compressed_nodes(), 0);
+    let nodes = packed.node_count();
+    assert_eq!(packed.compressed_nodes(), nodes - 2);
+    assert!(!packed.nodes.get(0).is_compressed());
+    assert!(!packed.nodes.get(nodes - 1).is_compressed());
+    assert!(
+        packed.heap_size() * 3 < raw.heap_size(),
+        "{} vs {} bytes",
+        packed.heap_size(),
+        raw.heap_size()
+    );
+    assert_eq!(packed, raw);
+
+    // Reads through `reading` leave every interior node compressed, with no copy.
+    packed.forget_reads();
+    let held = packed.heap_size();
+    {
+        let reading = packed.reading();
+        assert_eq!(reading.get(n / 2).unwrap().to_vec(), compressible(n / 2));
+        assert_eq!(reading.iter().count(), n);
+    }
+    assert_eq!(packed.heap_size(), held);
+
+    // Pushes and pops at the ends leave the interior as it is.
+    let limit = NodeLimit::from_config(-2).compressing(1);
+    for i in 0..1000 {
+        packed.push(End::Head, &compressible(i), limit);
+        packed.pop(End::Tail);
+    }
+    assert_eq!(packed.compressed_nodes(), packed.node_count() - 2);
+
+    // A change in the middle compresses the node again.
+    assert!(packed.set(n / 2, b"changed", limit));
+    assert!(packed.insert_beside(b"changed", End::Tail, b"after", limit));
+    assert_eq!(packed.compressed_nodes(), packed.node_count() - 2);
+    assert_eq!(packed.get(n / 2 + 1).unwrap().to_vec(), b"after");
+}
+
+#[test]
+fn a_deeper_depth_keeps_more_nodes_raw_and_depth_zero_compresses_nothing_new() {
+    let mut list = List::new();
+    for i in 0..5000 {
+        list.push(
+            End::Tail,
+            &compressible(i),
+            NodeLimit::from_config(-2).compressing(2),
+        );
+    }
+    let nodes = list.node_count();
+    assert_eq!(list.compressed_nodes(), nodes - 4);
+    // Written at depth 0 from now on: the nodes already compressed stay so until
+    // touched, new ones stay raw.
+    for i in 0..5000 {
+        list.push(End::Tail, &compressible(i), NodeLimit::from_config(-2));
+    }
+    assert_eq!(list.compressed_nodes(), nodes - 4);
 }

@@ -82,11 +82,15 @@ fn mix_string(acc: &mut Fingerprint, s: &StrValue) {
 }
 
 /// A list counts by its elements in order.
+/// Node by node, so that compressed nodes are decompressed one at a time and no copy
+/// stays behind.
 fn mix_list(acc: &mut Fingerprint, list: &List) {
     let mut scratch = itoa::Buffer::new();
-    for element in list.iter() {
-        mix_in(acc, element.bytes(&mut scratch));
-    }
+    list.for_each_node(|elements| {
+        for element in elements {
+            mix_in(acc, element.bytes(&mut scratch));
+        }
+    });
 }
 
 /// A set counts by its members in any order.

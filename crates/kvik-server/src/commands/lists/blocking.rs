@@ -18,7 +18,7 @@ use crate::blocking::{self, Action};
 use crate::commands::blocking::{block, keys_then_timeout, may_block, serve_now_or_block};
 use crate::commands::{CmdResult, Ctx};
 use crate::keyspace::Locked;
-use crate::types::list::{End, NodeLimit};
+use crate::types::list::End;
 use crate::types::EncodingLimits;
 use crate::types::Value;
 use kvik_resp::ReplyWriter;
@@ -137,7 +137,7 @@ impl Move {
         source: &[u8],
         words: [&[u8]; 2],
     ) -> Result<bool, crate::commands::CmdError> {
-        let limit = NodeLimit::from_config(limits.list_max_listpack_size);
+        let limit = limits.list_node();
         let destination = &self.destination[..];
         let Some(element) = move_element(keys, source, destination, self.from, self.to, limit)?
         else {

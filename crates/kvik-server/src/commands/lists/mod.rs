@@ -25,7 +25,7 @@ use super::table::{acl, flags, key_flags as kf, Command};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
 use crate::notify::class;
-use crate::types::list::{End, List, NodeLimit};
+use crate::types::list::{End, List, NodeLimit, Reading};
 use crate::types::Value;
 use crate::util::numbers::parse_i64;
 
@@ -289,10 +289,11 @@ pub(crate) fn list_mut<'k>(
 
 /// The list at `key` for a command that only reads it, counting a keyspace hit or
 /// miss as Redis does for reads (a key of another type is a hit, then WRONGTYPE).
-fn read_list<'k>(keys: &'k mut Locked<'_>, key: &[u8]) -> Result<Option<&'k List>, CmdError> {
+/// Compressed nodes the command reads are decompressed only until it is done.
+fn read_list<'k>(keys: &'k mut Locked<'_>, key: &[u8]) -> Result<Option<Reading<'k>>, CmdError> {
     keys.read(key)
-        .map(|entry| match &entry.value {
-            Value::List(list) => Ok(&**list),
+        .map(|entry| match &mut entry.value {
+            Value::List(list) => Ok(list.reading()),
             _ => Err(errors::WRONGTYPE.into()),
         })
         .transpose()
