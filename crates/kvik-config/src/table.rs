@@ -384,7 +384,7 @@ params! {
     bind: Vec<String> = Special(get_bind, set_bind, "address list"),
         "bind", MULTI | LIVE, "* -::*", "Addresses to listen on (`-` prefix: skip if unavailable; `*` all IPv4, `::*` all IPv6).";
     bind_source_addr: String = Str,
-        "bind-source-addr", 0, "", "Source address for outgoing replication connections.";
+        "bind-source-addr", LIVE, "", "Source address for outgoing replication connections.";
     bio_cpulist: String = Str,
         "bio_cpulist", IMM | LIVE, "", "CPUs the background threads (the lazyfree thread) run on.";
     busy_reply_threshold: u64 = Int(0, LL),

@@ -598,3 +598,51 @@ fn a_master_without_replicas_frees_its_backlog_after_the_ttl() {
     });
     assert_eq!(m.info_field("replication", "repl_backlog_active"), "1");
 }
+
+/// `bind-source-addr`: the replica connects to its master from that address.
+#[test]
+fn a_replica_connects_from_bind_source_addr() {
+    let master = TestServer::start(&[]);
+    let port = master.port().to_string();
+    let replica = TestServer::start(&[
+        "--bind-source-addr",
+        "127.0.0.2",
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+    ]);
+    let mut m = master.raw();
+    wait_for("the replica to attach", || {
+        m.info_field("replication", "connected_slaves") == "1"
+    });
+    let line = m.info_field("replication", "slave0");
+    assert!(line.starts_with("ip=127.0.0.2,"), "{line}");
+    drop(replica);
+}
+
+/// DEBUG CHANGE-REPL-ID starts a new history: a replica that reconnects cannot
+/// continue and syncs in full.
+#[test]
+fn debug_change_repl_id_forces_the_next_sync_to_be_full() {
+    let master = TestServer::start(&["--enable-debug-command", "yes"]);
+    let port = master.port().to_string();
+    let replica = TestServer::start(&["--replicaof", "127.0.0.1", &port]);
+    let mut m = master.raw();
+    let mut r = replica.raw();
+    wait_for("the first sync", || {
+        r.info_field("replication", "master_link_status") == "up"
+    });
+    let replid = m.info_field("replication", "master_replid");
+    assert_eq!(m.cmd(&["DEBUG", "CHANGE-REPL-ID"]), b"+OK\r\n");
+    assert_ne!(m.info_field("replication", "master_replid"), replid);
+    assert_eq!(
+        m.info_field("replication", "master_replid2"),
+        "0".repeat(40)
+    );
+    m.cmd(&["CLIENT", "KILL", "TYPE", "replica"]);
+    wait_for("a second full sync", || {
+        m.info_field("stats", "sync_full") == "2"
+            && r.info_field("replication", "master_link_status") == "up"
+    });
+    assert_eq!(m.info_field("stats", "sync_partial_err"), "1");
+}

@@ -46,6 +46,12 @@ const ACTIONS: &[Action] = &[
         run: help,
     },
     Action {
+        name: "change-repl-id",
+        min_args: 2,
+        max_args: 2,
+        run: change_repl_id,
+    },
+    Action {
         name: "digest",
         min_args: 2,
         max_args: 2,
@@ -218,6 +224,9 @@ fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 const HELP: &[&str] = &[
+    "CHANGE-REPL-ID",
+    "    Change the replication IDs of the instance.",
+    "    Dangerous: should be used only for testing the replication subsystem.",
     "DIGEST",
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
@@ -488,6 +497,15 @@ fn protocol(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn set_active_expire(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let on = leading_digits(args[2]).iter().any(|&d| d != b'0');
     ctx.server.hot.active_expire.store(on, Ordering::Relaxed);
+    ctx.out.ok();
+    Ok(())
+}
+
+/// DEBUG CHANGE-REPL-ID: start a new replication history (a fresh id, none before),
+/// as Redis's tests use it to force full syncs.
+fn change_repl_id(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    crate::log_warning!("Changing replication IDs after receiving DEBUG change-repl-id");
+    ctx.server.replication.change_ids();
     ctx.out.ok();
     Ok(())
 }

@@ -275,6 +275,12 @@ impl Replication {
         ids.second_offset = self.backlog.offset() as i64 + 1;
     }
 
+    /// A new history: a fresh id and no previous one, so that no replica can continue
+    /// the old one (Redis's changeReplicationId + clearReplicationId2).
+    pub fn change_ids(&self) {
+        self.adopt_ids(new_replid());
+    }
+
     /// A full sync from the master set the history: its id, nothing before.
     fn adopt_ids(&self, replid: String) {
         *self.ids.lock() = Ids {
@@ -363,11 +369,7 @@ impl Replication {
         if ttl_secs == 0 || since.elapsed().as_secs() < ttl_secs {
             return;
         }
-        *self.ids.lock() = Ids {
-            replid: new_replid(),
-            replid2: "0".repeat(40),
-            second_offset: -1,
-        };
+        self.change_ids();
         self.backlog.free();
         *no_replicas_since = None;
         crate::log_notice!(

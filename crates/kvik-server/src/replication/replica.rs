@@ -25,7 +25,7 @@ use kvik_resp::{Limits, Parsed, RequestParser};
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -167,8 +167,8 @@ impl Link {
             .to_socket_addrs()?
             .next()
             .ok_or_else(|| io::Error::other("no address for the master"))?;
-        let stream =
-            TcpStream::connect_timeout(&addr, Duration::from_secs(config.repl_timeout as u64))?;
+        let timeout = Duration::from_secs(config.repl_timeout as u64);
+        let stream = connect_from(&config.bind_source_addr, addr, timeout)?;
         stream.set_nodelay(!config.repl_disable_tcp_nodelay)?;
         stream.set_read_timeout(Some(Duration::from_secs(config.repl_timeout as u64)))?;
         *self.socket.lock() = Some(stream.try_clone()?);
@@ -367,6 +367,25 @@ impl Link {
         host.master_client_gone(&master);
         result
     }
+}
+
+/// Connect to the master from `bind-source-addr` when it is set (a host with
+/// several addresses, where the master's firewall knows only one), as Redis does.
+fn connect_from(source: &str, addr: SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
+    if source.is_empty() {
+        return TcpStream::connect_timeout(&addr, timeout);
+    }
+    let ip: std::net::IpAddr = source
+        .parse()
+        .map_err(|_| io::Error::other(format!("bind-source-addr '{source}' is not an address")))?;
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )?;
+    socket.bind(&SocketAddr::new(ip, 0).into())?;
+    socket.connect_timeout(&addr.into(), timeout)?;
+    Ok(socket.into())
 }
 
 fn bad_reply(line: &str) -> io::Error {
