@@ -28,10 +28,11 @@ mod writer;
 pub use manifest::{FileEntry, Manifest};
 pub use writer::start_writer;
 
-use crate::effects::{EffectRef, EffectSink};
+use crate::effects::{encode_command, EffectRef, EffectSink};
 use crate::log_notice;
 use kvik_config::Config;
 use parking_lot::{Condvar, Mutex};
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -373,12 +374,13 @@ impl Aof {
         }
         if buffer.db != Some(db) {
             let db_text = db.to_string();
-            encode(&mut buffer.bytes, &[b"SELECT", db_text.as_bytes()]);
+            encode_command(&[b"SELECT", db_text.as_bytes()], &mut buffer.bytes);
             buffer.db = Some(db);
         }
-        encode(&mut buffer.bytes, argv);
+        encode_command(argv, &mut buffer.bytes);
         buffer.end += (buffer.bytes.len() - before) as u64;
         self.appended.store(buffer.end, Ordering::Release);
+        APPENDED_HERE.with(|here| here.set(buffer.end));
     }
 
     /// From here on the writer writes to `path` (a new incremental file, whose first
@@ -639,6 +641,19 @@ pub struct AofSink {
     generation: u64,
 }
 
+thread_local! {
+    /// Where the buffer ended after the last effect this thread appended (sinks run
+    /// on the thread that appends the effect).
+    static APPENDED_HERE: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The AOF position after the last effect appended by this thread (0: none yet): a
+/// connection compares it before and after its commands to know whether they, and
+/// not another thread's clients, wrote something its replies must wait for.
+pub fn appended_here() -> u64 {
+    APPENDED_HERE.with(Cell::get)
+}
+
 impl EffectSink for AofSink {
     fn take(&self, effect: &EffectRef<'_>) -> bool {
         if self.aof.generation.load(Ordering::Acquire) != self.generation {
@@ -648,21 +663,6 @@ impl EffectSink for AofSink {
             self.aof.append(effect.db, effect.argv);
         }
         true
-    }
-}
-
-/// Append the RESP multibulk encoding of `argv` to `out`.
-pub fn encode(out: &mut Vec<u8>, argv: &[&[u8]]) {
-    let mut number = itoa::Buffer::new();
-    out.push(b'*');
-    out.extend_from_slice(number.format(argv.len()).as_bytes());
-    out.extend_from_slice(b"\r\n");
-    for arg in argv {
-        out.push(b'$');
-        out.extend_from_slice(number.format(arg.len()).as_bytes());
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
     }
 }
 

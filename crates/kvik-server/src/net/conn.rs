@@ -156,7 +156,7 @@ impl Conn {
         let now_ms = crate::hlc::unix_ms();
         let mut start = 0;
         let mut grow_to = 0;
-        let aof_before = server.aof.is_on().then(|| server.aof.appended());
+        let aof_before = server.aof.is_on().then(crate::aof::appended_here);
         self.bound_replies(server);
         while start < self.filled
             && !self.out.overflowed()
@@ -206,7 +206,7 @@ impl Conn {
             }
         }
         if let Some(before) = aof_before {
-            self.hold_for_aof(server, before);
+            self.hold_for_aof(before);
         }
         // Only commands' replies are bounded while built; messages delivered later
         // are checked when they are written (`over_output_limit`).
@@ -244,13 +244,13 @@ impl Conn {
         }
     }
 
-    /// With the AOF on, if the commands just run appended effects (the AOF's
-    /// position moved since `before`; another thread's effects moving it only make
-    /// the wait a little longer), their replies wait until the effects are written
-    /// (and fsynced with `appendfsync always`): the worker writes them at the end
-    /// of its round, as Redis writes the AOF before it replies.
-    fn hold_for_aof(&mut self, server: &Server, before: u64) {
-        let after = server.aof.appended();
+    /// With the AOF on, if the commands just run appended effects (this thread's
+    /// last AOF position moved since `before`: other threads' writes do not hold a
+    /// read's reply), their replies wait until the effects are written (and fsynced
+    /// with `appendfsync always`): the worker writes them at the end of its round,
+    /// as Redis writes the AOF before it replies.
+    fn hold_for_aof(&mut self, before: u64) {
+        let after = crate::aof::appended_here();
         if after != before {
             self.aof_hold = Some(after);
         }
