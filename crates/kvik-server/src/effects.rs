@@ -136,10 +136,27 @@ pub struct Effect {
     pub targets: Targets,
 }
 
+/// Append the RESP multibulk encoding of `argv` to `out`: an effect as replicas and
+/// the AOF receive it (and the commands a replica sends its master).
+pub fn encode_command(argv: &[&[u8]], out: &mut Vec<u8>) {
+    let mut number = itoa::Buffer::new();
+    out.push(b'*');
+    out.extend_from_slice(number.format(argv.len()).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for arg in argv {
+        out.push(b'$');
+        out.extend_from_slice(number.format(arg.len()).as_bytes());
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
 impl Effect {
     /// Size of the RESP multibulk encoding of `argv`, which is what a replica receives.
     pub fn encoded_len(argv: &[&[u8]]) -> u64 {
-        let digits = |n: usize| n.to_string().len() as u64;
+        // Counted, not formatted: this runs for every effect while anyone listens.
+        let digits = |n: usize| u64::from(n.checked_ilog10().unwrap_or(0)) + 1;
         let mut len = 1 + digits(argv.len()) + 2;
         for a in argv {
             len += 1 + digits(a.len()) + 2 + a.len() as u64 + 2;

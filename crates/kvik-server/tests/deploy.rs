@@ -8,15 +8,7 @@ use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use support::{free_port, kvik_server_path, scratch_dir, RawConn, TestServer};
-
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use support::{free_port, kvik_server_path, scratch_dir, wait_for, RawConn, TestServer};
 
 /// A kvik-server process started here (with an environment of our choosing), killed
 /// on drop.

@@ -7,19 +7,9 @@
 mod support;
 
 use std::time::{Duration, Instant};
-use support::{RawConn, RealRedis, TestServer};
+use support::{wait_for, RawConn, RealRedis, TestServer};
 
 const DEBUG: [&str; 2] = ["--enable-debug-command", "yes"];
-const DEADLINE: Duration = Duration::from_secs(30);
-
-/// Poll `check` until it holds, failing with `what` after the deadline.
-fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + DEADLINE;
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 fn text(reply: Vec<u8>) -> String {
     String::from_utf8_lossy(&reply).into_owned()
@@ -412,7 +402,7 @@ fn redis_cli_backup_and_replica_work_against_kvik() {
         text(k.cmd(&["INFO", "replication"])).contains("state=online")
     });
     k.cmd(&["SET", "watched", "1"]);
-    let deadline = Instant::now() + DEADLINE;
+    let deadline = Instant::now() + support::WAIT_LIMIT;
     while !reader.is_finished() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -509,10 +509,10 @@ mod tests {
     #[test]
     fn an_unfinished_transaction_is_never_replayed() {
         let mut text = Vec::new();
-        super::super::encode(&mut text, &[b"SET", b"a", b"1"]);
+        crate::effects::encode_command(&[b"SET", b"a", b"1"], &mut text);
         let before_multi = text.len() as u64;
-        super::super::encode(&mut text, &[b"MULTI"]);
-        super::super::encode(&mut text, &[b"SET", b"b", b"2"]);
+        crate::effects::encode_command(&[b"MULTI"], &mut text);
+        crate::effects::encode_command(&[b"SET", b"b", b"2"], &mut text);
         let mut replay = Collect(Vec::new());
         let end = replay_commands(&mut &text[..], 0, "f", &mut replay).unwrap();
         assert!(matches!(
@@ -532,11 +532,11 @@ mod tests {
         #[test]
         fn every_prefix_of_valid_commands_loads_or_is_torn(cut in 0usize..200) {
             let mut text = Vec::new();
-            super::super::encode(&mut text, &[b"SET", b"key", b"value"]);
-            super::super::encode(&mut text, &[b"MULTI"]);
-            super::super::encode(&mut text, &[b"INCR", b"n"]);
-            super::super::encode(&mut text, &[b"EXEC"]);
-            super::super::encode(&mut text, &[b"DEL", b"key"]);
+            crate::effects::encode_command(&[b"SET", b"key", b"value"], &mut text);
+            crate::effects::encode_command(&[b"MULTI"], &mut text);
+            crate::effects::encode_command(&[b"INCR", b"n"], &mut text);
+            crate::effects::encode_command(&[b"EXEC"], &mut text);
+            crate::effects::encode_command(&[b"DEL", b"key"], &mut text);
             let cut = cut.min(text.len());
             let mut replay = Collect(Vec::new());
             let end = replay_commands(&mut &text[..cut], 0, "f", &mut replay);

@@ -200,6 +200,23 @@ pub struct ClientInfo {
 }
 
 impl ClientInfo {
+    /// A client the server runs itself, with no connection of a worker behind it
+    /// (the link to a master, the AOF being loaded): `addr` is what CLIENT LIST shows.
+    pub fn without_socket(id: u64, addr: String, snapshot: ClientSnapshot) -> ClientInfo {
+        ClientInfo {
+            id,
+            worker: 0,
+            token: usize::MAX,
+            addr,
+            laddr: String::new(),
+            fd: -1,
+            unix_socket: false,
+            created_ms: crate::hlc::unix_ms(),
+            killed: AtomicBool::new(false),
+            snapshot: Mutex::new(snapshot),
+        }
+    }
+
     /// Seconds since the connection was accepted (`age=`).
     pub fn age_secs(&self, now_ms: u64) -> u64 {
         now_ms.saturating_sub(self.created_ms) / 1000

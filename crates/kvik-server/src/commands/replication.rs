@@ -445,23 +445,13 @@ impl crate::replication::Host for ServerHost {
 
     fn master_client(&self, addr: &str) -> ClientState {
         let server = self.server();
-        let info = ClientInfo {
-            id: server.clients.next_id(),
-            worker: 0,
-            token: usize::MAX,
-            addr: addr.to_string(),
-            laddr: String::new(),
-            fd: -1,
-            unix_socket: false,
-            created_ms: crate::hlc::unix_ms(),
-            killed: AtomicBool::new(false),
-            snapshot: parking_lot::Mutex::new(ClientSnapshot {
-                replication: Some(ClientType::Master),
-                last_interaction_ms: crate::hlc::unix_ms(),
-                ..ClientSnapshot::default()
-            }),
+        let snapshot = ClientSnapshot {
+            replication: Some(ClientType::Master),
+            last_interaction_ms: crate::hlc::unix_ms(),
+            ..ClientSnapshot::default()
         };
-        let info = Arc::new(info);
+        let id = server.clients.next_id();
+        let info = Arc::new(ClientInfo::without_socket(id, addr.to_string(), snapshot));
         // Listed by CLIENT LIST (flag `M`) and killed by CLIENT KILL TYPE master: the
         // link sees the kill flag and drops the connection, as Redis does.
         if server.clients.try_reserve(usize::MAX) {

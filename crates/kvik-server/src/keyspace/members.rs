@@ -195,14 +195,17 @@ impl Locked<'_> {
     /// what they emit. Returns whether the key went with them (it had no other
     /// members left). While expiry is held, members stay, as keys do.
     pub(super) fn expire_members_if_due(&mut self, db: usize, hash: u64, key: &[u8]) -> bool {
-        let now = self.now_ms;
-        let env = self.env();
-        let held = env.keyspace.expiry_held(now);
-        let shard = self.shard_mut(db, hash);
-        if !shard.has_member_deadlines() || held {
+        // Every lookup of a key without a deadline comes here: the shard's own
+        // count answers first, nothing else is read unless it has member deadlines.
+        if !self.shard_mut(db, hash).has_member_deadlines() {
             return false;
         }
-        let Some(entry) = shard.find_mut(hash, key) else {
+        let now = self.now_ms;
+        let env = self.env();
+        if env.keyspace.expiry_held(now) {
+            return false;
+        }
+        let Some(entry) = self.shard_mut(db, hash).find_mut(hash, key) else {
             return false;
         };
         if entry.value.next_member_deadline().is_none_or(|at| at > now) {

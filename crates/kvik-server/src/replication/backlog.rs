@@ -15,7 +15,7 @@
 //! Owns the bytes, the offsets and the SELECT / PING framing. Must not touch sockets
 //! or connections: feeds copy from here and are woken through [`Backlog::on_append`].
 
-use crate::effects::{EffectRef, EffectSink};
+use crate::effects::{encode_command, EffectRef, EffectSink};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -268,20 +268,6 @@ impl Backlog {
 const PING: &[u8] = b"*1\r\n$4\r\nPING\r\n";
 const GETACK: &[u8] = b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
 
-/// RESP multibulk encoding of `argv`.
-pub fn encode(argv: &[&[u8]], out: &mut Vec<u8>) {
-    out.push(b'*');
-    out.extend_from_slice(argv.len().to_string().as_bytes());
-    out.extend_from_slice(b"\r\n");
-    for a in argv {
-        out.push(b'$');
-        out.extend_from_slice(a.len().to_string().as_bytes());
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-}
-
 impl EffectSink for Backlog {
     fn take(&self, effect: &EffectRef<'_>) -> bool {
         // A freed backlog (or one not begun) records nothing: the offset stands
@@ -293,10 +279,10 @@ impl EffectSink for Backlog {
         let mut ring = self.ring.lock();
         if ring.db != Some(effect.db) {
             let db = effect.db.to_string();
-            encode(&[b"SELECT", db.as_bytes()], &mut bytes);
+            encode_command(&[b"SELECT", db.as_bytes()], &mut bytes);
             ring.db = Some(effect.db);
         }
-        encode(effect.argv, &mut bytes);
+        encode_command(effect.argv, &mut bytes);
         self.push(&mut ring, &bytes);
         match effect.argv.first() {
             Some(name) if name.eq_ignore_ascii_case(b"MULTI") => ring.in_group = true,

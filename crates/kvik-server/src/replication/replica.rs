@@ -395,7 +395,7 @@ fn bad_reply(line: &str) -> io::Error {
 fn send_ack(mut stream: &TcpStream, offset: u64) -> io::Result<()> {
     let offset = offset.to_string();
     let mut bytes = Vec::new();
-    super::backlog::encode(&[b"REPLCONF", b"ACK", offset.as_bytes()], &mut bytes);
+    crate::effects::encode_command(&[b"REPLCONF", b"ACK", offset.as_bytes()], &mut bytes);
     stream.write_all(&bytes)
 }
 
@@ -476,7 +476,7 @@ impl<'l> Wire<'l> {
     fn send(&mut self, args: &[&str]) -> io::Result<()> {
         let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
         let mut bytes = Vec::new();
-        super::backlog::encode(&argv, &mut bytes);
+        crate::effects::encode_command(&argv, &mut bytes);
         self.stream.write_all(&bytes)
     }
 

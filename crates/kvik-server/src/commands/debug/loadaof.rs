@@ -24,18 +24,11 @@ struct Replayer<'s> {
 
 impl<'s> Replayer<'s> {
     fn new(server: &'s Server) -> Self {
-        let info = Arc::new(ClientInfo {
-            id: u64::MAX,
-            worker: 0,
-            token: usize::MAX,
-            addr: String::new(),
-            laddr: String::new(),
-            fd: -1,
-            unix_socket: false,
-            created_ms: crate::hlc::unix_ms(),
-            killed: Default::default(),
-            snapshot: Default::default(),
-        });
+        let info = Arc::new(ClientInfo::without_socket(
+            u64::MAX,
+            String::new(),
+            Default::default(),
+        ));
         Replayer {
             server,
             stats: ThreadStats::new(registry().len()),
