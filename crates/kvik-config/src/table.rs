@@ -348,7 +348,7 @@ params! {
     active_expire_effort: u32 = Int(1, 10),
         "active-expire-effort", LIVE, "1", "Effort (1-10) of the active expiry cycle: its share of each tick is 25% + 2% per step above 1, as in Redis.";
     active_replica: bool = Bool,
-        "active-replica", KDB, "no", "A replica accepts writes and sends them to its masters (active-active).";
+        "active-replica", IMM | KDB | LIVE, "no", "A replica accepts writes and sends them to its masters (active-active); conflicts resolve by last writer, counters add up.";
     activedefrag: bool = Bool,
         "activedefrag", OD, "no", "Enable active memory defragmentation.";
     activerehashing: bool = Bool,
@@ -527,9 +527,9 @@ params! {
     min_replicas_to_write: u32 = Int(0, INT),
         "min-replicas-to-write" | "min-slaves-to-write", LIVE, "0", "Refuse writes with fewer good replicas than this (0 = off).";
     multi_master: bool = Bool,
-        "multi-master", IMM | KDB, "no", "Allow several replicaof masters at once.";
+        "multi-master", IMM | KDB | LIVE, "no", "Allow several replicaof masters at once.";
     multi_master_no_forward: bool = Bool,
-        "multi-master-no-forward", KDB, "no", "Do not forward writes received from one master to the others.";
+        "multi-master-no-forward", KDB | LIVE, "no", "Do not forward writes received from one master to the others.";
     no_appendfsync_on_rewrite: bool = Bool,
         "no-appendfsync-on-rewrite", LIVE, "no", "Skip AOF fsync while a rewrite or save runs.";
     notify_keyspace_events: u32 = Special(get_notify, set_notify, "event class letters"),

@@ -44,6 +44,9 @@ pub struct KeyMeta {
     pub idle_seconds: Option<u64>,
     /// The LFU counter, written when the eviction policy is an LFU one.
     pub freq: Option<u8>,
+    /// The MVCC timestamp of the key's last write, written for active-replication
+    /// peers (a full sync they merge by it).
+    pub ts: Option<u64>,
 }
 
 /// `REDIS0010`, then the aux fields in the order given.
@@ -77,6 +80,25 @@ pub fn write_db_start(out: &mut impl Sink, db: usize, keys: usize, volatile: usi
 const SUBEXPIRE_KEY: &[u8] = b"keydb-subexpire-key";
 const SUBEXPIRE_WHEN: &[u8] = b"keydb-subexpire-when";
 
+/// kvik's aux fields for active-replication peers (Redis and KeyDB skip them): the
+/// timestamp of the key before it, a removed key's tombstone (`<ts>:<key>`), and
+/// the timestamp up to which every key of the database is removed (a flush).
+const KEY_TS: &[u8] = b"kvik-ts";
+const GRAVE: &[u8] = b"kvik-grave";
+const GRAVES_FLOOR: &[u8] = b"kvik-graves-floor";
+
+/// A removed key's tombstone, in the current database.
+pub fn write_grave(out: &mut impl Sink, key: &[u8], ts: u64) {
+    let mut value = format!("{ts}:").into_bytes();
+    value.extend_from_slice(key);
+    write_aux(out, GRAVE, &value);
+}
+
+/// Every key of the current database is removed up to `ts` (its last flush).
+pub fn write_graves_floor(out: &mut impl Sink, ts: u64) {
+    write_aux(out, GRAVES_FLOOR, ts.to_string().as_bytes());
+}
+
 /// One key: its expiry, access data, then type byte, name and value, then its
 /// members' deadlines as KeyDB writes them.
 pub fn write_key(out: &mut impl Sink, key: &[u8], value: &Value, meta: KeyMeta, compress: bool) {
@@ -102,6 +124,9 @@ pub fn write_key(out: &mut impl Sink, key: &[u8], value: &Value, meta: KeyMeta, 
             write_aux(out, SUBEXPIRE_KEY, member);
             write_aux(out, SUBEXPIRE_WHEN, at.to_string().as_bytes());
         }
+    }
+    if let Some(ts) = meta.ts {
+        write_aux(out, KEY_TS, ts.to_string().as_bytes());
     }
 }
 
@@ -232,6 +257,11 @@ pub trait Visitor {
     /// out because its collection is empty): the reader decides what and when, the
     /// caller writes it wherever its log goes.
     fn warning(&mut self, message: std::fmt::Arguments<'_>);
+    /// A removed key's tombstone in database `db` (files made for active-replication
+    /// peers).
+    fn grave(&mut self, _db: usize, _key: &[u8], _ts: u64) {}
+    /// Every key of database `db` is removed up to `ts`.
+    fn graves_floor(&mut self, _db: usize, _ts: u64) {}
 }
 
 /// Read a whole file from `reader`, handing its contents to `visitor`. The CRC-64
@@ -254,8 +284,11 @@ pub fn read(
         if op == opcode::AUX {
             let name = src.string()?;
             let value = src.string()?;
-            if !held.member_deadline(&name, &value) {
-                held.release(visitor)?;
+            if held.member_deadline(&name, &value) || held.timestamp(&name, &value) {
+                continue;
+            }
+            held.release(visitor)?;
+            if !read_grave(db, &name, &value, visitor) {
                 visitor.aux(&name, &value);
             }
             continue;
@@ -347,6 +380,18 @@ impl HeldKey {
         true
     }
 
+    /// Take in the aux field `name` if it is the held key's timestamp (true).
+    fn timestamp(&mut self, name: &[u8], value: &[u8]) -> bool {
+        if name != KEY_TS {
+            return false;
+        }
+        let ts = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+        if let Some((_, _, _, meta)) = self.key.as_mut() {
+            meta.ts = ts;
+        }
+        true
+    }
+
     /// Hand the held key, if any, to the visitor.
     fn release(&mut self, visitor: &mut impl Visitor) -> Result<(), LoadError> {
         self.member = None;
@@ -355,6 +400,27 @@ impl HeldKey {
             None => Ok(()),
         }
     }
+}
+
+/// Hand a tombstone field to the visitor (true), or say it is none. A malformed
+/// one is dropped.
+fn read_grave(db: usize, name: &[u8], value: &[u8], visitor: &mut impl Visitor) -> bool {
+    let number = |text: &[u8]| std::str::from_utf8(text).ok()?.parse::<u64>().ok();
+    if name == GRAVES_FLOOR {
+        if let Some(ts) = number(value) {
+            visitor.graves_floor(db, ts);
+        }
+        return true;
+    }
+    if name != GRAVE {
+        return false;
+    }
+    if let Some(colon) = value.iter().position(|&b| b == b':') {
+        if let Some(ts) = number(&value[..colon]) {
+            visitor.grave(db, &value[colon + 1..], ts);
+        }
+    }
+    true
 }
 
 /// Warn of a key left out because its collection is empty, the first ten times, as

@@ -25,6 +25,12 @@
 //! A sink must not block or take other locks that a writer may hold. A channel
 //! sink ([`EffectLog::subscribe`]) serves tests and tools that want owned effects.
 //!
+//! A write replayed from an active-replication peer keeps the identity it was born
+//! with: while the replaying thread runs it inside [`replaying`], the effects it
+//! yields carry the peer's origin and sequence number instead of ours, so that every
+//! node passes it on as the peer's write, and a node that meets it again (its own, or
+//! one it has applied by another path) knows it.
+//!
 //! Nothing is recorded while nobody listens (no AOF, no replica, no test subscriber):
 //! a write then pays one relaxed atomic load here, nothing more.
 
@@ -34,6 +40,33 @@ use std::sync::{mpsc, Arc};
 
 /// This node's identity in the effects it originates.
 pub type NodeId = [u8; 16];
+
+/// Where a replayed write was born: its node and its place in that node's stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Birth {
+    pub origin: NodeId,
+    /// The effect's offset in its origin's stream: grows with every write the
+    /// origin makes, whatever thread made it (timestamps do not, across threads).
+    pub seq: u64,
+}
+
+thread_local! {
+    static REPLAYING: std::cell::Cell<Option<Birth>> = const { std::cell::Cell::new(None) };
+}
+
+/// Is this thread applying a peer's write (inside [`replaying`])?
+pub fn replaying_now() -> bool {
+    REPLAYING.with(|r| r.get().is_some())
+}
+
+/// Run `f` (a peer's write being applied) so that the effects it yields carry
+/// `birth` instead of this node's identity.
+pub fn replaying<R>(birth: Birth, f: impl FnOnce() -> R) -> R {
+    let before = REPLAYING.with(|r| r.replace(Some(birth)));
+    let result = f();
+    REPLAYING.with(|r| r.set(before));
+    result
+}
 
 /// Where an effect goes: a set of destinations. The bits are Redis's, which scripts
 /// see as `redis.REPL_AOF` (1) and `redis.REPL_REPLICA` (2).
@@ -86,11 +119,18 @@ pub struct EffectRef<'a> {
     pub argv: &'a [&'a [u8]],
     pub ts: u64,
     pub origin: NodeId,
+    /// Its place in its origin's stream (its offset, for this node's own writes).
+    pub seq: u64,
     /// Where it goes; never [`Targets::NONE`].
     pub targets: Targets,
 }
 
 impl EffectRef<'_> {
+    /// Was this write born elsewhere (replayed from an active-replication peer)?
+    pub fn is_replayed(&self, own: &NodeId) -> bool {
+        self.origin != *own
+    }
+
     /// An owned copy.
     pub fn to_owned(&self) -> Effect {
         Effect {
@@ -99,6 +139,7 @@ impl EffectRef<'_> {
             argv: self.argv.iter().map(|a| a.to_vec()).collect(),
             ts: self.ts,
             origin: self.origin,
+            seq: self.seq,
             targets: self.targets,
         }
     }
@@ -132,6 +173,8 @@ pub struct Effect {
     /// MVCC timestamp of the write (see [`crate::hlc`]).
     pub ts: u64,
     pub origin: NodeId,
+    /// See [`EffectRef::seq`].
+    pub seq: u64,
     /// Where it goes; never [`Targets::NONE`].
     pub targets: Targets,
 }
@@ -236,12 +279,17 @@ impl EffectLog {
 
     /// Give one effect its offset and hand it to every sink.
     fn push(&self, inner: &mut Inner, db: usize, ts: u64, argv: &[&[u8]], targets: Targets) {
+        let birth = REPLAYING.with(std::cell::Cell::get).unwrap_or(Birth {
+            origin: self.origin,
+            seq: inner.offset,
+        });
         let effect = EffectRef {
             offset: inner.offset,
             db,
             argv,
             ts,
-            origin: self.origin,
+            origin: birth.origin,
+            seq: birth.seq,
             targets,
         };
         if targets.replicas() {

@@ -1,20 +1,68 @@
 //! The hybrid logical clock that stamps every write with an MVCC timestamp.
 //!
-//! A timestamp is `physical_ms << 16 | logical`: it follows wall-clock time, yet never
-//! goes backwards and never repeats for the same key, even when the wall clock stalls
-//! or steps back. Each worker thread keeps its own clock (no shared counter on the hot
-//! path); writes to one key are serialized by its shard lock and each one stamps the
-//! key with a timestamp past the key's previous one, so a key's history is strictly
-//! increasing. Timestamps from peers advance the local clock past them (replication).
+//! A timestamp is `physical_ms << 20 | counter << 10 | node tag` (KeyDB's MVCC
+//! timestamps put the milliseconds at the same place): it follows wall-clock time, yet
+//! never goes backwards and never repeats for the same key, even when the wall clock
+//! stalls or steps back. Each worker thread keeps its own clock (no shared counter on
+//! the hot path); writes to one key are serialized by its shard lock and each one
+//! stamps the key with a timestamp past the key's previous one, so a key's history is
+//! strictly increasing. Timestamps from peers advance the local clock past them.
+//!
+//! The low bits name the node that issued the timestamp (a tag drawn from its id), so
+//! that two nodes of an active-active mesh writing in the same millisecond still
+//! issue different timestamps: last-writer-wins then has a total order to decide by,
+//! and every node decides the same. The tag costs no memory: it lives inside the
+//! 8-byte timestamp every entry already carries.
+//!
+//! A write replayed from a peer must carry the peer's timestamp, not a new one, so
+//! that every node stamps the key alike: [`imposed`] makes this thread's clock hand
+//! out that timestamp while the replayed command runs.
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Bits of the logical counter below the millisecond part.
-pub const LOGICAL_BITS: u32 = 16;
+/// Bits below the millisecond part: the logical counter and the node tag.
+pub const LOGICAL_BITS: u32 = 20;
+/// Bits of the node tag, the lowest of a timestamp.
+pub const TAG_BITS: u32 = 10;
+const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
+
+/// This node's tag (set once at start-up from the node id).
+static TAG: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
     static LAST: Cell<u64> = const { Cell::new(0) };
+    /// The timestamp a replayed write carries (0: none), see [`imposed`].
+    static IMPOSED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Take this node's tag from its id (called once, at start-up).
+pub fn set_node_tag(node_id: &[u8]) {
+    let tag = node_id
+        .iter()
+        .fold(0u64, |acc, &b| acc.rotate_left(8) ^ u64::from(b));
+    TAG.store(tag & TAG_MASK, Ordering::Relaxed);
+}
+
+/// The tag of the node that issued `ts`.
+pub fn tag_of(ts: u64) -> u64 {
+    ts & TAG_MASK
+}
+
+/// The timestamp of the peer's write this thread is replaying, if it is.
+pub fn imposed_now() -> Option<u64> {
+    Some(IMPOSED.with(Cell::get)).filter(|&ts| ts != 0)
+}
+
+/// Run `f` with this thread's clock handing out `ts` (a peer's write being replayed);
+/// the clock then moves past it.
+pub fn imposed<R>(ts: u64, f: impl FnOnce() -> R) -> R {
+    let before = IMPOSED.with(|i| i.replace(ts));
+    let result = f();
+    IMPOSED.with(|i| i.set(before));
+    observe(ts);
+    result
 }
 
 /// Milliseconds since the Unix epoch.
@@ -37,9 +85,20 @@ pub fn unix_us() -> u64 {
 /// timestamp the key held before this write) and than any this thread issued before.
 /// `now_ms` is the caller's reading of the wall clock (commands read it once).
 pub fn next_after(after: u64, now_ms: u64) -> u64 {
+    let imposed = IMPOSED.with(Cell::get);
+    if imposed != 0 {
+        // A replayed write is stamped with its own timestamp; one that merges with
+        // newer local writes (a counter's increment) keeps the newer one, so every
+        // node ends on the largest, whatever the order it heard them in.
+        return imposed.max(after);
+    }
     LAST.with(|last| {
-        let physical = now_ms << LOGICAL_BITS;
-        let ts = physical.max(last.get() + 1).max(after + 1);
+        let lowest = (now_ms << LOGICAL_BITS).max(last.get() + 1).max(after + 1);
+        // The lowest timestamp at or above `lowest` whose low bits are our tag.
+        let mut ts = (lowest & !TAG_MASK) | TAG.load(Ordering::Relaxed);
+        if ts < lowest {
+            ts += 1 << TAG_BITS;
+        }
         last.set(ts);
         ts
     })
@@ -69,5 +128,16 @@ mod tests {
         assert!(c > future);
         assert!(next_after(0, unix_ms()) > c);
         assert!(physical_ms(a) <= unix_ms());
+    }
+
+    #[test]
+    fn the_low_bits_name_the_node_and_imposed_stamps_win() {
+        set_node_tag(&[1, 2, 3]);
+        let tag = tag_of(next_after(0, unix_ms()));
+        let peer = (unix_ms() + 5) << LOGICAL_BITS | ((tag + 1) & TAG_MASK);
+        assert_eq!(imposed(peer, || next_after(0, unix_ms())), peer);
+        let after = next_after(peer, unix_ms());
+        assert!(after > peer);
+        assert_eq!(tag_of(after), tag);
     }
 }

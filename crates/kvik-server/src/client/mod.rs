@@ -353,6 +353,8 @@ pub struct ReplicaHello {
     pub rdb_only: bool,
     /// It sent SYNC, not PSYNC: the payload comes without `+FULLRESYNC`.
     pub plain_sync: bool,
+    /// `uuid`: an active replica's node id (KeyDB's handshake).
+    pub uuid: Option<[u8; 16]>,
 }
 
 impl ClientState {

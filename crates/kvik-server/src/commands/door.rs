@@ -104,7 +104,9 @@ fn execute(
     let scripts = &server.scripting;
     let env = KeyEnv {
         wait_gate: lock_wait_gate(scripts, cmd),
-        from_master: client.is_master,
+        // A peer's write replayed under active replication is a write of this node
+        // too: it expires what is due and goes on to our replicas.
+        from_master: client.is_master && !crate::effects::replaying_now(),
         ..server.key_env(stats)
     };
     let db = client.db;
@@ -284,6 +286,16 @@ pub fn run_locked<'a>(
     locked: &mut Locked<'a>,
 ) -> Ran {
     let cmd: &'static Command = registry().get(id);
+    if let Some(ts) = crate::hlc::imposed_now() {
+        if replay_is_stale(cmd, args, ts, locked) {
+            return Ran {
+                result: Ok(()),
+                replied_error: false,
+                changes: 0,
+                elapsed: Duration::ZERO,
+            };
+        }
+    }
     let dirty_before = locked.dirty();
     // A command whose write takes several effects (XREADGROUP's claims, a lazily
     // expired key's DEL before a SET) reaches replicas as one MULTI ... EXEC, as in
@@ -336,6 +348,27 @@ pub fn run_locked<'a>(
         changes,
         elapsed: started.elapsed(),
     }
+}
+
+/// Active replication: is a peer's write stamped `ts` too old to apply here? Last
+/// writer wins: a key written or removed here at `ts` or later keeps what it holds
+/// (the whole command is dropped when any of its keys is newer). A counter's
+/// increment merges with concurrent ones instead, unless the key was removed after
+/// it. Commands without keys (a flush decides for itself) always apply.
+fn replay_is_stale(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) -> bool {
+    if !cmd.has(table::flags::WRITE) {
+        return false;
+    }
+    let Some(positions) = cmd.key_positions(args) else {
+        return false;
+    };
+    let db = locked.db;
+    if cmd.has(table::flags::MERGES_AS_COUNTER) {
+        return positions
+            .iter()
+            .any(|&i| locked.buried_since(db, args[i], ts));
+    }
+    positions.iter().any(|&i| locked.is_stale(db, args[i], ts))
 }
 
 /// A call of command `id` with `args`, made by `origin`, ran to its end: count it

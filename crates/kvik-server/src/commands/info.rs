@@ -610,6 +610,62 @@ fn stats_section(server: &Server, r: &mut Report) {
     r.field("reply_buffer_expands", 0);
 }
 
+/// One master link's fields of INFO replication, named with `prefix` (empty for
+/// the first master, `_N` for the others).
+fn link_fields(
+    r: &mut Report,
+    repl: &crate::replication::Replication,
+    link: &crate::replication::replica::Link,
+    prefix: &str,
+    now_ms: u64,
+) {
+    let secs_since = |ms: u64| (now_ms.saturating_sub(ms) / 1000) as i64;
+    r.field(&format!("master{prefix}_host"), &link.host);
+    r.field(&format!("master{prefix}_port"), link.port);
+    let up = link.is_up();
+    r.field(&format!("master{prefix}_link_status"), if up { "up" } else { "down" });
+    let last_io = link.last_io_ms.load(Ordering::Relaxed);
+    r.field(
+        &format!("master{prefix}_last_io_seconds_ago"),
+        if last_io == 0 {
+            -1
+        } else {
+            secs_since(last_io)
+        },
+    );
+    let syncing = link.state() == crate::replication::replica::LinkState::Sync;
+    r.field(&format!("master{prefix}_sync_in_progress"), u8::from(syncing));
+    r.field(
+        &format!("slave{prefix}_read_repl_offset"),
+        link.read_offset.load(Ordering::Relaxed),
+    );
+    r.field(
+        &format!("slave{prefix}_repl_offset"),
+        link.applied_offset().unwrap_or(repl.offset()),
+    );
+    if syncing {
+        let total = link.sync_size.load(Ordering::Relaxed);
+        let read = link.sync_read.load(Ordering::Relaxed);
+        r.field(&format!("master{prefix}_sync_total_bytes"), total);
+        r.field(&format!("master{prefix}_sync_read_bytes"), read);
+        r.field(&format!("master{prefix}_sync_left_bytes"), (total - read as i64).max(0));
+        let perc = if total > 0 {
+            read as f64 * 100.0 / total as f64
+        } else {
+            0.0
+        };
+        r.field(&format!("master{prefix}_sync_perc"), format!("{perc:.2}"));
+        r.field(&format!("master{prefix}_sync_last_io_seconds_ago"), secs_since(last_io));
+    }
+    if !up {
+        let since = link.down_since_ms.load(Ordering::Relaxed);
+        r.field(
+            &format!("master{prefix}_link_down_since_seconds"),
+            if since == 0 { -1 } else { secs_since(since) },
+        );
+    }
+}
+
 /// INFO replication, every field Redis 7.0 prints, in its order.
 fn replication_section(server: &Server, r: &mut Report) {
     let repl = &server.replication;
@@ -626,53 +682,37 @@ fn replication_section(server: &Server, r: &mut Report) {
     };
     let now_ms = crate::hlc::unix_ms();
     let secs_since = |ms: u64| (now_ms.saturating_sub(ms) / 1000) as i64;
-    match repl.link() {
+    let links = repl.links();
+    match links.first() {
         None => r.field("role", "master"),
-        Some(link) => {
-            r.field("role", "slave");
-            r.field("master_host", &link.host);
-            r.field("master_port", link.port);
-            let up = link.is_up();
-            r.field("master_link_status", if up { "up" } else { "down" });
-            let last_io = link.last_io_ms.load(Ordering::Relaxed);
+        Some(_) => {
             r.field(
-                "master_last_io_seconds_ago",
-                if last_io == 0 {
-                    -1
+                "role",
+                if repl.is_active() {
+                    "active-replica"
                 } else {
-                    secs_since(last_io)
+                    "slave"
                 },
             );
-            let syncing = link.state() == crate::replication::replica::LinkState::Sync;
-            r.field("master_sync_in_progress", u8::from(syncing));
-            r.field(
-                "slave_read_repl_offset",
-                link.read_offset.load(Ordering::Relaxed),
-            );
-            r.field("slave_repl_offset", repl.offset());
-            if syncing {
-                let total = link.sync_size.load(Ordering::Relaxed);
-                let read = link.sync_read.load(Ordering::Relaxed);
-                r.field("master_sync_total_bytes", total);
-                r.field("master_sync_read_bytes", read);
-                r.field("master_sync_left_bytes", (total - read as i64).max(0));
-                let perc = if total > 0 {
-                    read as f64 * 100.0 / total as f64
-                } else {
-                    0.0
-                };
-                r.field("master_sync_perc", format!("{perc:.2}"));
-                r.field("master_sync_last_io_seconds_ago", secs_since(last_io));
-            }
-            if !up {
-                let since = link.down_since_ms.load(Ordering::Relaxed);
+            if links.len() > 1 {
+                // KeyDB's multi-master summary: up only while every link is.
+                let all_up = links.iter().all(|l| l.is_up());
                 r.field(
-                    "master_link_down_since_seconds",
-                    if since == 0 { -1 } else { secs_since(since) },
+                    "master_global_link_status",
+                    if all_up { "up" } else { "down" },
                 );
             }
+            for (n, link) in links.iter().enumerate() {
+                // The first master's fields read as Redis's; the others' as KeyDB
+                // names them, `master_1_host` and on.
+                let prefix = match n {
+                    0 => String::new(),
+                    n => format!("_{n}"),
+                };
+                link_fields(r, repl, link, &prefix, now_ms);
+            }
             r.field("slave_priority", priority);
-            r.field("slave_read_only", u8::from(read_only));
+            r.field("slave_read_only", u8::from(read_only && !repl.is_active()));
             r.field("replica_announced", u8::from(announced));
         }
     }

@@ -20,7 +20,7 @@ use std::sync::{Arc, Weak};
 const REPL: u32 = acl::ADMIN | acl::SLOW | acl::DANGEROUS;
 
 pub const COMMANDS: &[Command] = &[
-    Command::new("replicaof", 3, replicaof)
+    Command::new("replicaof", -3, replicaof)
         .flags(flags::ADMIN | flags::NOSCRIPT | flags::STALE | flags::NO_ASYNC_LOADING)
         .acl(REPL)
         .doc(
@@ -29,7 +29,7 @@ pub const COMMANDS: &[Command] = &[
             "O(1)",
             "Configures a server as replica of another, or promotes it to a master.",
         ),
-    Command::new("slaveof", 3, replicaof)
+    Command::new("slaveof", -3, replicaof)
         .flags(flags::ADMIN | flags::NOSCRIPT | flags::STALE | flags::NO_ASYNC_LOADING)
         .acl(REPL)
         .doc(
@@ -80,9 +80,17 @@ pub const COMMANDS: &[Command] = &[
         ),
 ];
 
-/// REPLICAOF host port | NO ONE.
+/// REPLICAOF host port | NO ONE | REMOVE host port. With `multi-master` a new
+/// master is added to those followed (KeyDB); REMOVE drops one of them.
 fn replicaof(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let server = ctx.server;
+    if args.len() == 4 && args::is(args[1], "REMOVE") {
+        return remove_master(ctx, args[2], args[3]);
+    }
+    if args.len() != 3 {
+        let name = String::from_utf8_lossy(args[0]).to_lowercase();
+        return Err(format!("ERR wrong number of arguments for '{name}' command").into());
+    }
     if args::is(args[1], "NO") && args::is(args[2], "ONE") {
         if server.replication.promote() {
             server.config.write().replicaof.clear();
@@ -97,10 +105,7 @@ fn replicaof(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if ctx.client.is_replica {
         return Err("ERR Command is not valid when client is a replica.".into());
     }
-    let port = std::str::from_utf8(args[2])
-        .ok()
-        .and_then(|p| p.parse::<u16>().ok())
-        .ok_or_else(|| CmdError::from("ERR Invalid master port"))?;
+    let port = master_port(args[2])?;
     let host = String::from_utf8_lossy(args[1]).into_owned();
     let repl = server.replication.clone();
     if !repl.follow(host.clone(), port) {
@@ -108,9 +113,42 @@ fn replicaof(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.out.simple("OK Already connected to specified master");
         return Ok(());
     }
-    server.config.write().replicaof = vec![(host.clone(), port)];
+    {
+        let mut config = server.config.write();
+        if !config.multi_master {
+            config.replicaof.clear();
+        }
+        config.replicaof.push((host.clone(), port));
+    }
     crate::log_notice!(
         "REPLICAOF {host}:{port} enabled (user request from '{}')",
+        describe(ctx.client)
+    );
+    ctx.out.ok();
+    Ok(())
+}
+
+fn master_port(arg: &[u8]) -> Result<u16, CmdError> {
+    std::str::from_utf8(arg)
+        .ok()
+        .and_then(|p| p.parse::<u16>().ok())
+        .ok_or_else(|| CmdError::from("ERR Invalid master port"))
+}
+
+/// REPLICAOF REMOVE host port: stop following one master of several.
+fn remove_master(ctx: &mut Ctx, host: &[u8], port: &[u8]) -> CmdResult {
+    let port = master_port(port)?;
+    let host = String::from_utf8_lossy(host).into_owned();
+    if !ctx.server.replication.unfollow(&host, port) {
+        return Err("ERR Master not found".into());
+    }
+    ctx.server
+        .config
+        .write()
+        .replicaof
+        .retain(|(h, p)| !(h.eq_ignore_ascii_case(&host) && *p == port));
+    crate::log_notice!(
+        "REPLICAOF REMOVE {host}:{port} (user request from '{}')",
         describe(ctx.client)
     );
     ctx.out.ok();
@@ -180,11 +218,18 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             return Ok(());
         } else if args::is(option, "GETACK") {
             if ctx.client.is_master {
-                if let Some(link) = repl.link() {
+                if let Some(link) = repl.link_of_client(ctx.client.id()) {
                     link.ask_ack();
                 }
             }
             return Ok(());
+        } else if args::is(option, "uuid") {
+            // An active replica names itself (KeyDB's handshake); its own writes
+            // coming back to it are recognised by that name in their envelopes.
+            let Some(id) = crate::replication::active::parse_uuid(value) else {
+                return Err("ERR Invalid UUID".into());
+            };
+            ctx.client.replica_hello.uuid = Some(id);
         } else if args::is(option, "listening-port") {
             let port = args::int(value)?;
             ctx.client.replica_hello.listening_port = u16::try_from(port).unwrap_or(0);
@@ -382,7 +427,8 @@ fn start_sync(ctx: &mut Ctx, asked: Option<(String, i64)>) -> CmdResult {
         return Ok(());
     }
     let repl = &ctx.server.replication;
-    if repl.link().is_some_and(|l| !l.is_up()) {
+    // An active replica's stream is its own history: it serves it at any time.
+    if !repl.is_active() && repl.link().is_some_and(|l| !l.is_up()) {
         return Err("NOMASTERLINK Can't SYNC while not connected with my master".into());
     }
     ctx.client.is_replica = true;
@@ -425,6 +471,39 @@ impl ServerHost {
             server: Arc::downgrade(server),
             stats: ThreadStats::new(super::registry().len()),
         }
+    }
+
+    /// Read a master's RDB into the keyspace: replacing the dataset (a replica's
+    /// full sync), or merged into it (`merge`: an active replica's).
+    fn read_rdb(&self, src: &mut dyn std::io::Read, merge: bool) -> Result<u64, String> {
+        let server = self.server();
+        let (checksum, limits) = {
+            let config = server.config.read();
+            (
+                config.rdbchecksum,
+                crate::persistence::rdb::Limits::from(&server.hot.encoding()),
+            )
+        };
+        let env = server.key_env(&self.stats);
+        let all: Vec<usize> = (0..server.keyspace.databases()).collect();
+        let mut locked = Locked::databases(env, 0, crate::hlc::unix_ms(), &all);
+        if !merge {
+            server.scripting.libraries.flush();
+            // `replica-lazy-flush`: the old dataset is freed in the background.
+            let lazy = server.config.read().replica_lazy_flush;
+            for db in all {
+                super::server::flush_db(&mut locked, db, lazy);
+            }
+            server.tracking.flushed();
+        }
+        let how = LoadHow {
+            verify_checksum: checksum,
+            merge,
+            keep_expired: true,
+        };
+        load_reader(src, &mut locked, &server.scripting, &limits, how)
+            .map(|loaded| loaded.keys)
+            .map_err(|e| e.to_string())
     }
 
     fn server(&self) -> Arc<Server> {
@@ -480,32 +559,11 @@ impl crate::replication::Host for ServerHost {
     }
 
     fn load(&self, src: &mut dyn std::io::Read) -> Result<u64, String> {
-        let server = self.server();
-        let (checksum, limits) = {
-            let config = server.config.read();
-            (
-                config.rdbchecksum,
-                crate::persistence::rdb::Limits::from(&server.hot.encoding()),
-            )
-        };
-        server.scripting.libraries.flush();
-        let env = server.key_env(&self.stats);
-        let all: Vec<usize> = (0..server.keyspace.databases()).collect();
-        let mut locked = Locked::databases(env, 0, crate::hlc::unix_ms(), &all);
-        // `replica-lazy-flush`: the old dataset is freed in the background.
-        let lazy = server.config.read().replica_lazy_flush;
-        for db in all {
-            super::server::flush_db(&mut locked, db, lazy);
-        }
-        server.tracking.flushed();
-        let how = LoadHow {
-            verify_checksum: checksum,
-            merge: false,
-            keep_expired: true,
-        };
-        load_reader(src, &mut locked, &server.scripting, &limits, how)
-            .map(|loaded| loaded.keys)
-            .map_err(|e| e.to_string())
+        self.read_rdb(src, false)
+    }
+
+    fn merge(&self, src: &mut dyn std::io::Read) -> Result<u64, String> {
+        self.read_rdb(src, true)
     }
 
     fn snapshot(
@@ -563,8 +621,15 @@ impl crate::replication::Host for ServerHost {
     }
 
     fn role_changed(&self, replica: bool) {
-        self.server().keyspace.set_replica_expiry(replica);
-        crate::logging::set_role(if replica { 'S' } else { 'M' });
+        let server = self.server();
+        // An active replica expires its keys itself: its DELs reach its peers.
+        let active = server.replication.is_active();
+        server.keyspace.set_replica_expiry(replica && !active);
+        crate::logging::set_role(match (replica, active) {
+            (true, true) => 'A',
+            (true, false) => 'S',
+            (false, _) => 'M',
+        });
     }
 
     fn wake_worker(&self, index: usize) {

@@ -91,12 +91,19 @@ fn parse_flush_mode(ctx: &Ctx, args: &[&[u8]]) -> Result<bool, CmdError> {
 }
 
 /// Empty every shard of `db` (all of them are locked by the caller), freeing the
-/// keys on the background thread when `lazy`, here otherwise.
+/// keys on the background thread when `lazy`, here otherwise. A peer's flush being
+/// replayed (active replication) removes only the keys written before it: the
+/// newer ones were written here concurrently, and win.
 pub(crate) fn flush_db(keys: &mut Locked, db: usize, lazy: bool) -> u64 {
     let mut removed = 0;
     keys.signal_db_replaced(db, None);
+    let ts = keys.effect_ts();
     for shard in 0..keys.keyspace().shards_per_db() {
-        let table = keys.shard_at(db, shard).take_all();
+        if crate::hlc::imposed_now().is_some() {
+            removed += keys.shard_at(db, shard).take_older_than(ts).len() as u64;
+            continue;
+        }
+        let table = keys.shard_at(db, shard).take_all(ts);
         let keys = table.len() as u64;
         removed += keys;
         if keys > 0 && lazy {

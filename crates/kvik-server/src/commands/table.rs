@@ -60,6 +60,10 @@ pub mod flags {
     /// Ends a transaction (EXEC, DISCARD, QUIT, RESET): never refused over
     /// `maxmemory` for queuing, since it queues nothing.
     pub const ENDS_MULTI: u32 = 1 << 26;
+    /// Adds to a number (INCR, HINCRBY, ZINCRBY ...): under active replication a
+    /// peer's increment merges with concurrent ones (they add up) instead of losing
+    /// to the newest write, as a counter should.
+    pub const MERGES_AS_COUNTER: u32 = 1 << 27;
 
     /// Flag names in COMMAND INFO order.
     pub const NAMES: &[(u32, &str)] = &[

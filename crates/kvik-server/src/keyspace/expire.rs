@@ -57,7 +57,7 @@ pub fn active_expire_cycle(
         let mut shard = ks.lock_for_use(id);
         shard.expire_due(now, KEYS_PER_VISIT, |entry| {
             let expired = (class::EXPIRED, "expired");
-            env.removed_by_server(
+            let ts = env.removed_by_server(
                 db,
                 &entry,
                 now,
@@ -66,6 +66,7 @@ pub fn active_expire_cycle(
                 |ts, argv| env.effects.append(db, ts, argv),
             );
             entry.free(ks.lazy(crate::lazyfree::Cause::Expire));
+            ts
         });
         super::members::expire_due_members(env, db, &mut shard, now, KEYS_PER_VISIT);
         let next = shard.next_due();

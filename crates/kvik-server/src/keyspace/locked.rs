@@ -48,7 +48,7 @@ impl KeyEnv<'_> {
     /// eviction), in this order: INFO's counter, the WATCH signal, the DEL effect
     /// (stamped after the key's last write; `append` puts it where the caller's
     /// effects go) and the keyspace event. The one place that says what a removal
-    /// by the server emits.
+    /// by the server emits. Returns the removal's timestamp (for the key's grave).
     pub fn removed_by_server(
         &self,
         db: usize,
@@ -57,12 +57,25 @@ impl KeyEnv<'_> {
         counter: fn(&ThreadStats) -> &AtomicU64,
         (class, event): (u32, &str),
         append: impl FnOnce(u64, &[&[u8]]),
-    ) {
+    ) -> u64 {
         self.stats.add(counter(self.stats), 1);
         self.keyspace.signal_modified(db, entry.key());
         let ts = crate::hlc::next_after(entry.ts, now_ms);
         append(ts, &[b"DEL", entry.key()]);
         self.bus.notify(class, event, db, entry.key());
+        ts
+    }
+}
+
+/// The timestamp a command stamps a key with: the one it already gave out when that
+/// is past the key's previous one, so that every key a command writes carries the
+/// timestamp of its effect (a peer replaying the effect stamps them all alike);
+/// a fresh one otherwise.
+fn command_stamp(previous: u64, given: u64, now_ms: u64) -> u64 {
+    if given > previous {
+        given
+    } else {
+        crate::hlc::next_after(previous.max(given), now_ms)
     }
 }
 
@@ -283,16 +296,32 @@ impl<'a> Locked<'a> {
         self.last_ts
     }
 
-    /// Forget the timestamp of the previous command (transactions run many).
+    /// The next command of a transaction or script runs at `now_ms`. It keeps the
+    /// timestamp the group's earlier commands gave out: the whole group reaches peers
+    /// as one atomic run with one timestamp, and they stamp its keys alike.
     pub fn begin_command(&mut self, now_ms: u64) {
-        self.last_ts = 0;
         self.now_ms = now_ms;
     }
 
     pub(super) fn stamp(&mut self, previous: u64) -> u64 {
-        let ts = crate::hlc::next_after(previous.max(self.last_ts), self.now_ms);
+        let ts = command_stamp(previous, self.last_ts, self.now_ms);
         self.last_ts = ts;
         ts
+    }
+
+    /// Has `key` of `db` seen a write or a removal at `ts` or later? A peer's write
+    /// stamped `ts` is then too old to apply (last writer wins).
+    pub fn is_stale(&mut self, db: usize, key: &[u8], ts: u64) -> bool {
+        let hash = hash_key(key);
+        self.shard_mut(db, hash).newest_ts(hash, key) >= ts
+    }
+
+    /// Has `key` of `db` been removed at `ts` or later (it may live again since)?
+    pub fn buried_since(&mut self, db: usize, key: &[u8], ts: u64) -> bool {
+        let hash = hash_key(key);
+        self.shard_mut(db, hash)
+            .graves()
+            .is_some_and(|g| g.ts_of(key) >= ts)
     }
 
     /// Does this hold shard `id` ([`Keyspace::global_id`])?
@@ -368,7 +397,8 @@ impl<'a> Locked<'a> {
     }
 
     /// What follows a key the server removed on its own while a command runs: see
-    /// [`KeyEnv::removed_by_server`]. The DEL effect joins the command's effect group.
+    /// [`KeyEnv::removed_by_server`]. The DEL effect joins the command's effect group;
+    /// the key's grave keeps the removal's timestamp.
     pub(super) fn removed_by_server(
         &mut self,
         db: usize,
@@ -377,11 +407,13 @@ impl<'a> Locked<'a> {
         event: (u32, &str),
     ) {
         let env = self.env;
-        env.removed_by_server(db, entry, self.now_ms, counter, event, |ts, argv| {
+        let ts = env.removed_by_server(db, entry, self.now_ms, counter, event, |ts, argv| {
             // Not the command's own write: it goes everywhere, as in Redis, whatever
             // a script chose with redis.set_repl.
             self.emit(db, ts, argv, Targets::ALL)
         });
+        self.shard_mut(db, hash_key(entry.key()))
+            .bury(entry.key(), ts);
     }
 
     /// The live entry of `key` in the selected database.
@@ -440,7 +472,11 @@ impl<'a> Locked<'a> {
         }
         let mut due = Vec::new();
         self.shard_at(db, shard)
-            .expire_due(now, usize::MAX, |entry| due.push(entry));
+            .expire_due(now, usize::MAX, |entry| {
+                due.push(entry);
+                // Buried below, with the timestamp its DEL takes.
+                0
+            });
         let removed = due.len();
         for entry in due {
             self.expired(db, &entry);
@@ -493,7 +529,7 @@ impl<'a> Locked<'a> {
         let replaced = self
             .shard_mut(db, hash)
             .upsert(hash, key, access, |previous_ts| {
-                issued = crate::hlc::next_after(previous_ts.max(last), now);
+                issued = command_stamp(previous_ts, last, now);
                 EntryData {
                     value,
                     expire_at,
@@ -520,7 +556,8 @@ impl<'a> Locked<'a> {
         let removed = self.shard_mut(db, hash).remove(hash, key)?;
         self.dirty += 1;
         self.env.keyspace.signal_modified(db, key);
-        self.stamp(removed.ts);
+        let ts = self.stamp(removed.ts);
+        self.shard_mut(db, hash).bury(key, ts);
         Some(removed)
     }
 

@@ -88,13 +88,14 @@ impl ShardData {
     /// Remove about `limit` due members, from the key whose index pair is earliest
     /// on. `on_key` hears each key that lost members (still in place, possibly
     /// empty) with the members it lost; an emptied key is then taken out and handed
-    /// to `on_emptied`. Returns how many members went.
+    /// to `on_emptied` (which returns the timestamp of its removal, for its grave).
+    /// Returns how many members went.
     fn expire_members_due(
         &mut self,
         now_ms: u64,
         limit: usize,
         mut on_key: impl FnMut(&mut Entry, &[Box<[u8]>]),
-        mut on_emptied: impl FnMut(EntryBox),
+        mut on_emptied: impl FnMut(EntryBox) -> u64,
     ) -> usize {
         let mut removed = 0;
         while removed < limit {
@@ -126,7 +127,8 @@ impl ShardData {
             }
             for key in emptied {
                 if let Some(entry) = self.remove(hash, &key) {
-                    on_emptied(entry);
+                    let ts = on_emptied(entry);
+                    self.bury(&key, ts);
                 }
             }
         }
@@ -185,7 +187,7 @@ pub(super) fn expire_due_members(
         |entry, gone| env.members_expired(db, entry, gone, now_ms, append),
         |entry| {
             let expired = (class::EXPIRED, "expired");
-            env.removed_by_server(db, &entry, now_ms, |s| &s.expired_keys, expired, append);
+            env.removed_by_server(db, &entry, now_ms, |s| &s.expired_keys, expired, append)
         },
     );
 }

@@ -16,6 +16,7 @@ mod capture;
 mod entry;
 mod eviction;
 mod expire;
+mod graves;
 mod locked;
 mod members;
 mod observers;
@@ -91,6 +92,43 @@ impl Keyspace {
             replica_expiry: std::sync::atomic::AtomicBool::new(false),
             lazyfree: Default::default(),
         }
+    }
+
+    /// Keep tombstones of removed keys (active replication), or stop and drop them.
+    pub fn keep_graves(&self, keep: bool) {
+        for db in self.dbs.iter() {
+            for shard in db.shards.iter() {
+                shard.lock().keep_graves(keep);
+            }
+        }
+    }
+
+    /// Tombstones kept, and their bytes.
+    pub fn graves_held(&self) -> (usize, usize) {
+        let mut held = (0, 0);
+        for db in self.dbs.iter() {
+            for shard in db.shards.iter() {
+                if let Some(graves) = shard.lock().graves() {
+                    held.0 += graves.len();
+                    held.1 += graves.bytes();
+                }
+            }
+        }
+        held
+    }
+
+    /// Drop the tombstones older than `before` (no peer can send anything older any
+    /// more). Returns how many went.
+    pub fn collect_graves(&self, before: u64) -> usize {
+        let mut collected = 0;
+        for db in self.dbs.iter() {
+            for shard in db.shards.iter() {
+                if let Some(graves) = shard.lock().graves_mut() {
+                    collected += graves.collect(before);
+                }
+            }
+        }
+        collected
     }
 
     /// A replica keeps every key until its master deletes it (see

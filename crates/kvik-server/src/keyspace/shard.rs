@@ -13,6 +13,7 @@
 //! Invariant kept by every method here: an entry has `expire_at != 0` exactly when its
 //! (expire_at, hash) pair is counted in `expires`.
 
+use super::graves::Graves;
 use super::{Entry, EntryBox, EntryData};
 use crate::types::Value;
 use hashbrown::HashTable;
@@ -30,6 +31,9 @@ pub struct ShardData {
     /// A point-in-time capture has not taken this shard yet (see `capture.rs`):
     /// whoever locks it next hands it over first.
     pub(super) capture_pending: bool,
+    /// Tombstones of removed keys, while this node replicates actively (see
+    /// `graves.rs`); `None` otherwise.
+    pub(super) graves: Option<Box<Graves>>,
 }
 
 impl ShardData {
@@ -70,8 +74,43 @@ impl ShardData {
         self.table.reserve(additional, |e| super::hash_key(e.key()));
     }
 
+    /// Keep tombstones of removed keys from now on (active replication), or stop.
+    pub fn keep_graves(&mut self, keep: bool) {
+        match (keep, self.graves.is_some()) {
+            (true, false) => self.graves = Some(Box::default()),
+            (false, true) => self.graves = None,
+            _ => {}
+        }
+    }
+
+    pub fn graves(&self) -> Option<&Graves> {
+        self.graves.as_deref()
+    }
+
+    pub fn graves_mut(&mut self) -> Option<&mut Graves> {
+        self.graves.as_deref_mut()
+    }
+
+    /// The newest timestamp `key` has seen: its last write, or its removal.
+    pub fn newest_ts(&self, hash: u64, key: &[u8]) -> u64 {
+        match self.find(hash, key) {
+            Some(entry) => entry.ts,
+            None => self.graves.as_ref().map_or(0, |g| g.ts_of(key)),
+        }
+    }
+
+    /// `key` was removed at `ts`: leave its grave, when graves are kept.
+    pub fn bury(&mut self, key: &[u8], ts: u64) {
+        if let Some(graves) = &mut self.graves {
+            graves.bury(key, ts);
+        }
+    }
+
     /// Insert or replace; returns the entry that was replaced.
     pub fn insert(&mut self, hash: u64, entry: EntryBox) -> Option<EntryBox> {
+        if let Some(graves) = &mut self.graves {
+            graves.unbury(entry.key());
+        }
         if entry.expire_at != 0 {
             index_add(&mut self.expires, entry.expire_at, hash);
         }
@@ -127,7 +166,9 @@ impl ShardData {
                 Some(std::mem::replace(old, new).value)
             }
             hashbrown::hash_table::Entry::Vacant(slot) => {
-                let new = data(0);
+                // A key written again after its removal is stamped past its grave.
+                let buried = self.graves.as_mut().map_or(0, |g| g.unbury(key));
+                let new = data(buried);
                 if new.expire_at != 0 {
                     index_add(&mut self.expires, new.expire_at, hash);
                 }
@@ -164,12 +205,13 @@ impl ShardData {
     }
 
     /// Remove up to `limit` keys whose deadline is at or before `now`, handing each to
-    /// `on_expired`. Returns how many were removed.
+    /// `on_expired`, which returns the timestamp of the removal (for its grave).
+    /// Returns how many were removed.
     pub fn expire_due(
         &mut self,
         now: u64,
         limit: usize,
-        mut on_expired: impl FnMut(EntryBox),
+        mut on_expired: impl FnMut(EntryBox) -> u64,
     ) -> usize {
         let mut removed = 0;
         while removed < limit {
@@ -185,7 +227,11 @@ impl ShardData {
             }) {
                 let (entry, _) = slot.remove();
                 index_remove(&mut self.expires, at, hash);
-                on_expired(entry);
+                let key: Option<Box<[u8]>> = self.graves.is_some().then(|| entry.key().into());
+                let ts = on_expired(entry);
+                if let Some(key) = key {
+                    self.bury(&key, ts);
+                }
                 removed += 1;
             }
             // A stale index pair (should not happen) must not stall the cycle.
@@ -203,11 +249,36 @@ impl ShardData {
         self.table.iter().map(|b| &**b)
     }
 
-    /// Drop every entry, returning them so a caller can free a large set elsewhere.
-    pub fn take_all(&mut self) -> HashTable<EntryBox> {
+    /// Drop every entry, returning them so a caller can free a large set elsewhere;
+    /// `ts` is the flush's timestamp, below which every key stays dead.
+    pub fn take_all(&mut self, ts: u64) -> HashTable<EntryBox> {
+        if let Some(graves) = &mut self.graves {
+            graves.bury_all(ts);
+        }
         self.expires.clear();
         self.member_deadlines.clear();
         std::mem::take(&mut self.table)
+    }
+
+    /// A peer's flush at `ts`: drop the entries written before it, keep the newer
+    /// ones (written here concurrently, they win), and bury the rest up to `ts`.
+    pub fn take_older_than(&mut self, ts: u64) -> Vec<EntryBox> {
+        let mut taken = Vec::new();
+        let older: Vec<(u64, Box<[u8]>)> = self
+            .table
+            .iter()
+            .filter(|e| e.ts < ts)
+            .map(|e| (super::hash_key(e.key()), e.key().into()))
+            .collect();
+        for (hash, key) in older {
+            if let Some(entry) = self.remove(hash, &key) {
+                taken.push(entry);
+            }
+        }
+        if let Some(graves) = &mut self.graves {
+            graves.bury_all(ts);
+        }
+        taken
     }
 
     /// Exchange the contents of two shards (SWAPDB).

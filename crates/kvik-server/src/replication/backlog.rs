@@ -8,6 +8,10 @@
 //! ([`Backlog::append_raw`]), so that the replica's own replicas (a chain) receive
 //! the master's stream and count the same offsets.
 //!
+//! Under active replication every effect is written as an `RREPLAY` envelope
+//! instead (see [`super::active`]), which names its database itself: peers learn
+//! where each write was born and when.
+//!
 //! The ring keeps at least `repl-backlog-size` bytes for partial resyncs, and more
 //! while a connected replica still needs them (its feed reads from here: the ring is
 //! every replica's output buffer), up to the replica output buffer hard limit.
@@ -15,7 +19,7 @@
 //! Owns the bytes, the offsets and the SELECT / PING framing. Must not touch sockets
 //! or connections: feeds copy from here and are woken through [`Backlog::on_append`].
 
-use crate::effects::{encode_command, EffectRef, EffectSink};
+use crate::effects::{encode_command, Birth, EffectRef, EffectSink, NodeId};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -43,6 +47,9 @@ struct Ring {
     size: usize,
     /// The most kept for replicas that still need older bytes.
     retain_max: usize,
+    /// Active replication: effects go out as envelopes. This node's id, and whether
+    /// writes born elsewhere are passed on (not with `multi-master-no-forward`).
+    envelopes: Option<(NodeId, bool)>,
     /// The oldest offset a connected replica still needs (`u64::MAX`: none).
     needed: u64,
 }
@@ -74,6 +81,7 @@ impl Backlog {
                 size,
                 retain_max: size,
                 needed: u64::MAX,
+                envelopes: None,
             }),
             offset: AtomicU64::new(0),
             active: AtomicBool::new(false),
@@ -135,6 +143,12 @@ impl Backlog {
 
     pub fn from_effects(&self) -> bool {
         self.from_effects.load(Ordering::Acquire)
+    }
+
+    /// Write effects as active replication's envelopes from now on (`Some((our id,
+    /// forward))`), or as plain commands.
+    pub fn set_envelopes(&self, envelopes: Option<(NodeId, bool)>) {
+        self.ring.lock().envelopes = envelopes;
     }
 
     /// `repl-backlog-size` and the replica output hard limit (0: none) changed.
@@ -277,12 +291,26 @@ impl EffectSink for Backlog {
         }
         let mut bytes = Vec::with_capacity(64);
         let mut ring = self.ring.lock();
-        if ring.db != Some(effect.db) {
-            let db = effect.db.to_string();
-            encode_command(&[b"SELECT", db.as_bytes()], &mut bytes);
-            ring.db = Some(effect.db);
+        match ring.envelopes {
+            Some((own, forward)) => {
+                if !forward && effect.origin != own {
+                    return true;
+                }
+                let birth = Birth {
+                    origin: effect.origin,
+                    seq: effect.seq,
+                };
+                super::active::encode(&birth, effect.db, effect.ts, effect.argv, &mut bytes);
+            }
+            None => {
+                if ring.db != Some(effect.db) {
+                    let db = effect.db.to_string();
+                    encode_command(&[b"SELECT", db.as_bytes()], &mut bytes);
+                    ring.db = Some(effect.db);
+                }
+                encode_command(effect.argv, &mut bytes);
+            }
         }
-        encode_command(effect.argv, &mut bytes);
         self.push(&mut ring, &bytes);
         match effect.argv.first() {
             Some(name) if name.eq_ignore_ascii_case(b"MULTI") => ring.in_group = true,

@@ -1,6 +1,14 @@
 //! Replication as Redis 7.0 speaks it (PSYNC2): this node's role, its replication
-//! ids and offsets, the backlog, the replicas it serves ([`master`]) and its link to
-//! a master ([`replica`]).
+//! ids and offsets, the backlog, the replicas it serves ([`master`]) and its links to
+//! masters ([`replica`]).
+//!
+//! With KeyDB's `active-replica yes` a replica stays writable and its own writes
+//! flow to its masters (each node of a pair is the other's replica); with
+//! `multi-master yes` it follows several masters at once. Such a node keeps its own
+//! history: its backlog carries its effects (its clients' writes and the ones it
+//! applied from peers) as envelopes ([`active`]), each link keeps the place it
+//! reached in its master's stream, and a full sync from a master merges into the
+//! dataset (newest write wins, key by key) instead of replacing it.
 //!
 //! The stream replicas receive is the backlog's ([`backlog`]): on a master, an
 //! effect sink that encodes the effects meant for replicas; on a replica, the bytes
@@ -12,13 +20,14 @@
 //! the master client, loading and taking snapshots, waking a worker) comes through
 //! the [`Host`] seam handed down at start-up.
 
+pub mod active;
 pub mod backlog;
 pub mod failover;
 pub mod master;
 pub mod replica;
 
 use crate::client::ClientState;
-use crate::effects::EffectSink;
+use crate::effects::{EffectSink, NodeId};
 use backlog::Backlog;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -40,6 +49,10 @@ pub trait Host: Send + Sync {
     /// Replace the whole dataset with the RDB read from `src`, as a replica loads a
     /// full sync (expired keys kept: the master's DELs remove them).
     fn load(&self, src: &mut dyn std::io::Read) -> Result<u64, String>;
+    /// Merge the RDB read from `src` into the dataset, as an active replica takes a
+    /// full sync: a key replaces ours only when its write is newer (by the
+    /// timestamps the file carries), and the file's tombstones remove older keys.
+    fn merge(&self, src: &mut dyn std::io::Read) -> Result<u64, String>;
     /// Write a point-in-time snapshot of the dataset to `out` as a complete RDB.
     /// `at_point` runs while every shard is held and returns the replication id and
     /// offset the file's aux fields name. `Err(None)`: another snapshot is being
@@ -81,9 +94,9 @@ pub fn new_replid() -> String {
 pub struct Replication {
     pub backlog: Arc<Backlog>,
     ids: Mutex<Ids>,
-    /// The link to our master, when we are a replica.
-    link: Mutex<Option<Arc<replica::Link>>>,
-    /// Mirror of `link.is_some()`, read by every write command.
+    /// The links to our masters, when we are a replica (one, unless multi-master).
+    links: Mutex<Vec<Arc<replica::Link>>>,
+    /// Mirror of `!links.is_empty()`, read by every write command.
     is_replica: AtomicBool,
     /// `replica-read-only`, mirrored for the same readers.
     read_only: AtomicBool,
@@ -94,6 +107,14 @@ pub struct Replication {
     min_replicas_lag: AtomicU64,
     /// The replicas we serve.
     pub replicas: master::Replicas,
+    /// This node's id (the origin of the writes it makes).
+    pub node_id: NodeId,
+    /// `active-replica`: a replica that takes writes and sends them on.
+    active: AtomicBool,
+    /// `multi-master`: several links at once.
+    multi_master: AtomicBool,
+    /// What each origin has had applied here (active replication).
+    pub seen: active::Seen,
     /// The backlog is one of the effect log's sinks.
     listening: AtomicBool,
     /// A FAILOVER under way.
@@ -104,7 +125,7 @@ pub struct Replication {
 }
 
 impl Replication {
-    pub fn new(config: &kvik_config::Config, replid: String) -> Replication {
+    pub fn new(config: &kvik_config::Config, replid: String, node_id: NodeId) -> Replication {
         let repl = Replication {
             backlog: Arc::new(Backlog::new(config.repl_backlog_size as usize)),
             ids: Mutex::new(Ids {
@@ -112,13 +133,17 @@ impl Replication {
                 replid2: "0".repeat(40),
                 second_offset: -1,
             }),
-            link: Mutex::new(None),
+            links: Mutex::new(Vec::new()),
             is_replica: AtomicBool::new(false),
             read_only: AtomicBool::new(true),
             serve_stale: AtomicBool::new(true),
             min_replicas: AtomicU64::new(0),
             min_replicas_lag: AtomicU64::new(10),
             replicas: master::Replicas::default(),
+            node_id,
+            active: AtomicBool::new(false),
+            multi_master: AtomicBool::new(false),
+            seen: active::Seen::default(),
             listening: AtomicBool::new(false),
             waits: Mutex::new(Vec::new()),
             failover: Mutex::new(None),
@@ -139,6 +164,17 @@ impl Replication {
             .store(c.min_replicas_to_write as u64, Ordering::Relaxed);
         self.min_replicas_lag
             .store(c.min_replicas_max_lag as u64, Ordering::Relaxed);
+        self.multi_master.store(c.multi_master, Ordering::Relaxed);
+        self.active.store(c.active_replica, Ordering::Relaxed);
+        let envelopes = c
+            .active_replica
+            .then_some((self.node_id, !c.multi_master_no_forward));
+        self.backlog.set_envelopes(envelopes);
+    }
+
+    /// `active-replica yes`: writable, and its writes go to its masters.
+    pub fn is_active(&self) -> bool {
+        self.active.load(Ordering::Relaxed)
     }
 
     /// A master under `min-replicas-to-write` with fewer good replicas: writes get
@@ -164,15 +200,14 @@ impl Replication {
             }
         }));
         let _ = self.host.set(host);
-        let master = self.host().config().replicaof.first().cloned();
-        match master {
-            Some((host, port)) => {
-                self.follow(host, port);
-            }
-            // A master restored from its RDB keeps its stream going, so its
-            // replicas can continue.
-            None if self.backlog.is_active() => self.listen_effects(),
-            None => {}
+        let masters = self.host().config().replicaof;
+        if self.is_active() || masters.is_empty() && self.backlog.is_active() {
+            // A master restored from its RDB keeps its stream going, so its replicas
+            // can continue; an active replica's stream is its own writes.
+            self.listen_effects();
+        }
+        for (host, port) in masters {
+            self.follow(host, port);
         }
         let repl = Arc::downgrade(self);
         let cron = std::thread::Builder::new()
@@ -199,9 +234,9 @@ impl Replication {
         self.is_replica.load(Ordering::Relaxed)
     }
 
-    /// Writes from ordinary clients get READONLY.
+    /// Writes from ordinary clients get READONLY (never on an active replica).
     pub fn refuses_writes(&self) -> bool {
-        self.is_replica() && self.read_only.load(Ordering::Relaxed)
+        self.is_replica() && self.read_only.load(Ordering::Relaxed) && !self.is_active()
     }
 
     /// A replica whose link is down and which must not serve stale data: commands
@@ -209,33 +244,70 @@ impl Replication {
     pub fn refuses_stale(&self) -> bool {
         self.is_replica()
             && !self.serve_stale.load(Ordering::Relaxed)
-            && self.link().is_some_and(|l| !l.is_up())
+            && self.links.lock().iter().any(|l| !l.is_up())
     }
 
+    /// The link to our (first) master.
     pub fn link(&self) -> Option<Arc<replica::Link>> {
-        self.link.lock().clone()
+        self.links.lock().first().cloned()
+    }
+
+    /// Every link, in the order they were made (INFO's `master_N_*`).
+    pub fn links(&self) -> Vec<Arc<replica::Link>> {
+        self.links.lock().clone()
+    }
+
+    /// The link whose master client `client_id` is (REPLCONF GETACK from it).
+    pub fn link_of_client(&self, client_id: u64) -> Option<Arc<replica::Link>> {
+        self.links
+            .lock()
+            .iter()
+            .find(|l| l.master_client_id() == client_id)
+            .cloned()
     }
 
     /// REPLICAOF host port: follow that master (a no-op when already following it).
+    /// With `multi-master` it is added to the masters followed; otherwise it
+    /// replaces the one followed.
     pub fn follow(self: &Arc<Self>, host: String, port: u16) -> bool {
-        let mut link = self.link.lock();
-        if link
-            .as_ref()
-            .is_some_and(|l| l.host == host && l.port == port)
-        {
+        let mut links = self.links.lock();
+        if links.iter().any(|l| l.host == host && l.port == port) {
             return false;
         }
-        if let Some(old) = link.take() {
-            old.stop();
+        if !self.multi_master.load(Ordering::Relaxed) {
+            for old in links.drain(..) {
+                old.stop();
+            }
         }
-        // From now on only the master's bytes feed the backlog; our replicas are
-        // disconnected, to resync against the new history (PSYNC2 lets them
-        // continue when it is the same).
-        self.backlog.set_from_effects(false);
+        if !self.is_active() {
+            // From now on only the master's bytes feed the backlog; our replicas are
+            // disconnected, to resync against the new history (PSYNC2 lets them
+            // continue when it is the same).
+            self.backlog.set_from_effects(false);
+            self.replicas.disconnect_all(self);
+        }
         self.is_replica.store(true, Ordering::Release);
         self.host().role_changed(true);
-        self.replicas.disconnect_all(self);
-        *link = Some(replica::Link::start(self.clone(), host, port));
+        links.push(replica::Link::start(self.clone(), host, port));
+        true
+    }
+
+    /// REPLICAOF REMOVE host port (multi-master): stop following that master. The
+    /// node becomes a master when it was the last.
+    pub fn unfollow(&self, host: &str, port: u16) -> bool {
+        let mut links = self.links.lock();
+        let Some(at) = links
+            .iter()
+            .position(|l| l.host.eq_ignore_ascii_case(host) && l.port == port)
+        else {
+            return false;
+        };
+        links.remove(at).stop();
+        let last = links.is_empty();
+        drop(links);
+        if last {
+            self.become_master();
+        }
         true
     }
 
@@ -243,10 +315,13 @@ impl Replication {
     /// up to the offset reached, so our replicas (and the old master's other
     /// replicas) can continue partially.
     pub fn promote(&self) -> bool {
-        let Some(old) = self.link.lock().take() else {
+        let old: Vec<_> = self.links.lock().drain(..).collect();
+        if old.is_empty() {
             return false;
-        };
-        old.stop();
+        }
+        for link in old {
+            link.stop();
+        }
         self.become_master();
         true
     }
@@ -261,9 +336,13 @@ impl Replication {
     }
 
     fn become_master(&self) {
-        self.shift_ids(new_replid());
         self.is_replica.store(false, Ordering::Release);
         self.host().role_changed(false);
+        if self.is_active() {
+            // Our history was ours all along: the replicas continue as they were.
+            return;
+        }
+        self.shift_ids(new_replid());
         self.listen_effects();
         self.replicas.disconnect_all(self);
     }
@@ -297,7 +376,7 @@ impl Replication {
         if !self.listening.swap(true, Ordering::AcqRel) {
             self.host().listen_effects(self.backlog.clone());
         }
-        if !self.is_replica() {
+        if !self.is_replica() || self.is_active() {
             self.backlog.set_from_effects(true);
         }
     }

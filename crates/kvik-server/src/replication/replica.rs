@@ -11,6 +11,13 @@
 //! our own backlog, so our replicas get the master's stream and our offset is the
 //! master's. REPLCONF ACK goes out every second and when the master asks.
 //!
+//! Under active replication (see [`super::active`]) the link is one of this node's
+//! several relations: it says who we are (`REPLCONF uuid`), resumes from the place
+//! it reached in its master's stream (not from our own offset: our history is our
+//! own), merges a full sync into the dataset instead of replacing it, and opens each
+//! `RREPLAY` envelope to apply the write inside as the peer's, stamped with the
+//! peer's timestamp, unless it was born here or was applied already.
+//!
 //! One applier per link, in stream order: commands of the stream depend on each
 //! other's order across keys (MULTI, scripts, SELECT), and each runs under the
 //! same shard locks a client's command takes, so clients reading the replica see
@@ -19,7 +26,9 @@
 //! Owns the link thread and the link's state for INFO. Must not touch connections
 //! of clients or the command table (it applies through [`super::Host`]).
 
+use super::active;
 use super::Replication;
+use crate::client::ClientState;
 use crate::{log_notice, log_warning};
 use kvik_resp::{Limits, Parsed, RequestParser};
 use parking_lot::Mutex;
@@ -72,6 +81,20 @@ pub struct Link {
     /// Bytes of the current full sync read so far, and expected (-1: unknown).
     pub sync_read: AtomicU64,
     pub sync_size: std::sync::atomic::AtomicI64,
+    /// The id of the client applying the stream (0: none).
+    master_client: AtomicU64,
+    /// Active replication: the master's replication id and the offset of its
+    /// stream applied here, from which the link resumes.
+    history: Mutex<Option<(String, u64)>>,
+}
+
+/// Where an applier stands in a transaction of the stream (active replication).
+#[derive(Default)]
+struct Group {
+    /// Inside MULTI ... EXEC of a transaction applied already: drop until EXEC.
+    skipping: bool,
+    /// Inside MULTI ... EXEC of a transaction being applied.
+    applying: bool,
 }
 
 impl Link {
@@ -89,6 +112,8 @@ impl Link {
             read_offset: AtomicU64::new(0),
             sync_read: AtomicU64::new(0),
             sync_size: std::sync::atomic::AtomicI64::new(-1),
+            master_client: AtomicU64::new(0),
+            history: Mutex::new(None),
         });
         log_notice!("Connecting to MASTER {}:{}", link.host, link.port);
         let runner = link.clone();
@@ -125,6 +150,26 @@ impl Link {
     /// `master_link_status:up`.
     pub fn is_up(&self) -> bool {
         self.state() == LinkState::Connected
+    }
+
+    /// The id of the client applying this link's stream (0: none now).
+    pub fn master_client_id(&self) -> u64 {
+        self.master_client.load(Ordering::Acquire)
+    }
+
+    /// Active replication: the offset of the master's stream applied here.
+    pub fn applied_offset(&self) -> Option<u64> {
+        self.history.lock().as_ref().map(|h| h.1)
+    }
+
+    /// The offset this link acknowledges: our own stream's (a chain passes the
+    /// master's bytes on, so they are the same), or under active replication the
+    /// place reached in the master's.
+    fn ack_offset(&self, repl: &Replication) -> u64 {
+        match repl.is_active() {
+            true => self.applied_offset().unwrap_or(0),
+            false => repl.offset(),
+        }
     }
 
     /// REPLCONF GETACK from the master: acknowledge once the command is applied.
@@ -178,11 +223,16 @@ impl Link {
         log_notice!("MASTER <-> REPLICA sync started");
         self.set_state(LinkState::Handshake);
         let mut wire = Wire::new(stream, self);
-        handshake(&mut wire, &config, repl.host().port())?;
-        let history = repl
-            .backlog
-            .is_active()
-            .then(|| (repl.replid(), repl.offset() + 1));
+        let active = repl.is_active();
+        let uuid = active.then(|| active::uuid_text(&repl.node_id));
+        handshake(&mut wire, &config, repl.host().port(), uuid.as_deref())?;
+        let history = if active {
+            self.history.lock().clone().map(|(id, at)| (id, at + 1))
+        } else {
+            repl.backlog
+                .is_active()
+                .then(|| (repl.replid(), repl.offset() + 1))
+        };
         let mut asked = match &history {
             Some((id, offset)) => format!("PSYNC {id} {offset}"),
             None => "PSYNC ? -1".to_string(),
@@ -205,7 +255,11 @@ impl Link {
         } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
             let new_id = rest.trim();
             log_notice!("Successful partial resynchronization with master.");
-            if !new_id.is_empty() && new_id != repl.replid() {
+            if active {
+                if let (false, Some(history)) = (new_id.is_empty(), self.history.lock().as_mut()) {
+                    history.0 = new_id.to_string();
+                }
+            } else if !new_id.is_empty() && new_id != repl.replid() {
                 // The master's history took a new id (it was promoted): ours
                 // becomes the second one, valid up to where we are.
                 repl.shift_ids(new_id.to_string());
@@ -262,7 +316,11 @@ impl Link {
             "the keyspace"
         );
         wire.counted = 0;
-        let loaded = repl.host().load(wire);
+        let active = repl.is_active();
+        let loaded = match active {
+            true => repl.host().merge(wire),
+            false => repl.host().load(wire),
+        };
         let keys = loaded.map_err(|why| {
             io::Error::other(format!("loading the RDB from master failed: {why}"))
         })?;
@@ -283,6 +341,12 @@ impl Link {
             }
         }
         log_notice!("MASTER <-> REPLICA sync: Loading DB in memory done ({keys} keys)");
+        if active {
+            // Merged into our own history, which goes on: only the link's place in
+            // the master's stream is new.
+            *self.history.lock() = Some((replid.to_string(), offset));
+            return Ok(());
+        }
         repl.adopt_ids(replid.to_string());
         repl.backlog.reset(offset);
         Ok(())
@@ -296,12 +360,15 @@ impl Link {
             .set_read_timeout(Some(Duration::from_millis(100)))?;
         wire.compact();
         let mut master = host.master_client(&format!("{}:{}", self.host, self.port));
+        self.master_client.store(master.id(), Ordering::Release);
         let mut parser = RequestParser::new();
         let limits = Limits::default();
         let mut last_ack = Instant::now();
         let mut last_read = Instant::now();
-        self.read_offset.store(repl.offset(), Ordering::Release);
-        wire.send_ack(repl.offset())?;
+        let mut group = Group::default();
+        self.read_offset
+            .store(self.ack_offset(repl), Ordering::Release);
+        wire.send_ack(self.ack_offset(repl))?;
         let result = loop {
             let mut start = 0;
             let mut failed = None;
@@ -309,10 +376,14 @@ impl Link {
                 let data = &wire.buf[start..];
                 match parser.parse(data, limits) {
                     Ok(Parsed::Command { consumed }) => {
-                        let before = repl.offset();
+                        let before = self.ack_offset(repl);
                         let args: SmallVec<[&[u8]; 8]> = parser.args(data).collect();
-                        host.apply(&mut master, &args);
-                        repl.backlog.append_raw(&data[..consumed]);
+                        if args[0].eq_ignore_ascii_case(active::RREPLAY) {
+                            self.replay(repl, &mut master, &args, &mut group);
+                        } else {
+                            host.apply(&mut master, &args);
+                        }
+                        self.passed(repl, &data[..consumed]);
                         start += consumed;
                         if self.ack_asked.swap(false, Ordering::AcqRel) {
                             send_ack(&wire.stream, before)?;
@@ -320,7 +391,7 @@ impl Link {
                         }
                     }
                     Ok(Parsed::Skip { consumed }) => {
-                        repl.backlog.append_raw(&data[..consumed]);
+                        self.passed(repl, &data[..consumed]);
                         start += consumed;
                     }
                     Ok(Parsed::Incomplete { .. }) => break,
@@ -335,7 +406,7 @@ impl Link {
                 break Err(e);
             }
             if last_ack.elapsed() >= Duration::from_secs(1) {
-                send_ack(&wire.stream, repl.offset())?;
+                send_ack(&wire.stream, self.ack_offset(repl))?;
                 last_ack = Instant::now();
             }
             match wire.fill() {
@@ -364,8 +435,77 @@ impl Link {
                 break Err(io::Error::other("the master client was killed"));
             }
         };
+        self.master_client.store(0, Ordering::Release);
         host.master_client_gone(&master);
         result
+    }
+
+    /// Bytes of the master's stream were applied: a chain passes them on to its own
+    /// replicas verbatim; an active node, whose stream is its own, counts them as
+    /// the place reached in the master's.
+    fn passed(&self, repl: &Replication, bytes: &[u8]) {
+        match self.history.lock().as_mut() {
+            Some(history) if repl.is_active() => history.1 += bytes.len() as u64,
+            _ => repl.backlog.append_raw(bytes),
+        }
+    }
+
+    /// Apply the write inside an `RREPLAY` envelope as the peer's: stamped with its
+    /// timestamp and carrying its birth, so it applies only where it is the newest
+    /// write and travels on as the peer's. A write born here, or applied already
+    /// (met by another path of a mesh), is dropped; a transaction is kept or
+    /// dropped whole.
+    fn replay(&self, repl: &Replication, master: &mut ClientState, args: &[&[u8]], group: &mut Group) {
+        let Some(envelope) = active::open(args) else {
+            log_warning!("Dropping a malformed RREPLAY from master {}:{}", self.host, self.port);
+            return;
+        };
+        if envelope.origin == repl.node_id {
+            return;
+        }
+        let mut parser = RequestParser::new();
+        let command = envelope.command;
+        if !matches!(parser.parse(command, Limits::default()), Ok(Parsed::Command { .. })) {
+            log_warning!("Dropping an RREPLAY whose command does not parse");
+            return;
+        }
+        let argv: SmallVec<[&[u8]; 8]> = parser.args(command).collect();
+        let seq = envelope.seq.unwrap_or(0);
+        let is = |name: &str| argv[0].eq_ignore_ascii_case(name.as_bytes());
+        let new = || repl.seen.admit(&envelope.origin, seq);
+        if group.skipping || group.applying {
+            if is("EXEC") {
+                new();
+                let skipped = std::mem::take(group).skipping;
+                if skipped {
+                    return;
+                }
+            } else if group.skipping {
+                return;
+            }
+        } else if is("MULTI") {
+            let fresh = new();
+            group.skipping = !fresh;
+            group.applying = fresh;
+            if !fresh {
+                return;
+            }
+        } else if !new() {
+            return;
+        }
+        if let Some(db) = envelope.db {
+            master.db = db;
+        }
+        let birth = crate::effects::Birth {
+            origin: envelope.origin,
+            seq,
+        };
+        let host = repl.host();
+        let mut apply = || crate::effects::replaying(birth, || host.apply(master, &argv));
+        match envelope.ts {
+            0 => apply(),
+            ts => crate::hlc::imposed(ts, apply),
+        }
     }
 }
 
@@ -399,8 +539,14 @@ fn send_ack(mut stream: &TcpStream, offset: u64) -> io::Result<()> {
     stream.write_all(&bytes)
 }
 
-/// PING, AUTH, REPLCONF: what a replica says before PSYNC.
-fn handshake(wire: &mut Wire, config: &kvik_config::Config, port: u16) -> io::Result<()> {
+/// PING, AUTH, REPLCONF: what a replica says before PSYNC; an active replica also
+/// says who it is (`uuid`), as KeyDB's do.
+fn handshake(
+    wire: &mut Wire,
+    config: &kvik_config::Config,
+    port: u16,
+    uuid: Option<&str>,
+) -> io::Result<()> {
     wire.send(&["PING"])?;
     let pong = wire.reply_line()?;
     // An error about authentication is fine here: AUTH comes next.
@@ -446,6 +592,13 @@ fn handshake(wire: &mut Wire, config: &kvik_config::Config, port: u16) -> io::Re
     let reply = wire.reply_line()?;
     if reply.starts_with('-') {
         log_notice!("(Non critical) Master does not understand REPLCONF capa: {reply}");
+    }
+    if let Some(uuid) = uuid {
+        wire.send(&["REPLCONF", "uuid", uuid])?;
+        let reply = wire.reply_line()?;
+        if reply.starts_with('-') {
+            log_notice!("(Non critical) Master does not understand REPLCONF uuid: {reply}");
+        }
     }
     Ok(())
 }

@@ -320,11 +320,13 @@ impl Server {
             .map(|_| Arc::new(ThreadStats::new(command_count)))
             .collect();
         let node_id: NodeId = rand::random();
+        crate::hlc::set_node_tag(&node_id);
         let run_id = hex::encode(rand::random::<[u8; 20]>());
         let memory_startup = crate::stats::allocator_stats().allocated;
         let keyspace = Keyspace::new(config.databases.max(1), DEFAULT_SHARD_BITS);
         keyspace.clock.set(access_clock_of(&config));
         keyspace.lazyfree.configure(&config);
+        keyspace.keep_graves(config.active_replica);
         let tracking = Arc::new(crate::tracking::Tracking::default());
         keyspace.observers.install_all_keys(tracking.clone());
         let scripting = crate::scripting::Scripting::default();
@@ -352,6 +354,7 @@ impl Server {
             replication: Arc::new(crate::replication::Replication::new(
                 &config,
                 run_id.clone(),
+                node_id,
             )),
             aof: Arc::new(crate::aof::Aof::new(&config, threads)),
             run_id,
@@ -407,6 +410,8 @@ impl Server {
         self.latency.configure(c);
         self.persistence.configure(c);
         self.replication.configure(c);
+        // An active replica keeps tombstones of removed keys (see keyspace/graves.rs).
+        self.keyspace.keep_graves(c.active_replica);
         self.aof.configure(c);
         self.pubsub
             .keyspace_events

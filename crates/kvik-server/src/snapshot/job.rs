@@ -35,6 +35,9 @@ pub struct Settings {
     /// `rdb-key-save-delay`: a testing knob that slows the writer by this much per
     /// key it serializes itself (never the commands that capture a shard).
     pub key_delay: Duration,
+    /// Active replication: each key's timestamp and the shards' tombstones go in
+    /// the file, for a peer to merge it by.
+    pub timestamps: bool,
 }
 
 /// What the snapshot fixed at its point in time besides the shards.
@@ -110,7 +113,8 @@ impl Snapshot {
         started.then_some((snapshot, point))
     }
 
-    /// Every key of a shard, as the file holds them.
+    /// Every key of a shard, as the file holds them, then its tombstones when the
+    /// file is for active-replication peers.
     fn serialize(&self, shard: &ShardData) -> Vec<u8> {
         let mut out = Vec::new();
         for entry in shard.iter() {
@@ -121,6 +125,14 @@ impl Snapshot {
                 self.meta(entry),
                 self.settings.compress,
             );
+        }
+        if let Some(graves) = shard.graves().filter(|_| self.settings.timestamps) {
+            if graves.floor() != 0 {
+                file::write_graves_floor(&mut out, graves.floor());
+            }
+            for (key, ts) in graves.iter() {
+                file::write_grave(&mut out, key, ts);
+            }
         }
         out
     }
@@ -135,6 +147,7 @@ impl Snapshot {
                 AccessData::Freq => clock.frequency(entry.access, self.now_ms),
                 _ => None,
             },
+            ts: self.settings.timestamps.then_some(entry.ts),
         }
     }
 
@@ -152,7 +165,8 @@ impl Snapshot {
             file::write_function(out, code);
         }
         for (db, &(keys, volatile)) in point.counts.iter().enumerate() {
-            if keys == 0 {
+            // A peer needs the tombstones of an empty database too.
+            if keys == 0 && !self.settings.timestamps {
                 continue;
             }
             file::write_db_start(out, db, keys, volatile);

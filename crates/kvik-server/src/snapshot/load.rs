@@ -107,13 +107,23 @@ impl Visitor for IntoKeyspace<'_, '_> {
             .clock
             .restored(meta.idle_seconds, meta.freq, self.now_ms)
             .unwrap_or_else(|| self.clock.initial(self.now_ms));
+        let hash = hash_key(&key);
+        let shard = self.locked.keyspace().shard_of(hash);
+        if let Some(ts) = meta.ts {
+            // An active-replication peer's key: it is merged only where it is the
+            // newest write (last writer wins, tombstones included).
+            crate::hlc::observe(ts);
+            if self.merge && self.locked.shard_at(db, shard).newest_ts(hash, &key) >= ts {
+                return Ok(());
+            }
+        }
         let data = EntryData {
             value,
             expire_at: meta.expire_at,
-            ts: crate::hlc::next_after(0, self.now_ms),
+            ts: meta
+                .ts
+                .unwrap_or_else(|| crate::hlc::next_after(0, self.now_ms)),
         };
-        let hash = hash_key(&key);
-        let shard = self.locked.keyspace().shard_of(hash);
         let entry = EntryBox::new(&key, data, access);
         let replaced = self.locked.shard_at(db, shard).insert(hash, entry);
         if replaced.is_some() && !self.merge {
@@ -128,6 +138,40 @@ impl Visitor for IntoKeyspace<'_, '_> {
 
     fn warning(&mut self, message: std::fmt::Arguments<'_>) {
         log_warning!("{message}");
+    }
+
+    /// A peer removed `key` at `ts`: an older key here goes, and the grave stays
+    /// (only while this node keeps graves, that is, replicates actively).
+    fn grave(&mut self, db: usize, key: &[u8], ts: u64) {
+        let hash = hash_key(key);
+        let shard = self.locked.keyspace().shard_of(hash);
+        let shard = self.locked.shard_at(db, shard);
+        if shard.graves().is_none() {
+            return;
+        }
+        if shard.find(hash, key).is_some_and(|e| e.ts < ts) {
+            if let Some(entry) = shard.remove(hash, key) {
+                entry.free(false);
+            }
+        }
+        if shard.find(hash, key).is_none() {
+            shard.bury(key, ts);
+        }
+    }
+
+    /// A peer flushed database `db` at `ts`: older keys here go.
+    fn graves_floor(&mut self, db: usize, ts: u64) {
+        if !self.merge {
+            return;
+        }
+        for shard in 0..self.locked.keyspace().shards_per_db() {
+            let shard = self.locked.shard_at(db, shard);
+            if shard.graves().is_some() {
+                for entry in shard.take_older_than(ts) {
+                    entry.free(false);
+                }
+            }
+        }
     }
 }
 

@@ -289,6 +289,7 @@ pub fn settings(config: &Config, clock: AccessClock) -> Settings {
         access,
         clock,
         key_delay: Duration::from_micros(config.rdb_key_save_delay.max(0) as u64),
+        timestamps: config.active_replica,
     }
 }
 

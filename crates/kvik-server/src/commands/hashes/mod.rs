@@ -211,7 +211,7 @@ pub const COMMANDS: &[Command] = &[
         "O(1)",
         "Increment the integer value of a hash field by the given number",
     )
-    .flags(WRITES)
+    .flags(WRITES | flags::MERGES_AS_COUNTER)
     .acl(WRITE_FAST),
     hash_command(
         "hincrbyfloat",

@@ -186,7 +186,7 @@ pub const COMMANDS: &[Command] = &[
             "Get the length of the value stored in a key",
         ),
     Command::new("incr", 2, counters::incr)
-        .flags(flags::WRITE | flags::DENYOOM | flags::FAST)
+        .flags(flags::WRITE | flags::DENYOOM | flags::FAST | flags::MERGES_AS_COUNTER)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
         .doc(
@@ -196,7 +196,7 @@ pub const COMMANDS: &[Command] = &[
             "Increment the integer value of a key by one",
         ),
     Command::new("decr", 2, counters::decr)
-        .flags(flags::WRITE | flags::DENYOOM | flags::FAST)
+        .flags(flags::WRITE | flags::DENYOOM | flags::FAST | flags::MERGES_AS_COUNTER)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
         .doc(
@@ -206,7 +206,7 @@ pub const COMMANDS: &[Command] = &[
             "Decrement the integer value of a key by one",
         ),
     Command::new("incrby", 3, counters::incrby)
-        .flags(flags::WRITE | flags::DENYOOM | flags::FAST)
+        .flags(flags::WRITE | flags::DENYOOM | flags::FAST | flags::MERGES_AS_COUNTER)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
         .doc(
@@ -216,7 +216,7 @@ pub const COMMANDS: &[Command] = &[
             "Increment the integer value of a key by the given amount",
         ),
     Command::new("decrby", 3, counters::decrby)
-        .flags(flags::WRITE | flags::DENYOOM | flags::FAST)
+        .flags(flags::WRITE | flags::DENYOOM | flags::FAST | flags::MERGES_AS_COUNTER)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
         .doc(

@@ -1,0 +1,197 @@
+//! Active replication: two kvik nodes, each an active replica of the other, both
+//! taking writes. Their links run through TCP proxies that cut and heal them, and
+//! after every partition both nodes must hold the same dataset (DEBUG DIGEST) with
+//! the rules of the issue: the last writer wins, a delete stays deleted, increments
+//! made on both sides add up.
+
+mod support;
+
+use std::time::Duration;
+use support::proxy::Proxy;
+use support::{wait_for, RawConn, TestServer};
+
+/// Two active nodes A and B, each following the other through a proxy.
+struct Pair {
+    a: TestServer,
+    b: TestServer,
+    /// The proxy in front of A (B's link to A) and the one in front of B.
+    to_a: Proxy,
+    to_b: Proxy,
+}
+
+const ACTIVE: &[&str] = &[
+    "--active-replica",
+    "yes",
+    "--enable-debug-command",
+    "yes",
+];
+
+impl Pair {
+    fn start(extra: &[&str]) -> Pair {
+        let args: Vec<&str> = ACTIVE.iter().chain(extra).copied().collect();
+        let mut a_args = args.clone();
+        a_args.extend(["--logfile", "/tmp/dbg-a.log"]);
+        let mut b_args = args.clone();
+        b_args.extend(["--logfile", "/tmp/dbg-b.log"]);
+        let a = TestServer::start(&a_args);
+        let b = TestServer::start(&b_args);
+        let to_a = Proxy::start(&a.addr());
+        let to_b = Proxy::start(&b.addr());
+        let pair = Pair { a, b, to_a, to_b };
+        let (pa, pb) = (pair.to_a.port().to_string(), pair.to_b.port().to_string());
+        assert_eq!(pair.a.raw().cmd(&["REPLICAOF", "127.0.0.1", &pb]), b"+OK\r\n");
+        assert_eq!(pair.b.raw().cmd(&["REPLICAOF", "127.0.0.1", &pa]), b"+OK\r\n");
+        pair.wait_linked();
+        pair
+    }
+
+    fn wait_linked(&self) {
+        for node in [&self.a, &self.b] {
+            let mut conn = node.raw();
+            let up = std::time::Instant::now() + Duration::from_secs(10);
+            while conn.info_field("replication", "master_link_status") != "up" {
+                if std::time::Instant::now() > up {
+                    panic!("the link did not come up:\n{}\n{}\n{}", self.a.stdout(), self.b.stderr(), String::from_utf8_lossy(&conn.cmd(&["INFO", "replication"])));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+
+    fn cut(&self) {
+        self.to_a.cut();
+        self.to_b.cut();
+        for node in [&self.a, &self.b] {
+            let mut conn = node.raw();
+            wait_for("the link to go down", || {
+                conn.info_field("replication", "master_link_status") == "down"
+            });
+        }
+    }
+
+    fn heal(&self) {
+        self.to_a.heal();
+        self.to_b.heal();
+        self.wait_linked();
+    }
+
+    /// Wait until both nodes hold the same dataset and it stays so.
+    fn converge(&self) -> Vec<u8> {
+        let (mut a, mut b) = (self.a.raw(), self.b.raw());
+        wait_for("both nodes to hold the same dataset", || {
+            a.cmd(&["DEBUG", "DIGEST"]) == b.cmd(&["DEBUG", "DIGEST"])
+        });
+        a.cmd(&["DEBUG", "DIGEST"])
+    }
+}
+
+fn get(conn: &mut RawConn, key: &str) -> Vec<u8> {
+    conn.cmd(&["GET", key])
+}
+
+#[test]
+fn writes_on_either_node_reach_the_other_and_come_back_no_more() {
+    let pair = Pair::start(&[]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    assert_eq!(a.info_field("replication", "role"), "active-replica");
+    for i in 0..100 {
+        a.cmd(&["SET", &format!("a{i}"), "from-a"]);
+        b.cmd(&["SET", &format!("b{i}"), "from-b"]);
+    }
+    a.cmd(&["HSET", "h", "f", "v"]);
+    b.cmd(&["RPUSH", "l", "x", "y"]);
+    wait_for("B to have A's writes", || get(&mut b, "a99") == b"$6\r\nfrom-a\r\n");
+    wait_for("A to have B's writes", || get(&mut a, "b99") == b"$6\r\nfrom-b\r\n");
+    pair.converge();
+    // Nothing loops: once quiet, the offsets stand still.
+    let offset = a.info_field("replication", "master_repl_offset");
+    std::thread::sleep(Duration::from_millis(300));
+    let settled = a.info_field("replication", "master_repl_offset");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(a.info_field("replication", "master_repl_offset"), settled);
+    assert!(offset.parse::<u64>().unwrap() > 0);
+    assert_eq!(a.cmd(&["DBSIZE"]), b":202\r\n");
+}
+
+#[test]
+fn increments_made_on_both_sides_of_a_partition_add_up() {
+    let pair = Pair::start(&[]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    a.cmd(&["SET", "k", "1"]);
+    wait_for("k to reach B", || get(&mut b, "k") == b"$1\r\n1\r\n");
+    pair.cut();
+    for _ in 0..3 {
+        a.cmd(&["INCR", "k"]);
+    }
+    b.cmd(&["INCR", "k"]);
+    pair.heal();
+    pair.converge();
+    assert_eq!(get(&mut a, "k"), b"$1\r\n5\r\n");
+    assert_eq!(get(&mut b, "k"), b"$1\r\n5\r\n");
+}
+
+#[test]
+fn a_delete_made_during_a_partition_wins_over_an_older_write() {
+    let pair = Pair::start(&[]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    a.cmd(&["SET", "x", "1"]);
+    wait_for("x to reach B", || get(&mut b, "x") == b"$1\r\n1\r\n");
+    pair.cut();
+    // B writes x first, A deletes it later: the delete is the last write.
+    b.cmd(&["SET", "x", "older"]);
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(a.cmd(&["DEL", "x"]), b":1\r\n");
+    pair.heal();
+    pair.converge();
+    assert_eq!(get(&mut a, "x"), b"$-1\r\n");
+    assert_eq!(get(&mut b, "x"), b"$-1\r\n");
+}
+
+#[test]
+fn the_last_writer_wins_on_both_nodes() {
+    let pair = Pair::start(&[]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    pair.cut();
+    a.cmd(&["SET", "y", "first"]);
+    std::thread::sleep(Duration::from_millis(5));
+    b.cmd(&["SET", "y", "second"]);
+    pair.heal();
+    pair.converge();
+    assert_eq!(get(&mut a, "y"), b"$6\r\nsecond\r\n");
+    assert_eq!(get(&mut b, "y"), b"$6\r\nsecond\r\n");
+}
+
+#[test]
+fn concurrent_writers_on_both_nodes_leave_identical_datasets() {
+    let pair = Pair::start(&[]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for (n, addr) in [pair.a.addr(), pair.b.addr()]
+        .into_iter()
+        .cycle()
+        .take(8)
+        .enumerate()
+    {
+        let stop = stop.clone();
+        writers.push(std::thread::spawn(move || {
+            let mut conn = RawConn::connect(&addr);
+            let mut i = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let key = format!("key:{}", (i * 7 + n as u64) % 100);
+                conn.cmd(&["SET", &key, &format!("{n}-{i}")]);
+                i += 1;
+            }
+        }));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    pair.converge();
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    for i in 0..100 {
+        let key = format!("key:{i}");
+        assert_eq!(get(&mut a, &key), get(&mut b, &key), "{key}");
+    }
+}
