@@ -460,6 +460,8 @@ mod tests {
     #[derive(Default)]
     struct Collect {
         keys: Vec<(usize, Vec<u8>, KeyMeta)>,
+        graves: Vec<(usize, Vec<u8>, u64)>,
+        floors: Vec<(usize, u64)>,
         values: Vec<Value>,
         aux: Vec<Vec<u8>>,
         functions: Vec<Vec<u8>>,
@@ -477,6 +479,14 @@ mod tests {
         fn has_db(&self, db: u64) -> bool {
             db < 16
         }
+        fn grave(&mut self, db: usize, key: &[u8], ts: u64) {
+            self.graves.push((db, key.to_vec(), ts));
+        }
+
+        fn graves_floor(&mut self, db: usize, ts: u64) {
+            self.floors.push((db, ts));
+        }
+
         fn key(
             &mut self,
             db: usize,
@@ -503,6 +513,7 @@ mod tests {
             expire_at: 1_700_000_000_123,
             idle_seconds: Some(7),
             freq: None,
+            ts: Some(42 << 20),
         };
         write_key(&mut out, b"a", &value, meta, true);
         write_key(&mut out, b"12", &value, KeyMeta::default(), true);
@@ -512,6 +523,27 @@ mod tests {
     fn read_all(bytes: &[u8]) -> Result<Collect, LoadError> {
         let mut collect = Collect::default();
         read(bytes, &limits(), true, &mut collect).map(|()| collect)
+    }
+
+    #[test]
+    fn timestamps_and_tombstones_travel_as_aux_fields() {
+        let mut out = WriteSink::new(Vec::new());
+        write_header(&mut out, &[]);
+        write_db_start(&mut out, 2, 1, 0);
+        let value = Value::Str(StrValue::from_bytes(b"v"));
+        let meta = KeyMeta {
+            ts: Some(7 << 20),
+            ..KeyMeta::default()
+        };
+        write_key(&mut out, b"k", &value, meta, false);
+        write_graves_floor(&mut out, 5 << 20);
+        write_grave(&mut out, b"gone:with:colons", 9 << 20);
+        let bytes = finish(out, true).unwrap();
+        let got = read_all(&bytes).unwrap();
+        assert_eq!(got.keys, [(2, b"k".to_vec(), meta)]);
+        assert_eq!(got.floors, [(2, 5 << 20)]);
+        assert_eq!(got.graves, [(2, b"gone:with:colons".to_vec(), 9 << 20)]);
+        assert!(got.aux.is_empty(), "kvik's fields are not plain aux fields");
     }
 
     #[test]

@@ -20,6 +20,8 @@ struct Pair {
 }
 
 const ACTIVE: &[&str] = &[
+    "--logfile",
+    "kvik.log",
     "--active-replica",
     "yes",
     "--enable-debug-command",
@@ -29,18 +31,20 @@ const ACTIVE: &[&str] = &[
 impl Pair {
     fn start(extra: &[&str]) -> Pair {
         let args: Vec<&str> = ACTIVE.iter().chain(extra).copied().collect();
-        let mut a_args = args.clone();
-        a_args.extend(["--logfile", "/tmp/dbg-a.log"]);
-        let mut b_args = args.clone();
-        b_args.extend(["--logfile", "/tmp/dbg-b.log"]);
-        let a = TestServer::start(&a_args);
-        let b = TestServer::start(&b_args);
+        let a = TestServer::start(&args);
+        let b = TestServer::start(&args);
         let to_a = Proxy::start(&a.addr());
         let to_b = Proxy::start(&b.addr());
         let pair = Pair { a, b, to_a, to_b };
         let (pa, pb) = (pair.to_a.port().to_string(), pair.to_b.port().to_string());
-        assert_eq!(pair.a.raw().cmd(&["REPLICAOF", "127.0.0.1", &pb]), b"+OK\r\n");
-        assert_eq!(pair.b.raw().cmd(&["REPLICAOF", "127.0.0.1", &pa]), b"+OK\r\n");
+        assert_eq!(
+            pair.a.raw().cmd(&["REPLICAOF", "127.0.0.1", &pb]),
+            b"+OK\r\n"
+        );
+        assert_eq!(
+            pair.b.raw().cmd(&["REPLICAOF", "127.0.0.1", &pa]),
+            b"+OK\r\n"
+        );
         pair.wait_linked();
         pair
     }
@@ -51,7 +55,11 @@ impl Pair {
             let up = std::time::Instant::now() + Duration::from_secs(10);
             while conn.info_field("replication", "master_link_status") != "up" {
                 if std::time::Instant::now() > up {
-                    panic!("the link did not come up:\n{}\n{}\n{}", self.a.stdout(), self.b.stderr(), String::from_utf8_lossy(&conn.cmd(&["INFO", "replication"])));
+                    panic!(
+                        "the link did not come up:\n{}\n{}",
+                        log(&self.a),
+                        log(&self.b)
+                    );
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
@@ -85,6 +93,10 @@ impl Pair {
     }
 }
 
+fn log(node: &TestServer) -> String {
+    std::fs::read_to_string(node.dir().join("kvik.log")).unwrap_or_default()
+}
+
 fn get(conn: &mut RawConn, key: &str) -> Vec<u8> {
     conn.cmd(&["GET", key])
 }
@@ -100,8 +112,12 @@ fn writes_on_either_node_reach_the_other_and_come_back_no_more() {
     }
     a.cmd(&["HSET", "h", "f", "v"]);
     b.cmd(&["RPUSH", "l", "x", "y"]);
-    wait_for("B to have A's writes", || get(&mut b, "a99") == b"$6\r\nfrom-a\r\n");
-    wait_for("A to have B's writes", || get(&mut a, "b99") == b"$6\r\nfrom-b\r\n");
+    wait_for("B to have A's writes", || {
+        get(&mut b, "a99") == b"$6\r\nfrom-a\r\n"
+    });
+    wait_for("A to have B's writes", || {
+        get(&mut a, "b99") == b"$6\r\nfrom-b\r\n"
+    });
     pair.converge();
     // Nothing loops: once quiet, the offsets stand still.
     let offset = a.info_field("replication", "master_repl_offset");

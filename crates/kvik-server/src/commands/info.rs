@@ -623,7 +623,10 @@ fn link_fields(
     r.field(&format!("master{prefix}_host"), &link.host);
     r.field(&format!("master{prefix}_port"), link.port);
     let up = link.is_up();
-    r.field(&format!("master{prefix}_link_status"), if up { "up" } else { "down" });
+    r.field(
+        &format!("master{prefix}_link_status"),
+        if up { "up" } else { "down" },
+    );
     let last_io = link.last_io_ms.load(Ordering::Relaxed);
     r.field(
         &format!("master{prefix}_last_io_seconds_ago"),
@@ -634,7 +637,10 @@ fn link_fields(
         },
     );
     let syncing = link.state() == crate::replication::replica::LinkState::Sync;
-    r.field(&format!("master{prefix}_sync_in_progress"), u8::from(syncing));
+    r.field(
+        &format!("master{prefix}_sync_in_progress"),
+        u8::from(syncing),
+    );
     r.field(
         &format!("slave{prefix}_read_repl_offset"),
         link.read_offset.load(Ordering::Relaxed),
@@ -648,14 +654,20 @@ fn link_fields(
         let read = link.sync_read.load(Ordering::Relaxed);
         r.field(&format!("master{prefix}_sync_total_bytes"), total);
         r.field(&format!("master{prefix}_sync_read_bytes"), read);
-        r.field(&format!("master{prefix}_sync_left_bytes"), (total - read as i64).max(0));
+        r.field(
+            &format!("master{prefix}_sync_left_bytes"),
+            (total - read as i64).max(0),
+        );
         let perc = if total > 0 {
             read as f64 * 100.0 / total as f64
         } else {
             0.0
         };
         r.field(&format!("master{prefix}_sync_perc"), format!("{perc:.2}"));
-        r.field(&format!("master{prefix}_sync_last_io_seconds_ago"), secs_since(last_io));
+        r.field(
+            &format!("master{prefix}_sync_last_io_seconds_ago"),
+            secs_since(last_io),
+        );
     }
     if !up {
         let since = link.down_since_ms.load(Ordering::Relaxed);

@@ -12,7 +12,7 @@ use crate::mailbox::Message;
 use crate::persistence::rdb::{file, io::WriteSink};
 use crate::replication::master::{self, Psync};
 use crate::server::Server;
-use crate::snapshot::{load_reader, LoadHow, Snapshot};
+use crate::snapshot::{load_reader, read_into, LoadHow, LoadTarget, Snapshot};
 use crate::stats::ThreadStats;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
@@ -484,23 +484,28 @@ impl ServerHost {
                 crate::persistence::rdb::Limits::from(&server.hot.encoding()),
             )
         };
-        let env = server.key_env(&self.stats);
-        let all: Vec<usize> = (0..server.keyspace.databases()).collect();
-        let mut locked = Locked::databases(env, 0, crate::hlc::unix_ms(), &all);
-        if !merge {
-            server.scripting.libraries.flush();
-            // `replica-lazy-flush`: the old dataset is freed in the background.
-            let lazy = server.config.read().replica_lazy_flush;
-            for db in all {
-                super::server::flush_db(&mut locked, db, lazy);
-            }
-            server.tracking.flushed();
-        }
         let how = LoadHow {
             verify_checksum: checksum,
             merge,
             keep_expired: true,
         };
+        if merge {
+            // Key by key: clients (and our own snapshots) go on meanwhile.
+            let target = LoadTarget::KeyByKey(&server.keyspace);
+            return read_into(src, target, &server.scripting, &limits, how)
+                .map(|loaded| loaded.keys)
+                .map_err(|e| e.to_string());
+        }
+        let env = server.key_env(&self.stats);
+        let all: Vec<usize> = (0..server.keyspace.databases()).collect();
+        let mut locked = Locked::databases(env, 0, crate::hlc::unix_ms(), &all);
+        server.scripting.libraries.flush();
+        // `replica-lazy-flush`: the old dataset is freed in the background.
+        let lazy = server.config.read().replica_lazy_flush;
+        for db in all {
+            super::server::flush_db(&mut locked, db, lazy);
+        }
+        server.tracking.flushed();
         load_reader(src, &mut locked, &server.scripting, &limits, how)
             .map(|loaded| loaded.keys)
             .map_err(|e| e.to_string())

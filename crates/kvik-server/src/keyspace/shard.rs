@@ -384,7 +384,10 @@ mod tests {
         shard.insert(h4, entry(b"k4", 0));
         assert_eq!(shard.volatile_len(), 47);
         let mut seen = Vec::new();
-        let n = shard.expire_due(1050, usize::MAX, |e| seen.push(e.expire_at));
+        let n = shard.expire_due(1050, usize::MAX, |e| {
+            seen.push(e.expire_at);
+            0
+        });
         assert_eq!(n, seen.len());
         assert!(seen.iter().all(|&at| at <= 1050));
         assert_eq!(shard.next_deadline(), Some(1052));

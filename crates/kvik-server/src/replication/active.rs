@@ -141,8 +141,14 @@ mod tests {
         let args: Vec<&[u8]> = parser.args(&out).collect();
         let envelope = open(&args).unwrap();
         assert_eq!(envelope.origin, [0xab; 16]);
-        assert_eq!(envelope.command, b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n");
-        assert_eq!((envelope.db, envelope.ts, envelope.seq), (Some(3), 123456, Some(77)));
+        assert_eq!(
+            envelope.command,
+            b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
+        );
+        assert_eq!(
+            (envelope.db, envelope.ts, envelope.seq),
+            (Some(3), 123456, Some(77))
+        );
         assert_eq!(uuid_text(&[0xab; 16]).len(), 36);
     }
 

@@ -455,9 +455,19 @@ impl Link {
     /// write and travels on as the peer's. A write born here, or applied already
     /// (met by another path of a mesh), is dropped; a transaction is kept or
     /// dropped whole.
-    fn replay(&self, repl: &Replication, master: &mut ClientState, args: &[&[u8]], group: &mut Group) {
+    fn replay(
+        &self,
+        repl: &Replication,
+        master: &mut ClientState,
+        args: &[&[u8]],
+        group: &mut Group,
+    ) {
         let Some(envelope) = active::open(args) else {
-            log_warning!("Dropping a malformed RREPLAY from master {}:{}", self.host, self.port);
+            log_warning!(
+                "Dropping a malformed RREPLAY from master {}:{}",
+                self.host,
+                self.port
+            );
             return;
         };
         if envelope.origin == repl.node_id {
@@ -465,7 +475,10 @@ impl Link {
         }
         let mut parser = RequestParser::new();
         let command = envelope.command;
-        if !matches!(parser.parse(command, Limits::default()), Ok(Parsed::Command { .. })) {
+        if !matches!(
+            parser.parse(command, Limits::default()),
+            Ok(Parsed::Command { .. })
+        ) {
             log_warning!("Dropping an RREPLAY whose command does not parse");
             return;
         }

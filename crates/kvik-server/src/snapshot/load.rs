@@ -4,7 +4,7 @@
 //! are dropped (kvik is always a master), duplicates refused, access data restored.
 //! Must not touch the file format (the reader's) or the save bookkeeping.
 
-use crate::keyspace::{hash_key, AccessClock, EntryBox, EntryData, Locked};
+use crate::keyspace::{hash_key, AccessClock, EntryBox, EntryData, Keyspace, Locked, ShardData};
 use crate::persistence::rdb::file::{self, KeyMeta, LoadError, Visitor};
 use crate::persistence::rdb::Limits;
 use crate::scripting::functions::{compile_library, Collision, Library};
@@ -24,9 +24,40 @@ pub struct Loaded {
     pub repl: Option<([u8; 40], u64)>,
 }
 
-/// Fills the shards a [`Locked`] holds (every shard of every database).
+/// Where loaded keys go.
+pub enum LoadTarget<'l, 'a> {
+    /// The shards the caller holds (every shard of every database): a start-up
+    /// load, DEBUG RELOAD, a replica's full sync.
+    Held(&'l mut Locked<'a>),
+    /// Each key's shard, locked for that key alone: an active replica merging a
+    /// peer's full sync must neither stop its clients nor its own snapshots (two
+    /// peers syncing from each other at once would wait on each other for ever).
+    KeyByKey(&'l Keyspace),
+}
+
+impl LoadTarget<'_, '_> {
+    fn keyspace(&self) -> &Keyspace {
+        match self {
+            LoadTarget::Held(locked) => locked.keyspace(),
+            LoadTarget::KeyByKey(keyspace) => keyspace,
+        }
+    }
+
+    /// Run `f` on shard `shard` of database `db`.
+    fn with_shard<R>(&mut self, db: usize, shard: usize, f: impl FnOnce(&mut ShardData) -> R) -> R {
+        match self {
+            LoadTarget::Held(locked) => f(locked.shard_at(db, shard)),
+            LoadTarget::KeyByKey(keyspace) => {
+                let id = keyspace.global_id(db, shard);
+                f(&mut keyspace.lock_for_use(id))
+            }
+        }
+    }
+}
+
+/// Fills the keyspace from a file's contents.
 struct IntoKeyspace<'l, 'a> {
-    locked: &'l mut Locked<'a>,
+    target: LoadTarget<'l, 'a>,
     scripting: &'l Scripting,
     clock: AccessClock,
     now_ms: u64,
@@ -77,7 +108,7 @@ impl Visitor for IntoKeyspace<'_, '_> {
     }
 
     fn has_db(&self, db: u64) -> bool {
-        db < self.locked.keyspace().databases() as u64
+        db < self.target.keyspace().databases() as u64
     }
 
     /// Size the database's shards for the keys announced, each for its share. The
@@ -85,10 +116,10 @@ impl Visitor for IntoKeyspace<'_, '_> {
     /// (past the cap, tables grow as keys arrive).
     fn db_size_hint(&mut self, db: usize, keys: u64, _volatile: u64) {
         const MOST_KEYS_PRESIZED: u64 = 1 << 24;
-        let shards = self.locked.keyspace().shards_per_db();
+        let shards = self.target.keyspace().shards_per_db();
         let per_shard = keys.min(MOST_KEYS_PRESIZED) as usize / shards;
         for shard in 0..shards {
-            self.locked.shard_at(db, shard).reserve(per_shard);
+            self.target.with_shard(db, shard, |s| s.reserve(per_shard));
         }
     }
 
@@ -108,14 +139,9 @@ impl Visitor for IntoKeyspace<'_, '_> {
             .restored(meta.idle_seconds, meta.freq, self.now_ms)
             .unwrap_or_else(|| self.clock.initial(self.now_ms));
         let hash = hash_key(&key);
-        let shard = self.locked.keyspace().shard_of(hash);
+        let shard = self.target.keyspace().shard_of(hash);
         if let Some(ts) = meta.ts {
-            // An active-replication peer's key: it is merged only where it is the
-            // newest write (last writer wins, tombstones included).
             crate::hlc::observe(ts);
-            if self.merge && self.locked.shard_at(db, shard).newest_ts(hash, &key) >= ts {
-                return Ok(());
-            }
         }
         let data = EntryData {
             value,
@@ -125,7 +151,18 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 .unwrap_or_else(|| crate::hlc::next_after(0, self.now_ms)),
         };
         let entry = EntryBox::new(&key, data, access);
-        let replaced = self.locked.shard_at(db, shard).insert(hash, entry);
+        let (merge, ts) = (self.merge, meta.ts);
+        let Some(replaced) = self.target.with_shard(db, shard, |s| {
+            // An active-replication peer's key is merged only where it is the
+            // newest write (last writer wins, tombstones included).
+            let older = ts.is_some_and(|ts| merge && s.newest_ts(hash, &key) >= ts);
+            (!older).then(|| s.insert(hash, entry))
+        }) else {
+            return Ok(());
+        };
+        if matches!(self.target, LoadTarget::KeyByKey(_)) {
+            self.target.keyspace().signal_modified(db, &key);
+        }
         if replaced.is_some() && !self.merge {
             return Err(LoadError::Refused(format!(
                 "RDB has duplicated key '{}' in DB {db}",
@@ -144,19 +181,20 @@ impl Visitor for IntoKeyspace<'_, '_> {
     /// (only while this node keeps graves, that is, replicates actively).
     fn grave(&mut self, db: usize, key: &[u8], ts: u64) {
         let hash = hash_key(key);
-        let shard = self.locked.keyspace().shard_of(hash);
-        let shard = self.locked.shard_at(db, shard);
-        if shard.graves().is_none() {
-            return;
-        }
-        if shard.find(hash, key).is_some_and(|e| e.ts < ts) {
-            if let Some(entry) = shard.remove(hash, key) {
-                entry.free(false);
+        let shard = self.target.keyspace().shard_of(hash);
+        self.target.with_shard(db, shard, |shard| {
+            if shard.graves().is_none() {
+                return;
             }
-        }
-        if shard.find(hash, key).is_none() {
-            shard.bury(key, ts);
-        }
+            if shard.find(hash, key).is_some_and(|e| e.ts < ts) {
+                if let Some(entry) = shard.remove(hash, key) {
+                    entry.free(false);
+                }
+            }
+            if shard.find(hash, key).is_none() {
+                shard.bury(key, ts);
+            }
+        });
     }
 
     /// A peer flushed database `db` at `ts`: older keys here go.
@@ -164,13 +202,14 @@ impl Visitor for IntoKeyspace<'_, '_> {
         if !self.merge {
             return;
         }
-        for shard in 0..self.locked.keyspace().shards_per_db() {
-            let shard = self.locked.shard_at(db, shard);
-            if shard.graves().is_some() {
-                for entry in shard.take_older_than(ts) {
-                    entry.free(false);
+        for shard in 0..self.target.keyspace().shards_per_db() {
+            self.target.with_shard(db, shard, |shard| {
+                if shard.graves().is_some() {
+                    for entry in shard.take_older_than(ts) {
+                        entry.free(false);
+                    }
                 }
-            }
+            });
         }
     }
 }
@@ -217,10 +256,21 @@ pub fn load_reader(
     limits: &Limits,
     how: LoadHow,
 ) -> Result<Loaded, LoadError> {
+    read_into(reader, LoadTarget::Held(locked), scripting, limits, how)
+}
+
+/// Load an RDB read from `reader` into `target`, as [`load_reader`] describes.
+pub fn read_into(
+    reader: impl std::io::Read,
+    target: LoadTarget,
+    scripting: &Scripting,
+    limits: &Limits,
+    how: LoadHow,
+) -> Result<Loaded, LoadError> {
     let mut into = IntoKeyspace {
-        clock: locked.clock(),
+        clock: target.keyspace().clock.get(),
         now_ms: crate::hlc::unix_ms(),
-        locked,
+        target,
         scripting,
         libraries: Vec::new(),
         loaded: Loaded::default(),
@@ -233,16 +283,20 @@ pub fn load_reader(
         .libraries
         .install(libraries, Collision::Replace)
         .map_err(|e| LoadError::Refused(format!("Failed loading library, {}", e.0)))?;
-    note_deadlines(locked);
+    note_deadlines(&mut into.target);
     Ok(loaded)
 }
 
 /// Tell the active expiry cycle where the loaded deadlines are.
-fn note_deadlines(locked: &mut Locked) {
-    let ks = locked.keyspace();
-    for db in 0..ks.databases() {
-        for shard in 0..ks.shards_per_db() {
-            let next = locked.shard_at(db, shard).next_due();
+fn note_deadlines(target: &mut LoadTarget) {
+    let (dbs, shards) = {
+        let ks = target.keyspace();
+        (ks.databases(), ks.shards_per_db())
+    };
+    for db in 0..dbs {
+        for shard in 0..shards {
+            let next = target.with_shard(db, shard, |s| s.next_due());
+            let ks = target.keyspace();
             ks.note_deadline(ks.global_id(db, shard), next);
         }
     }

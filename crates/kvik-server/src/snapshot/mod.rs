@@ -17,7 +17,7 @@ mod job;
 mod load;
 
 pub use job::{AtPoint, Snapshot};
-pub use load::{load_file, load_reader, LoadHow, Loaded};
+pub use load::{load_file, load_reader, read_into, LoadHow, LoadTarget, Loaded};
 
 use crate::keyspace::{AccessClock, Policy};
 use crate::log_warning;
