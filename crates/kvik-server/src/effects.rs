@@ -119,7 +119,8 @@ pub struct EffectRef<'a> {
     pub argv: &'a [&'a [u8]],
     pub ts: u64,
     pub origin: NodeId,
-    /// Its place in its origin's stream (its offset, for this node's own writes).
+    /// Its place in its origin's stream (its offset plus one, for this node's own
+    /// writes); 0 when unknown.
     pub seq: u64,
     /// Where it goes; never [`Targets::NONE`].
     pub targets: Targets,
@@ -279,9 +280,11 @@ impl EffectLog {
 
     /// Give one effect its offset and hand it to every sink.
     fn push(&self, inner: &mut Inner, db: usize, ts: u64, argv: &[&[u8]], targets: Targets) {
+        // One past the offset, so that no write of ours is numbered 0, which stands
+        // for "unnumbered" (a KeyDB peer's writes).
         let birth = REPLAYING.with(std::cell::Cell::get).unwrap_or(Birth {
             origin: self.origin,
-            seq: inner.offset,
+            seq: inner.offset + 1,
         });
         let effect = EffectRef {
             offset: inner.offset,

@@ -211,3 +211,114 @@ fn concurrent_writers_on_both_nodes_leave_identical_datasets() {
         assert_eq!(get(&mut a, &key), get(&mut b, &key), "{key}");
     }
 }
+
+#[test]
+fn after_a_long_partition_the_full_syncs_merge_and_a_delete_stays_deleted() {
+    // A backlog far smaller than what is written during the cut: the heal cannot
+    // be a partial resync.
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    a.cmd(&["SET", "x", "1"]);
+    a.cmd(&["SET", "kept", "1"]);
+    wait_for("x to reach B", || get(&mut b, "x") == b"$1\r\n1\r\n");
+    pair.cut();
+    b.cmd(&["SET", "x", "older"]);
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(a.cmd(&["DEL", "x"]), b":1\r\n");
+    assert!(
+        a.info_field("replication", "active_replica_tombstones")
+            .parse::<u64>()
+            .unwrap()
+            >= 1
+    );
+    let filler = "v".repeat(1024);
+    for i in 0..200 {
+        a.cmd(&["SET", &format!("a:{i}"), &filler]);
+        b.cmd(&["SET", &format!("b:{i}"), &filler]);
+    }
+    b.cmd(&["SET", "late", "from-b"]);
+    let full_before = a.info_field("stats", "sync_full");
+    pair.heal();
+    pair.converge();
+    assert_ne!(
+        a.info_field("stats", "sync_full"),
+        full_before,
+        "a full sync"
+    );
+    for conn in [&mut a, &mut b] {
+        assert_eq!(get(conn, "x"), b"$-1\r\n");
+        assert_eq!(get(conn, "kept"), b"$1\r\n1\r\n");
+        assert_eq!(get(conn, "late"), b"$6\r\nfrom-b\r\n");
+        assert_eq!(conn.cmd(&["DBSIZE"]), b":402\r\n");
+    }
+}
+
+#[test]
+fn three_masters_in_a_mesh_converge() {
+    let args = ["--multi-master", "yes"];
+    let all: Vec<&str> = ACTIVE.iter().chain(&args).copied().collect();
+    let nodes: Vec<TestServer> = (0..3).map(|_| TestServer::start(&all)).collect();
+    for (i, node) in nodes.iter().enumerate() {
+        let mut conn = node.raw();
+        for (j, peer) in nodes.iter().enumerate() {
+            if i != j {
+                let port = peer.port().to_string();
+                assert_eq!(conn.cmd(&["REPLICAOF", "127.0.0.1", &port]), b"+OK\r\n");
+            }
+        }
+        wait_for("every link to come up", || {
+            conn.info_field("replication", "master_global_link_status") == "up"
+        });
+    }
+    let mut conns: Vec<RawConn> = nodes.iter().map(|n| n.raw()).collect();
+    for round in 0..50 {
+        for (i, conn) in conns.iter_mut().enumerate() {
+            conn.cmd(&["SET", &format!("k{}", round % 10), &format!("{i}-{round}")]);
+            conn.cmd(&["INCR", "hits"]);
+            conn.cmd(&["SADD", &format!("s{i}"), &round.to_string()]);
+        }
+    }
+    let digest = |conn: &mut RawConn| conn.cmd(&["DEBUG", "DIGEST"]);
+    wait_for("the mesh to converge", || {
+        let first = digest(&mut conns[0]);
+        conns.iter_mut().all(|c| digest(c) == first)
+    });
+    // Each write counted once, though it reached every node by two paths.
+    assert_eq!(conns[1].cmd(&["GET", "hits"]), b"$3\r\n150\r\n");
+    let port = nodes[2].port().to_string();
+    assert_eq!(
+        conns[0].cmd(&["REPLICAOF", "REMOVE", "127.0.0.1", &port]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        conns[0].cmd(&["REPLICAOF", "REMOVE", "127.0.0.1", &port]),
+        b"-ERR Master not found\r\n"
+    );
+    let info = String::from_utf8_lossy(&conns[0].cmd(&["INFO", "replication"])).into_owned();
+    assert!(!info.contains("master_1_host"), "{info}");
+    assert_eq!(
+        conns[0].info_field("replication", "master_link_status"),
+        "up"
+    );
+}
+
+#[test]
+fn tombstones_are_dropped_once_every_peer_has_seen_them() {
+    let pair = Pair::start(&[]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    a.cmd(&["SET", "x", "1"]);
+    wait_for("x to reach B", || get(&mut b, "x") == b"$1\r\n1\r\n");
+    a.cmd(&["DEL", "x"]);
+    wait_for("x to go from B", || get(&mut b, "x") == b"$-1\r\n");
+    assert_eq!(
+        a.info_field("replication", "active_replica_tombstones"),
+        "1"
+    );
+    support::wait_for_within(Duration::from_secs(30), "the tombstone to go", || {
+        a.info_field("replication", "active_replica_tombstones") == "0"
+    });
+    assert_eq!(
+        a.info_field("replication", "active_replica_tombstones_bytes"),
+        "0"
+    );
+}

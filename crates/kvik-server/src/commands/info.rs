@@ -728,6 +728,12 @@ fn replication_section(server: &Server, r: &mut Report) {
             r.field("replica_announced", u8::from(announced));
         }
     }
+    if repl.is_active() {
+        // kvik's own: the tombstones of removed keys kept for the peers.
+        let (graves, bytes) = server.keyspace.graves_held();
+        r.field("active_replica_tombstones", graves);
+        r.field("active_replica_tombstones_bytes", bytes);
+    }
     let replicas = repl.replicas.all();
     r.field("connected_slaves", replicas.len());
     if min_replicas > 0 && min_lag > 0 {

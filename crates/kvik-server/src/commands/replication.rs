@@ -567,6 +567,10 @@ impl crate::replication::Host for ServerHost {
         self.read_rdb(src, false)
     }
 
+    fn collect_graves(&self, before: u64) -> usize {
+        self.server().keyspace.collect_graves(before)
+    }
+
     fn merge(&self, src: &mut dyn std::io::Read) -> Result<u64, String> {
         self.read_rdb(src, true)
     }

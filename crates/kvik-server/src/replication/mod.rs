@@ -49,6 +49,8 @@ pub trait Host: Send + Sync {
     /// Replace the whole dataset with the RDB read from `src`, as a replica loads a
     /// full sync (expired keys kept: the master's DELs remove them).
     fn load(&self, src: &mut dyn std::io::Read) -> Result<u64, String>;
+    /// Drop the tombstones of keys removed before timestamp `before`; how many went.
+    fn collect_graves(&self, before: u64) -> usize;
     /// Merge the RDB read from `src` into the dataset, as an active replica takes a
     /// full sync: a key replaces ours only when its write is newer (by the
     /// timestamps the file carries), and the file's tombstones remove older keys.
@@ -456,6 +458,34 @@ impl Replication {
         );
     }
 
+    /// Active replication: tombstones guard against a peer's older write arriving
+    /// late, over a healed link or in a resync. While every link is up and every
+    /// replica has acknowledged our whole stream, nothing older than a few seconds
+    /// is still on its way: the graves older than that go. During a partition (a link
+    /// down, a replica behind) every grave stays.
+    fn collect_graves(&self, settled_since: &mut Option<(std::time::Instant, u64)>) {
+        const KEEP: std::time::Duration = std::time::Duration::from_secs(10);
+        let links = self.links();
+        let replicas = self.replicas.all();
+        let offset = self.offset();
+        let settled = self.is_active()
+            && links.iter().all(|l| l.is_up())
+            && replicas
+                .iter()
+                .all(|f| f.is_online() && f.ack_offset.load(Ordering::Acquire) >= offset);
+        if !settled {
+            *settled_since = None;
+            return;
+        }
+        let now_ms = crate::hlc::unix_ms();
+        let (since, _) = *settled_since.get_or_insert((std::time::Instant::now(), now_ms));
+        if since.elapsed() < KEEP {
+            return;
+        }
+        let before = (now_ms - KEEP.as_millis() as u64) << crate::hlc::LOGICAL_BITS;
+        self.host().collect_graves(before);
+    }
+
     /// The PING a master sends its replicas every `repl-ping-replica-period`.
     pub fn ping_replicas(&self) {
         if !self.is_replica() && self.replicas.count() > 0 {
@@ -469,6 +499,7 @@ impl Replication {
 fn cron(repl: &std::sync::Weak<Replication>) {
     let mut last_ping = std::time::Instant::now();
     let mut no_replicas_since = None;
+    let mut settled_since = None;
     loop {
         std::thread::sleep(std::time::Duration::from_millis(100));
         let Some(repl) = repl.upgrade() else {
@@ -482,6 +513,7 @@ fn cron(repl: &std::sync::Weak<Replication>) {
         let period = config.repl_ping_replica_period.max(1) as u64;
         if last_ping.elapsed().as_secs() >= period {
             repl.ping_replicas();
+            repl.collect_graves(&mut settled_since);
             last_ping = std::time::Instant::now();
         }
         repl.failover_cron();
