@@ -86,6 +86,13 @@ const SUBEXPIRE_WHEN: &[u8] = b"keydb-subexpire-when";
 const KEY_TS: &[u8] = b"kvik-ts";
 const GRAVE: &[u8] = b"kvik-grave";
 const GRAVES_FLOOR: &[u8] = b"kvik-graves-floor";
+/// A counted key's state (per-node totals), written before the key it belongs to.
+pub const COUNTER: &[u8] = b"kvik-counter";
+
+/// The state of the counted key written next (its text is the server's).
+pub fn write_counter(out: &mut impl Sink, state: &[u8]) {
+    write_aux(out, COUNTER, state);
+}
 
 /// A removed key's tombstone, in the current database.
 pub fn write_grave(out: &mut impl Sink, key: &[u8], ts: u64) {

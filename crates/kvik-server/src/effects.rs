@@ -56,7 +56,12 @@ thread_local! {
 
 /// Is this thread applying a peer's write (inside [`replaying`])?
 pub fn replaying_now() -> bool {
-    REPLAYING.with(|r| r.get().is_some())
+    birth_now().is_some()
+}
+
+/// The birth of the peer's write this thread is applying, if it is.
+pub fn birth_now() -> Option<Birth> {
+    REPLAYING.with(std::cell::Cell::get)
 }
 
 /// Run `f` (a peer's write being applied) so that the effects it yields carry

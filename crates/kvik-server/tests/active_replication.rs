@@ -218,10 +218,15 @@ fn after_a_long_partition_the_full_syncs_merge_and_a_delete_stays_deleted() {
     // be a partial resync.
     let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
     let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
-    a.cmd(&["SET", "x", "1"]);
     a.cmd(&["SET", "kept", "1"]);
+    a.cmd(&["SET", "k", "1"]);
+    a.cmd(&["SET", "x", "1"]);
     wait_for("x to reach B", || get(&mut b, "x") == b"$1\r\n1\r\n");
     pair.cut();
+    for _ in 0..3 {
+        a.cmd(&["INCR", "k"]);
+    }
+    b.cmd(&["INCR", "k"]);
     b.cmd(&["SET", "x", "older"]);
     std::thread::sleep(Duration::from_millis(5));
     assert_eq!(a.cmd(&["DEL", "x"]), b":1\r\n");
@@ -249,7 +254,12 @@ fn after_a_long_partition_the_full_syncs_merge_and_a_delete_stays_deleted() {
         assert_eq!(get(conn, "x"), b"$-1\r\n");
         assert_eq!(get(conn, "kept"), b"$1\r\n1\r\n");
         assert_eq!(get(conn, "late"), b"$6\r\nfrom-b\r\n");
-        assert_eq!(conn.cmd(&["DBSIZE"]), b":402\r\n");
+        assert_eq!(
+            get(conn, "k"),
+            b"$1\r\n5\r\n",
+            "the increments of both sides"
+        );
+        assert_eq!(conn.cmd(&["DBSIZE"]), b":403\r\n");
     }
 }
 

@@ -304,6 +304,14 @@ pub fn run_locked<'a>(
     if own_group {
         locked.begin_effect_group();
     }
+    // Active replication counts increments per node, for full syncs to merge.
+    let counted = match cmd.has(table::flags::MERGES_AS_COUNTER) {
+        true => cmd.key_positions(args).and_then(|positions| {
+            let (db, key) = (locked.db, args[*positions.first()?]);
+            Some((key, locked.counter_before(db, key)?))
+        }),
+        false => None,
+    };
     let started = Instant::now();
     let mut ctx = Ctx {
         server,
@@ -329,6 +337,10 @@ pub fn run_locked<'a>(
         && !ctx.client.running_script
     {
         remember_reads(server, ctx.client, cmd, args);
+    }
+    if let (Some((key, before)), Ok(())) = (counted, &result) {
+        let db = ctx.keys.db;
+        ctx.keys.count_increment(db, key, before);
     }
     let changes = ctx.keys.dirty() - dirty_before + ctx.extra_dirty;
     if changes > 0 && !ctx.propagated {

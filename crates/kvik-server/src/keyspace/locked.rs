@@ -316,6 +316,48 @@ impl<'a> Locked<'a> {
         self.shard_mut(db, hash).newest_ts(hash, key) >= ts
     }
 
+    /// Before a counter's increment of `key` (active replication): the newest
+    /// timestamp the key has seen and the integer it holds (0 when absent). `None`
+    /// when this node counts nothing or the key holds no integer.
+    pub fn counter_before(&mut self, db: usize, key: &[u8]) -> Option<(u64, i64)> {
+        let hash = hash_key(key);
+        let shard = self.shard_mut(db, hash);
+        if !shard.keeps_counters() {
+            return None;
+        }
+        let value = match shard.find(hash, key) {
+            None => 0,
+            Some(entry) => entry.value.as_str()?.as_i64()?,
+        };
+        Some((shard.newest_ts(hash, key), value))
+    }
+
+    /// After a counter's increment of `key`: add it to the key's state, as the
+    /// writing node's (ours, or the peer's being replayed). A key written otherwise
+    /// since the state's last increment starts a new state on that write.
+    pub fn count_increment(&mut self, db: usize, key: &[u8], before: (u64, i64)) {
+        let node = crate::effects::birth_now().map_or(self.env.effects.origin(), |b| b.origin);
+        let hash = hash_key(key);
+        let shard = self.shard_mut(db, hash);
+        let Some(entry) = shard.find(hash, key) else {
+            return;
+        };
+        let Some(now) = entry.value.as_str().and_then(|s| s.as_i64()) else {
+            return;
+        };
+        let delta = now.wrapping_sub(before.1);
+        if delta == 0 {
+            return;
+        }
+        let ts = crate::hlc::imposed_now().unwrap_or(entry.ts);
+        let mut counter = shard
+            .counter_as_of(key, before.0)
+            .cloned()
+            .unwrap_or_else(|| super::Counter::new(before.0, before.1));
+        counter.add(node, delta, ts);
+        shard.set_counter(key, counter);
+    }
+
     /// Has `key` of `db` been removed at `ts` or later (it may live again since)?
     pub fn buried_since(&mut self, db: usize, key: &[u8], ts: u64) -> bool {
         let hash = hash_key(key);

@@ -13,6 +13,7 @@
 
 mod access;
 mod capture;
+mod counters;
 mod entry;
 mod eviction;
 mod expire;
@@ -24,6 +25,7 @@ mod shard;
 
 pub use access::{access_clock, idle_seconds, AccessClock, ClockMode};
 pub use capture::ShardCapture;
+pub use counters::Counter;
 pub use entry::{Entry, EntryBox, EntryData};
 pub use eviction::{Evictor, Policy};
 pub use expire::{active_expire_cycle, ExpireCursor};

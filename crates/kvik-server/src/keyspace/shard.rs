@@ -13,11 +13,13 @@
 //! Invariant kept by every method here: an entry has `expire_at != 0` exactly when its
 //! (expire_at, hash) pair is counted in `expires`.
 
+use super::counters::Counter;
 use super::graves::Graves;
 use super::{Entry, EntryBox, EntryData};
 use crate::types::Value;
 use hashbrown::HashTable;
 use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 #[derive(Default)]
 pub struct ShardData {
@@ -34,6 +36,11 @@ pub struct ShardData {
     /// Tombstones of removed keys, while this node replicates actively (see
     /// `graves.rs`); `None` otherwise.
     pub(super) graves: Option<Box<Graves>>,
+    /// Counted keys' states, while this node replicates actively (see
+    /// `counters.rs`); `None` otherwise. Boxed: 8 bytes in each of the many shards
+    /// instead of a map's 48, for the nodes (most) that never count.
+    #[allow(clippy::box_collection)]
+    counters: Option<Box<HashMap<Box<[u8]>, Counter>>>,
 }
 
 impl ShardData {
@@ -74,13 +81,70 @@ impl ShardData {
         self.table.reserve(additional, |e| super::hash_key(e.key()));
     }
 
-    /// Keep tombstones of removed keys from now on (active replication), or stop.
+    /// Keep tombstones of removed keys and counters' states from now on (active
+    /// replication), or stop.
     pub fn keep_graves(&mut self, keep: bool) {
         match (keep, self.graves.is_some()) {
-            (true, false) => self.graves = Some(Box::default()),
-            (false, true) => self.graves = None,
+            (true, false) => {
+                self.graves = Some(Box::default());
+                self.counters = Some(Box::default());
+            }
+            (false, true) => {
+                self.graves = None;
+                self.counters = None;
+            }
             _ => {}
         }
+    }
+
+    /// Whether counters' states are kept here (active replication).
+    pub fn keeps_counters(&self) -> bool {
+        self.counters.is_some()
+    }
+
+    /// Whether any key here has a counter's state.
+    pub fn counts_any(&self) -> bool {
+        self.counters.as_ref().is_some_and(|c| !c.is_empty())
+    }
+
+    /// The current state of counted key `key`: `None` when it has none, or when a
+    /// write of another kind came after its last increment.
+    pub fn counter(&self, hash: u64, key: &[u8]) -> Option<&Counter> {
+        let ts = self.find(hash, key).map(|e| e.ts)?;
+        self.counter_as_of(key, ts)
+    }
+
+    /// The state of counted key `key` if its last increment was the key's write at
+    /// `ts` (the key's timestamp before the command running now changed it).
+    pub fn counter_as_of(&self, key: &[u8], ts: u64) -> Option<&Counter> {
+        self.counters
+            .as_ref()?
+            .get(key)
+            .filter(|c| c.newest_ts() == ts)
+    }
+
+    /// Record `counter` as the state of `key`.
+    pub fn set_counter(&mut self, key: &[u8], counter: Counter) {
+        if let Some(counters) = &mut self.counters {
+            counters.insert(key.into(), counter);
+        }
+    }
+
+    /// Merge a peer's state of counted key `key` into ours, which is current: the
+    /// entry takes the merged value. Returns false (nothing done) when ours is not.
+    pub fn merge_counter(&mut self, hash: u64, key: &[u8], theirs: &Counter) -> bool {
+        let Some(mut ours) = self.counter(hash, key).cloned() else {
+            return false;
+        };
+        if ours.merge(theirs) {
+            if let Some(entry) = self.find_mut(hash, key) {
+                entry.value =
+                    crate::types::Value::Str(crate::types::string::StrValue::Int(ours.value()));
+                entry.ts = entry.ts.max(ours.newest_ts());
+            }
+            self.set_counter(key, ours);
+        }
+        true
     }
 
     pub fn graves(&self) -> Option<&Graves> {
@@ -99,11 +163,23 @@ impl ShardData {
         }
     }
 
-    /// `key` was removed at `ts`: leave its grave, when graves are kept.
+    /// `key` was removed at `ts`: leave its grave, when graves are kept (and forget
+    /// its counting).
     pub fn bury(&mut self, key: &[u8], ts: u64) {
         if let Some(graves) = &mut self.graves {
             graves.bury(key, ts);
         }
+        if let Some(counters) = &mut self.counters {
+            counters.remove(key);
+        }
+    }
+
+    /// Each counted key's current state, for a snapshot sent to a peer.
+    pub fn counters(&self) -> impl Iterator<Item = (&[u8], &Counter)> {
+        self.counters
+            .iter()
+            .flat_map(|c| c.iter())
+            .map(|(k, c)| (&**k, c))
     }
 
     /// Insert or replace; returns the entry that was replaced.

@@ -117,7 +117,14 @@ impl Snapshot {
     /// file is for active-replication peers.
     fn serialize(&self, shard: &ShardData) -> Vec<u8> {
         let mut out = Vec::new();
+        let counters = self.settings.timestamps && shard.counts_any();
         for entry in shard.iter() {
+            if counters {
+                let hash = crate::keyspace::hash_key(entry.key());
+                if let Some(counter) = shard.counter(hash, entry.key()) {
+                    file::write_counter(&mut out, counter.encode().as_bytes());
+                }
+            }
             file::write_key(
                 &mut out,
                 entry.key(),

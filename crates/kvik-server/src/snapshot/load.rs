@@ -4,7 +4,9 @@
 //! are dropped (kvik is always a master), duplicates refused, access data restored.
 //! Must not touch the file format (the reader's) or the save bookkeeping.
 
-use crate::keyspace::{hash_key, AccessClock, EntryBox, EntryData, Keyspace, Locked, ShardData};
+use crate::keyspace::{
+    hash_key, AccessClock, Counter, EntryBox, EntryData, Keyspace, Locked, ShardData,
+};
 use crate::persistence::rdb::file::{self, KeyMeta, LoadError, Visitor};
 use crate::persistence::rdb::Limits;
 use crate::scripting::functions::{compile_library, Collision, Library};
@@ -67,6 +69,8 @@ struct IntoKeyspace<'l, 'a> {
     merge: bool,
     /// Keys whose deadline passed are kept: a replica's master deletes them.
     keep_expired: bool,
+    /// The counter's state written before the next key (active replication).
+    next_counter: Option<Counter>,
 }
 
 impl Visitor for IntoKeyspace<'_, '_> {
@@ -88,6 +92,9 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 if let (Some(r), Ok(offset)) = (self.loaded.repl.as_mut(), value.parse()) {
                     r.1 = offset;
                 }
+            }
+            name if name == file::COUNTER => {
+                self.next_counter = Counter::decode(value.as_bytes());
             }
             b"used-mem" => {
                 let bytes: f64 = value.parse().unwrap_or(0.0);
@@ -151,12 +158,25 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 .unwrap_or_else(|| crate::hlc::next_after(0, self.now_ms)),
         };
         let entry = EntryBox::new(&key, data, access);
-        let (merge, ts) = (self.merge, meta.ts);
+        let (merge, ts, counter) = (self.merge, meta.ts, self.next_counter.take());
         let Some(replaced) = self.target.with_shard(db, shard, |s| {
+            // A key both nodes counted: the per-node totals merge.
+            if let Some(theirs) = counter.as_ref().filter(|_| merge) {
+                if s.merge_counter(hash, &key, theirs) {
+                    return None;
+                }
+            }
             // An active-replication peer's key is merged only where it is the
             // newest write (last writer wins, tombstones included).
             let older = ts.is_some_and(|ts| merge && s.newest_ts(hash, &key) >= ts);
-            (!older).then(|| s.insert(hash, entry))
+            if older {
+                return None;
+            }
+            let replaced = s.insert(hash, entry);
+            if let Some(counter) = counter {
+                s.set_counter(&key, counter);
+            }
+            Some(replaced)
         }) else {
             return Ok(());
         };
@@ -276,6 +296,7 @@ pub fn read_into(
         loaded: Loaded::default(),
         merge: how.merge,
         keep_expired: how.keep_expired,
+        next_counter: None,
     };
     file::read(reader, limits, how.verify_checksum, &mut into)?;
     let (libraries, loaded) = (std::mem::take(&mut into.libraries), into.loaded);
