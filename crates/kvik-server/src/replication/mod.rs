@@ -117,6 +117,10 @@ pub struct Replication {
     multi_master: AtomicBool,
     /// What each origin has had applied here (active replication).
     pub seen: active::Seen,
+    /// Held by the link loading a full sync: with several masters, one loads at a
+    /// time (a node restarting in a mesh must not take every peer's dataset into
+    /// memory at once).
+    sync_turn: Mutex<()>,
     /// The backlog is one of the effect log's sinks.
     listening: AtomicBool,
     /// A FAILOVER under way.
@@ -146,6 +150,7 @@ impl Replication {
             active: AtomicBool::new(false),
             multi_master: AtomicBool::new(false),
             seen: active::Seen::default(),
+            sync_turn: Mutex::new(()),
             listening: AtomicBool::new(false),
             waits: Mutex::new(Vec::new()),
             failover: Mutex::new(None),
@@ -456,6 +461,11 @@ impl Replication {
         crate::log_notice!(
             "Replication backlog freed after {ttl_secs} seconds without connected replicas."
         );
+    }
+
+    /// Wait for this node's turn to load a full sync (one link at a time).
+    pub fn sync_turn(&self) -> parking_lot::MutexGuard<'_, ()> {
+        self.sync_turn.lock()
     }
 
     /// Active replication: tombstones guard against a peer's older write arriving

@@ -317,6 +317,7 @@ impl Link {
         );
         wire.counted = 0;
         let active = repl.is_active();
+        let _turn = repl.sync_turn();
         let loaded = match active {
             true => repl.host().merge(wire),
             false => repl.host().load(wire),
