@@ -54,6 +54,15 @@ thread_local! {
     static REPLAYING: std::cell::Cell<Option<Birth>> = const { std::cell::Cell::new(None) };
 }
 
+/// Run `f` so that the effects it yields are this node's own, even while a peer's
+/// write is being applied (a repair this node sends of its own value).
+pub fn as_own<R>(f: impl FnOnce() -> R) -> R {
+    let before = REPLAYING.with(|r| r.replace(None));
+    let result = f();
+    REPLAYING.with(|r| r.set(before));
+    result
+}
+
 /// Is this thread applying a peer's write (inside [`replaying`])?
 pub fn replaying_now() -> bool {
     birth_now().is_some()

@@ -288,6 +288,7 @@ pub fn run_locked<'a>(
     let cmd: &'static Command = registry().get(id);
     if let Some(ts) = crate::hlc::imposed_now() {
         if replay_is_stale(cmd, args, ts, locked) {
+            repair_newer_keys(cmd, args, ts, locked);
             return Ran {
                 result: Ok(()),
                 replied_error: false,
@@ -381,6 +382,32 @@ fn replay_is_stale(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) 
             .any(|&i| locked.buried_since(db, args[i], ts));
     }
     positions.iter().any(|&i| locked.is_stale(db, args[i], ts))
+}
+
+/// A peer's write stamped `ts` was dropped because these keys are newer here. The
+/// peer applied its own write, and maybe ours on top of it (a list push, a hash
+/// field), so its value may be neither: send it ours whole, with our timestamp
+/// (RESTORE ... REPLACE ABSTTL), so that both end with the last writer's value.
+fn repair_newer_keys(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) {
+    let db = locked.db;
+    for &i in cmd.key_positions(args).iter().flatten() {
+        let key = args[i];
+        let Some(entry) = locked.get_in(db, key).filter(|e| e.ts > ts) else {
+            continue;
+        };
+        let payload = crate::persistence::rdb::payload::dump(&entry.value, false);
+        let deadline = entry.expire_at.to_string();
+        let key_ts = entry.ts;
+        let argv: [&[u8]; 6] = [
+            b"RESTORE",
+            key,
+            deadline.as_bytes(),
+            &payload,
+            b"REPLACE",
+            b"ABSTTL",
+        ];
+        locked.propagate_own(db, key_ts, &argv);
+    }
 }
 
 /// A call of command `id` with `args`, made by `origin`, ran to its end: count it

@@ -309,11 +309,18 @@ impl<'a> Locked<'a> {
         ts
     }
 
-    /// Has `key` of `db` seen a write or a removal at `ts` or later? A peer's write
-    /// stamped `ts` is then too old to apply (last writer wins).
+    /// Has `key` of `db` seen a write or a removal after `ts`? A peer's write
+    /// stamped `ts` is then too old to apply (last writer wins). An equal timestamp
+    /// is the same write met again, or a peer's repair of it: it applies.
     pub fn is_stale(&mut self, db: usize, key: &[u8], ts: u64) -> bool {
         let hash = hash_key(key);
-        self.shard_mut(db, hash).newest_ts(hash, key) >= ts
+        self.shard_mut(db, hash).newest_ts(hash, key) > ts
+    }
+
+    /// Append an effect of this node's own, stamped `ts`, for every destination
+    /// (a repair sent to peers: see the command door).
+    pub fn propagate_own(&mut self, db: usize, ts: u64, argv: &[&[u8]]) {
+        crate::effects::as_own(|| self.emit(db, ts, argv, Targets::ALL));
     }
 
     /// Before a counter's increment of `key` (active replication): the newest
