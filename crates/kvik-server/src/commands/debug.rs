@@ -176,6 +176,9 @@ fn reload(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err("ERR".into());
     }
     let server = ctx.server;
+    // Clients get -LOADING from the flush on, not only once the file is read.
+    let pace = crate::server::saving::loading_pace(&server.config.read());
+    let _underway = server.loading.begin(0, pace.interval_bytes);
     let all: Vec<usize> = (0..server.keyspace.databases()).collect();
     let mut locked = Locked::databases(ctx.key_env(), ctx.client.db, ctx.keys.now_ms, &all);
     if flush {

@@ -481,13 +481,16 @@ impl crate::replication::Host for ServerHost {
 
     fn load(&self, src: &mut dyn std::io::Read) -> Result<u64, String> {
         let server = self.server();
-        let (checksum, limits) = {
+        let (checksum, limits, pace) = {
             let config = server.config.read();
             (
                 config.rdbchecksum,
                 crate::persistence::rdb::Limits::from(&server.hot.encoding()),
+                crate::server::saving::loading_pace(&config),
             )
         };
+        // Clients get -LOADING while the master's data replaces the dataset.
+        let _underway = server.loading.begin(0, pace.interval_bytes);
         server.scripting.libraries.flush();
         let env = server.key_env(&self.stats);
         let all: Vec<usize> = (0..server.keyspace.databases()).collect();
@@ -500,10 +503,13 @@ impl crate::replication::Host for ServerHost {
         server.tracking.flushed();
         let how = LoadHow {
             verify_checksum: checksum,
-            merge: false,
             keep_expired: true,
+            loading: Some(&server.loading),
+            key_delay_us: pace.key_delay_us,
+            ..LoadHow::default()
         };
-        load_reader(src, &mut locked, &server.scripting, &limits, how)
+        let counted = server.loading.counted(src);
+        load_reader(counted, &mut locked, &server.scripting, &limits, how)
             .map(|loaded| loaded.keys)
             .map_err(|e| e.to_string())
     }

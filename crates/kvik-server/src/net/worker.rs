@@ -728,7 +728,10 @@ impl Worker {
         // included, before it next sleeps).
         self.server.evict_clients_over_limit(&self.stats);
         crate::scripting::release_stale(&self.server.scripting);
-        if self.server.hot.active_expire.load(Ordering::Relaxed) {
+        // A half-loaded dataset is not expired (the loader holds the shards), as
+        // Redis's cron does not expire while loading.
+        let active_expire = self.server.hot.active_expire.load(Ordering::Relaxed);
+        if active_expire && !self.server.loading.is_active() {
             let effort = self.server.config.read().active_expire_effort;
             let budget = period * expire_budget_percent(effort) / 100;
             self.active_expire(budget);

@@ -309,6 +309,8 @@ pub struct Server {
     pub replication: Arc<crate::replication::Replication>,
     /// The append-only file: its buffer, writer thread, files and rewrites.
     pub aof: Arc<crate::aof::Aof>,
+    /// Whether the dataset is being loaded, and how far it has got.
+    pub loading: crate::loading::Loading,
 }
 
 impl Server {
@@ -354,6 +356,7 @@ impl Server {
                 run_id.clone(),
             )),
             aof: Arc::new(crate::aof::Aof::new(&config, threads)),
+            loading: crate::loading::Loading::default(),
             run_id,
             node_id,
             port: AtomicU64::new(config.port as u64),
@@ -484,6 +487,7 @@ impl Server {
     /// Ask every thread to stop; the main thread finishes the shutdown.
     pub fn request_shutdown(&self) {
         self.shutdown_requested.store(true, Ordering::Release);
+        self.loading.request_stop();
         // A script that never ends would keep its thread from ever stopping.
         self.scripting.running.abort_all();
         self.broadcast(|| Message::Shutdown);

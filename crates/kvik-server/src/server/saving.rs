@@ -13,8 +13,8 @@ use super::Server;
 use crate::keyspace::Locked;
 use crate::persistence::rdb::file::LoadError;
 use crate::snapshot::{
-    load_file, rdb_path, settings, write_rdb, AtPoint, Loaded, Outcome, Pending, SaveError,
-    Snapshot, Target, BACKGROUND, FOREGROUND, SAVE_POINTS_CHECK,
+    load_file, rdb_path, settings, write_rdb, AtPoint, LoadHow, Loaded, Outcome, Pending,
+    SaveError, Snapshot, Target, BACKGROUND, FOREGROUND, SAVE_POINTS_CHECK,
 };
 use crate::{log_notice, log_warning};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -206,7 +206,8 @@ pub fn save_before_exit(server: &Server, asked: Option<bool>) -> Result<(), Save
     server.aof.cancel_rewrite();
     server.persistence.cancel_background();
     let wanted = asked.unwrap_or_else(|| !server.config.read().save.is_empty());
-    if !wanted {
+    // A half-loaded dataset is never saved over the file it comes from, as in Redis.
+    if !wanted || server.loading.is_active() {
         return Ok(());
     }
     log_notice!("Saving the final RDB snapshot before exiting.");
@@ -261,26 +262,59 @@ pub fn save_after_flushall(server: &Server, uncounted: u64) {
 
 /// Load `dir/dbfilename` into the keyspace that `locked` holds entirely. A missing
 /// file is an empty dataset. With `merge` a key of the file replaces one in memory;
-/// without, such a duplicate is an error.
+/// without, such a duplicate is an error. Clients get -LOADING meanwhile.
 pub fn load(
     server: &Server,
     locked: &mut Locked,
     merge: bool,
 ) -> Result<Option<Loaded>, LoadError> {
-    let (path, checksum) = {
+    let (path, checksum, pace) = {
         let config = server.config.read();
-        (rdb_path(&config), config.rdbchecksum)
+        (rdb_path(&config), config.rdbchecksum, loading_pace(&config))
     };
-    if !path.exists() {
+    let Ok(size) = std::fs::metadata(&path).map(|m| m.len()) else {
         return Ok(None);
-    }
+    };
     let limits = crate::persistence::rdb::Limits::from(&server.hot.encoding());
-    let loaded = load_file(&path, locked, &server.scripting, &limits, checksum, merge)?;
+    let _underway = server.loading.begin(size, pace.interval_bytes);
+    let how = LoadHow {
+        verify_checksum: checksum,
+        merge,
+        loading: Some(&server.loading),
+        key_delay_us: pace.key_delay_us,
+        ..LoadHow::default()
+    };
+    let loaded = load_file(&path, locked, &server.scripting, &limits, how)?;
     *server.persistence.last_load.lock() = loaded;
     Ok(Some(loaded))
 }
 
-/// Load the RDB file before the server starts serving, logging as Redis does.
+/// How a load paces itself: `loading-process-events-interval-bytes` and
+/// `key-load-delay`.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadingPace {
+    pub interval_bytes: u64,
+    pub key_delay_us: i32,
+}
+
+pub fn loading_pace(config: &kvik_config::Config) -> LoadingPace {
+    LoadingPace {
+        interval_bytes: u64::from(config.loading_process_events_interval_bytes),
+        key_delay_us: config.key_load_delay,
+    }
+}
+
+/// The redis-check-rdb style report on the RDB file (after it failed to load).
+pub fn check_report(server: &Server) -> String {
+    let (path, name) = {
+        let config = server.config.read();
+        (rdb_path(&config), config.dbfilename.clone())
+    };
+    let limits = crate::persistence::rdb::Limits::from(&server.hot.encoding());
+    crate::snapshot::check::report(&path, &name, &limits)
+}
+
+/// Load the RDB file at start-up, logging as Redis does.
 pub fn load_at_startup(server: &Server) -> Result<(), LoadError> {
     let started = Instant::now();
     let env = server.key_env(&server.thread_stats[0]);

@@ -13,7 +13,6 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Which access data goes in front of each key, as Redis decides it from
 /// `maxmemory-policy`: the idle time under an LRU policy, the counter under LFU.
@@ -33,8 +32,9 @@ pub struct Settings {
     /// How access fields read (LRU clock or LFU data).
     pub clock: AccessClock,
     /// `rdb-key-save-delay`: a testing knob that slows the writer by this much per
-    /// key it serializes itself (never the commands that capture a shard).
-    pub key_delay: Duration,
+    /// key it serializes itself (never the commands that capture a shard), in
+    /// microseconds ([`super::KeyDelay`]).
+    pub key_delay: i32,
 }
 
 /// What the snapshot fixed at its point in time besides the shards.
@@ -172,9 +172,7 @@ impl Snapshot {
         let bytes = match own {
             Some((bytes, keys)) => {
                 // Slept after the lock went, so the knob slows the save, not writers.
-                if !self.settings.key_delay.is_zero() {
-                    std::thread::sleep(self.settings.key_delay * keys as u32);
-                }
+                super::KeyDelay::new(self.settings.key_delay).after_keys(keys as u64);
                 bytes
             }
             None => self.captured.lock().remove(&id).unwrap_or_default(),

@@ -13,6 +13,7 @@
 //! saver thread's queue. Must not touch the RDB framing (`persistence::rdb::file`),
 //! clients, or the server's other state.
 
+pub mod check;
 mod job;
 mod load;
 
@@ -288,7 +289,48 @@ pub fn settings(config: &Config, clock: AccessClock) -> Settings {
         compress: config.rdbcompression,
         access,
         clock,
-        key_delay: Duration::from_micros(config.rdb_key_save_delay.max(0) as u64),
+        key_delay: config.rdb_key_save_delay,
+    }
+}
+
+/// Redis's `debugDelay` behind `rdb-key-save-delay` and `key-load-delay`: so many
+/// microseconds per key, or when negative, one microsecond every that many keys
+/// (Redis sleeps at random with that odds; counting gives the same pace).
+#[derive(Debug, Clone, Copy)]
+pub struct KeyDelay {
+    micros: i64,
+    keys: u64,
+}
+
+impl KeyDelay {
+    pub fn new(micros: i32) -> Self {
+        KeyDelay {
+            micros: i64::from(micros),
+            keys: 0,
+        }
+    }
+
+    /// How long `keys` more keys should take.
+    pub fn for_keys(&mut self, keys: u64) -> Duration {
+        let micros = match self.micros {
+            0 => return Duration::ZERO,
+            m if m > 0 => m as u64 * keys,
+            m => {
+                let every = m.unsigned_abs();
+                let before = self.keys / every;
+                self.keys += keys;
+                self.keys / every - before
+            }
+        };
+        Duration::from_micros(micros)
+    }
+
+    /// Sleep for `keys` more keys.
+    pub fn after_keys(&mut self, keys: u64) {
+        let pause = self.for_keys(keys);
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
     }
 }
 
@@ -379,4 +421,21 @@ pub fn write_rdb(
         let _ = std::fs::remove_file(&temp);
         SaveError::Failed
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeyDelay;
+    use std::time::Duration;
+
+    #[test]
+    fn a_negative_key_delay_is_one_microsecond_every_so_many_keys() {
+        let mut every_third = KeyDelay::new(-3);
+        let slept: Vec<Duration> = (0..6).map(|_| every_third.for_keys(1)).collect();
+        let micros: Vec<u128> = slept.iter().map(Duration::as_micros).collect();
+        assert_eq!(micros, [0, 0, 1, 0, 0, 1]);
+        assert_eq!(KeyDelay::new(-3).for_keys(10), Duration::from_micros(3));
+        assert_eq!(KeyDelay::new(5).for_keys(4), Duration::from_micros(20));
+        assert_eq!(KeyDelay::new(0).for_keys(4), Duration::ZERO);
+    }
 }
