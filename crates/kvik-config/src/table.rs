@@ -362,7 +362,7 @@ params! {
     aof_rewrite_cpulist: String = Str,
         "aof_rewrite_cpulist", IMM, "", "CPU list for the AOF rewrite task.";
     aof_rewrite_incremental_fsync: bool = Bool,
-        "aof-rewrite-incremental-fsync", 0, "yes", "fsync every 4 MB while rewriting the AOF.";
+        "aof-rewrite-incremental-fsync", LIVE, "yes", "fsync every 4 MB while writing an AOF base file.";
     aof_timestamp_enabled: bool = Bool,
         "aof-timestamp-enabled", LIVE, "no", "Write timestamp annotations into the AOF.";
     aof_use_rdb_preamble: bool = Bool,

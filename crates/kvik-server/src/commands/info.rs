@@ -620,8 +620,8 @@ fn stats_section(server: &Server, r: &mut Report) {
     r.field("total_writes_processed", 0);
     r.field("io_threaded_reads_processed", 0);
     r.field("io_threaded_writes_processed", 0);
-    r.field("reply_buffer_shrinks", 0);
-    r.field("reply_buffer_expands", 0);
+    r.field("reply_buffer_shrinks", sum(|s| &s.reply_buffer_shrinks));
+    r.field("reply_buffer_expands", sum(|s| &s.reply_buffer_expands));
 }
 
 /// INFO replication, every field Redis 7.0 prints, in its order.

@@ -15,7 +15,7 @@
 //! ([`super::busy`]).
 
 use super::busy;
-use super::conn::{Conn, Next, Reading};
+use super::conn::{Conn, Next, Reading, Resized};
 use super::conns::Conns;
 use super::stream::Stream;
 use crate::client::{ClientInfo, ClientSnapshot, ClientState};
@@ -723,6 +723,11 @@ impl Worker {
         let now = crate::hlc::unix_ms();
         for (_, conn) in self.conns.iter_mut() {
             conn.release_idle_buffer(now);
+            match conn.resize_reply_buffer(&self.server, now) {
+                Some(Resized::Shrunk) => self.stats.add(&self.stats.reply_buffer_shrinks, 1),
+                Some(Resized::Expanded) => self.stats.add(&self.stats.reply_buffer_expands, 1),
+                None => {}
+            }
         }
         // The chosen clients close when their threads read the mailbox (this one
         // included, before it next sleeps).

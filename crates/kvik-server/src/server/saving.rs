@@ -352,8 +352,8 @@ pub fn start_aof(server: &Server) -> std::io::Result<()> {
         let (snapshot, point) =
             begin(server).map_err(|_| std::io::Error::other("a snapshot is running"))?;
         let never = AtomicBool::new(false);
-        let checksum = server.config.read().rdbchecksum;
-        let written = aof.create_base_on_start(checksum, |sink| {
+        let checks = crate::aof::rewrite::BaseChecks::of(&server.config.read());
+        let written = aof.create_base_on_start(checks, |sink| {
             snapshot
                 .write(&server.keyspace, &point, sink, &never)
                 .is_ok()
@@ -419,9 +419,9 @@ pub fn bgrewriteaof(server: &Server) -> Result<(), RewriteRefused> {
 
 /// Write a rewrite's snapshot as the new base and switch the AOF to it.
 fn write_aof_base(server: &Server, job: crate::aof::rewrite::Job) {
-    let checksum = server.config.read().rdbchecksum;
+    let checks = crate::aof::rewrite::BaseChecks::of(&server.config.read());
     let cancel = &job.rewrite.cancel;
-    let base = server.aof.write_base(checksum, |sink| {
+    let base = server.aof.write_base(checks, |sink| {
         job.snapshot
             .write(&server.keyspace, &job.point, sink, cancel)
             .is_ok()

@@ -352,14 +352,29 @@ pub const BACKGROUND: &str = "temp-bgsave";
 /// `rdb-save-incremental-fsync` (Redis's REDIS_AUTOSYNC_BYTES).
 const INCREMENTAL_FSYNC_BYTES: usize = 4 * 1024 * 1024;
 
-/// The temp file a save writes. With `rdb-save-incremental-fsync` it is synced every
-/// [`INCREMENTAL_FSYNC_BYTES`], so the kernel never piles up the whole file's dirty
-/// pages for the final fsync to flush at once (a latency spike for everything else
-/// writing to the disk).
+/// The temp file a save (or an AOF rewrite) writes. With `rdb-save-incremental-fsync`
+/// (`aof-rewrite-incremental-fsync`) it is synced every [`INCREMENTAL_FSYNC_BYTES`],
+/// so the kernel never piles up the whole file's dirty pages for the final fsync to
+/// flush at once (a latency spike for everything else writing to the disk).
 pub struct RdbFile {
     file: std::fs::File,
     incremental: bool,
     unsynced: usize,
+}
+
+impl RdbFile {
+    pub fn new(file: std::fs::File, incremental: bool) -> Self {
+        RdbFile {
+            file,
+            incremental,
+            unsynced: 0,
+        }
+    }
+
+    /// Flush what is written to the disk.
+    pub fn sync_all(&self) -> std::io::Result<()> {
+        self.file.sync_all()
+    }
 }
 
 impl std::io::Write for RdbFile {
@@ -400,13 +415,9 @@ pub fn write_rdb(
         );
         SaveError::Failed
     })?;
-    let mut sink = WriteSink::new(RdbFile {
-        file,
-        incremental: incremental_fsync,
-        unsynced: 0,
-    });
+    let mut sink = WriteSink::new(RdbFile::new(file, incremental_fsync));
     let filled = fill(&mut sink);
-    let written = file::finish(sink, checksum).and_then(|f| f.file.sync_all());
+    let written = file::finish(sink, checksum).and_then(|f| f.sync_all());
     let renaming = state.rename_lock.lock();
     if filled.is_err() || target.cancel.load(Ordering::Relaxed) {
         let _ = std::fs::remove_file(&temp);
