@@ -366,7 +366,7 @@ params! {
     aof_timestamp_enabled: bool = Bool,
         "aof-timestamp-enabled", LIVE, "no", "Write timestamp annotations into the AOF.";
     aof_use_rdb_preamble: bool = Bool,
-        "aof-use-rdb-preamble", 0, "yes", "AOF rewrite writes the base file in RDB format.";
+        "aof-use-rdb-preamble", LIVE, "yes", "AOF rewrite writes the base file in RDB format (`no`: as the commands that rebuild the dataset, `.base.aof`).";
     appenddirname: String = StrV(check_appenddirname),
         "appenddirname", IMM | LIVE, "appendonlydir", "Directory (inside dir) holding the multi-part AOF files.";
     appendfilename: String = StrV(check_appendfilename),

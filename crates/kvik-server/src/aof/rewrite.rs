@@ -11,7 +11,7 @@ use super::manifest::FileEntry;
 use super::{Aof, State};
 use crate::persistence::rdb::file;
 use crate::persistence::rdb::io::WriteSink;
-use crate::snapshot::{AtPoint, RdbFile};
+use crate::snapshot::{AtPoint, Form, RdbFile};
 use crate::{log_notice, log_warning};
 use std::fs::File;
 use std::path::PathBuf;
@@ -28,17 +28,20 @@ pub enum StartError {
 }
 
 /// A rewrite begun: where the new writes go and what the base replaces.
-/// How a base file is written: `rdbchecksum` (the RDB footer) and
+/// How a base file is written: an RDB (with `rdbchecksum`'s footer) or commands
+/// (`aof-use-rdb-preamble no`), fsynced every 4 MB with
 /// `aof-rewrite-incremental-fsync`.
 #[derive(Debug, Clone, Copy)]
 pub struct BaseChecks {
+    pub form: Form,
     pub checksum: bool,
     pub incremental_fsync: bool,
 }
 
 impl BaseChecks {
-    pub fn of(config: &kvik_config::Config) -> Self {
+    pub fn of(config: &kvik_config::Config, form: Form) -> Self {
         BaseChecks {
+            form,
             checksum: config.rdbchecksum,
             incremental_fsync: config.aof_rewrite_incremental_fsync,
         }
@@ -125,13 +128,19 @@ impl Aof {
             let _ = std::fs::remove_file(&temp);
             return Ok(None);
         }
-        let written = file::finish(sink, checks.checksum).and_then(|f| f.sync_all());
+        let rdb = checks.form == Form::Rdb;
+        let written = if rdb {
+            file::finish(sink, checks.checksum)
+        } else {
+            sink.finish()
+        };
+        let written = written.and_then(|f| f.sync_all());
         if let Err(e) = written {
             let _ = std::fs::remove_file(&temp);
             return Err(e);
         }
         log_notice!("Successfully created the temporary AOF base file {temp_name}");
-        let base = self.manifest.lock().next_base(&self.filename, true);
+        let base = self.manifest.lock().next_base(&self.filename, rdb);
         std::fs::rename(&temp, self.path_of(&base.name))?;
         log_notice!(
             "Successfully renamed the temporary AOF base file {temp_name} into {}",

@@ -13,7 +13,7 @@ use super::Server;
 use crate::keyspace::Locked;
 use crate::persistence::rdb::file::LoadError;
 use crate::snapshot::{
-    load_file, rdb_path, settings, write_rdb, AtPoint, LoadHow, Loaded, Outcome, Pending,
+    load_file, rdb_path, settings, write_rdb, AtPoint, Form, LoadHow, Loaded, Outcome, Pending,
     SaveError, Snapshot, Target, BACKGROUND, FOREGROUND, SAVE_POINTS_CHECK,
 };
 use crate::{log_notice, log_warning};
@@ -28,15 +28,18 @@ fn dirty(server: &Server) -> u64 {
 
 /// Fix a snapshot's point in time now. The caller must hold no shard lock.
 fn begin(server: &Server) -> Result<(Arc<Snapshot>, AtPoint), SaveError> {
-    begin_with(server, || {})
+    begin_with(server, Form::Rdb, || {})
 }
 
-/// [`begin`], running `at_point` at the point in time, while every shard is held.
+/// [`begin`] in `form`, running `at_point` at the point in time, while every shard
+/// is held.
 fn begin_with(
     server: &Server,
+    form: Form,
     at_point: impl FnOnce(),
 ) -> Result<(Arc<Snapshot>, AtPoint), SaveError> {
-    let settings = settings(&server.config.read(), server.keyspace.clock.get());
+    let mut settings = settings(&server.config.read(), server.keyspace.clock.get());
+    settings.form = form;
     let functions = server.scripting.libraries.all();
     let codes = functions.iter().map(|l| l.code.clone()).collect();
     let mut repl = None;
@@ -349,10 +352,11 @@ pub fn start_aof(server: &Server) -> std::io::Result<()> {
     let aof = &server.aof;
     let manifest = aof.manifest();
     if manifest.base.is_none() && manifest.incrs.is_empty() {
-        let (snapshot, point) =
-            begin(server).map_err(|_| std::io::Error::other("a snapshot is running"))?;
+        let form = aof_base_form(&server.config.read());
+        let (snapshot, point) = begin_with(server, form, || {})
+            .map_err(|_| std::io::Error::other("a snapshot is running"))?;
         let never = AtomicBool::new(false);
-        let checks = crate::aof::rewrite::BaseChecks::of(&server.config.read());
+        let checks = crate::aof::rewrite::BaseChecks::of(&server.config.read(), form);
         let written = aof.create_base_on_start(checks, |sink| {
             snapshot
                 .write(&server.keyspace, &point, sink, &never)
@@ -363,6 +367,15 @@ pub fn start_aof(server: &Server) -> std::io::Result<()> {
     }
     server.effects.add_sink(aof.sink(), |_| {});
     aof.open_on_start()
+}
+
+/// The form of a new AOF base: an RDB (`aof-use-rdb-preamble yes`) or commands.
+fn aof_base_form(config: &kvik_config::Config) -> Form {
+    if config.aof_use_rdb_preamble {
+        Form::Rdb
+    } else {
+        Form::Commands
+    }
 }
 
 /// Why BGREWRITEAOF did not start a rewrite.
@@ -390,7 +403,8 @@ pub fn bgrewriteaof(server: &Server) -> Result<(), RewriteRefused> {
         crate::aof::rewrite::StartError::Failed => RewriteRefused::Failed,
     })?;
     let turning_on = aof.state() == crate::aof::State::WaitRewrite;
-    let begun = begin_with(server, || {
+    let form = aof_base_form(&server.config.read());
+    let begun = begin_with(server, form, || {
         aof.rewrite_point(&rewrite);
         if turning_on {
             server.effects.add_sink(aof.sink(), |_| {});
@@ -419,7 +433,7 @@ pub fn bgrewriteaof(server: &Server) -> Result<(), RewriteRefused> {
 
 /// Write a rewrite's snapshot as the new base and switch the AOF to it.
 fn write_aof_base(server: &Server, job: crate::aof::rewrite::Job) {
-    let checks = crate::aof::rewrite::BaseChecks::of(&server.config.read());
+    let checks = crate::aof::rewrite::BaseChecks::of(&server.config.read(), job.snapshot.form());
     let cancel = &job.rewrite.cancel;
     let base = server.aof.write_base(checks, |sink| {
         job.snapshot

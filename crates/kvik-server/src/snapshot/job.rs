@@ -23,9 +23,20 @@ pub enum AccessData {
     Freq,
 }
 
+/// The form a snapshot takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// An RDB file (without its footer).
+    Rdb,
+    /// The commands that rebuild the dataset: an AOF base written with
+    /// `aof-use-rdb-preamble no` (see [`super::commands`]).
+    Commands,
+}
+
 /// How keys are written.
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
+    pub form: Form,
     /// `rdbcompression`.
     pub compress: bool,
     pub access: AccessData,
@@ -110,9 +121,19 @@ impl Snapshot {
         started.then_some((snapshot, point))
     }
 
+    pub fn form(&self) -> Form {
+        self.settings.form
+    }
+
     /// Every key of a shard, as the file holds them.
     fn serialize(&self, shard: &ShardData) -> Vec<u8> {
         let mut out = Vec::new();
+        if self.settings.form == Form::Commands {
+            for entry in shard.iter() {
+                super::commands::write_key(&mut out, entry.key(), &entry.value, entry.expire_at);
+            }
+            return out;
+        }
         for entry in shard.iter() {
             file::write_key(
                 &mut out,
@@ -147,15 +168,30 @@ impl Snapshot {
         out: &mut impl Sink,
         cancel: &AtomicBool,
     ) -> Result<(), Cancelled> {
-        file::write_header(out, &aux_fields(point));
+        let rdb = self.settings.form == Form::Rdb;
+        if rdb {
+            file::write_header(out, &aux_fields(point));
+        }
         for code in &point.functions {
-            file::write_function(out, code);
+            if rdb {
+                file::write_function(out, code);
+            } else {
+                let mut command = Vec::new();
+                super::commands::write_function(&mut command, code);
+                out.put(&command);
+            }
         }
         for (db, &(keys, volatile)) in point.counts.iter().enumerate() {
             if keys == 0 {
                 continue;
             }
-            file::write_db_start(out, db, keys, volatile);
+            if rdb {
+                file::write_db_start(out, db, keys, volatile);
+            } else {
+                let mut select = Vec::new();
+                super::commands::write_select(&mut select, db);
+                out.put(&select);
+            }
             for id in keyspace.db_shard_ids(db) {
                 if cancel.load(Ordering::Relaxed) {
                     return Err(Cancelled);

@@ -14,10 +14,11 @@
 //! clients, or the server's other state.
 
 pub mod check;
+mod commands;
 mod job;
 mod load;
 
-pub use job::{AtPoint, Snapshot};
+pub use job::{AtPoint, Form, Snapshot};
 pub use load::{load_file, load_reader, LoadHow, Loaded};
 
 use crate::keyspace::{AccessClock, Policy};
@@ -286,6 +287,7 @@ pub fn settings(config: &Config, clock: AccessClock) -> Settings {
         AccessData::None
     };
     Settings {
+        form: Form::Rdb,
         compress: config.rdbcompression,
         access,
         clock,
