@@ -195,24 +195,66 @@ fn debug_reload_answers_loading_to_other_clients() {
 }
 
 #[test]
-fn shutdown_while_loading_exits_without_saving_over_the_file() {
+fn shutdown_or_sigterm_while_loading_exits_without_saving_over_the_file() {
     let (dir, _) = directory_with_dataset(&[]);
     let before = std::fs::read(dir.path().join("dump.rdb")).unwrap();
-    let mut server = TestServer::start_loading(&[
-        "--dir",
-        dir.path().to_str().unwrap(),
-        "--save",
-        "3600 1",
+    for by_signal in [false, true] {
+        let mut server = TestServer::start_loading(&[
+            "--dir",
+            dir.path().to_str().unwrap(),
+            "--save",
+            "3600 1",
+            "--key-load-delay",
+            "100",
+            "--loading-process-events-interval-bytes",
+            "1024",
+        ]);
+        if by_signal {
+            // SAFETY: kill() with a child's pid only sends a signal.
+            unsafe { libc::kill(server.pid() as libc::pid_t, libc::SIGTERM) };
+        } else {
+            server.raw().send_cmd(&["SHUTDOWN"]);
+        }
+        server.assert_exits_within(std::time::Duration::from_secs(10));
+        let log = server.stdout();
+        assert!(log.contains("ready to exit, bye bye"), "{log}");
+        assert!(
+            !log.contains("DB loaded from disk"),
+            "the load went on: {log}"
+        );
+        let after = std::fs::read(dir.path().join("dump.rdb")).unwrap();
+        assert!(after == before, "the half-loaded dataset was saved");
+    }
+}
+
+#[test]
+fn a_replica_answers_loading_while_it_loads_its_masters_data() {
+    let debug = ["--enable-debug-command", "yes"];
+    let master = TestServer::start(&debug);
+    let count = KEYS.to_string();
+    master
+        .raw()
+        .cmd(&["DEBUG", "POPULATE", &count, "key", "20"]);
+    let port = master.port().to_string();
+    let replica = TestServer::start(&[
+        "--replicaof",
+        "127.0.0.1",
+        &port,
         "--key-load-delay",
-        "100",
+        "50",
         "--loading-process-events-interval-bytes",
         "1024",
     ]);
-    let mut conn = server.raw();
-    conn.send_cmd(&["SHUTDOWN"]);
-    server.assert_exits_within(std::time::Duration::from_secs(10));
-    let after = std::fs::read(dir.path().join("dump.rdb")).unwrap();
-    assert!(after == before, "the half-loaded dataset was saved");
+    let mut conn = replica.raw();
+    wait_for("the full sync to load", || {
+        conn.info_field("persistence", "loading") == "1"
+    });
+    assert_eq!(conn.cmd(&["GET", "key:1"]), LOADING);
+    wait_for("the link to come up", || {
+        conn.info_field("replication", "master_link_status") == "up"
+    });
+    assert_eq!(conn.info_field("persistence", "loading"), "0");
+    assert_eq!(conn.cmd(&["DBSIZE"]), format!(":{KEYS}\r\n").into_bytes());
 }
 
 /// A scratch directory removed on drop.
