@@ -162,21 +162,38 @@ impl Loading {
         Counted {
             inner,
             loading: self,
+            unpublished: 0,
         }
     }
 }
+
+/// Bytes a [`Counted`] reader gathers before adding them to the shared figure: the
+/// RDB reader asks for a few bytes at a time, and one shared add per read would
+/// cost the load more than the figure is worth.
+const PUBLISH_EVERY: u64 = 1024;
 
 /// A reader whose bytes count as loaded ([`Loading::counted`]).
 pub struct Counted<'l, R> {
     inner: R,
     loading: &'l Loading,
+    unpublished: u64,
 }
 
 impl<R: Read> Read for Counted<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.loading.add_loaded(n as u64);
+        self.unpublished += n as u64;
+        if self.unpublished >= PUBLISH_EVERY {
+            self.loading
+                .add_loaded(std::mem::take(&mut self.unpublished));
+        }
         Ok(n)
+    }
+}
+
+impl<R> Drop for Counted<'_, R> {
+    fn drop(&mut self) {
+        self.loading.add_loaded(self.unpublished);
     }
 }
 
