@@ -166,18 +166,34 @@ fn quote_if_needed(s: &str) -> String {
 impl Config {
     /// CONFIG REWRITE into `path` (see the module documentation).
     pub fn rewrite(&self, path: &Path) -> io::Result<()> {
+        self.rewrite_file(path, false)
+    }
+
+    /// DEBUG CONFIG-REWRITE-FORCE-ALL: CONFIG REWRITE writing every directive, at
+    /// its default or not, hidden ones included, as Redis's forced rewrite does.
+    pub fn rewrite_all(&self, path: &Path) -> io::Result<()> {
+        self.rewrite_file(path, true)
+    }
+
+    fn rewrite_file(&self, path: &Path, force_all: bool) -> io::Result<()> {
         let old = match std::fs::read(path) {
             Ok(b) => bytes_to_string(b),
             Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(e),
         };
-        let content = self.rewrite_content(&old);
+        let content = self.rewrite_text(&old, force_all);
         write_atomic(path, content.as_bytes())
     }
 
     /// The text CONFIG REWRITE would write, given the old file's text.
     pub fn rewrite_content(&self, old: &str) -> String {
+        self.rewrite_text(old, false)
+    }
+
+    /// The rewritten text; with `force_all`, every directive is written.
+    fn rewrite_text(&self, old: &str, force_all: bool) -> String {
         let defaults = Config::default();
+        let differs = |changed: bool| changed || force_all;
         let mut st = State::read(old);
         for p in PARAMS {
             let name = p.name;
@@ -201,7 +217,7 @@ impl Config {
                     let classes = ["normal", "replica", "pubsub"];
                     for (i, class) in classes.iter().enumerate() {
                         let cur = &self.client_output_buffer_limit[i];
-                        let force = *cur != defaults.client_output_buffer_limit[i];
+                        let force = differs(*cur != defaults.client_output_buffer_limit[i]);
                         st.put(name, cobl_line(class, cur), force);
                     }
                 }
@@ -216,7 +232,7 @@ impl Config {
                     st.mark(name);
                 }
                 "bind" => {
-                    let force = self.bind != defaults.bind;
+                    let force = differs(self.bind != defaults.bind);
                     let v = if self.bind.is_empty() {
                         "\"\"".to_string()
                     } else {
@@ -229,7 +245,7 @@ impl Config {
                     st.put(
                         name,
                         format!("{name} {}", repr(&v)),
-                        v != p.value(&defaults),
+                        differs(v != p.value(&defaults)),
                     );
                 }
                 "maxmemory-clients" => {
@@ -240,11 +256,11 @@ impl Config {
                     st.put(
                         name,
                         format!("{name} {v}"),
-                        self.maxmemory_clients != defaults.maxmemory_clients,
+                        differs(self.maxmemory_clients != defaults.maxmemory_clients),
                     );
                 }
                 _ => {
-                    let force = p.value(self) != p.value(&defaults);
+                    let force = differs(p.value(self) != p.value(&defaults));
                     if p.has(HIDDEN) && !force && !st.option_lines.contains_key(name) {
                         continue;
                     }

@@ -362,11 +362,11 @@ params! {
     aof_rewrite_cpulist: String = Str,
         "aof_rewrite_cpulist", IMM, "", "CPU list for the AOF rewrite task.";
     aof_rewrite_incremental_fsync: bool = Bool,
-        "aof-rewrite-incremental-fsync", 0, "yes", "fsync every 4 MB while rewriting the AOF.";
+        "aof-rewrite-incremental-fsync", LIVE, "yes", "fsync every 4 MB while writing an AOF base file.";
     aof_timestamp_enabled: bool = Bool,
         "aof-timestamp-enabled", LIVE, "no", "Write timestamp annotations into the AOF.";
     aof_use_rdb_preamble: bool = Bool,
-        "aof-use-rdb-preamble", 0, "yes", "AOF rewrite writes the base file in RDB format.";
+        "aof-use-rdb-preamble", LIVE, "yes", "AOF rewrite writes the base file in RDB format (`no`: as the commands that rebuild the dataset, `.base.aof`).";
     appenddirname: String = StrV(check_appenddirname),
         "appenddirname", IMM | LIVE, "appendonlydir", "Directory (inside dir) holding the multi-part AOF files.";
     appendfilename: String = StrV(check_appendfilename),
@@ -467,7 +467,7 @@ params! {
     jemalloc_bg_thread: bool = Bool,
         "jemalloc-bg-thread", LIVE, "yes", "Let jemalloc purge memory from a background thread.";
     key_load_delay: i32 = Int(INT_MIN, INT),
-        "key-load-delay", HID | OD, "0", "Testing: microseconds of delay per key loaded.";
+        "key-load-delay", HID | LIVE, "0", "Testing: microseconds of delay per key loaded from an RDB (negative: one microsecond every that many keys).";
     latency_monitor_threshold: u64 = Int(0, LL),
         "latency-monitor-threshold", LIVE, "0", "Milliseconds above which events are recorded by the latency monitor (0 = off).";
     latency_tracking: bool = Bool,
@@ -493,7 +493,7 @@ params! {
     list_max_listpack_size: i32 = Int(INT_MIN, INT),
         "list-max-listpack-size" | "list-max-ziplist-size", LIVE, "-2", "Size of a list node: entries (positive) or -1..-5 for 4..64 KB.";
     loading_process_events_interval_bytes: u32 = Int(1024, INT),
-        "loading-process-events-interval-bytes", HID | OD, "2097152", "Bytes loaded between serving events while loading (kvik accepts connections only once loading is done).";
+        "loading-process-events-interval-bytes", HID | LIVE, "2097152", "Bytes loaded between the moments a load lets other threads at the keyspace (clients get -LOADING meanwhile; INFO and the other commands allowed while loading are answered).";
     logfile: String = Str,
         "logfile", IMM | LIVE, "", "Log file path; empty logs to standard output.";
     loglevel: String = Enum(&["debug", "verbose", "notice", "warning"]),
@@ -553,7 +553,7 @@ params! {
     rdb_del_sync_files: bool = Bool,
         "rdb-del-sync-files", 0, "no", "Delete RDB files used only for replication when persistence is off.";
     rdb_key_save_delay: i32 = Int(INT_MIN, INT),
-        "rdb-key-save-delay", HID | LIVE, "0", "Testing: microseconds of delay per key saved.";
+        "rdb-key-save-delay", HID | LIVE, "0", "Testing: microseconds of delay per key saved (negative: one microsecond every that many keys).";
     rdb_save_incremental_fsync: bool = Bool,
         "rdb-save-incremental-fsync", LIVE, "yes", "fsync every 4 MB while saving an RDB.";
     rdbchecksum: bool = Bool,

@@ -104,6 +104,25 @@ pub fn panic_now(message: &str) -> ! {
     abort_quietly()
 }
 
+/// Stop the process now with Redis's report of a failed assertion (`=== ASSERTION
+/// FAILED ===`, where, what was not true, then the bug report), as DEBUG ASSERT
+/// shows it.
+pub fn assertion_failed(place: &str, condition: &str) -> ! {
+    crate::log_warning!("=== ASSERTION FAILED ===");
+    crate::log_warning!("==> {place} '{condition}' is not true");
+    report_body("");
+    abort_quietly()
+}
+
+/// Stop the process now as an allocation of `bytes` that failed does, with
+/// Redis's lines (DEBUG OOM).
+pub fn out_of_memory(bytes: usize) -> ! {
+    crate::log_warning!("Out Of Memory allocating {bytes} bytes!");
+    panic_now(&format!(
+        "Redis aborting for OUT OF MEMORY. Allocating {bytes} bytes!"
+    ))
+}
+
 fn on_panic(info: &PanicHookInfo<'_>) {
     let message = info
         .payload()

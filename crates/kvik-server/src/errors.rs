@@ -39,5 +39,6 @@ pub const READONLY: &str = "READONLY You can't write against a read only replica
 pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 pub const MASTERDOWN: &str =
     "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+pub const LOADING: &str = "LOADING Redis is loading the dataset in memory";
 pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 pub const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";

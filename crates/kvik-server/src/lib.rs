@@ -14,6 +14,8 @@
 //! - [`persistence`]: the forms values take outside memory (the RDB codec, the
 //!   `kvik-rdb` crate);
 //! - [`aof`]: the append-only file, fed by the effect stream;
+//! - [`loading`]: whether the dataset is being loaded (clients get -LOADING) and how
+//!   far the load has got;
 //! - [`effects`] and [`hlc`]: the ordered stream of deterministic writes and the clock
 //!   that stamps them, which persistence and replication consume;
 //! - [`replication`]: this node's role, the backlog, the replicas it serves and its
@@ -40,6 +42,7 @@ pub mod keyspace;
 pub mod latency;
 pub mod lazyfree;
 pub mod listen;
+pub mod loading;
 pub mod logging;
 pub mod mailbox;
 pub mod memory;

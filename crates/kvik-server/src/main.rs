@@ -116,20 +116,22 @@ fn main() {
     kvik_server::process::set_title(&config, loaded.config_file.as_deref());
     let server = startup::new_server(config, loaded.config_file);
     log_notice!("Server initialized");
-    if server.config.read().appendonly {
-        if !startup::load_aof(&server) {
+    let load = |server: &Arc<Server>| {
+        // Signals are heard while the dataset loads: a shutdown stops the load.
+        watch_shutdown_signals(server.clone());
+        let loaded = load_dataset(server);
+        if server.shutdown_requested.load(Ordering::Acquire) {
+            if !pidfile.is_empty() {
+                let _ = std::fs::remove_file(&pidfile);
+            }
+            log_warning!("kvik is now ready to exit, bye bye...");
+            std::process::exit(0);
+        }
+        if !loaded {
             std::process::exit(1);
         }
-    } else if let Err(e) = kvik_server::server::saving::load_at_startup(&server) {
-        log_warning!("{e}");
-        if let Some(reason) = e.corruption() {
-            log_warning!(
-                "Internal error in RDB reading offset 0, function at kvik-rdb -> {reason}"
-            );
-        }
-        std::process::exit(1);
-    }
-    let running = match startup::start(server) {
+    };
+    let running = match startup::start(server, load) {
         Ok(r) => r,
         Err(e) => {
             log_warning!("{e}");
@@ -146,13 +148,30 @@ fn main() {
         log_notice!("The server is now ready to accept connections at {unixsocket}");
     }
     supervise::ready();
-    watch_shutdown_signals(running.server.clone());
     running.join();
     kvik_server::listen::remove_unix(&unixsocket);
     if !pidfile.is_empty() {
         let _ = std::fs::remove_file(&pidfile);
     }
     log_warning!("kvik is now ready to exit, bye bye...");
+}
+
+/// Load the AOF (`appendonly yes`) or the RDB file, as Redis chooses; false when
+/// it cannot be loaded (logged, with a redis-check-rdb style report of a corrupt
+/// RDB file on standard output, as redis-server prints it).
+fn load_dataset(server: &Server) -> bool {
+    if server.config.read().appendonly {
+        return startup::load_aof(server);
+    }
+    let Err(e) = kvik_server::server::saving::load_at_startup(server) else {
+        return true;
+    };
+    log_warning!("{e}");
+    if let Some(reason) = e.corruption() {
+        log_warning!("Internal error in RDB reading offset 0, function at kvik-rdb -> {reason}");
+        print!("{}", kvik_server::server::saving::check_report(server));
+    }
+    false
 }
 
 /// Detach from the terminal: fork (the parent exits), start a new session, and point

@@ -1,6 +1,6 @@
-//! Start-up: builds the command table and the shared state, loads the AOF, binds,
-//! and starts the worker threads, the saver thread, the AOF's threads and the
-//! metrics endpoint. The top of the crate: it may use every layer,
+//! Start-up: builds the command table and the shared state, binds, starts the
+//! worker threads (which answer -LOADING while the dataset loads) and the metrics
+//! endpoint, loads, and starts the saver thread and the AOF's threads. The top of the crate: it may use every layer,
 //! and nothing below imports it (the binary and in-process tests do).
 
 use crate::server::Server;
@@ -36,7 +36,7 @@ impl Running {
 /// Bind the configured addresses and start the worker threads. Used by the binary and
 /// by tests that run a server in-process (to watch its effect stream, for instance).
 pub fn launch(config: Config, config_file: Option<PathBuf>) -> std::io::Result<Running> {
-    start(new_server(config, config_file))
+    start(new_server(config, config_file), |_| {})
 }
 
 /// The shared state of a server with every command family in its table.
@@ -51,9 +51,11 @@ pub fn load_aof(server: &Server) -> bool {
     crate::commands::debug::loadaof::load_at_startup(server).is_ok()
 }
 
-/// Bind and start the worker threads, the saver thread and the AOF's threads of a
-/// server already made (the binary loads the RDB file or the AOF into it first).
-pub fn start(server: Server) -> std::io::Result<Running> {
+/// Bind, start the worker threads, `load` the dataset while they answer -LOADING
+/// (as redis-server serves clients while it loads), then start the saver thread and
+/// the AOF's threads, which write from the loaded dataset. `load` exits the process
+/// when the dataset cannot be loaded.
+pub fn start(server: Server, load: impl FnOnce(&Arc<Server>)) -> std::io::Result<Running> {
     let affinity = server.config.read().server_thread_affinity;
     // A failure is logged; the server runs on with the score it has, as Redis does.
     let _ = crate::oom_score::apply(&server.config.read());
@@ -64,8 +66,15 @@ pub fn start(server: Server) -> std::io::Result<Running> {
     let unix = crate::listen::bind_unix(&server.config.read())?;
     let unix_path: Arc<str> = server.config.read().unixsocket.as_str().into();
     let unix = unix.map(|l| (l, unix_path));
-    crate::server::saving::start_aof(&server)?;
-    let aof_writer = crate::aof::start_writer(server.aof.clone())?;
+    let interval = server.config.read().loading_process_events_interval_bytes;
+    let underway = server.loading.begin(0, u64::from(interval));
+    let metrics = crate::metrics::start(&server).inspect_err(|_| server.request_shutdown())?;
+    let mut threads = crate::net::start_workers(&server, &listeners, unix.as_ref(), affinity)
+        .inspect_err(|_| server.request_shutdown())?;
+    load(&server);
+    crate::server::saving::start_aof(&server).inspect_err(|_| server.request_shutdown())?;
+    let aof_writer =
+        crate::aof::start_writer(server.aof.clone()).inspect_err(|_| server.request_shutdown())?;
     let weak = Arc::downgrade(&server);
     server.aof.set_notify(Box::new(move |worker| {
         if let Some(server) = weak.upgrade() {
@@ -74,13 +83,14 @@ pub fn start(server: Server) -> std::io::Result<Running> {
             }
         }
     }));
-    // The saver first: a client's BGSAVE may come as soon as a worker accepts, and
-    // finds the saver's queue in place (a loaded machine could let one in before).
-    let saver = crate::server::saving::start_saver(server.clone())?;
-    let rewriter = crate::server::saving::start_aof_rewriter(server.clone())?;
-    let metrics = crate::metrics::start(&server).inspect_err(|_| server.request_shutdown())?;
-    let mut threads = crate::net::start_workers(&server, &listeners, unix.as_ref(), affinity)
+    let saver = crate::server::saving::start_saver(server.clone())
         .inspect_err(|_| server.request_shutdown())?;
+    let rewriter = crate::server::saving::start_aof_rewriter(server.clone())
+        .inspect_err(|_| server.request_shutdown())?;
+    // Loading ends once BGSAVE and BGREWRITEAOF find their threads in place; the
+    // link to a master starts after it (its stream would get -LOADING).
+    drop(underway);
+    server.replication.begin();
     threads.push(saver);
     threads.push(rewriter);
     threads.extend(metrics);

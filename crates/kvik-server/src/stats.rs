@@ -30,6 +30,10 @@ pub struct ThreadStats {
     pub unexpected_error_replies: AtomicU64,
     pub dirty: AtomicU64,
     pub expire_cycle_cpu_ms: AtomicU64,
+    /// Reply buffers the cron shrank or grew (INFO `reply_buffer_shrinks` /
+    /// `reply_buffer_expands`).
+    pub reply_buffer_shrinks: AtomicU64,
+    pub reply_buffer_expands: AtomicU64,
     /// Microseconds the thread's event loop spent awake (not waiting in poll).
     pub busy_usec: AtomicU64,
     /// Per command id: calls, microseconds, rejected calls, failed calls.
@@ -93,6 +97,8 @@ impl ThreadStats {
             &self.total_error_replies,
             &self.unexpected_error_replies,
             &self.expire_cycle_cpu_ms,
+            &self.reply_buffer_shrinks,
+            &self.reply_buffer_expands,
         ] {
             c.store(0, Ordering::Relaxed);
         }

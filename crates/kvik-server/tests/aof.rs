@@ -666,3 +666,152 @@ fn bgsave_during_a_rewrite_answers_as_redis() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// `aof-use-rdb-preamble no`: the rewrite writes its base as the commands that
+/// rebuild every type (streams with their groups, consumers and pending entries,
+/// deadlines, functions, several databases); kvik and redis-server load it to the
+/// same dataset and redis-check-aof accepts it.
+#[test]
+fn a_base_without_rdb_preamble_holds_commands_that_rebuild_the_dataset() {
+    let dir = support::scratch_dir("aof-no-preamble");
+    let kvik = kvik_on(&dir, &["--aof-use-rdb-preamble", "no"]);
+    let mut conn = kvik.raw();
+    write_dataset(&mut conn);
+    let many: Vec<String> = (0..150).map(|i| format!("m{i}")).collect();
+    let mut sadd = vec!["SADD", "big-set"];
+    sadd.extend(many.iter().map(String::as_str));
+    let mut rpush = vec!["RPUSH", "big-list"];
+    rpush.extend(many.iter().map(String::as_str));
+    let mut hset = vec!["HSET", "big-hash"];
+    hset.extend(many.iter().flat_map(|m| [m.as_str(), "value"]));
+    let commands: Vec<Vec<&str>> = vec![
+        sadd,
+        rpush,
+        hset,
+        vec!["ZADD", "zinf", "-inf", "low", "0.1", "mid", "inf", "high"],
+        vec!["XADD", "st", "2-1", "g", "w"],
+        vec!["XADD", "st", "3-1", "h", "x"],
+        vec!["XDEL", "st", "2-1"],
+        vec!["XGROUP", "CREATE", "st", "readers", "0"],
+        vec![
+            "XREADGROUP",
+            "GROUP",
+            "readers",
+            "alice",
+            "COUNT",
+            "1",
+            "STREAMS",
+            "st",
+            ">",
+        ],
+        vec!["XGROUP", "CREATECONSUMER", "st", "readers", "bob"],
+        vec!["XADD", "empty", "MAXLEN", "0", "5-5", "a", "b"],
+        vec![
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=lib\nredis.register_function('one', function() return 1 end)",
+        ],
+        vec!["SET", "ms-ttl", "v", "PX", "90000000"],
+    ];
+    for c in &commands {
+        let reply = conn.cmd(c);
+        assert_ne!(reply.first(), Some(&b'-'), "{c:?}: {}", text(&reply));
+    }
+    assert_eq!(
+        text(&conn.cmd(&["BGREWRITEAOF"])),
+        "+Background append only file rewriting started\r\n"
+    );
+    wait_info(&mut conn, "aof_rewrite_in_progress", "0");
+    let manifest = manifest_text(&dir);
+    assert!(
+        manifest.contains("file appendonly.aof.2.base.aof seq 2 type b"),
+        "{manifest}"
+    );
+    let base = std::fs::read(dir.join("appendonlydir/appendonly.aof.2.base.aof")).unwrap();
+    assert!(base.starts_with(b"*"), "commands, not an RDB");
+    let base_text = String::from_utf8_lossy(&base);
+    for word in [
+        "SADD",
+        "RPUSH",
+        "HMSET",
+        "ZADD",
+        "XSETID",
+        "XCLAIM",
+        "CREATECONSUMER",
+        "PEXPIREAT",
+        "FUNCTION",
+    ] {
+        assert!(base_text.contains(word), "no {word} in the base");
+    }
+    let state = |conn: &mut RawConn| {
+        [
+            conn.cmd(&["DEBUG", "DIGEST"]),
+            conn.cmd(&["XINFO", "STREAM", "st", "FULL"]),
+            conn.cmd(&["XINFO", "STREAM", "empty"]),
+            conn.cmd(&["FCALL", "one", "0"]),
+            conn.cmd(&["SELECT", "3"]),
+            conn.cmd(&["DBSIZE"]),
+            conn.cmd(&["SELECT", "0"]),
+        ]
+    };
+    let before = state(&mut conn);
+    // XINFO FULL shows delivery times and seen times: compare what survives a
+    // reload (entries, groups, PEL IDs, counts), not the clocks.
+    let pending = conn.cmd(&["XPENDING", "st", "readers", "-", "+", "10"]);
+    let consumers = conn.cmd(&["XINFO", "CONSUMERS", "st", "readers"]);
+    assert_eq!(conn.cmd(&["DEBUG", "LOADAOF"]), b"+OK\r\n");
+    let after = state(&mut conn);
+    assert_eq!(before[0], after[0], "digest");
+    assert_eq!(before[2], after[2], "the empty stream");
+    assert_eq!(&before[3..], &after[3..]);
+    let pending_after = conn.cmd(&["XPENDING", "st", "readers", "-", "+", "10"]);
+    assert_eq!(
+        text(&pending).split("\r\n").take(4).collect::<Vec<_>>(),
+        text(&pending_after)
+            .split("\r\n")
+            .take(4)
+            .collect::<Vec<_>>()
+    );
+    let names = |reply: &[u8]| {
+        text(reply)
+            .split("\r\n")
+            .filter(|l| *l == "alice" || *l == "bob")
+            .count()
+    };
+    assert_eq!(names(&consumers), 2);
+    assert_eq!(
+        names(&conn.cmd(&["XINFO", "CONSUMERS", "st", "readers"])),
+        2
+    );
+    let digest = before[0].clone();
+    drop(conn);
+    drop(kvik);
+    if let Some(checker) = redis_check_aof() {
+        let out = std::process::Command::new(checker)
+            .arg(dir.join("appendonlydir/appendonly.aof.manifest"))
+            .output()
+            .unwrap();
+        let said = text(&out.stdout);
+        assert!(
+            said.contains("All AOF files and manifest are valid"),
+            "{said}"
+        );
+    }
+    let restarted = kvik_on(&dir, &[]);
+    assert_eq!(restarted.raw().cmd(&["DEBUG", "DIGEST"]), digest);
+    drop(restarted);
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    let redis_dir = support::scratch_dir("aof-no-preamble-redis");
+    copy_aof_dir(&dir, &redis_dir);
+    let redis = RealRedis::start(&[
+        DEBUG[0],
+        DEBUG[1],
+        "--dir",
+        redis_dir.to_str().unwrap(),
+        "--appendonly",
+        "yes",
+    ]);
+    assert_eq!(redis.raw().cmd(&["DEBUG", "DIGEST"]), digest);
+}

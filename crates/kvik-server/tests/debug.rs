@@ -319,3 +319,164 @@ fn stringmatch_test_fuzzes_the_matcher_and_passes() {
         b"+Apparently Redis did not crash: test passed\r\n"
     );
 }
+
+#[test]
+fn assert_and_oom_write_redis_crash_lines() {
+    for (action, lines) in [
+        (
+            "ASSERT",
+            &[
+                "=== ASSERTION FAILED ===",
+                "' is not true",
+                "------ STACK TRACE ------",
+            ][..],
+        ),
+        (
+            "OOM",
+            &[
+                "Out Of Memory allocating ",
+                "Guru Meditation: Redis aborting for OUT OF MEMORY. Allocating ",
+                "=== REDIS BUG REPORT END. Make sure to include from START to END. ===",
+            ][..],
+        ),
+    ] {
+        let mut server = TestServer::start(&["--enable-debug-command", "yes"]);
+        server.raw().send_cmd(&["DEBUG", action]);
+        server.assert_exits_within(Duration::from_secs(20));
+        let log = server.stdout() + &server.stderr();
+        for line in lines {
+            assert!(log.contains(line), "DEBUG {action}: no {line:?} in:\n{log}");
+        }
+    }
+}
+
+/// `rbs=` of the CLIENT LIST line of the client named `name`.
+fn reply_buffer_size(conn: &mut RawConn, name: &str) -> usize {
+    let list = String::from_utf8(conn.cmd(&["CLIENT", "LIST"])).unwrap();
+    let line = list
+        .lines()
+        .find(|l| l.contains(&format!(" name={name} ")))
+        .unwrap_or_else(|| panic!("no client {name} in {list}"));
+    let field = line
+        .split(' ')
+        .find_map(|f| f.strip_prefix("rbs="))
+        .expect("rbs field");
+    field.parse().unwrap()
+}
+
+#[test]
+fn replybuffer_shrinks_idle_buffers_as_the_settings_say() {
+    let server = TestServer::start(&["--enable-debug-command", "yes"]);
+    let mut admin = server.raw();
+    let mut reader = server.raw();
+    assert_eq!(reader.cmd(&["CLIENT", "SETNAME", "reader"]), b"+OK\r\n");
+    let big = "x".repeat(20_000);
+    admin.cmd(&["SET", "big", &big]);
+    // Never forgetting the peak, the buffer that held a big reply keeps its size.
+    assert_eq!(
+        admin.cmd(&["DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "NEVER"]),
+        b"+OK\r\n"
+    );
+    reader.cmd(&["GET", "big"]);
+    let grown = reply_buffer_size(&mut admin, "reader");
+    assert!(grown > 20_000, "rbs={grown}");
+    admin.cmd(&["DEBUG", "SLEEP", "0.3"]);
+    assert_eq!(reply_buffer_size(&mut admin, "reader"), grown);
+    // Resizing off: a forgotten peak changes nothing either.
+    assert_eq!(
+        admin.cmd(&["DEBUG", "REPLYBUFFER", "RESIZING", "0"]),
+        b"+OK\r\n"
+    );
+    admin.cmd(&["DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "50"]);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(reply_buffer_size(&mut admin, "reader"), grown);
+    // Back on: the idle client's buffer shrinks to Redis's minimum.
+    admin.cmd(&["DEBUG", "REPLYBUFFER", "RESIZING", "1"]);
+    support::wait_for("the idle buffer to shrink", || {
+        reply_buffer_size(&mut admin, "reader") == 1024
+    });
+    let shrinks = admin.info_field("stats", "reply_buffer_shrinks");
+    assert!(shrinks.parse::<u64>().unwrap() >= 1, "{shrinks}");
+    assert_eq!(
+        admin.cmd(&["DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "RESET"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        admin.cmd(&["DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "soon"]),
+        b"-ERR value is not an integer or out of range\r\n"
+    );
+    assert_eq!(
+        admin.cmd(&["DEBUG", "REPLYBUFFER", "SIZE", "1"]),
+        b"-ERR unknown subcommand or wrong number of arguments for 'REPLYBUFFER'. Try DEBUG HELP.\r\n"
+    );
+}
+
+#[test]
+fn quicklist_packed_threshold_is_refused_with_the_reason() {
+    let server = TestServer::start(&["--enable-debug-command", "yes"]);
+    let reply = server
+        .raw()
+        .cmd(&["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1K"]);
+    let text = String::from_utf8(reply).unwrap();
+    assert!(
+        text.starts_with("-ERR kvik does not support DEBUG QUICKLIST-PACKED-THRESHOLD"),
+        "{text}"
+    );
+}
+
+#[test]
+fn config_rewrite_force_all_writes_every_directive() {
+    let dir = support::scratch_dir("force-all");
+    let path = dir.join("kvik.conf");
+    std::fs::write(&path, "# mine\nhz 12\n").unwrap();
+    let port = support::free_port();
+    let config = kvik_config::Config {
+        port,
+        server_threads: 1,
+        hz: 12,
+        enable_debug_command: "yes".into(),
+        ..support::in_process_config()
+    };
+    let running = kvik_server::startup::launch(config, Some(path.clone())).expect("server starts");
+    let mut conn = RawConn::connect(&format!("127.0.0.1:{port}"));
+    assert_eq!(conn.cmd(&["DEBUG", "CONFIG-REWRITE-FORCE-ALL"]), b"+OK\r\n");
+    let written = std::fs::read_to_string(&path).unwrap();
+    for line in [
+        "# mine",
+        "hz 12",
+        "key-load-delay 0",
+        "maxmemory 0",
+        "appendonly no",
+    ] {
+        assert!(
+            written.lines().any(|l| l == line),
+            "no {line:?} in:\n{written}"
+        );
+    }
+    let args = vec![path.to_string_lossy().into_owned()];
+    let reread = kvik_config::load_from_argv(&args).expect("the written file loads");
+    assert_eq!(reread.config.hz, 12);
+    running.shutdown();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn replicate_sends_a_command_to_replicas_only() {
+    let debug = ["--enable-debug-command", "yes"];
+    let master = TestServer::start(&debug);
+    let port = master.port().to_string();
+    let replica = TestServer::start(&[debug[0], debug[1], "--replicaof", "127.0.0.1", &port]);
+    let mut m = master.raw();
+    let mut r = replica.raw();
+    support::wait_for("the link to come up", || {
+        r.info_field("replication", "master_link_status") == "up"
+    });
+    assert_eq!(
+        m.cmd(&["DEBUG", "REPLICATE", "SET", "diverged", "yes"]),
+        b"+OK\r\n"
+    );
+    support::wait_for("the replica to get it", || {
+        r.cmd(&["GET", "diverged"]) == b"$3\r\nyes\r\n"
+    });
+    assert_eq!(m.cmd(&["GET", "diverged"]), b"$-1\r\n");
+}

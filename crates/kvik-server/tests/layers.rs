@@ -41,8 +41,9 @@ const LAYERS: &[&[&str]] = &[
     // What a write emits: keyspace events, pub/sub delivery, effects, frees.
     &["notify"],
     &["pubsub", "effects", "lazyfree"],
-    // The crash report reads the version and writes the log.
-    &["crash"],
+    // The crash report reads the version and writes the log; the loading state
+    // reads the clock.
+    &["crash", "loading"],
     // Leaves.
     &[
         "stats",

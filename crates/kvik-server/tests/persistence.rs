@@ -353,6 +353,19 @@ fn bad_files_are_refused_with_redis_log_lines() {
         ),
         "{log}"
     );
+    // Then redis-check-rdb's report, as redis-server prints it before exiting.
+    for line in [
+        "[offset 0] Checking RDB file dump.rdb\n",
+        "AUX FIELD redis-ver = '7.0.15'\n",
+        "--- RDB ERROR DETECTED ---\n",
+        &format!("[offset {}] RDB CRC error\n", changed.len()),
+        "[additional info] While doing: check-sum\n",
+        "keys read\n",
+        "[info] 1 expires\n",
+        "[info] 0 already expired\n",
+    ] {
+        assert!(log.contains(line), "no {line:?} in {log}");
+    }
     let mut newer = good.clone();
     newer[5..9].copy_from_slice(b"0011");
     assert!(refused_log(&newer).contains("Can't handle RDB format version 11"));

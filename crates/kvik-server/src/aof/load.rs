@@ -27,6 +27,12 @@ pub trait Replay {
     /// Run one command. A transaction comes whole: MULTI, its commands, EXEC.
     /// An error names an unknown command; other failures are the command's own.
     fn command(&mut self, argv: &[Vec<u8>]) -> Result<(), Unknown>;
+    /// The files to replay hold `total_bytes` in all (for the progress shown while
+    /// loading); said once, before anything is read.
+    fn measured(&mut self, total_bytes: u64);
+    /// Commands taking `bytes` more of a file were read (an RDB part counts its
+    /// own bytes).
+    fn advanced(&mut self, bytes: u64);
 }
 
 /// A command the server does not know.
@@ -105,16 +111,21 @@ pub fn load_files(
 ) -> Result<Loaded, Failed> {
     let files: Vec<&FileEntry> = manifest.replayed().collect();
     // Every file is measured first, as Redis does: a missing one stops the load.
+    let mut total_bytes = 0;
     for f in &files {
-        if let Err(e) = std::fs::metadata(aof.file_path(&f.name)) {
-            log_warning!(
-                "Unable to obtain the AOF file {} length. stat: {}",
-                f.name,
-                super::describe_io_error(&e)
-            );
-            return Err(Failed);
+        match std::fs::metadata(aof.file_path(&f.name)) {
+            Ok(m) => total_bytes += m.len(),
+            Err(e) => {
+                log_warning!(
+                    "Unable to obtain the AOF file {} length. stat: {}",
+                    f.name,
+                    super::describe_io_error(&e)
+                );
+                return Err(Failed);
+            }
         }
     }
+    replay.measured(total_bytes);
     let mut result = Loaded::Empty;
     for (i, f) in files.iter().enumerate() {
         let last = i + 1 == files.len();
@@ -257,7 +268,10 @@ fn replay_commands(
     let mut multi: Option<(u64, Vec<Vec<Vec<u8>>>)> = None;
     let mut any = pos > 0;
     loop {
-        let argv = match read_command(reader, &mut pos) {
+        let before = pos;
+        let parsed = read_command(reader, &mut pos);
+        replay.advanced(pos - before);
+        let argv = match parsed {
             Parsed::Command(argv) => argv,
             Parsed::End => break,
             Parsed::Torn => {
@@ -504,6 +518,10 @@ mod tests {
             self.0.push(argv.to_vec());
             Ok(())
         }
+
+        fn measured(&mut self, _: u64) {}
+
+        fn advanced(&mut self, _: u64) {}
     }
 
     #[test]

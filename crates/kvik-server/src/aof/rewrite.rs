@@ -11,7 +11,7 @@ use super::manifest::FileEntry;
 use super::{Aof, State};
 use crate::persistence::rdb::file;
 use crate::persistence::rdb::io::WriteSink;
-use crate::snapshot::AtPoint;
+use crate::snapshot::{AtPoint, Form, RdbFile};
 use crate::{log_notice, log_warning};
 use std::fs::File;
 use std::path::PathBuf;
@@ -28,6 +28,26 @@ pub enum StartError {
 }
 
 /// A rewrite begun: where the new writes go and what the base replaces.
+/// How a base file is written: an RDB (with `rdbchecksum`'s footer) or commands
+/// (`aof-use-rdb-preamble no`), fsynced every 4 MB with
+/// `aof-rewrite-incremental-fsync`.
+#[derive(Debug, Clone, Copy)]
+pub struct BaseChecks {
+    pub form: Form,
+    pub checksum: bool,
+    pub incremental_fsync: bool,
+}
+
+impl BaseChecks {
+    pub fn of(config: &kvik_config::Config, form: Form) -> Self {
+        BaseChecks {
+            form,
+            checksum: config.rdbchecksum,
+            incremental_fsync: config.aof_rewrite_incremental_fsync,
+        }
+    }
+}
+
 pub struct Rewrite {
     /// The incremental file opened for it (none while the AOF is off): it and
     /// those after it stay after the switch.
@@ -92,27 +112,35 @@ impl Aof {
     }
 
     /// Write the new base through `fill` (the RDB up to its footer) into a temp
-    /// file, fsync it and give it its name. The manifest does not list it yet.
+    /// file, fsync it (every 4 MB too with `aof-rewrite-incremental-fsync`) and
+    /// give it its name. The manifest does not list it yet.
     pub fn write_base(
         &self,
-        checksum: bool,
-        fill: impl FnOnce(&mut WriteSink<File>) -> bool,
+        checks: BaseChecks,
+        fill: impl FnOnce(&mut WriteSink<RdbFile>) -> bool,
     ) -> std::io::Result<Option<FileEntry>> {
         std::fs::create_dir_all(&self.dir)?;
         let temp_name = format!("temp-rewriteaof-bg-{}.aof", std::process::id());
         let temp = self.path_of(&temp_name);
-        let mut sink = WriteSink::new(File::create(&temp)?);
+        let file = RdbFile::new(File::create(&temp)?, checks.incremental_fsync);
+        let mut sink = WriteSink::new(file);
         if !fill(&mut sink) {
             let _ = std::fs::remove_file(&temp);
             return Ok(None);
         }
-        let written = file::finish(sink, checksum).and_then(|f| f.sync_all());
+        let rdb = checks.form == Form::Rdb;
+        let written = if rdb {
+            file::finish(sink, checks.checksum)
+        } else {
+            sink.finish()
+        };
+        let written = written.and_then(|f| f.sync_all());
         if let Err(e) = written {
             let _ = std::fs::remove_file(&temp);
             return Err(e);
         }
         log_notice!("Successfully created the temporary AOF base file {temp_name}");
-        let base = self.manifest.lock().next_base(&self.filename, true);
+        let base = self.manifest.lock().next_base(&self.filename, rdb);
         std::fs::rename(&temp, self.path_of(&base.name))?;
         log_notice!(
             "Successfully renamed the temporary AOF base file {temp_name} into {}",
@@ -226,11 +254,11 @@ impl Aof {
     /// directory): written in the foreground. `fill` writes the dataset.
     pub fn create_base_on_start(
         &self,
-        checksum: bool,
-        fill: impl FnOnce(&mut WriteSink<File>) -> bool,
+        checks: BaseChecks,
+        fill: impl FnOnce(&mut WriteSink<RdbFile>) -> bool,
     ) -> std::io::Result<()> {
         let base = self
-            .write_base(checksum, fill)?
+            .write_base(checks, fill)?
             .ok_or_else(|| std::io::Error::other("cancelled"))?;
         log_notice!("Creating AOF base file {} on server start", base.name);
         let mut manifest = self.manifest.lock();

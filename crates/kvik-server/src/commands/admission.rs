@@ -2,6 +2,7 @@
 //! Redis's order, with Redis's error texts. Finding the command and checking its
 //! arity, the protection of DEBUG and MODULE, authentication ([`resolve`]); then,
 //! once found, `maxmemory` ([`refuse_if_oom`]), MISCONF ([`refuse_if_misconf`]),
+//! replication ([`refuse_if_replication`]), loading ([`refuse_if_loading`]),
 //! subscribed mode (in the pub/sub family) and a busy script ([`refuse_if_busy`]).
 //! Each costs a relaxed load or two when it does not apply.
 
@@ -166,6 +167,17 @@ pub(super) fn refuse_if_replication(
     }
     if !cmd.has(table::flags::STALE) && repl.refuses_stale() {
         return Err(errors::MASTERDOWN.into());
+    }
+    Ok(())
+}
+
+/// While the dataset loads, commands not flagged `loading` get -LOADING (the
+/// loader's own commands, an AOF's, pass), as Redis refuses them right after the
+/// replication checks. One relaxed load otherwise.
+#[inline]
+pub(super) fn refuse_if_loading(server: &Server, cmd: &Command) -> CmdResult {
+    if !cmd.has(table::flags::LOADING) && server.loading.refuses_here() {
+        return Err(errors::LOADING.into());
     }
     Ok(())
 }

@@ -46,6 +46,42 @@ const ACTIONS: &[Action] = &[
         run: help,
     },
     Action {
+        name: "assert",
+        min_args: 2,
+        max_args: 2,
+        run: assert,
+    },
+    Action {
+        name: "config-rewrite-force-all",
+        min_args: 2,
+        max_args: 2,
+        run: config_rewrite_force_all,
+    },
+    Action {
+        name: "oom",
+        min_args: 2,
+        max_args: 2,
+        run: oom,
+    },
+    Action {
+        name: "quicklist-packed-threshold",
+        min_args: 3,
+        max_args: 3,
+        run: quicklist_packed_threshold,
+    },
+    Action {
+        name: "replicate",
+        min_args: 3,
+        max_args: usize::MAX,
+        run: replicate,
+    },
+    Action {
+        name: "replybuffer",
+        min_args: 4,
+        max_args: 4,
+        run: replybuffer,
+    },
+    Action {
         name: "change-repl-id",
         min_args: 2,
         max_args: 2,
@@ -176,6 +212,9 @@ fn reload(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err("ERR".into());
     }
     let server = ctx.server;
+    // Clients get -LOADING from the flush on, not only once the file is read.
+    let pace = crate::server::saving::loading_pace(&server.config.read());
+    let _underway = server.loading.begin(0, pace.interval_bytes);
     let all: Vec<usize> = (0..server.keyspace.databases()).collect();
     let mut locked = Locked::databases(ctx.key_env(), ctx.client.db, ctx.keys.now_ms, &all);
     if flush {
@@ -224,9 +263,14 @@ fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 const HELP: &[&str] = &[
+    "ASSERT",
+    "    Crash by assertion failed.",
     "CHANGE-REPL-ID",
     "    Change the replication IDs of the instance.",
     "    Dangerous: should be used only for testing the replication subsystem.",
+    "CONFIG-REWRITE-FORCE-ALL",
+    "    Like CONFIG REWRITE but writes all configuration options, including",
+    "    keywords not listed in original configuration file or default values.",
     "DIGEST",
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
@@ -242,8 +286,12 @@ const HELP: &[&str] = &[
     "    Save the RDB on disk and reload it back to memory. Options: MERGE (keys in",
     "    the file replace existing ones), NOFLUSH (keep the dataset), NOSAVE (load",
     "    the file as it is).",
+    "REPLICATE <string>",
+    "    Replicates the provided string to replicas, allowing data divergence.",
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
+    "OOM",
+    "    Crash the server simulating an out-of-memory error.",
     "PANIC",
     "    Crash the server simulating a panic.",
     "POPULATE <count> [<prefix>] [<size>]",
@@ -251,8 +299,6 @@ const HELP: &[&str] = &[
     "    it is used instead of the 'key' prefix. These are not propagated to",
     "    replicas. Cluster slots are not respected so keys not belonging to the",
     "    current node can be created in cluster mode.",
-    "PAUSE-CRON <0|1>",
-    "    Stop periodic cron job processing.",
     "PROTOCOL <type>",
     "    Reply with a test value of the specified type. <type> can be: string,",
     "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
@@ -269,6 +315,14 @@ const HELP: &[&str] = &[
     "    Run a fuzz tester against the stringmatchlen() function.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
+    "PAUSE-CRON <0|1>",
+    "    Stop periodic cron job processing.",
+    "REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
+    "    Sets the time (in milliseconds) to wait between client reply buffer peak resets.",
+    "    In case NEVER is provided the last observed peak will never be reset",
+    "    In case RESET is provided the peak reset time will be restored to the default value",
+    "REPLYBUFFER RESIZING <0|1>",
+    "    Enable or disable the reply buffer resize cron job",
 ];
 
 fn help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
@@ -506,6 +560,78 @@ fn set_active_expire(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn change_repl_id(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     crate::log_warning!("Changing replication IDs after receiving DEBUG change-repl-id");
     ctx.server.replication.change_ids();
+    ctx.out.ok();
+    Ok(())
+}
+
+/// DEBUG ASSERT: die of a failed assertion, with Redis's report.
+fn assert(_ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    crate::crash::assertion_failed(concat!(file!(), ":", line!()), "1 == 2")
+}
+
+/// DEBUG OOM: die as an allocation that cannot be had does, with Redis's lines.
+fn oom(_ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    crate::crash::out_of_memory(usize::MAX)
+}
+
+/// DEBUG CONFIG-REWRITE-FORCE-ALL: CONFIG REWRITE writing every directive, the
+/// defaults and hidden ones included.
+fn config_rewrite_force_all(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let Some(path) = &ctx.server.config_file else {
+        return Err(
+            "ERR CONFIG-REWRITE-FORCE-ALL failed: The server is running without a config file"
+                .into(),
+        );
+    };
+    if let Err(e) = ctx.server.config.read().rewrite_all(path) {
+        let why = kvik_config::parse::os_error_text(&e);
+        return Err(format!("ERR CONFIG-REWRITE-FORCE-ALL failed: {why}").into());
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// DEBUG QUICKLIST-PACKED-THRESHOLD: Redis stores list elements above this size in
+/// nodes of their own ("plain" nodes). kvik's list nodes have no plain form, so the
+/// threshold cannot be honoured: refused rather than answered OK.
+fn quicklist_packed_threshold(_ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    Err("ERR kvik does not support DEBUG QUICKLIST-PACKED-THRESHOLD: its lists keep large elements in ordinary nodes (there are no plain nodes to size)".into())
+}
+
+/// DEBUG REPLICATE <arg> ...: send the arguments to the replicas as a command of
+/// the client's database, and nowhere else (not run here, not in the AOF), so a
+/// test can make a replica's data diverge, as Redis's does.
+fn replicate(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let db = ctx.client.db;
+    let targets = ctx.keys.effect_targets;
+    ctx.keys.effect_targets = crate::effects::Targets::REPLICAS;
+    ctx.keys.propagate(db, &args[2..]);
+    ctx.keys.effect_targets = targets;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// DEBUG REPLYBUFFER PEAK-RESET-TIME <NEVER|RESET|ms> and RESIZING <0|1>: how the
+/// cron resizes idle clients' reply buffers (see `net::conn`).
+fn replybuffer(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let debug = &ctx.server.debug;
+    if args[2].eq_ignore_ascii_case(b"PEAK-RESET-TIME") {
+        let ms = if args[3].eq_ignore_ascii_case(b"NEVER") {
+            -1
+        } else if args[3].eq_ignore_ascii_case(b"RESET") {
+            crate::server::REPLY_PEAK_RESET_MS
+        } else {
+            parse_i64(args[3]).ok_or(errors::NOT_INTEGER)?
+        };
+        debug.reply_peak_reset_ms.store(ms, Ordering::Relaxed);
+    } else if args[2].eq_ignore_ascii_case(b"RESIZING") {
+        let on = leading_digits(args[3]).iter().any(|&d| d != b'0');
+        debug
+            .reply_buffer_resizing_off
+            .store(!on, Ordering::Relaxed);
+    } else {
+        return Err(subcommand_syntax_error(args));
+    }
     ctx.out.ok();
     Ok(())
 }

@@ -4,8 +4,8 @@
 //! already hold.
 
 use super::admission::{
-    lock_wait_gate, refuse_if_busy, refuse_if_misconf, refuse_if_oom, refuse_if_replication,
-    resolve,
+    lock_wait_gate, refuse_if_busy, refuse_if_loading, refuse_if_misconf, refuse_if_oom,
+    refuse_if_replication, resolve,
 };
 use super::blocking;
 use super::table::{self, Command, Lock, LockRequest, Need};
@@ -42,6 +42,7 @@ pub fn call(
         refuse_if_oom(server, stats, client, cmd, args, now_ms)
             .and_then(|()| refuse_if_misconf(server, client, cmd))
             .and_then(|()| refuse_if_replication(server, client, cmd))
+            .and_then(|()| refuse_if_loading(server, cmd))
             .and_then(|()| pubsub::check_subscribed_mode(client, out.protocol, cmd))
             .and_then(|()| refuse_if_busy(&server.scripting, cmd))
             .map(|()| id)

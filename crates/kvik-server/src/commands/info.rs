@@ -455,8 +455,8 @@ fn persistence_section(server: &Server, r: &mut Report) {
     let state = &server.persistence;
     let dirty = stats::sum(&server.thread_stats, |s| &s.dirty);
     let loaded = *state.last_load.lock();
-    // kvik loads before it serves, so a client never sees it loading.
-    r.field("loading", 0);
+    let loading = server.loading.progress();
+    r.field("loading", u8::from(loading.is_some()));
     r.field("async_loading", 0);
     r.field("current_cow_peak", 0);
     r.field("current_cow_size", 0);
@@ -482,6 +482,20 @@ fn persistence_section(server: &Server, r: &mut Report) {
     r.field("rdb_last_load_keys_expired", loaded.expired);
     r.field("rdb_last_load_keys_loaded", loaded.keys);
     aof_fields(server, r);
+    if let Some(progress) = loading {
+        loading_fields(&progress, r);
+    }
+}
+
+/// What INFO persistence adds while the dataset loads, as Redis 7.0 prints it.
+fn loading_fields(progress: &crate::loading::Progress, r: &mut Report) {
+    let now_secs = crate::hlc::unix_ms() / 1000;
+    r.field("loading_start_time", progress.start_time);
+    r.field("loading_total_bytes", progress.total_bytes);
+    r.field("loading_rdb_used_mem", progress.rdb_used_mem);
+    r.field("loading_loaded_bytes", progress.loaded_bytes);
+    r.field("loading_loaded_perc", format!("{:.2}", progress.percent()));
+    r.field("loading_eta_seconds", progress.eta_seconds(now_secs));
 }
 
 /// The aof_* fields of INFO persistence, as Redis 7.0 prints them (the sizes only
@@ -606,8 +620,8 @@ fn stats_section(server: &Server, r: &mut Report) {
     r.field("total_writes_processed", 0);
     r.field("io_threaded_reads_processed", 0);
     r.field("io_threaded_writes_processed", 0);
-    r.field("reply_buffer_shrinks", 0);
-    r.field("reply_buffer_expands", 0);
+    r.field("reply_buffer_shrinks", sum(|s| &s.reply_buffer_shrinks));
+    r.field("reply_buffer_expands", sum(|s| &s.reply_buffer_expands));
 }
 
 /// One master link's fields of INFO replication, named with `prefix` (empty for

@@ -477,36 +477,48 @@ impl ServerHost {
     /// full sync), or merged into it (`merge`: an active replica's).
     fn read_rdb(&self, src: &mut dyn std::io::Read, merge: bool) -> Result<u64, String> {
         let server = self.server();
-        let (checksum, limits) = {
+        let (checksum, limits, pace) = {
             let config = server.config.read();
             (
                 config.rdbchecksum,
                 crate::persistence::rdb::Limits::from(&server.hot.encoding()),
+                crate::server::saving::loading_pace(&config),
             )
-        };
-        let how = LoadHow {
-            verify_checksum: checksum,
-            merge,
-            keep_expired: true,
         };
         if merge {
             // Key by key: clients (and our own snapshots) go on meanwhile.
+            let how = LoadHow {
+                verify_checksum: checksum,
+                merge: true,
+                keep_expired: true,
+                ..LoadHow::default()
+            };
             let target = LoadTarget::KeyByKey(&server.keyspace);
             return read_into(src, target, &server.scripting, &limits, how)
                 .map(|loaded| loaded.keys)
                 .map_err(|e| e.to_string());
         }
+        // Clients get -LOADING while the master's data replaces the dataset.
+        let _underway = server.loading.begin(0, pace.interval_bytes);
+        server.scripting.libraries.flush();
         let env = server.key_env(&self.stats);
         let all: Vec<usize> = (0..server.keyspace.databases()).collect();
         let mut locked = Locked::databases(env, 0, crate::hlc::unix_ms(), &all);
-        server.scripting.libraries.flush();
         // `replica-lazy-flush`: the old dataset is freed in the background.
         let lazy = server.config.read().replica_lazy_flush;
         for db in all {
             super::server::flush_db(&mut locked, db, lazy);
         }
         server.tracking.flushed();
-        load_reader(src, &mut locked, &server.scripting, &limits, how)
+        let how = LoadHow {
+            verify_checksum: checksum,
+            keep_expired: true,
+            loading: Some(&server.loading),
+            key_delay_us: pace.key_delay_us,
+            ..LoadHow::default()
+        };
+        let counted = server.loading.counted(src);
+        load_reader(counted, &mut locked, &server.scripting, &limits, how)
             .map(|loaded| loaded.keys)
             .map_err(|e| e.to_string())
     }

@@ -260,6 +260,22 @@ impl<'a> Locked<'a> {
         Ok(())
     }
 
+    /// Hand every held shard to the threads waiting for it, if any, and take them
+    /// all back (in order) once they are done: a long load lets INFO and the
+    /// active threads in between its chunks. What was held must be in a state
+    /// others may see.
+    pub fn let_waiters_in(&mut self) {
+        let ids: SmallVec<[usize; 4]> = self.guards.iter().map(|(id, _)| *id).collect();
+        for (_, guard) in self.guards.drain(..) {
+            MutexGuard::unlock_fair(guard);
+        }
+        let ks = self.env.keyspace;
+        for id in ids {
+            let guard = Self::prepared(ks, id, ks.shard_by_id(id).lock());
+            self.guards.push((id, guard));
+        }
+    }
+
     /// Holds no shard (a command that locks for itself, run outside a transaction).
     pub fn holds_none(&self) -> bool {
         self.guards.is_empty()

@@ -32,6 +32,10 @@ const FEED_BATCH: usize = 1 << 20;
 const FEED_ROUNDS: usize = 16;
 /// Reply buffers larger than this are released once written, not kept for reuse.
 const KEEP_REPLY_CAPACITY: usize = 64 * 1024;
+/// The smallest reply buffer the cron shrinks an idle client's to, and the largest
+/// it grows one to (Redis's PROTO_REPLY_MIN_BYTES and PROTO_REPLY_CHUNK_BYTES).
+const REPLY_MIN_BYTES: usize = 1024;
+const REPLY_CHUNK_BYTES: usize = 16 * 1024;
 
 /// How far to read when a connection's socket is readable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +84,17 @@ pub struct Conn {
     pub aof_hold: Option<u64>,
     /// The worker has this connection in its list of those holding replies.
     pub aof_listed: bool,
+    /// The most reply bytes the buffer held at once since `reply_peak_reset_at`
+    /// (CLIENT LIST's `rbp`), which the cron sizes the buffer by.
+    reply_peak: usize,
+    reply_peak_reset_at: u64,
+}
+
+/// What the cron did to a reply buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resized {
+    Shrunk,
+    Expanded,
 }
 
 impl Conn {
@@ -98,6 +113,8 @@ impl Conn {
             feed: None,
             aof_hold: None,
             aof_listed: false,
+            reply_peak: 0,
+            reply_peak_reset_at: crate::hlc::unix_ms(),
         }
     }
 
@@ -289,6 +306,7 @@ impl Conn {
             return self.flush_feed(server, stats);
         }
         let batch = self.out.buf.len() - self.written;
+        self.reply_peak = self.reply_peak.max(self.out.buf.len());
         // Published before the replies leave, as if they will all be written: a
         // client holding its reply may at once ask, on another connection, what
         // CLIENT LIST says about it.
@@ -433,13 +451,48 @@ impl Conn {
         snap.output_buffer = unwritten;
         snap.write_pending = unwritten > 0;
         snap.reply_buffer_size = self.out.buf.capacity();
-        snap.reply_buffer_peak = batch;
+        snap.reply_buffer_peak = self.reply_peak.max(batch);
         snap.resp = if self.out.is_resp3() { 3 } else { 2 };
         snap.no_evict = self.state.no_evict;
         snap.no_touch = self.state.no_touch;
         snap.blocked = self.state.blocked.is_some();
         snap.subscriptions = self.state.pubsub.counts();
         snap.monitor = self.state.monitor;
+    }
+
+    /// Redis 7.0's reply buffer resizing, from the cron: an idle buffer whose peak
+    /// stayed under half its size shrinks to the peak (at least 1 KB), one the
+    /// peak filled grows to twice its size (at most 16 KB); the peak is forgotten
+    /// every DEBUG REPLYBUFFER PEAK-RESET-TIME (5 s), so a client gone quiet gets a
+    /// small buffer back. DEBUG REPLYBUFFER RESIZING 0 turns it off.
+    pub fn resize_reply_buffer(&mut self, server: &Server, now_ms: u64) -> Option<Resized> {
+        let debug = &server.debug;
+        if debug.reply_buffer_resizing_off.load(Ordering::Relaxed) || !self.out.buf.is_empty() {
+            return None;
+        }
+        let size = self.out.buf.capacity();
+        let (shrink_to, expand_to) = (size / 2, size * 2);
+        let resized = if shrink_to >= REPLY_MIN_BYTES && self.reply_peak < shrink_to {
+            let new_size = REPLY_MIN_BYTES.max(self.reply_peak + 1);
+            Some((new_size, Resized::Shrunk))
+        } else if expand_to < REPLY_CHUNK_BYTES * 2 && size > 0 && self.reply_peak >= size {
+            Some((REPLY_CHUNK_BYTES.min(expand_to), Resized::Expanded))
+        } else {
+            None
+        };
+        if debug
+            .reply_peak_reset()
+            .is_some_and(|every| now_ms.saturating_sub(self.reply_peak_reset_at) >= every)
+        {
+            self.reply_peak = 0;
+            self.reply_peak_reset_at = now_ms;
+        }
+        let (new_size, how) = resized?;
+        self.out.buf = Vec::with_capacity(new_size);
+        let mut snap = self.state.info.snapshot.lock();
+        snap.reply_buffer_size = self.out.buf.capacity();
+        snap.reply_buffer_peak = self.reply_peak;
+        Some(how)
     }
 
     /// A connection idle for [`IDLE_BUFFER_MS`] with nothing pending gives its read

@@ -15,7 +15,7 @@
 //! ([`super::busy`]).
 
 use super::busy;
-use super::conn::{Conn, Next, Reading};
+use super::conn::{Conn, Next, Reading, Resized};
 use super::conns::Conns;
 use super::stream::Stream;
 use crate::client::{ClientInfo, ClientSnapshot, ClientState};
@@ -723,12 +723,20 @@ impl Worker {
         let now = crate::hlc::unix_ms();
         for (_, conn) in self.conns.iter_mut() {
             conn.release_idle_buffer(now);
+            match conn.resize_reply_buffer(&self.server, now) {
+                Some(Resized::Shrunk) => self.stats.add(&self.stats.reply_buffer_shrinks, 1),
+                Some(Resized::Expanded) => self.stats.add(&self.stats.reply_buffer_expands, 1),
+                None => {}
+            }
         }
         // The chosen clients close when their threads read the mailbox (this one
         // included, before it next sleeps).
         self.server.evict_clients_over_limit(&self.stats);
         crate::scripting::release_stale(&self.server.scripting);
-        if self.server.hot.active_expire.load(Ordering::Relaxed) {
+        // A half-loaded dataset is not expired (the loader holds the shards), as
+        // Redis's cron does not expire while loading.
+        let active_expire = self.server.hot.active_expire.load(Ordering::Relaxed);
+        if active_expire && !self.server.loading.is_active() {
             let effort = self.server.config.read().active_expire_effort;
             let budget = period * expire_budget_percent(effort) / 100;
             self.active_expire(budget);

@@ -197,8 +197,7 @@ impl Replication {
             .good(self.min_replicas_lag.load(Ordering::Relaxed))
     }
 
-    /// Hand down what replication needs from above; starts the link when the
-    /// configuration names a master (`replicaof`).
+    /// Hand down what replication needs from above.
     pub fn set_host(self: &Arc<Self>, host: Arc<dyn Host>) {
         let repl = Arc::downgrade(self);
         self.backlog.on_append(Box::new(move || {
@@ -207,6 +206,12 @@ impl Replication {
             }
         }));
         let _ = self.host.set(host);
+    }
+
+    /// Once the dataset is loaded (with the replication history its RDB kept):
+    /// start the link when the configuration names a master (`replicaof`), and
+    /// the replication cron.
+    pub fn begin(self: &Arc<Self>) {
         let masters = self.host().config().replicaof;
         if self.is_active() || masters.is_empty() && self.backlog.is_active() {
             // A master restored from its RDB keeps its stream going, so its replicas

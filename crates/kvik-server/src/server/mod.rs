@@ -169,7 +169,6 @@ fn slow_call_us(c: &Config) -> u64 {
 }
 
 /// Switches DEBUG turns, for tests and fuzzers.
-#[derive(Default)]
 pub struct DebugSwitches {
     /// DEBUG SET-SKIP-CHECKSUM-VALIDATION: RESTORE and FUNCTION RESTORE take a
     /// payload whose CRC is wrong, so corrupt-payload fuzzers reach the decoder.
@@ -177,9 +176,35 @@ pub struct DebugSwitches {
     /// DEBUG PAUSE-CRON: the workers' periodic work (expiry, idle clients, client
     /// eviction) waits.
     pub cron_paused: AtomicBool,
+    /// DEBUG REPLYBUFFER RESIZING 0 turns off the cron's resizing of idle clients'
+    /// reply buffers.
+    pub reply_buffer_resizing_off: AtomicBool,
+    /// DEBUG REPLYBUFFER PEAK-RESET-TIME: milliseconds between resets of a
+    /// client's reply buffer peak, -1 for never.
+    pub reply_peak_reset_ms: AtomicI64,
 }
 
+impl Default for DebugSwitches {
+    fn default() -> Self {
+        DebugSwitches {
+            skip_checksum_validation: AtomicBool::new(false),
+            cron_paused: AtomicBool::new(false),
+            reply_buffer_resizing_off: AtomicBool::new(false),
+            reply_peak_reset_ms: AtomicI64::new(REPLY_PEAK_RESET_MS),
+        }
+    }
+}
+
+/// How often a client's reply buffer peak is forgotten by default (Redis's
+/// `REPLY_BUFFER_DEFAULT_PEAK_RESET_TIME`).
+pub const REPLY_PEAK_RESET_MS: i64 = 5000;
+
 impl DebugSwitches {
+    /// Milliseconds between reply buffer peak resets, `None` for never.
+    pub fn reply_peak_reset(&self) -> Option<u64> {
+        u64::try_from(self.reply_peak_reset_ms.load(Ordering::Relaxed)).ok()
+    }
+
     /// How payloads' checksums are treated now.
     pub fn payload_checksum(&self) -> crate::persistence::rdb::payload::Checksum {
         use crate::persistence::rdb::payload::Checksum;
@@ -309,6 +334,8 @@ pub struct Server {
     pub replication: Arc<crate::replication::Replication>,
     /// The append-only file: its buffer, writer thread, files and rewrites.
     pub aof: Arc<crate::aof::Aof>,
+    /// Whether the dataset is being loaded, and how far it has got.
+    pub loading: crate::loading::Loading,
 }
 
 impl Server {
@@ -357,6 +384,7 @@ impl Server {
                 node_id,
             )),
             aof: Arc::new(crate::aof::Aof::new(&config, threads)),
+            loading: crate::loading::Loading::default(),
             run_id,
             node_id,
             port: AtomicU64::new(config.port as u64),
@@ -489,6 +517,7 @@ impl Server {
     /// Ask every thread to stop; the main thread finishes the shutdown.
     pub fn request_shutdown(&self) {
         self.shutdown_requested.store(true, Ordering::Release);
+        self.loading.request_stop();
         // A script that never ends would keep its thread from ever stopping.
         self.scripting.running.abort_all();
         self.broadcast(|| Message::Shutdown);

@@ -13,8 +13,8 @@ use super::Server;
 use crate::keyspace::Locked;
 use crate::persistence::rdb::file::LoadError;
 use crate::snapshot::{
-    load_file, rdb_path, settings, write_rdb, AtPoint, Loaded, Outcome, Pending, SaveError,
-    Snapshot, Target, BACKGROUND, FOREGROUND, SAVE_POINTS_CHECK,
+    load_file, rdb_path, settings, write_rdb, AtPoint, Form, LoadHow, Loaded, Outcome, Pending,
+    SaveError, Snapshot, Target, BACKGROUND, FOREGROUND, SAVE_POINTS_CHECK,
 };
 use crate::{log_notice, log_warning};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,15 +28,18 @@ fn dirty(server: &Server) -> u64 {
 
 /// Fix a snapshot's point in time now. The caller must hold no shard lock.
 fn begin(server: &Server) -> Result<(Arc<Snapshot>, AtPoint), SaveError> {
-    begin_with(server, || {})
+    begin_with(server, Form::Rdb, || {})
 }
 
-/// [`begin`], running `at_point` at the point in time, while every shard is held.
+/// [`begin`] in `form`, running `at_point` at the point in time, while every shard
+/// is held.
 fn begin_with(
     server: &Server,
+    form: Form,
     at_point: impl FnOnce(),
 ) -> Result<(Arc<Snapshot>, AtPoint), SaveError> {
-    let settings = settings(&server.config.read(), server.keyspace.clock.get());
+    let mut settings = settings(&server.config.read(), server.keyspace.clock.get());
+    settings.form = form;
     let functions = server.scripting.libraries.all();
     let codes = functions.iter().map(|l| l.code.clone()).collect();
     let mut repl = None;
@@ -206,7 +209,8 @@ pub fn save_before_exit(server: &Server, asked: Option<bool>) -> Result<(), Save
     server.aof.cancel_rewrite();
     server.persistence.cancel_background();
     let wanted = asked.unwrap_or_else(|| !server.config.read().save.is_empty());
-    if !wanted {
+    // A half-loaded dataset is never saved over the file it comes from, as in Redis.
+    if !wanted || server.loading.is_active() {
         return Ok(());
     }
     log_notice!("Saving the final RDB snapshot before exiting.");
@@ -261,26 +265,59 @@ pub fn save_after_flushall(server: &Server, uncounted: u64) {
 
 /// Load `dir/dbfilename` into the keyspace that `locked` holds entirely. A missing
 /// file is an empty dataset. With `merge` a key of the file replaces one in memory;
-/// without, such a duplicate is an error.
+/// without, such a duplicate is an error. Clients get -LOADING meanwhile.
 pub fn load(
     server: &Server,
     locked: &mut Locked,
     merge: bool,
 ) -> Result<Option<Loaded>, LoadError> {
-    let (path, checksum) = {
+    let (path, checksum, pace) = {
         let config = server.config.read();
-        (rdb_path(&config), config.rdbchecksum)
+        (rdb_path(&config), config.rdbchecksum, loading_pace(&config))
     };
-    if !path.exists() {
+    let Ok(size) = std::fs::metadata(&path).map(|m| m.len()) else {
         return Ok(None);
-    }
+    };
     let limits = crate::persistence::rdb::Limits::from(&server.hot.encoding());
-    let loaded = load_file(&path, locked, &server.scripting, &limits, checksum, merge)?;
+    let _underway = server.loading.begin(size, pace.interval_bytes);
+    let how = LoadHow {
+        verify_checksum: checksum,
+        merge,
+        loading: Some(&server.loading),
+        key_delay_us: pace.key_delay_us,
+        ..LoadHow::default()
+    };
+    let loaded = load_file(&path, locked, &server.scripting, &limits, how)?;
     *server.persistence.last_load.lock() = loaded;
     Ok(Some(loaded))
 }
 
-/// Load the RDB file before the server starts serving, logging as Redis does.
+/// How a load paces itself: `loading-process-events-interval-bytes` and
+/// `key-load-delay`.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadingPace {
+    pub interval_bytes: u64,
+    pub key_delay_us: i32,
+}
+
+pub fn loading_pace(config: &kvik_config::Config) -> LoadingPace {
+    LoadingPace {
+        interval_bytes: u64::from(config.loading_process_events_interval_bytes),
+        key_delay_us: config.key_load_delay,
+    }
+}
+
+/// The redis-check-rdb style report on the RDB file (after it failed to load).
+pub fn check_report(server: &Server) -> String {
+    let (path, name) = {
+        let config = server.config.read();
+        (rdb_path(&config), config.dbfilename.clone())
+    };
+    let limits = crate::persistence::rdb::Limits::from(&server.hot.encoding());
+    crate::snapshot::check::report(&path, &name, &limits)
+}
+
+/// Load the RDB file at start-up, logging as Redis does.
 pub fn load_at_startup(server: &Server) -> Result<(), LoadError> {
     let started = Instant::now();
     let env = server.key_env(&server.thread_stats[0]);
@@ -315,11 +352,12 @@ pub fn start_aof(server: &Server) -> std::io::Result<()> {
     let aof = &server.aof;
     let manifest = aof.manifest();
     if manifest.base.is_none() && manifest.incrs.is_empty() {
-        let (snapshot, point) =
-            begin(server).map_err(|_| std::io::Error::other("a snapshot is running"))?;
+        let form = aof_base_form(&server.config.read());
+        let (snapshot, point) = begin_with(server, form, || {})
+            .map_err(|_| std::io::Error::other("a snapshot is running"))?;
         let never = AtomicBool::new(false);
-        let checksum = server.config.read().rdbchecksum;
-        let written = aof.create_base_on_start(checksum, |sink| {
+        let checks = crate::aof::rewrite::BaseChecks::of(&server.config.read(), form);
+        let written = aof.create_base_on_start(checks, |sink| {
             snapshot
                 .write(&server.keyspace, &point, sink, &never)
                 .is_ok()
@@ -329,6 +367,15 @@ pub fn start_aof(server: &Server) -> std::io::Result<()> {
     }
     server.effects.add_sink(aof.sink(), |_| {});
     aof.open_on_start()
+}
+
+/// The form of a new AOF base: an RDB (`aof-use-rdb-preamble yes`) or commands.
+fn aof_base_form(config: &kvik_config::Config) -> Form {
+    if config.aof_use_rdb_preamble {
+        Form::Rdb
+    } else {
+        Form::Commands
+    }
 }
 
 /// Why BGREWRITEAOF did not start a rewrite.
@@ -356,7 +403,8 @@ pub fn bgrewriteaof(server: &Server) -> Result<(), RewriteRefused> {
         crate::aof::rewrite::StartError::Failed => RewriteRefused::Failed,
     })?;
     let turning_on = aof.state() == crate::aof::State::WaitRewrite;
-    let begun = begin_with(server, || {
+    let form = aof_base_form(&server.config.read());
+    let begun = begin_with(server, form, || {
         aof.rewrite_point(&rewrite);
         if turning_on {
             server.effects.add_sink(aof.sink(), |_| {});
@@ -385,9 +433,9 @@ pub fn bgrewriteaof(server: &Server) -> Result<(), RewriteRefused> {
 
 /// Write a rewrite's snapshot as the new base and switch the AOF to it.
 fn write_aof_base(server: &Server, job: crate::aof::rewrite::Job) {
-    let checksum = server.config.read().rdbchecksum;
+    let checks = crate::aof::rewrite::BaseChecks::of(&server.config.read(), job.snapshot.form());
     let cancel = &job.rewrite.cancel;
-    let base = server.aof.write_base(checksum, |sink| {
+    let base = server.aof.write_base(checks, |sink| {
         job.snapshot
             .write(&server.keyspace, &job.point, sink, cancel)
             .is_ok()

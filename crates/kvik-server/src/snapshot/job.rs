@@ -13,7 +13,6 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Which access data goes in front of each key, as Redis decides it from
 /// `maxmemory-policy`: the idle time under an LRU policy, the counter under LFU.
@@ -24,17 +23,29 @@ pub enum AccessData {
     Freq,
 }
 
+/// The form a snapshot takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// An RDB file (without its footer).
+    Rdb,
+    /// The commands that rebuild the dataset: an AOF base written with
+    /// `aof-use-rdb-preamble no` (see [`super::commands`]).
+    Commands,
+}
+
 /// How keys are written.
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
+    pub form: Form,
     /// `rdbcompression`.
     pub compress: bool,
     pub access: AccessData,
     /// How access fields read (LRU clock or LFU data).
     pub clock: AccessClock,
     /// `rdb-key-save-delay`: a testing knob that slows the writer by this much per
-    /// key it serializes itself (never the commands that capture a shard).
-    pub key_delay: Duration,
+    /// key it serializes itself (never the commands that capture a shard), in
+    /// microseconds ([`super::KeyDelay`]).
+    pub key_delay: i32,
     /// Active replication: each key's timestamp and the shards' tombstones go in
     /// the file, for a peer to merge it by.
     pub timestamps: bool,
@@ -113,10 +124,20 @@ impl Snapshot {
         started.then_some((snapshot, point))
     }
 
+    pub fn form(&self) -> Form {
+        self.settings.form
+    }
+
     /// Every key of a shard, as the file holds them, then its tombstones when the
     /// file is for active-replication peers.
     fn serialize(&self, shard: &ShardData) -> Vec<u8> {
         let mut out = Vec::new();
+        if self.settings.form == Form::Commands {
+            for entry in shard.iter() {
+                super::commands::write_key(&mut out, entry.key(), &entry.value, entry.expire_at);
+            }
+            return out;
+        }
         let counters = self.settings.timestamps && shard.counts_any();
         for entry in shard.iter() {
             if counters {
@@ -167,16 +188,31 @@ impl Snapshot {
         out: &mut impl Sink,
         cancel: &AtomicBool,
     ) -> Result<(), Cancelled> {
-        file::write_header(out, &aux_fields(point));
+        let rdb = self.settings.form == Form::Rdb;
+        if rdb {
+            file::write_header(out, &aux_fields(point));
+        }
         for code in &point.functions {
-            file::write_function(out, code);
+            if rdb {
+                file::write_function(out, code);
+            } else {
+                let mut command = Vec::new();
+                super::commands::write_function(&mut command, code);
+                out.put(&command);
+            }
         }
         for (db, &(keys, volatile)) in point.counts.iter().enumerate() {
             // A peer needs the tombstones of an empty database too.
             if keys == 0 && !self.settings.timestamps {
                 continue;
             }
-            file::write_db_start(out, db, keys, volatile);
+            if rdb {
+                file::write_db_start(out, db, keys, volatile);
+            } else {
+                let mut select = Vec::new();
+                super::commands::write_select(&mut select, db);
+                out.put(&select);
+            }
             for id in keyspace.db_shard_ids(db) {
                 if cancel.load(Ordering::Relaxed) {
                     return Err(Cancelled);
@@ -193,9 +229,7 @@ impl Snapshot {
         let bytes = match own {
             Some((bytes, keys)) => {
                 // Slept after the lock went, so the knob slows the save, not writers.
-                if !self.settings.key_delay.is_zero() {
-                    std::thread::sleep(self.settings.key_delay * keys as u32);
-                }
+                super::KeyDelay::new(self.settings.key_delay).after_keys(keys as u64);
                 bytes
             }
             None => self.captured.lock().remove(&id).unwrap_or_default(),

@@ -4,9 +4,11 @@
 //! are dropped (kvik is always a master), duplicates refused, access data restored.
 //! Must not touch the file format (the reader's) or the save bookkeeping.
 
+use super::KeyDelay;
 use crate::keyspace::{
     hash_key, AccessClock, Counter, EntryBox, EntryData, Keyspace, Locked, ShardData,
 };
+use crate::loading::Loading;
 use crate::persistence::rdb::file::{self, KeyMeta, LoadError, Visitor};
 use crate::persistence::rdb::Limits;
 use crate::scripting::functions::{compile_library, Collision, Library};
@@ -38,6 +40,14 @@ pub enum LoadTarget<'l, 'a> {
 }
 
 impl LoadTarget<'_, '_> {
+    /// Let the threads waiting for the held shards have them for a moment (a key
+    /// by key load holds none between keys).
+    fn let_waiters_in(&mut self) {
+        if let LoadTarget::Held(locked) = self {
+            locked.let_waiters_in();
+        }
+    }
+
     fn keyspace(&self) -> &Keyspace {
         match self {
             LoadTarget::Held(locked) => locked.keyspace(),
@@ -71,6 +81,29 @@ struct IntoKeyspace<'l, 'a> {
     keep_expired: bool,
     /// The counter's state written before the next key (active replication).
     next_counter: Option<Counter>,
+    /// Where progress goes, and the loaded bytes at which others were last served.
+    loading: Option<(&'l Loading, u64)>,
+    /// `key-load-delay`.
+    key_delay: KeyDelay,
+}
+
+impl IntoKeyspace<'_, '_> {
+    /// Every `loading-process-events-interval-bytes`, let the threads waiting for
+    /// the shards have them for a moment (INFO keyspace shows the keys loaded so
+    /// far, as Redis serves clients while it loads), and give up if SHUTDOWN came.
+    fn serve_others(&mut self) -> Result<(), LoadError> {
+        let Some((loading, mark)) = &mut self.loading else {
+            return Ok(());
+        };
+        if !loading.serve_due(mark) {
+            return Ok(());
+        }
+        if loading.stop_requested() {
+            return Err(LoadError::Refused("Loading stopped by a shutdown".into()));
+        }
+        self.target.let_waiters_in();
+        Ok(())
+    }
 }
 
 impl Visitor for IntoKeyspace<'_, '_> {
@@ -98,6 +131,9 @@ impl Visitor for IntoKeyspace<'_, '_> {
             }
             b"used-mem" => {
                 let bytes: f64 = value.parse().unwrap_or(0.0);
+                if let Some((loading, _)) = self.loading {
+                    loading.note_rdb_used_mem(bytes as u64);
+                }
                 log_notice!(
                     "RDB memory usage when created {:.2} Mb",
                     bytes / 1024.0 / 1024.0
@@ -137,6 +173,8 @@ impl Visitor for IntoKeyspace<'_, '_> {
         value: Value,
         meta: KeyMeta,
     ) -> Result<(), LoadError> {
+        self.key_delay.after_keys(1);
+        self.serve_others()?;
         if meta.expire_at != 0 && meta.expire_at < self.now_ms && !self.keep_expired {
             self.loaded.expired += 1;
             return Ok(());
@@ -236,34 +274,38 @@ impl Visitor for IntoKeyspace<'_, '_> {
 
 /// Load the file at `path` into the shards `locked` holds (all of them), adding its
 /// function libraries. On error the keys read so far stay: the caller exits (start)
-/// or reports it (DEBUG RELOAD), as Redis does.
+/// or reports it (DEBUG RELOAD), as Redis does. The file's bytes count as loaded
+/// for the load under way, if `how` names one.
 pub fn load_file(
     path: &Path,
     locked: &mut Locked,
     scripting: &Scripting,
     limits: &Limits,
-    verify_checksum: bool,
-    merge: bool,
+    how: LoadHow,
 ) -> Result<Loaded, LoadError> {
     let reader = std::fs::File::open(path).map_err(LoadError::Io)?;
     let buffered = std::io::BufReader::with_capacity(1 << 16, reader);
-    let how = LoadHow {
-        verify_checksum,
-        merge,
-        keep_expired: false,
-    };
-    load_reader(buffered, locked, scripting, limits, how)
+    match how.loading {
+        Some(loading) => load_reader(loading.counted(buffered), locked, scripting, limits, how),
+        None => load_reader(buffered, locked, scripting, limits, how),
+    }
 }
 
 /// How a load treats what it finds.
-#[derive(Debug, Clone, Copy)]
-pub struct LoadHow {
+#[derive(Clone, Copy, Default)]
+pub struct LoadHow<'p> {
     /// `rdbchecksum`: check the footer.
     pub verify_checksum: bool,
     /// Replace keys already in memory instead of refusing them.
     pub merge: bool,
     /// Keep keys whose deadline passed (a replica loading its master's sync).
     pub keep_expired: bool,
+    /// The load under way, which the reader counts bytes for: others are served
+    /// at its interval, and a shutdown stops the load.
+    pub loading: Option<&'p Loading>,
+    /// `key-load-delay`: microseconds slept per key (negative: one every that
+    /// many keys), for tests that need a slow load.
+    pub key_delay_us: i32,
 }
 
 /// Load an RDB read from `reader` (a file, an AOF's base or preamble, a replica's
@@ -297,6 +339,8 @@ pub fn read_into(
         merge: how.merge,
         keep_expired: how.keep_expired,
         next_counter: None,
+        loading: how.loading.map(|l| (l, l.loaded_bytes())),
+        key_delay: KeyDelay::new(how.key_delay_us),
     };
     file::read(reader, limits, how.verify_checksum, &mut into)?;
     let (libraries, loaded) = (std::mem::take(&mut into.libraries), into.loaded);

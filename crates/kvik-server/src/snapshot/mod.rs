@@ -13,10 +13,12 @@
 //! saver thread's queue. Must not touch the RDB framing (`persistence::rdb::file`),
 //! clients, or the server's other state.
 
+pub mod check;
+mod commands;
 mod job;
 mod load;
 
-pub use job::{AtPoint, Snapshot};
+pub use job::{AtPoint, Form, Snapshot};
 pub use load::{load_file, load_reader, read_into, LoadHow, LoadTarget, Loaded};
 
 use crate::keyspace::{AccessClock, Policy};
@@ -285,11 +287,53 @@ pub fn settings(config: &Config, clock: AccessClock) -> Settings {
         AccessData::None
     };
     Settings {
+        form: Form::Rdb,
         compress: config.rdbcompression,
         access,
         clock,
-        key_delay: Duration::from_micros(config.rdb_key_save_delay.max(0) as u64),
+        key_delay: config.rdb_key_save_delay,
         timestamps: config.active_replica,
+    }
+}
+
+/// Redis's `debugDelay` behind `rdb-key-save-delay` and `key-load-delay`: so many
+/// microseconds per key, or when negative, one microsecond every that many keys
+/// (Redis sleeps at random with that odds; counting gives the same pace).
+#[derive(Debug, Clone, Copy)]
+pub struct KeyDelay {
+    micros: i64,
+    keys: u64,
+}
+
+impl KeyDelay {
+    pub fn new(micros: i32) -> Self {
+        KeyDelay {
+            micros: i64::from(micros),
+            keys: 0,
+        }
+    }
+
+    /// How long `keys` more keys should take.
+    pub fn for_keys(&mut self, keys: u64) -> Duration {
+        let micros = match self.micros {
+            0 => return Duration::ZERO,
+            m if m > 0 => m as u64 * keys,
+            m => {
+                let every = m.unsigned_abs();
+                let before = self.keys / every;
+                self.keys += keys;
+                self.keys / every - before
+            }
+        };
+        Duration::from_micros(micros)
+    }
+
+    /// Sleep for `keys` more keys.
+    pub fn after_keys(&mut self, keys: u64) {
+        let pause = self.for_keys(keys);
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
     }
 }
 
@@ -311,14 +355,29 @@ pub const BACKGROUND: &str = "temp-bgsave";
 /// `rdb-save-incremental-fsync` (Redis's REDIS_AUTOSYNC_BYTES).
 const INCREMENTAL_FSYNC_BYTES: usize = 4 * 1024 * 1024;
 
-/// The temp file a save writes. With `rdb-save-incremental-fsync` it is synced every
-/// [`INCREMENTAL_FSYNC_BYTES`], so the kernel never piles up the whole file's dirty
-/// pages for the final fsync to flush at once (a latency spike for everything else
-/// writing to the disk).
+/// The temp file a save (or an AOF rewrite) writes. With `rdb-save-incremental-fsync`
+/// (`aof-rewrite-incremental-fsync`) it is synced every [`INCREMENTAL_FSYNC_BYTES`],
+/// so the kernel never piles up the whole file's dirty pages for the final fsync to
+/// flush at once (a latency spike for everything else writing to the disk).
 pub struct RdbFile {
     file: std::fs::File,
     incremental: bool,
     unsynced: usize,
+}
+
+impl RdbFile {
+    pub fn new(file: std::fs::File, incremental: bool) -> Self {
+        RdbFile {
+            file,
+            incremental,
+            unsynced: 0,
+        }
+    }
+
+    /// Flush what is written to the disk.
+    pub fn sync_all(&self) -> std::io::Result<()> {
+        self.file.sync_all()
+    }
 }
 
 impl std::io::Write for RdbFile {
@@ -359,13 +418,9 @@ pub fn write_rdb(
         );
         SaveError::Failed
     })?;
-    let mut sink = WriteSink::new(RdbFile {
-        file,
-        incremental: incremental_fsync,
-        unsynced: 0,
-    });
+    let mut sink = WriteSink::new(RdbFile::new(file, incremental_fsync));
     let filled = fill(&mut sink);
-    let written = file::finish(sink, checksum).and_then(|f| f.file.sync_all());
+    let written = file::finish(sink, checksum).and_then(|f| f.sync_all());
     let renaming = state.rename_lock.lock();
     if filled.is_err() || target.cancel.load(Ordering::Relaxed) {
         let _ = std::fs::remove_file(&temp);
@@ -380,4 +435,21 @@ pub fn write_rdb(
         let _ = std::fs::remove_file(&temp);
         SaveError::Failed
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeyDelay;
+    use std::time::Duration;
+
+    #[test]
+    fn a_negative_key_delay_is_one_microsecond_every_so_many_keys() {
+        let mut every_third = KeyDelay::new(-3);
+        let slept: Vec<Duration> = (0..6).map(|_| every_third.for_keys(1)).collect();
+        let micros: Vec<u128> = slept.iter().map(Duration::as_micros).collect();
+        assert_eq!(micros, [0, 0, 1, 0, 0, 1]);
+        assert_eq!(KeyDelay::new(-3).for_keys(10), Duration::from_micros(3));
+        assert_eq!(KeyDelay::new(5).for_keys(4), Duration::from_micros(20));
+        assert_eq!(KeyDelay::new(0).for_keys(4), Duration::ZERO);
+    }
 }

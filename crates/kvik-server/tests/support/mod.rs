@@ -149,10 +149,26 @@ impl TestServer {
     }
 
     pub fn try_start_binary(binary: &Path, args: &[&str]) -> Result<TestServer, String> {
+        Self::start_until(binary, args, Self::answers_ping)
+    }
+
+    /// Starts kvik-server as [`TestServer::start`] does, but returns as soon as it
+    /// answers at all (-LOADING included): for tests of what clients see while the
+    /// dataset loads.
+    pub fn start_loading(args: &[&str]) -> TestServer {
+        Self::start_until(&kvik_server_path(), args, Self::answers)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn start_until(
+        binary: &Path,
+        args: &[&str],
+        ready: fn(&TestServer) -> bool,
+    ) -> Result<TestServer, String> {
         let mut last_err = String::new();
         // A few attempts: the free port can be taken between probing and binding.
         for _ in 0..3 {
-            match Self::start_once(binary, args) {
+            match Self::start_once(binary, args, ready) {
                 Ok(server) => return Ok(server),
                 Err((died_early, e)) => {
                     last_err = e;
@@ -166,7 +182,11 @@ impl TestServer {
     }
 
     /// On failure: whether the process exited by itself (worth a retry), and why.
-    fn start_once(binary: &Path, extra: &[&str]) -> Result<TestServer, (bool, String)> {
+    fn start_once(
+        binary: &Path,
+        extra: &[&str],
+        ready: fn(&TestServer) -> bool,
+    ) -> Result<TestServer, (bool, String)> {
         let port = free_port();
         let dir = scratch_dir("server");
         let mut args: Vec<String> = vec![
@@ -203,7 +223,7 @@ impl TestServer {
                 let why = format!("exited during startup ({status})");
                 return Err((true, server.failure(&why)));
             }
-            if server.answers_ping() {
+            if ready(&server) {
                 return Ok(server);
             }
             if Instant::now() >= deadline {
@@ -224,6 +244,16 @@ impl TestServer {
         }
         let mut buf = [0u8; 7];
         s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    }
+
+    /// Does the server answer PING with anything (PONG, or -LOADING while it loads)?
+    fn answers(&self) -> bool {
+        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+        let mut first = [0u8; 1];
+        s.write_all(b"*1\r\n$4\r\nPING\r\n").is_ok() && s.read_exact(&mut first).is_ok()
     }
 
     fn failure(&self, why: &str) -> String {

@@ -45,14 +45,20 @@ impl Replay for Replayer<'_> {
         let all: Vec<usize> = (0..server.keyspace.databases()).collect();
         let mut locked = Locked::databases(env, 0, crate::hlc::unix_ms(), &all);
         let limits = crate::persistence::rdb::Limits::from(&server.hot.encoding());
-        let checksum = server.config.read().rdbchecksum;
+        let (checksum, pace) = {
+            let config = server.config.read();
+            let pace = crate::server::saving::loading_pace(&config);
+            (config.rdbchecksum, pace)
+        };
         let how = crate::snapshot::LoadHow {
             verify_checksum: checksum,
-            merge: false,
-            keep_expired: false,
+            loading: Some(&server.loading),
+            key_delay_us: pace.key_delay_us,
+            ..Default::default()
         };
+        let counted = server.loading.counted(reader);
         let loaded =
-            crate::snapshot::load_reader(reader, &mut locked, &server.scripting, &limits, how)
+            crate::snapshot::load_reader(counted, &mut locked, &server.scripting, &limits, how)
                 .map_err(|e| e.to_string())?;
         crate::log_notice!(
             "Done loading RDB, keys loaded: {}, keys expired: {}.",
@@ -79,12 +85,27 @@ impl Replay for Replayer<'_> {
         self.out.buf.clear();
         Ok(())
     }
+
+    fn measured(&mut self, total_bytes: u64) {
+        self.server.loading.set_total_bytes(total_bytes);
+    }
+
+    fn advanced(&mut self, bytes: u64) {
+        self.server.loading.add_loaded(bytes);
+    }
+}
+
+/// Clients get -LOADING while the AOF loads.
+fn loading(server: &Server) -> crate::loading::Underway<'_> {
+    let interval = server.config.read().loading_process_events_interval_bytes;
+    server.loading.begin(0, u64::from(interval))
 }
 
 /// Load the AOF at start-up (upgrading a Redis 6 file), and make its manifest the
 /// one the server writes on.
 pub fn load_at_startup(server: &Server) -> Result<Loaded, Failed> {
     let truncated_ok = server.config.read().aof_load_truncated;
+    let _underway = loading(server);
     let mut replayer = Replayer::new(server);
     let (loaded, manifest) = load::load(&server.aof, truncated_ok, &mut replayer)?;
     server.aof.adopt_manifest(manifest);
@@ -101,6 +122,7 @@ pub fn reload(server: &Server) -> Result<(), Failed> {
     })?;
     let truncated_ok = server.config.read().aof_load_truncated;
     let _paused = server.aof.pause_sink();
+    let _underway = loading(server);
     flush_everything(server);
     let mut replayer = Replayer::new(server);
     load::load_files(
