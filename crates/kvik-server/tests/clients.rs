@@ -39,12 +39,30 @@ fn installed_clients() -> Option<PathBuf> {
 
 #[test]
 fn node_clients_use_a_replica_whose_master_is_gone() {
+    clients_use_a_replica_whose_master_is_gone(false);
+}
+
+/// Seed 004 case 3: an active replica whose peer is down serves reads and writes,
+/// and the clients' ready checks pass at once.
+#[test]
+fn node_clients_use_an_active_replica_whose_peer_is_gone() {
+    clients_use_a_replica_whose_master_is_gone(true);
+}
+
+fn clients_use_a_replica_whose_master_is_gone(active: bool) {
     let Some(dir) = installed_clients() else {
         return;
     };
-    let master = TestServer::start(&[]);
+    let extra: &[&str] = if active {
+        &["--active-replica", "yes"]
+    } else {
+        &[]
+    };
+    let master = TestServer::start(extra);
     let master_port = master.port().to_string();
-    let replica = TestServer::start(&["--replicaof", "127.0.0.1", &master_port]);
+    let mut args = vec!["--replicaof", "127.0.0.1", &master_port];
+    args.extend(extra);
+    let replica = TestServer::start(&args);
     let mut m = master.raw();
     assert_eq!(m.cmd(&["SET", "stale", "v"]), b"+OK\r\n");
     let mut r = replica.raw();
@@ -59,6 +77,7 @@ fn node_clients_use_a_replica_whose_master_is_gone() {
     let run = Command::new("node")
         .arg(dir.join("replica_without_master.mjs"))
         .env("PORT", replica.port().to_string())
+        .env("ACTIVE", if active { "1" } else { "0" })
         .current_dir(&dir)
         .output()
         .expect("run node");

@@ -1,10 +1,13 @@
 // node-redis and ioredis against a kvik replica whose master is unreachable: they
 // connect at once (ready), see role:slave and master_link_status:down, read the
-// stale data, and get READONLY for writes. Run by tests/clients.rs with PORT set.
+// stale data, and get READONLY for writes. With ACTIVE=1 the replica is an active
+// one (seed 004 case 3): role:active-replica, and writes succeed. Run by
+// tests/clients.rs with PORT set.
 import Redis from 'ioredis';
 import { createClient } from 'redis';
 
 const port = Number(process.env.PORT);
+const active = process.env.ACTIVE === '1';
 const within = (ms, what, promise) =>
   Promise.race([
     promise,
@@ -18,12 +21,18 @@ function field(info, name) {
 
 async function check(name, client) {
   const info = await client.info('replication');
-  if (field(info, 'role') !== 'slave') throw new Error(`${name}: role is ${field(info, 'role')}`);
+  const role = active ? 'active-replica' : 'slave';
+  if (field(info, 'role') !== role) throw new Error(`${name}: role is ${field(info, 'role')}`);
   if (field(info, 'master_link_status') !== 'down') {
     throw new Error(`${name}: master_link_status is ${field(info, 'master_link_status')}`);
   }
   const stale = await client.get('stale');
   if (stale !== 'v') throw new Error(`${name}: GET stale gave ${stale}`);
+  if (active) {
+    await client.set('x', name);
+    if ((await client.get('x')) !== name) throw new Error(`${name}: the write did not stick`);
+    return;
+  }
   try {
     await client.set('x', 'y');
     throw new Error(`${name}: a write on the replica succeeded`);
