@@ -448,3 +448,79 @@ fn random_mixes_with_random_partitions_converge() {
         );
     }
 }
+
+#[test]
+fn a_mesh_node_killed_and_restarted_from_its_save_catches_up() {
+    let base = ["--multi-master", "yes"];
+    let args: Vec<&str> = ACTIVE.iter().chain(&base).copied().collect();
+    let mut nodes: Vec<TestServer> = (0..3).map(|_| TestServer::start(&args)).collect();
+    let ports: Vec<String> = nodes.iter().map(|n| n.port().to_string()).collect();
+    let follow_others = |conn: &mut RawConn, me: usize| {
+        for (j, port) in ports.iter().enumerate() {
+            if j != me {
+                assert_eq!(conn.cmd(&["REPLICAOF", "127.0.0.1", port]), b"+OK\r\n");
+            }
+        }
+    };
+    for (i, node) in nodes.iter().enumerate() {
+        follow_others(&mut node.raw(), i);
+    }
+    let mut total = 0;
+    let write = |conn: &mut RawConn, tag: &str, total: &mut i64| {
+        for i in 0..100 {
+            conn.cmd(&["SET", &format!("{tag}:{i}"), tag]);
+            conn.cmd(&["INCR", "total"]);
+            *total += 1;
+        }
+        conn.cmd(&["DEL", &format!("{tag}:0")]);
+    };
+    for (i, node) in nodes.iter().enumerate() {
+        write(&mut node.raw(), &format!("before{i}"), &mut total);
+    }
+    let mesh_digest = |nodes: &[TestServer]| {
+        let mut conns: Vec<RawConn> = nodes.iter().map(|n| n.raw()).collect();
+        wait_for("the mesh to converge", || {
+            let first = conns[0].cmd(&["DEBUG", "DIGEST"]);
+            conns
+                .iter_mut()
+                .all(|c| c.cmd(&["DEBUG", "DIGEST"]) == first)
+        });
+    };
+    mesh_digest(&nodes);
+    let mut c = nodes[2].raw();
+    assert_eq!(c.cmd(&["SAVE"]), b"+OK\r\n");
+    drop(c);
+    let dir = nodes[2].dir().to_str().unwrap().to_string();
+    unsafe { libc::kill(nodes[2].pid() as libc::pid_t, libc::SIGKILL) };
+    for (i, node) in nodes.iter().take(2).enumerate() {
+        write(&mut node.raw(), &format!("during{i}"), &mut total);
+        node.raw().cmd(&["DEL", "before2:1"]);
+    }
+    // It comes back (at a new port) with what it saved, and follows the others.
+    let mut restart: Vec<&str> = args.clone();
+    restart.extend(["--dir", &dir]);
+    restart.extend(["--replicaof", "127.0.0.1", &ports[0]]);
+    restart.extend(["--replicaof", "127.0.0.1", &ports[1]]);
+    nodes[2] = TestServer::start(&restart);
+    let new_port = nodes[2].port().to_string();
+    for node in nodes.iter().take(2) {
+        let mut conn = node.raw();
+        assert_eq!(
+            conn.cmd(&["REPLICAOF", "REMOVE", "127.0.0.1", &ports[2]]),
+            b"+OK\r\n"
+        );
+        assert_eq!(conn.cmd(&["REPLICAOF", "127.0.0.1", &new_port]), b"+OK\r\n");
+    }
+    mesh_digest(&nodes);
+    let mut c = nodes[2].raw();
+    assert_eq!(
+        get(&mut c, "before2:1"),
+        b"$-1\r\n",
+        "a delete made while it was down"
+    );
+    assert_eq!(get(&mut c, "during1:5"), b"$7\r\nduring1\r\n");
+    assert_eq!(
+        get(&mut c, "total"),
+        format!("${}\r\n{total}\r\n", total.to_string().len()).into_bytes()
+    );
+}
