@@ -52,6 +52,7 @@ const LAYERS: &[&[&str]] = &[
         "version",
         "logging",
         "listen",
+        "tls",
         "oom_score",
         "supervise",
         "process",

@@ -309,6 +309,8 @@ pub struct Server {
     pub replication: Arc<crate::replication::Replication>,
     /// The append-only file: its buffer, writer thread, files and rewrites.
     pub aof: Arc<crate::aof::Aof>,
+    /// The TLS configuration new connections on the `tls-port` handshake with.
+    pub tls: crate::tls::TlsContext,
 }
 
 impl Server {
@@ -367,6 +369,7 @@ impl Server {
             latency,
             config: RwLock::new(config),
             config_file,
+            tls: Default::default(),
         }
     }
 
