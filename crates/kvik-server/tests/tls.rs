@@ -668,3 +668,38 @@ fn kvik_replica_of_redis_server_master_over_tls() {
     fill(&mut m, 30);
     wait_for_keys(&mut r, 30);
 }
+
+/// How the second session of a client that keeps its session cache started.
+fn second_handshake(port: u16, config: Arc<rustls::ClientConfig>) -> rustls::HandshakeKind {
+    let mut kind = None;
+    for _ in 0..2 {
+        let tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        tcp.set_read_timeout(Some(support::IO_TIMEOUT)).unwrap();
+        let session = rustls::ClientConnection::new(
+            config.clone(),
+            ServerName::try_from("localhost").unwrap(),
+        )
+        .unwrap();
+        let mut tls = rustls::StreamOwned::new(session, tcp);
+        tls.write_all(b"PING\r\n").unwrap();
+        // The reply comes after the session ticket, which the client then holds.
+        assert_eq!(read_line(&mut tls), Ok("+PONG".into()));
+        kind = tls.conn.handshake_kind();
+    }
+    kind.expect("handshake done")
+}
+
+#[test]
+fn sessions_resume_unless_caching_is_off() {
+    let pki = Pki::new();
+    let (_server, port) = start_kvik(&pki, &[]);
+    assert_eq!(
+        second_handshake(port, pki.client("ca", Some("client"))),
+        rustls::HandshakeKind::Resumed
+    );
+    let (_server, port) = start_kvik(&pki, &["--tls-session-caching", "no"]);
+    assert_eq!(
+        second_handshake(port, pki.client("ca", Some("client"))),
+        rustls::HandshakeKind::Full
+    );
+}

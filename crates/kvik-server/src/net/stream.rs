@@ -60,7 +60,7 @@ impl Stream {
                 let Stream::Tcp(tcp) = stream else {
                     unreachable!("a TCP connection adopts as TCP")
                 };
-                (TlsStream::new(tcp, config), endpoint)
+                (TlsStream::start(tcp, config), endpoint)
             }
             Accepted::Unix(stream, path) => {
                 // Redis names both ends by the socket's path, with port 0.
@@ -185,7 +185,8 @@ pub struct TlsStream {
 }
 
 impl TlsStream {
-    fn new(tcp: TcpStream, config: Arc<rustls::ServerConfig>) -> Stream {
+    /// The stream of a connection just accepted, its handshake still to come.
+    fn start(tcp: TcpStream, config: Arc<rustls::ServerConfig>) -> Stream {
         match rustls::ServerConnection::new(config) {
             Ok(session) => Stream::Tls(Box::new(TlsStream { tcp, session })),
             Err(e) => {
