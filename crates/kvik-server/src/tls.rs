@@ -38,10 +38,13 @@ impl TlsContext {
 
     /// Build the server configuration from the settings and make it the current one,
     /// when anything uses TLS (a `tls-port`, `tls-replication`), as Redis does. On an
-    /// error the configuration in force stays, and the error says why.
+    /// error the configuration in force stays, and the error says why. Unused, the
+    /// settings are still checked as far as they can be without files: a protocol
+    /// or cipher suite rustls lacks is refused at once, not when TLS is turned on.
     pub fn configure(&self, config: &Config) -> Result<(), String> {
         if !in_use(config) {
-            return Ok(());
+            protocol_versions(&config.tls_protocols)?;
+            return provider(config).map(drop);
         }
         let built = server_config(config)?;
         *self.current.write() = Some(Arc::new(built));

@@ -382,6 +382,19 @@ fn settings_rustls_cannot_honour_are_refused_by_name() {
     );
     let err = refused_start(&pki, &["--tls-ciphers", "DHE-RSA-AES256-SHA"]);
     assert!(err.contains("tls-ciphers: 'DHE-RSA-AES256-SHA'"), "{err}");
+    // Refused even while nothing uses TLS: it never could work.
+    let plain = TestServer::start(&[]);
+    let mut c = plain.client();
+    let err = redis::cmd("CONFIG")
+        .arg(&["SET", "tls-protocols", "TLSv1"])
+        .query::<String>(&mut c)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "(possibly related to argument 'tls-protocols') - Unable to update TLS configuration"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -702,4 +715,19 @@ fn sessions_resume_unless_caching_is_off() {
         second_handshake(port, pki.client("ca", Some("client"))),
         rustls::HandshakeKind::Full
     );
+}
+
+#[test]
+fn ca_certificates_from_a_directory() {
+    let pki = Pki::new();
+    let cas = scratch_dir("tls-ca-dir");
+    std::fs::copy(pki.dir.join("ca.crt"), cas.join("trusted.pem")).unwrap();
+    std::fs::write(cas.join("README"), "not a certificate\n").unwrap();
+    let cas = cas.to_string_lossy().into_owned();
+    let (_server, port) = start_kvik(&pki, &["--tls-ca-cert-file", "", "--tls-ca-cert-dir", &cas]);
+    assert_eq!(
+        tls_query(port, pki.client("ca", Some("client")), "PING"),
+        Ok("+PONG".into())
+    );
+    assert!(tls_query(port, pki.client("ca", Some("stranger")), "PING").is_err());
 }
