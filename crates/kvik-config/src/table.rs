@@ -652,45 +652,45 @@ params! {
     timeout: u64 = Int(0, INT),
         "timeout", LIVE, "0", "Close a client idle for this many seconds (0 = never).";
     tls_auth_clients: String = Enum(&["no", "yes", "optional"]),
-        "tls-auth-clients", 0, "yes", "Require client certificates: no, yes, optional.";
+        "tls-auth-clients", LIVE, "yes", "Client certificates on the tls-port: required (yes), checked when shown (optional), or not asked for (no).";
     tls_ca_cert_dir: String = Str,
-        "tls-ca-cert-dir", 0, "", "Directory of CA certificates.";
+        "tls-ca-cert-dir", LIVE, "", "Directory of CA certificates (PEM) that client and master certificates must chain to.";
     tls_ca_cert_file: String = Str,
-        "tls-ca-cert-file", 0, "", "CA certificate bundle.";
+        "tls-ca-cert-file", LIVE, "", "CA certificates (PEM) that client and master certificates must chain to.";
     tls_cert_file: String = Str,
-        "tls-cert-file", 0, "", "Server certificate.";
+        "tls-cert-file", LIVE, "", "Server certificate chain (PEM); CONFIG SET reloads it for new handshakes.";
     tls_ciphers: String = Str,
-        "tls-ciphers", 0, "", "Allowed TLS 1.2 ciphers.";
+        "tls-ciphers", LIVE, "", "TLSv1.2 cipher suites, OpenSSL names separated by `:` (only the ECDHE AES-GCM and CHACHA20-POLY1305 suites rustls offers; others are refused).";
     tls_ciphersuites: String = Str,
-        "tls-ciphersuites", 0, "", "Allowed TLS 1.3 cipher suites.";
+        "tls-ciphersuites", LIVE, "", "TLSv1.3 cipher suites separated by `:` (TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256).";
     tls_client_cert_file: String = Str,
-        "tls-client-cert-file", 0, "", "Certificate used for outgoing connections.";
+        "tls-client-cert-file", LIVE, "", "Certificate a replica shows its master (default: tls-cert-file).";
     tls_client_key_file: String = Str,
-        "tls-client-key-file", 0, "", "Private key used for outgoing connections.";
+        "tls-client-key-file", LIVE, "", "Private key of tls-client-cert-file.";
     tls_client_key_file_pass: String = Str,
-        "tls-client-key-file-pass", SENS, "", "Passphrase of tls-client-key-file.";
+        "tls-client-key-file-pass", SENS | LIVE, "", "Passphrase of tls-client-key-file (encrypted PKCS#8).";
     tls_cluster: bool = Bool,
-        "tls-cluster", 0, "no", "Use TLS on the cluster bus.";
+        "tls-cluster", NOEFF, "no", "Use TLS on the cluster bus: kvik has no cluster bus, so there is nothing to apply it to.";
     tls_dh_params_file: String = Str,
-        "tls-dh-params-file", 0, "", "Diffie-Hellman parameters file.";
+        "tls-dh-params-file", NOEFF, "", "Diffie-Hellman parameters: kvik's TLS library (rustls) uses only ECDHE key exchange, so there is nothing to apply them to.";
     tls_key_file: String = Str,
-        "tls-key-file", 0, "", "Server private key.";
+        "tls-key-file", LIVE, "", "Server private key (PEM: PKCS#8, PKCS#1 or SEC1); CONFIG SET reloads it for new handshakes.";
     tls_key_file_pass: String = Str,
-        "tls-key-file-pass", SENS, "", "Passphrase of tls-key-file.";
+        "tls-key-file-pass", SENS | LIVE, "", "Passphrase of tls-key-file (encrypted PKCS#8; OpenSSL's traditional encrypted PEM is refused).";
     tls_port: u16 = Int(0, PORT),
-        "tls-port", 0, "0", "TLS port to listen on (0 = none).";
+        "tls-port", LIVE, "0", "TLS port to listen on (0 = none), on the bind addresses; alongside port, or alone with port 0.";
     tls_prefer_server_ciphers: bool = Bool,
-        "tls-prefer-server-ciphers", 0, "no", "Prefer the server's cipher order.";
+        "tls-prefer-server-ciphers", LIVE, "no", "Choose the cipher suite by the server's order rather than the client's.";
     tls_protocols: String = Str,
-        "tls-protocols", 0, "", "Allowed TLS versions.";
+        "tls-protocols", LIVE, "", "Allowed TLS versions: TLSv1.2 and/or TLSv1.3 (empty: both; TLSv1 and TLSv1.1 are refused).";
     tls_replication: bool = Bool,
-        "tls-replication", 0, "no", "Use TLS for links to the master.";
+        "tls-replication", LIVE, "no", "A replica's link to its master uses TLS (the master's tls-port).";
     tls_session_cache_size: u32 = Int(0, INT),
-        "tls-session-cache-size", 0, "20480", "TLS session cache entries.";
+        "tls-session-cache-size", LIVE, "20480", "TLS sessions kept for resumption (0 = no limit).";
     tls_session_cache_timeout: u32 = Int(0, INT),
-        "tls-session-cache-timeout", 0, "300", "TLS session cache timeout in seconds.";
+        "tls-session-cache-timeout", LIVE, "300", "Seconds a cached TLS session can be resumed.";
     tls_session_caching: bool = Bool,
-        "tls-session-caching", 0, "yes", "Enable TLS session caching.";
+        "tls-session-caching", LIVE, "yes", "Let clients resume TLS sessions (TLSv1.2 session ids, TLSv1.3 tickets).";
     tracking_table_max_keys: u64 = Int(0, LL),
         "tracking-table-max-keys", LIVE, "1000000", "Keys tracked for client-side caching (0 = no limit).";
     unixsocket: String = Str,

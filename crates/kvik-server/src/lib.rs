@@ -1,7 +1,8 @@
 //! kvik: a multithreaded, Redis-compatible in-memory database server.
 //!
 //! The crate reads top-down like the life of a request:
-//! - [`net`]: sockets and the worker threads' event loops;
+//! - [`net`]: sockets and the worker threads' event loops, TCP, TLS ([`tls`] builds
+//!   its configuration) and Unix alike;
 //! - [`commands`]: the command table, the dispatcher and the command families;
 //! - [`keyspace`]: databases, shards, entries, expiry, eviction, and the locks
 //!   commands take;
@@ -61,6 +62,7 @@ pub mod snapshot;
 pub mod startup;
 pub mod stats;
 pub mod supervise;
+pub mod tls;
 pub mod tracking;
 pub mod version;
 

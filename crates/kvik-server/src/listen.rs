@@ -1,5 +1,5 @@
-//! Listening sockets, bound from the `bind` and `port` settings at start-up and by
-//! CONFIG SET. Each address is bound once, and every worker thread registers its own
+//! Listening sockets, bound from the `bind`, `port` and `tls-port` settings at
+//! start-up and by CONFIG SET. Each address is bound once, and every worker thread registers its own
 //! handle to the same socket in its poller: whichever thread wakes first accepts,
 //! and deals the connection to the thread whose turn it is (`net`'s business).
 //! (SO_REUSEPORT would let a second server start on a port already taken, so it is
@@ -13,10 +13,18 @@ use std::net::{IpAddr, SocketAddr};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixListener;
 
-/// Bind the configured addresses. Fails like Redis when a required address cannot be
-/// bound.
+/// Bind the configured addresses on `port`. Fails like Redis when a required
+/// address cannot be bound.
 pub fn bind_all(config: &Config) -> io::Result<Vec<std::net::TcpListener>> {
-    let port = config.port;
+    bind_port(config, config.port)
+}
+
+/// Bind the configured addresses on `tls-port`, as [`bind_all`] does on `port`.
+pub fn bind_tls(config: &Config) -> io::Result<Vec<std::net::TcpListener>> {
+    bind_port(config, config.tls_port)
+}
+
+fn bind_port(config: &Config, port: u16) -> io::Result<Vec<std::net::TcpListener>> {
     if port == 0 {
         return Ok(Vec::new());
     }

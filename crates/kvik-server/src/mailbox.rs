@@ -34,6 +34,8 @@ pub enum Message {
     /// CONFIG SET port/bind bound new listening sockets: accept on these from now on
     /// (each worker registers its own handle) and close the old ones.
     Listen(Arc<Vec<std::net::TcpListener>>),
+    /// The same for the `tls-port` listening sockets (CONFIG SET tls-port/bind).
+    ListenTls(Arc<Vec<std::net::TcpListener>>),
     /// Pub/sub messages and MONITOR lines: append `bytes` (already encoded in the
     /// targets' protocol) to the reply buffer of each (token, client id) in `targets`
     /// that is still connected, and write them.
@@ -62,6 +64,13 @@ pub enum Message {
 pub enum Accepted {
     /// From this peer address.
     Tcp(std::net::TcpStream, std::net::SocketAddr),
+    /// On the `tls-port`, from this peer address, to handshake with this
+    /// configuration (the one in force when it was accepted).
+    Tls(
+        std::net::TcpStream,
+        std::net::SocketAddr,
+        Arc<rustls::ServerConfig>,
+    ),
     /// Through the `unixsocket` at this path.
     Unix(std::os::unix::net::UnixStream, Arc<str>),
 }

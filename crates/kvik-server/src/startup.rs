@@ -62,7 +62,14 @@ pub fn start(server: Server, load: impl FnOnce(&Arc<Server>)) -> std::io::Result
     let server = Arc::new(server);
     let host = crate::commands::replication::ServerHost::new(&server);
     server.replication.set_host(Arc::new(host));
-    let listeners = crate::listen::bind_all(&server.config.read())?;
+    server
+        .tls
+        .configure(&server.config.read())
+        .map_err(|why| std::io::Error::other(format!("Failed to configure TLS: {why}")))?;
+    let listeners = crate::net::TcpListeners {
+        plain: crate::listen::bind_all(&server.config.read())?,
+        tls: crate::listen::bind_tls(&server.config.read())?,
+    };
     let unix = crate::listen::bind_unix(&server.config.read())?;
     let unix_path: Arc<str> = server.config.read().unixsocket.as_str().into();
     let unix = unix.map(|l| (l, unix_path));

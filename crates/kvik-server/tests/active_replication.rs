@@ -479,12 +479,29 @@ fn a_mesh_node_killed_and_restarted_from_its_save_catches_up() {
     }
     let mesh_digest = |nodes: &[TestServer]| {
         let mut conns: Vec<RawConn> = nodes.iter().map(|n| n.raw()).collect();
-        wait_for("the mesh to converge", || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
             let first = conns[0].cmd(&["DEBUG", "DIGEST"]);
-            conns
+            if conns
                 .iter_mut()
                 .all(|c| c.cmd(&["DEBUG", "DIGEST"]) == first)
-        });
+            {
+                return;
+            }
+            if std::time::Instant::now() > deadline {
+                let (head, tail) = conns.split_at_mut(1);
+                let diff: Vec<String> = tail
+                    .iter_mut()
+                    .map(|c| differences(&mut head[0], c))
+                    .collect();
+                let logs: Vec<String> = nodes.iter().map(log).collect();
+                panic!(
+                    "the mesh did not converge: {diff:?}\n{}",
+                    logs.join("\n-----\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     };
     mesh_digest(&nodes);
     let mut c = nodes[2].raw();

@@ -53,6 +53,7 @@ const LAYERS: &[&[&str]] = &[
         "version",
         "logging",
         "listen",
+        "tls",
         "oom_score",
         "supervise",
         "process",

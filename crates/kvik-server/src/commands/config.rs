@@ -164,6 +164,7 @@ fn apply_changes(server: &Server, changed: &[&'static str]) -> CmdResult {
         let level = server.config.read().loglevel.clone();
         crate::logging::set_level(&level).map_err(CmdError::from)?;
     }
+    apply_tls_changes(server, changed)?;
     if let Some(name) = changed.iter().find(|n| matches!(**n, "port" | "bind")) {
         let listeners = crate::listen::bind_all(&server.config.read()).map_err(|e| {
             // The cause goes to the log; the reply says only what failed, as Redis's.
@@ -182,6 +183,38 @@ fn apply_changes(server: &Server, changed: &[&'static str]) -> CmdResult {
             .store(server.config.read().port as u64, Ordering::Relaxed);
         let listeners = Arc::new(listeners);
         server.broadcast(|| Message::Listen(listeners.clone()));
+    }
+    Ok(())
+}
+
+/// A changed TLS setting builds the TLS configuration anew (new handshakes use it;
+/// a file that does not load fails the CONFIG SET and the old one stays); a changed
+/// `tls-port` or `bind` rebinds the TLS listeners.
+fn apply_tls_changes(server: &Server, changed: &[&'static str]) -> CmdResult {
+    let failed = |name: &str, what: &str| {
+        CmdError::from(format!(
+            "ERR CONFIG SET failed (possibly related to argument '{name}') - {what}"
+        ))
+    };
+    let tls_setting = changed
+        .iter()
+        .find(|n| **n == "tls-port" || crate::tls::SETTINGS.contains(n));
+    if let Some(name) = tls_setting {
+        server.tls.configure(&server.config.read()).map_err(|why| {
+            crate::log_warning!("Failed to configure TLS: {why}");
+            failed(
+                name,
+                "Unable to update TLS configuration. Check server logs.",
+            )
+        })?;
+    }
+    if let Some(name) = changed.iter().find(|n| matches!(**n, "tls-port" | "bind")) {
+        let listeners = crate::listen::bind_tls(&server.config.read()).map_err(|e| {
+            crate::log_warning!("{e}");
+            failed(name, "Unable to listen on this port. Check server logs.")
+        })?;
+        let listeners = Arc::new(listeners);
+        server.broadcast(|| Message::ListenTls(listeners.clone()));
     }
     Ok(())
 }

@@ -428,6 +428,14 @@ impl Conn {
                 Err(_) => return Next::Close,
             }
         }
+        // A TLS session may still hold records of these replies.
+        match self.stream.flush() {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                return Next::Keep { wants_write: true };
+            }
+            Err(_) => return Next::Close,
+        }
         self.out.buf.clear();
         self.written = 0;
         if self.out.buf.capacity() > KEEP_REPLY_CAPACITY {

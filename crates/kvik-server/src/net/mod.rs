@@ -21,11 +21,17 @@ use std::thread::JoinHandle;
 /// The `unixsocket` listening socket and its path.
 pub type UnixSocket = (std::os::unix::net::UnixListener, Arc<str>);
 
+/// The bound TCP sockets: those of `port` and those of `tls-port`.
+pub struct TcpListeners {
+    pub plain: Vec<std::net::TcpListener>,
+    pub tls: Vec<std::net::TcpListener>,
+}
+
 /// Start `server.worker_count()` event-loop threads over the bound sockets: the TCP
-/// ones and the Unix one, which every thread accepts on alike.
+/// ones (plain and TLS) and the Unix one, which every thread accepts on alike.
 pub fn start_workers(
     server: &Arc<Server>,
-    listeners: &[std::net::TcpListener],
+    listeners: &TcpListeners,
     unix: Option<&UnixSocket>,
     affinity: bool,
 ) -> io::Result<Vec<JoinHandle<()>>> {
@@ -50,14 +56,8 @@ pub fn start_workers(
     let cpulist = server.config.read().server_cpulist.clone();
     let mut threads = Vec::with_capacity(count);
     for (index, poll) in polls.into_iter().enumerate() {
-        let mine = listeners
-            .iter()
-            .map(|l| {
-                let l = l.try_clone()?;
-                l.set_nonblocking(true)?;
-                Ok(mio::net::TcpListener::from_std(l))
-            })
-            .collect::<io::Result<Vec<_>>>()?;
+        let mine = handles_of(&listeners.plain)?;
+        let mine_tls = handles_of(&listeners.tls)?;
         let unix = unix
             .map(|(l, path)| {
                 let l = l.try_clone()?;
@@ -65,7 +65,7 @@ pub fn start_workers(
                 Ok::<_, io::Error>((mio::net::UnixListener::from_std(l), path.clone()))
             })
             .transpose()?;
-        let w = worker::Worker::new(index, server.clone(), poll, mine, unix)?;
+        let w = worker::Worker::new(index, server.clone(), poll, mine, mine_tls, unix)?;
         let cpulist = cpulist.clone();
         let t = std::thread::Builder::new()
             .name(format!("kvik-worker-{index}"))
@@ -80,6 +80,18 @@ pub fn start_workers(
         threads.push(t);
     }
     Ok(threads)
+}
+
+/// This thread's own non-blocking handles to listening sockets.
+fn handles_of(listeners: &[std::net::TcpListener]) -> io::Result<Vec<mio::net::TcpListener>> {
+    listeners
+        .iter()
+        .map(|l| {
+            let l = l.try_clone()?;
+            l.set_nonblocking(true)?;
+            Ok(mio::net::TcpListener::from_std(l))
+        })
+        .collect()
 }
 
 /// Pin the calling thread to one CPU (`server-thread-affinity yes`).

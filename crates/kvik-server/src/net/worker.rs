@@ -36,6 +36,9 @@ use std::time::{Duration, Instant};
 pub const WAKER: Token = Token(usize::MAX);
 const UNIX_LISTENER: Token = Token(usize::MAX - 1);
 const LISTENER_BASE: usize = usize::MAX - 2;
+/// The `tls-port` listeners' tokens count down from here (below any number of
+/// `bind` addresses the plain ones could take).
+const TLS_LISTENER_BASE: usize = LISTENER_BASE - (1 << 16);
 
 /// The share of a cron tick active expiry may use, in percent: Redis's 25%, plus 2%
 /// for each step of `active-expire-effort` above 1.
@@ -48,6 +51,8 @@ pub struct Worker {
     server: Arc<Server>,
     poll: Poll,
     listeners: Vec<TcpListener>,
+    /// The `tls-port` listening sockets.
+    tls_listeners: Vec<TcpListener>,
     /// This thread's handle to the `unixsocket`, with its path.
     unix: Option<(UnixListener, Arc<str>)>,
     conns: Conns,
@@ -102,8 +107,20 @@ impl Ready {
     }
 }
 
-fn listener_token(i: usize) -> Token {
-    Token(LISTENER_BASE - i)
+/// Which port a listening socket serves.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Port {
+    Plain,
+    Tls,
+}
+
+impl Port {
+    fn token(self, i: usize) -> Token {
+        match self {
+            Port::Plain => Token(LISTENER_BASE - i),
+            Port::Tls => Token(TLS_LISTENER_BASE - i),
+        }
+    }
 }
 
 impl Worker {
@@ -112,11 +129,16 @@ impl Worker {
         server: Arc<Server>,
         poll: Poll,
         mut listeners: Vec<TcpListener>,
+        mut tls_listeners: Vec<TcpListener>,
         mut unix: Option<(UnixListener, Arc<str>)>,
     ) -> io::Result<Self> {
         for (i, l) in listeners.iter_mut().enumerate() {
             poll.registry()
-                .register(l, listener_token(i), Interest::READABLE)?;
+                .register(l, Port::Plain.token(i), Interest::READABLE)?;
+        }
+        for (i, l) in tls_listeners.iter_mut().enumerate() {
+            poll.registry()
+                .register(l, Port::Tls.token(i), Interest::READABLE)?;
         }
         if let Some((l, _)) = unix.as_mut() {
             poll.registry()
@@ -128,6 +150,7 @@ impl Worker {
             server,
             poll,
             listeners,
+            tls_listeners,
             unix,
             conns: Conns::default(),
             ready: VecDeque::new(),
@@ -234,7 +257,12 @@ impl Worker {
             match ready.token {
                 UNIX_LISTENER => self.accept_unix(),
                 t if t.0 > LISTENER_BASE - self.listeners.len() && t.0 <= LISTENER_BASE => {
-                    self.accept_all(LISTENER_BASE - t.0)
+                    self.accept_all(Port::Plain, LISTENER_BASE - t.0)
+                }
+                t if t.0 > TLS_LISTENER_BASE - self.tls_listeners.len()
+                    && t.0 <= TLS_LISTENER_BASE =>
+                {
+                    self.accept_all(Port::Tls, TLS_LISTENER_BASE - t.0)
                 }
                 Token(key) => self.on_conn_event(key, ready),
             }
@@ -309,7 +337,8 @@ impl Worker {
                         .filter(|(_, c)| c.state.is_replica)
                         .map(|(k, _)| k),
                 ),
-                Message::Listen(listeners) => self.listen_on(&listeners),
+                Message::Listen(listeners) => self.listen_on(Port::Plain, &listeners),
+                Message::ListenTls(listeners) => self.listen_on(Port::Tls, &listeners),
                 Message::Adopt(accepted) => self.accept(accepted),
             }
         }
@@ -367,9 +396,13 @@ impl Worker {
         }
     }
 
-    /// Replace the listening sockets (CONFIG SET port / bind).
-    fn listen_on(&mut self, listeners: &[std::net::TcpListener]) {
-        for mut old in std::mem::take(&mut self.listeners) {
+    /// Replace the listening sockets of a port (CONFIG SET port / tls-port / bind).
+    fn listen_on(&mut self, port: Port, listeners: &[std::net::TcpListener]) {
+        let mine = match port {
+            Port::Plain => &mut self.listeners,
+            Port::Tls => &mut self.tls_listeners,
+        };
+        for mut old in std::mem::take(mine) {
             let _ = self.poll.registry().deregister(&mut old);
         }
         for (i, l) in listeners.iter().enumerate() {
@@ -382,10 +415,13 @@ impl Worker {
                     if self
                         .poll
                         .registry()
-                        .register(&mut l, listener_token(i), Interest::READABLE)
+                        .register(&mut l, port.token(i), Interest::READABLE)
                         .is_ok()
                     {
-                        self.listeners.push(l);
+                        match port {
+                            Port::Plain => self.listeners.push(l),
+                            Port::Tls => self.tls_listeners.push(l),
+                        }
                     }
                 }
                 Err(e) => crate::log_warning!("Listening on a new address failed: {e}"),
@@ -393,13 +429,31 @@ impl Worker {
         }
     }
 
-    fn accept_all(&mut self, listener: usize) {
+    fn accept_all(&mut self, port: Port, listener: usize) {
+        // The configuration in force now: CONFIG SET may replace it meanwhile.
+        let tls = match port {
+            Port::Plain => None,
+            Port::Tls => match self.server.tls.server_config() {
+                Some(config) => Some(config),
+                None => {
+                    crate::log_warning!("Accepting on the tls-port with no TLS configured");
+                    return;
+                }
+            },
+        };
         self.accept_each(|w| {
-            let (stream, addr) = w.listeners[listener].accept()?;
+            let listeners = match port {
+                Port::Plain => &w.listeners,
+                Port::Tls => &w.tls_listeners,
+            };
+            let (stream, addr) = listeners[listener].accept()?;
             // mio's stream is registered nowhere yet: as a std stream it travels
             // freely.
             let stream = std::net::TcpStream::from(std::os::fd::OwnedFd::from(stream));
-            Ok(Accepted::Tcp(stream, addr))
+            Ok(match &tls {
+                None => Accepted::Tcp(stream, addr),
+                Some(config) => Accepted::Tls(stream, addr, config.clone()),
+            })
         });
     }
 

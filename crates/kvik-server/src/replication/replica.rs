@@ -10,6 +10,8 @@
 //! the one command door as the master client; the bytes it came in are appended to
 //! our own backlog, so our replicas get the master's stream and our offset is the
 //! master's. REPLCONF ACK goes out every second and when the master asks.
+//! With `tls-replication yes` the link is a rustls client session over the same
+//! blocking socket ([`MasterSocket`]).
 //!
 //! Under active replication (see [`super::active`]) the link is one of this node's
 //! several relations: it says who we are (`REPLCONF uuid`), resumes from the place
@@ -220,6 +222,7 @@ impl Link {
         if self.is_stopped() {
             return Ok(());
         }
+        let stream = MasterSocket::over(stream, &config, &self.host)?;
         log_notice!("MASTER <-> REPLICA sync started");
         self.set_state(LinkState::Handshake);
         let mut wire = Wire::new(stream, self);
@@ -387,7 +390,7 @@ impl Link {
                         self.passed(repl, &data[..consumed]);
                         start += consumed;
                         if self.ack_asked.swap(false, Ordering::AcqRel) {
-                            send_ack(&wire.stream, before)?;
+                            send_ack(&mut wire.stream, before)?;
                             last_ack = Instant::now();
                         }
                     }
@@ -407,7 +410,7 @@ impl Link {
                 break Err(e);
             }
             if last_ack.elapsed() >= Duration::from_secs(1) {
-                send_ack(&wire.stream, self.ack_offset(repl))?;
+                send_ack(&mut wire.stream, self.ack_offset(repl))?;
                 last_ack = Instant::now();
             }
             match wire.fill() {
@@ -546,7 +549,7 @@ fn bad_reply(line: &str) -> io::Error {
     io::Error::other(format!("bad reply from master: {line}"))
 }
 
-fn send_ack(mut stream: &TcpStream, offset: u64) -> io::Result<()> {
+fn send_ack(stream: &mut MasterSocket, offset: u64) -> io::Result<()> {
     let offset = offset.to_string();
     let mut bytes = Vec::new();
     crate::effects::encode_command(&[b"REPLCONF", b"ACK", offset.as_bytes()], &mut bytes);
@@ -585,7 +588,9 @@ fn handshake(
             )));
         }
     }
+    // A replica on TLS is reached on its TLS port, as Redis announces it.
     let announced = match config.replica_announce_port {
+        0 if config.tls_replication && config.tls_port != 0 => config.tls_port,
         0 => port,
         p => p,
     }
@@ -620,7 +625,7 @@ fn handshake(
 /// The socket to the master, read through a buffer that lines, the RDB reader and
 /// the stream parser share.
 struct Wire<'l> {
-    stream: TcpStream,
+    stream: MasterSocket,
     buf: Vec<u8>,
     /// Where the unread bytes of `buf` start.
     pos: usize,
@@ -630,7 +635,7 @@ struct Wire<'l> {
 }
 
 impl<'l> Wire<'l> {
-    fn new(stream: TcpStream, link: &'l Link) -> Self {
+    fn new(stream: MasterSocket, link: &'l Link) -> Self {
         Wire {
             stream,
             buf: Vec::with_capacity(64 << 10),
@@ -648,7 +653,7 @@ impl<'l> Wire<'l> {
     }
 
     fn send_ack(&mut self, offset: u64) -> io::Result<()> {
-        send_ack(&self.stream, offset)
+        send_ack(&mut self.stream, offset)
     }
 
     /// Read more from the socket onto the buffer; the bytes read.
@@ -708,5 +713,66 @@ impl Read for Wire<'_> {
         self.counted += n as u64;
         self.link.sync_read.store(self.counted, Ordering::Relaxed);
         Ok(n)
+    }
+}
+
+/// The socket to the master: plain TCP, or a TLS session over it
+/// (`tls-replication yes`). Blocking both, with the read timeout set on the TCP
+/// socket underneath.
+enum MasterSocket {
+    Plain(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl MasterSocket {
+    /// `stream` as this replica's settings want it; the TLS handshake happens at
+    /// the first read or write.
+    fn over(stream: TcpStream, config: &kvik_config::Config, host: &str) -> io::Result<Self> {
+        if !config.tls_replication {
+            return Ok(MasterSocket::Plain(stream));
+        }
+        let tls = crate::tls::client_config(config)
+            .and_then(|c| Ok((Arc::new(c), crate::tls::server_name(host)?)))
+            .and_then(|(c, name)| rustls::ClientConnection::new(c, name).map_err(|e| e.to_string()))
+            .map_err(|why| io::Error::other(format!("TLS to the master: {why}")))?;
+        Ok(MasterSocket::Tls(Box::new(rustls::StreamOwned::new(
+            tls, stream,
+        ))))
+    }
+
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            MasterSocket::Plain(s) => s,
+            MasterSocket::Tls(s) => &s.sock,
+        }
+    }
+
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.tcp().set_read_timeout(timeout)
+    }
+}
+
+impl Read for MasterSocket {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            MasterSocket::Plain(s) => s.read(buf),
+            MasterSocket::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for MasterSocket {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            MasterSocket::Plain(s) => s.write(buf),
+            MasterSocket::Tls(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            MasterSocket::Plain(s) => s.flush(),
+            MasterSocket::Tls(s) => s.flush(),
+        }
     }
 }

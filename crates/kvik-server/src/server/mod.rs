@@ -336,6 +336,8 @@ pub struct Server {
     pub aof: Arc<crate::aof::Aof>,
     /// Whether the dataset is being loaded, and how far it has got.
     pub loading: crate::loading::Loading,
+    /// The TLS configuration new connections on the `tls-port` handshake with.
+    pub tls: crate::tls::TlsContext,
 }
 
 impl Server {
@@ -398,6 +400,7 @@ impl Server {
             latency,
             config: RwLock::new(config),
             config_file,
+            tls: Default::default(),
         }
     }
 
