@@ -47,13 +47,18 @@ impl TlsContext {
             return provider(config).map(drop);
         }
         let built = server_config(config)?;
+        // The replica's side is built at each connection to the master; built now
+        // too, a file it cannot load fails here rather than at the next sync.
+        if config.tls_replication {
+            client_config(config)?;
+        }
         *self.current.write() = Some(Arc::new(built));
         Ok(())
     }
 }
 
 /// Does anything need TLS set up (Redis configures it on these same conditions)?
-pub fn in_use(config: &Config) -> bool {
+fn in_use(config: &Config) -> bool {
     config.tls_port != 0 || config.tls_replication
 }
 
@@ -80,7 +85,7 @@ pub const SETTINGS: &[&str] = &[
 ];
 
 /// The rustls configuration for TLS clients connecting to us.
-pub fn server_config(config: &Config) -> Result<ServerConfig, String> {
+fn server_config(config: &Config) -> Result<ServerConfig, String> {
     let (certs, key) = identity(config, Side::Server)?;
     let provider = provider(config)?;
     let versions = protocol_versions(&config.tls_protocols)?;
@@ -515,5 +520,65 @@ impl StoresServerSessions for SessionCache {
 
     fn can_cache(&self) -> bool {
         !self.timeout.is_zero()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protocols_by_name() {
+        assert_eq!(protocol_versions("").unwrap().len(), 2);
+        let only13 = protocol_versions("TLSv1.3").unwrap();
+        assert_eq!(only13, vec![&rustls::version::TLS13]);
+        assert!(protocol_versions("TLSv1 TLSv1.2")
+            .unwrap_err()
+            .contains("TLSv1 is not supported"));
+        assert!(protocol_versions("SSLv3")
+            .unwrap_err()
+            .contains("unknown protocol 'SSLv3'"));
+    }
+
+    #[test]
+    fn cipher_suites_by_openssl_name_in_order() {
+        let all = ring::default_provider();
+        let chosen = chosen_suites(
+            &all,
+            "tls-ciphers",
+            "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256",
+            false,
+        )
+        .unwrap();
+        let ids: Vec<CipherSuite> = chosen.iter().map(|s| s.suite()).collect();
+        assert_eq!(
+            ids,
+            vec![
+                CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+                CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+            ]
+        );
+        // A TLSv1.3 suite is not a TLSv1.2 cipher.
+        let err = chosen_suites(&all, "tls-ciphers", "TLS_AES_128_GCM_SHA256", false).unwrap_err();
+        assert!(
+            err.starts_with("tls-ciphers: 'TLS_AES_128_GCM_SHA256'"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn session_cache_keeps_the_newest_within_its_age() {
+        let cache = SessionCache::new(2, Duration::from_secs(60));
+        for id in [b"a", b"b", b"c"] {
+            assert!(cache.put(id.to_vec(), id.to_vec()));
+        }
+        assert_eq!(cache.get(b"a"), None, "the oldest made room");
+        assert_eq!(cache.get(b"c"), Some(b"c".to_vec()));
+        assert_eq!(cache.take(b"b"), Some(b"b".to_vec()));
+        assert_eq!(cache.get(b"b"), None);
+        let expired = SessionCache::new(0, Duration::ZERO);
+        expired.put(b"x".to_vec(), b"x".to_vec());
+        assert_eq!(expired.get(b"x"), None);
+        assert!(!expired.can_cache());
     }
 }
