@@ -624,7 +624,7 @@ params! {
     shutdown_on_sigterm: u8 = Special(get_shutdown_sigterm, set_shutdown_sigterm, "default|save|nosave|now|force ..."),
         "shutdown-on-sigterm", MULTI | LIVE, "default", "SHUTDOWN flags used on SIGTERM.";
     shutdown_timeout: u32 = Int(0, INT),
-        "shutdown-timeout", 0, "10", "Seconds to wait for replicas to catch up on shutdown.";
+        "shutdown-timeout", LIVE, "10", "Seconds SHUTDOWN (without NOW) and SIGTERM/SIGINT wait, writes paused, for lagging replicas to acknowledge the whole stream before saving and exiting (0: no wait).";
     slowlog_log_slower_than: i64 = Int(-1, LL),
         "slowlog-log-slower-than", LIVE, "10000", "Microseconds above which a command is logged in SLOWLOG (-1 = off).";
     slowlog_max_len: u64 = Int(0, LL),

@@ -1,6 +1,6 @@
 //! Start-up: builds the command table and the shared state, loads the AOF, binds,
-//! and starts the worker threads, the saver thread, the AOF's threads and the
-//! metrics endpoint. The top of the crate: it may use every layer,
+//! and starts the worker threads, the saver thread, the AOF's threads, the
+//! shutdown watcher and the metrics endpoint. The top of the crate: it may use every layer,
 //! and nothing below imports it (the binary and in-process tests do).
 
 use crate::server::Server;
@@ -78,11 +78,13 @@ pub fn start(server: Server) -> std::io::Result<Running> {
     // finds the saver's queue in place (a loaded machine could let one in before).
     let saver = crate::server::saving::start_saver(server.clone())?;
     let rewriter = crate::server::saving::start_aof_rewriter(server.clone())?;
+    let shutdown_watcher = crate::server::shutdown::start_watcher(server.clone())?;
     let metrics = crate::metrics::start(&server).inspect_err(|_| server.request_shutdown())?;
     let mut threads = crate::net::start_workers(&server, &listeners, unix.as_ref(), affinity)
         .inspect_err(|_| server.request_shutdown())?;
     threads.push(saver);
     threads.push(rewriter);
+    threads.push(shutdown_watcher);
     threads.extend(metrics);
     Ok(Running {
         server,

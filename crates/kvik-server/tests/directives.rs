@@ -60,7 +60,6 @@ fn owned_elsewhere(name: &str) -> bool {
         "propagation-error-behavior",
         "rdb-del-sync-files",
         "bind-source-addr",
-        "shutdown-timeout",
         "requirepass",
     ];
     PREFIXES.iter().any(|p| name.starts_with(p)) || NAMES.contains(&name)

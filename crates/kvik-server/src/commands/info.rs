@@ -222,6 +222,9 @@ fn server_section(server: &Server, r: &mut Report) {
         .unwrap_or(std::path::Path::new(""));
     r.field("config_file", config_file.display());
     r.field("io_threads_active", 0);
+    if let Some(left) = server.shutdown.remaining_ms() {
+        r.field("shutdown_in_milliseconds", left);
+    }
     r.field("kvik_version", VERSION);
     r.field("server_threads", server.worker_count());
 }
