@@ -318,6 +318,8 @@ pub struct Server {
     pub aof: Arc<crate::aof::Aof>,
     /// The graceful shutdown in progress, if any.
     pub shutdown: shutdown::Shutdown,
+    /// Active defragmentation: its walk and figures.
+    pub defrag: crate::defrag::Defrag,
 }
 
 impl Server {
@@ -364,6 +366,7 @@ impl Server {
             )),
             aof: Arc::new(crate::aof::Aof::new(&config, threads)),
             shutdown: shutdown::Shutdown::default(),
+            defrag: crate::defrag::Defrag::default(),
             run_id,
             node_id,
             port: AtomicU64::new(config.port as u64),
@@ -401,6 +404,7 @@ impl Server {
         self.rates.clear();
         crate::lazyfree::reset_stats();
         self.replication.replicas.syncs.reset();
+        self.defrag.reset_stats();
         self.memory_peak.store(0, Ordering::Relaxed);
         self.stat_reset_ms
             .store(crate::hlc::unix_ms(), Ordering::Relaxed);
