@@ -91,6 +91,8 @@ struct Walk {
     started: Option<(Instant, u64)>,
     /// When fragmentation was last weighed to start a pass.
     weighed: Option<Instant>,
+    /// It was said once that defragmentation cannot run in this process.
+    warned: bool,
 }
 
 /// How often fragmentation is weighed to start a pass (Redis: once a second).
@@ -150,9 +152,17 @@ impl Defrag {
     /// running for this tick's share of CPU, end it when every shard was seen.
     pub fn cycle(&self, keyspace: &Keyspace, settings: &Settings, hz: u64) {
         let mut walk = self.walk.lock();
-        if !settings.enabled || !available() {
+        if !settings.enabled {
             if walk.started.is_some() {
                 self.finish(&mut walk, "stopped");
+            }
+            return;
+        }
+        if !available() {
+            if !std::mem::replace(&mut walk.warned, true) {
+                crate::log_warning!(
+                    "Active defragmentation cannot run: jemalloc is not this process's allocator"
+                );
             }
             return;
         }
@@ -294,17 +304,30 @@ struct Mibs {
 fn mibs() -> Option<&'static Mibs> {
     static MIBS: OnceLock<Option<Mibs>> = OnceLock::new();
     MIBS.get_or_init(|| {
-        let mibs = Mibs {
+        // A pointer jemalloc did not make must never reach the query (its lookup
+        // assumes the address is its own).
+        if !jemalloc_is_the_allocator() {
+            return None;
+        }
+        Some(Mibs {
             query: mib(c"experimental.utilization.query")?,
             lookup: mib(c"arenas.lookup")?,
-        };
-        // The allocations of the program must be jemalloc's: a box of ours must be
-        // found in a slab.
-        let probe = Box::new(0u64);
-        let found = query(&mibs, NonNull::from(&*probe).cast())?;
-        (found.nregs > 0).then_some(mibs)
+        })
     })
     .as_ref()
+}
+
+/// Are the program's allocations jemalloc's? Then an allocation shows in jemalloc's
+/// count of this thread's allocated bytes (a test harness may use the system's).
+fn jemalloc_is_the_allocator() -> bool {
+    let Ok(counter) = tikv_jemalloc_ctl::thread::allocatedp::read() else {
+        return false;
+    };
+    let before = counter.get();
+    let probe = std::hint::black_box(vec![1u8; 4096]);
+    let after = counter.get();
+    drop(probe);
+    after >= before + 4096
 }
 
 /// Whether active defragmentation can run in this process.
@@ -483,6 +506,16 @@ mod tests {
             cycle_min: 1,
             cycle_max: 25,
         }
+    }
+
+    #[test]
+    fn a_process_whose_allocator_is_not_jemalloc_never_queries_it() {
+        // The test harness allocates with the system's allocator.
+        assert!(!available());
+        let defrag = Defrag::default();
+        let keyspace = Keyspace::new(1, 2);
+        defrag.cycle(&keyspace, &settings(), 10);
+        assert_eq!(defrag.figures().hits, 0);
     }
 
     #[test]
