@@ -236,7 +236,7 @@ fn watch_shutdown_signals(server: Arc<Server>) {
                 log_warning!("Received {name} scheduling shutdown...");
                 // A shutdown already under way (a signal's, or SHUTDOWN's waiting for
                 // replicas) goes on as it is.
-                if pending || server.shutdown.in_progress() {
+                if pending {
                     continue;
                 }
                 let server = server.clone();
@@ -267,5 +267,5 @@ fn shut_down_on(server: &Server, signal: libc::c_int) {
             config.shutdown_on_sigterm
         }
     };
-    kvik_server::server::shutdown::prepare(server, flags, || None);
+    kvik_server::server::shutdown::prepare_on_signal(server, flags);
 }

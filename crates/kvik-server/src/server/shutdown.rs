@@ -77,12 +77,6 @@ impl Shutdown {
     pub fn note_signal(&self) -> bool {
         self.signalled.swap(true, Ordering::AcqRel)
     }
-
-    /// Has a shutdown begun (waiting for replicas, or saving)?
-    pub fn in_progress(&self) -> bool {
-        let state = self.state.lock();
-        state.deadline_ms != 0 || state.finishing
-    }
 }
 
 /// Start shutting down with `flags` (Redis's prepareForShutdown). Unless NOW is among
@@ -92,11 +86,30 @@ impl Shutdown {
 /// shutdown does not end the server. A shutdown already waiting takes the client in
 /// as well, whatever its flags, as in Redis.
 pub fn prepare(server: &Server, flags: u8, park: impl FnOnce() -> Option<Arc<Waiter>>) -> Prepared {
+    start(server, flags, false, park).unwrap_or(Prepared::Failed)
+}
+
+/// [`prepare`] for a signal: nothing happens (`None`) when the signal's request was
+/// aborted before it began, or a shutdown is already under way.
+pub fn prepare_on_signal(server: &Server, flags: u8) -> Option<Prepared> {
+    start(server, flags, true, || None)
+}
+
+fn start(
+    server: &Server,
+    flags: u8,
+    signalled: bool,
+    park: impl FnOnce() -> Option<Arc<Waiter>>,
+) -> Option<Prepared> {
     let shutdown = &server.shutdown;
     let mut state = shutdown.state.lock();
-    if state.deadline_ms != 0 || state.finishing {
+    let under_way = state.deadline_ms != 0 || state.finishing;
+    if signalled && (under_way || !shutdown.signalled.load(Ordering::Acquire)) {
+        return None;
+    }
+    if under_way {
         state.waiters.extend(park());
-        return Prepared::Waiting;
+        return Some(Prepared::Waiting);
     }
     log_warning!("User requested shutdown...");
     let timeout_secs = server.config.read().shutdown_timeout as u64;
@@ -111,28 +124,34 @@ pub fn prepare(server: &Server, flags: u8, park: impl FnOnce() -> Option<Arc<Wai
         state.paused = true;
         log_notice!("Waiting for replicas before shutting down.");
         shutdown.begun.notify_all();
-        return Prepared::Waiting;
+        return Some(Prepared::Waiting);
     }
     state.flags = flags;
     state.finishing = true;
     drop(state);
-    if finish(server) {
+    Some(if finish(server) {
         Prepared::Exiting
     } else {
         Prepared::Failed
-    }
+    })
 }
 
 /// SHUTDOWN ABORT: cancel the shutdown in progress, or the one a signal asked for.
-/// False when there is none.
+/// False when there is none, or once the final save began (it can no longer be
+/// aborted).
 pub fn abort(server: &Server) -> bool {
-    let shutdown = &server.shutdown;
-    let waiting = shutdown.state.lock().deadline_ms != 0;
-    if waiting {
-        cancel(server);
-    } else if !shutdown.signalled.swap(false, Ordering::AcqRel) {
+    let mut state = server.shutdown.state.lock();
+    if state.finishing {
         return false;
     }
+    let waiting = state.deadline_ms != 0;
+    let signalled = server.shutdown.signalled.load(Ordering::Acquire);
+    if !waiting && !signalled {
+        return false;
+    }
+    let waiters = end(server, &mut state);
+    drop(state);
+    answer_failed(server, waiters);
     log_notice!("Shutdown manually aborted.");
     true
 }
@@ -248,24 +267,32 @@ fn log_replicas(server: &Server) {
 /// The shutdown ends without stopping the server: writes resume, a signal's request
 /// is forgotten, and the SHUTDOWN clients waiting get the error.
 fn cancel(server: &Server) {
-    let waiters = {
-        let mut state = server.shutdown.state.lock();
-        if std::mem::take(&mut state.paused) {
-            server.pause_writes_for_shutdown(false);
-        }
-        (state.deadline_ms, state.finishing, state.flags) = (0, false, 0);
-        server.shutdown.signalled.store(false, Ordering::Release);
-        std::mem::take(&mut state.waiters)
-    };
+    let waiters = end(server, &mut server.shutdown.state.lock());
+    answer_failed(server, waiters);
+}
+
+/// Forget the shutdown (its lock held): resume writes, clear its state, and hand
+/// back its waiting clients.
+fn end(server: &Server, state: &mut State) -> Vec<Arc<Waiter>> {
+    if std::mem::take(&mut state.paused) {
+        server.pause_writes_for_shutdown(false);
+    }
+    (state.deadline_ms, state.finishing, state.flags) = (0, false, 0);
+    server.shutdown.signalled.store(false, Ordering::Release);
+    std::mem::take(&mut state.waiters)
+}
+
+/// The SHUTDOWN clients of a shutdown that did not end the server get the error.
+fn answer_failed(server: &Server, waiters: Vec<Arc<Waiter>>) {
     for waiter in waiters {
         if server.blocking.end_wait(&waiter) {
             let mut out = kvik_resp::ReplyWriter::with_buf(Vec::new(), waiter.protocol);
             out.error(FAILED);
-            let end = WaitEnd {
+            let failed = WaitEnd {
                 served: true,
                 failed: true,
             };
-            server.unblock(&waiter, out.buf, end);
+            server.unblock(&waiter, out.buf, failed);
         }
     }
 }
