@@ -334,23 +334,23 @@ params! {
     active_client_balancing: bool = Bool,
         "active-client-balancing", KDB | OD, "yes", "Spread new connections evenly over the server threads (kvik deals them round-robin; `no` is not supported).";
     active_defrag_cycle_max: u32 = Int(1, 99),
-        "active-defrag-cycle-max", OD, "25", "Maximum CPU percent spent on active defragmentation.";
+        "active-defrag-cycle-max", LIVE, "25", "Maximum CPU percent spent on active defragmentation (reached at the upper threshold).";
     active_defrag_cycle_min: u32 = Int(1, 99),
-        "active-defrag-cycle-min", OD, "1", "Minimum CPU percent spent on active defragmentation.";
+        "active-defrag-cycle-min", LIVE, "1", "Minimum CPU percent spent on active defragmentation (at the lower threshold).";
     active_defrag_ignore_bytes: u64 = Mem(1, LLM),
-        "active-defrag-ignore-bytes", OD, "104857600", "Fragmentation waste below which defragmentation does not start.";
+        "active-defrag-ignore-bytes", LIVE, "104857600", "Fragmentation waste (allocator active minus allocated bytes) below which defragmentation does not start.";
     active_defrag_max_scan_fields: u64 = Int(1, LL),
-        "active-defrag-max-scan-fields", OD, "1000", "Collections larger than this are defragmented in a separate step.";
+        "active-defrag-max-scan-fields", LIVE, "1000", "Collections larger than this are defragmented in a separate step (kvik moves a key's entry, its string and its collection's top-level box: constant work per key, never more fields than this).";
     active_defrag_threshold_lower: u32 = Int(0, 1000),
-        "active-defrag-threshold-lower", OD, "10", "Fragmentation percent at which defragmentation starts.";
+        "active-defrag-threshold-lower", LIVE, "10", "Fragmentation percent at which defragmentation starts.";
     active_defrag_threshold_upper: u32 = Int(0, 1000),
-        "active-defrag-threshold-upper", OD, "100", "Fragmentation percent at which maximum effort is used.";
+        "active-defrag-threshold-upper", LIVE, "100", "Fragmentation percent at which maximum effort is used.";
     active_expire_effort: u32 = Int(1, 10),
         "active-expire-effort", LIVE, "1", "Effort (1-10) of the active expiry cycle: its share of each tick is 25% + 2% per step above 1, as in Redis.";
     active_replica: bool = Bool,
         "active-replica", IMM | KDB | LIVE, "no", "A replica accepts writes and sends them to its masters (active-active); conflicts resolve by last writer, counters add up.";
     activedefrag: bool = Bool,
-        "activedefrag", OD, "no", "Enable active memory defragmentation.";
+        "activedefrag", LIVE, "no", "Enable active memory defragmentation: allocations in under-used jemalloc slabs are moved (jemalloc's utilization query) by an incremental walk of the keyspace.";
     activerehashing: bool = Bool,
         "activerehashing", OD, "yes", "Rehash hash tables incrementally in the background (kvik's shard tables rehash as they grow; `no` is not supported).";
     always_show_logo: bool = Bool,
@@ -624,7 +624,7 @@ params! {
     shutdown_on_sigterm: u8 = Special(get_shutdown_sigterm, set_shutdown_sigterm, "default|save|nosave|now|force ..."),
         "shutdown-on-sigterm", MULTI | LIVE, "default", "SHUTDOWN flags used on SIGTERM.";
     shutdown_timeout: u32 = Int(0, INT),
-        "shutdown-timeout", 0, "10", "Seconds to wait for replicas to catch up on shutdown.";
+        "shutdown-timeout", LIVE, "10", "Seconds SHUTDOWN (without NOW) and SIGTERM/SIGINT wait, writes paused, for lagging replicas to acknowledge the whole stream before saving and exiting (0: no wait).";
     slowlog_log_slower_than: i64 = Int(-1, LL),
         "slowlog-log-slower-than", LIVE, "10000", "Microseconds above which a command is logged in SLOWLOG (-1 = off).";
     slowlog_max_len: u64 = Int(0, LL),

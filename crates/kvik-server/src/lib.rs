@@ -36,6 +36,7 @@ pub mod blocking;
 pub mod client;
 pub mod commands;
 pub mod crash;
+pub mod defrag;
 pub mod effects;
 pub mod errors;
 pub mod hlc;

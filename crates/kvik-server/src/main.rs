@@ -6,7 +6,7 @@ use kvik_server::server::Server;
 use kvik_server::startup;
 use kvik_server::version::{REDIS_VERSION, VERSION};
 use kvik_server::{log_notice, log_warning, logging, supervise};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 #[global_allocator]
@@ -148,9 +148,13 @@ fn main() {
         log_notice!("The server is now ready to accept connections at {unixsocket}");
     }
     supervise::ready();
+    watch_shutdown_signals(running.server.clone());
+    let server = running.server.clone();
     running.join();
+    kvik_server::server::saving::remove_temp_files(&server);
     kvik_server::listen::remove_unix(&unixsocket);
     if !pidfile.is_empty() {
+        log_notice!("Removing the pid file.");
         let _ = std::fs::remove_file(&pidfile);
     }
     log_warning!("kvik is now ready to exit, bye bye...");
@@ -223,85 +227,65 @@ fn block_shutdown_signals() {
 }
 
 /// A thread that waits for SIGTERM/SIGINT and shuts the server down gracefully, with
-/// the SHUTDOWN flags `shutdown-on-sigterm` / `shutdown-on-sigint` give, on a thread
-/// of its own so that signals are still heard meanwhile. When the final save fails
-/// (and `force` is not among them) the server goes on serving and the next signal
-/// tries again; a second SIGINT while the save runs exits at once, as redis-server
+/// the SHUTDOWN flags `shutdown-on-sigterm` / `shutdown-on-sigint` give (lagging
+/// replicas are waited for, see `server::shutdown`), on a thread of its own so that
+/// signals are still heard meanwhile. When the final save fails (and `force` is not
+/// among them), or SHUTDOWN ABORT cancels it, the server goes on serving and the next
+/// signal tries again; a second SIGINT before then exits at once, as redis-server
 /// does for an impatient Ctrl+C.
 fn watch_shutdown_signals(server: Arc<Server>) {
     std::thread::Builder::new()
         .name("kvik-signals".into())
         .spawn(move || {
             let set = shutdown_signals();
-            let shutting_down = Arc::new(AtomicBool::new(false));
             loop {
                 let mut signal = 0;
                 // SAFETY: the set is valid and the signals are blocked in every thread.
                 if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
                     return;
                 }
-                if shutting_down.swap(true, Ordering::AcqRel) {
-                    insist(signal);
+                let pending = server.shutdown.note_signal();
+                if pending && signal == libc::SIGINT {
+                    insist(&server);
+                }
+                let name = if signal == libc::SIGINT {
+                    "SIGINT"
+                } else {
+                    "SIGTERM"
+                };
+                log_warning!("Received {name} scheduling shutdown...");
+                // A shutdown already under way (a signal's, or SHUTDOWN's waiting for
+                // replicas) goes on as it is.
+                if pending {
                     continue;
                 }
-                let (server, shutting_down) = (server.clone(), shutting_down.clone());
+                let server = server.clone();
                 std::thread::Builder::new()
                     .name("kvik-shutdown".into())
-                    .spawn(move || {
-                        if !shut_down_on(&server, signal) {
-                            shutting_down.store(false, Ordering::Release);
-                        }
-                    })
+                    .spawn(move || shut_down_on(&server, signal))
                     .expect("spawn the shutdown thread");
             }
         })
         .expect("spawn the signal thread");
 }
 
-/// A signal while a shutdown is under way: SIGINT again means now, without the
-/// save (its temp file is removed); SIGTERM is only noted.
-fn insist(signal: libc::c_int) {
-    if signal != libc::SIGINT {
-        log_warning!("Received SIGTERM scheduling shutdown...");
-        return;
-    }
+/// A second SIGINT while a shutdown is under way: exit now, without the save, and
+/// without the temp files of the saves and rewrites in progress.
+fn insist(server: &Server) -> ! {
     log_warning!("You insist... exiting now.");
-    let temp = format!(
-        "{}-{}.rdb",
-        kvik_server::snapshot::FOREGROUND,
-        std::process::id()
-    );
-    let _ = std::fs::remove_file(temp);
+    kvik_server::server::saving::remove_temp_files(server);
     std::process::exit(1);
 }
 
-/// Handle one shutdown signal; returns whether the server is stopping.
-fn shut_down_on(server: &Server, signal: libc::c_int) -> bool {
-    use kvik_config::shutdown::{FORCE, NOSAVE, SAVE};
-    let (name, flags) = {
+/// Start the shutdown a signal asks for, with the flags configured for it.
+fn shut_down_on(server: &Server, signal: libc::c_int) {
+    let flags = {
         let config = server.config.read();
         if signal == libc::SIGINT {
-            ("SIGINT", config.shutdown_on_sigint)
+            config.shutdown_on_sigint
         } else {
-            ("SIGTERM", config.shutdown_on_sigterm)
+            config.shutdown_on_sigterm
         }
     };
-    log_warning!("Received {name} scheduling shutdown...");
-    log_warning!("User requested shutdown...");
-    // kvik has no replicas to wait for, so `now` changes nothing.
-    let asked = match (flags & SAVE != 0, flags & NOSAVE != 0) {
-        (true, _) => Some(true),
-        (_, true) => Some(false),
-        _ => None,
-    };
-    let saved = kvik_server::server::saving::save_before_exit(server, asked).is_ok();
-    if !saved && flags & FORCE == 0 {
-        log_warning!("Errors trying to shut down the server. Check the logs for more information.");
-        return false;
-    }
-    if !saved {
-        log_warning!("Error trying to save the DB. Exit anyway.");
-    }
-    server.request_shutdown();
-    true
+    kvik_server::server::shutdown::prepare_on_signal(server, flags);
 }

@@ -1,6 +1,7 @@
 //! Start-up: builds the command table and the shared state, binds, starts the
 //! worker threads (which answer -LOADING while the dataset loads) and the metrics
-//! endpoint, loads, and starts the saver thread and the AOF's threads. The top of the crate: it may use every layer,
+//! endpoint, loads, and starts the saver thread, the AOF's threads and the shutdown
+//! watcher. The top of the crate: it may use every layer,
 //! and nothing below imports it (the binary and in-process tests do).
 
 use crate::server::Server;
@@ -94,12 +95,15 @@ pub fn start(server: Server, load: impl FnOnce(&Arc<Server>)) -> std::io::Result
         .inspect_err(|_| server.request_shutdown())?;
     let rewriter = crate::server::saving::start_aof_rewriter(server.clone())
         .inspect_err(|_| server.request_shutdown())?;
+    let shutdown_watcher = crate::server::shutdown::start_watcher(server.clone())
+        .inspect_err(|_| server.request_shutdown())?;
     // Loading ends once BGSAVE and BGREWRITEAOF find their threads in place; the
     // link to a master starts after it (its stream would get -LOADING).
     drop(underway);
     server.replication.begin();
     threads.push(saver);
     threads.push(rewriter);
+    threads.push(shutdown_watcher);
     threads.extend(metrics);
     Ok(Running {
         server,

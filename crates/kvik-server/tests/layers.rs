@@ -34,7 +34,7 @@ const LAYERS: &[&[&str]] = &[
     &["aof"],
     // Engines over the keyspace.
     &["snapshot"],
-    &["scripting", "blocking", "memory"],
+    &["scripting", "blocking", "memory", "defrag"],
     &["slowlog", "latency"],
     // Databases, shards, entries, expiry, eviction, the locks commands take.
     &["keyspace"],

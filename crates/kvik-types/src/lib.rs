@@ -37,6 +37,21 @@ pub enum Value {
 
 /// The type names TYPE reports.
 impl Value {
+    /// Offer the value's own allocations to `relocator` (active defragmentation): a
+    /// string's bytes; for a collection, the box that holds it (its nodes and tables
+    /// stay where they are).
+    pub fn relocate(&mut self, relocator: &mut dyn kvik_util::relocate::Relocator) {
+        use kvik_util::relocate::relocate_box;
+        match self {
+            Value::Str(s) => s.relocate(relocator),
+            Value::List(l) => relocate_box(l, relocator),
+            Value::Hash(h) => relocate_box(h, relocator),
+            Value::Set(s) => relocate_box(s, relocator),
+            Value::ZSet(z) => relocate_box(z, relocator),
+            Value::Stream(s) => relocate_box(s, relocator),
+        };
+    }
+
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",

@@ -33,6 +33,16 @@ impl PartialEq for StrValue {
 }
 
 impl StrValue {
+    /// Offer the string's allocation, if it has one, to `relocator` (active
+    /// defragmentation); returns whether it moved.
+    pub fn relocate(&mut self, relocator: &mut dyn kvik_util::relocate::Relocator) -> bool {
+        match self {
+            StrValue::Emb(bytes) => kvik_util::relocate::relocate_bytes(bytes, relocator),
+            StrValue::Raw(buf) => buf.relocate(relocator),
+            StrValue::Int(_) | StrValue::Inline { .. } => false,
+        }
+    }
+
     /// The value SET stores: integer-encoded when it can be, else by length.
     pub fn from_bytes(bytes: &[u8]) -> Self {
         match canonical_i64(bytes) {

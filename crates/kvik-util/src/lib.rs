@@ -2,7 +2,8 @@
 //!
 //! Owns: glob matching, number parsing/formatting (including C `strtod` and
 //! `long double` behaviour, the latter compiled from `csrc/longdouble.c`), geohash, LZF,
-//! allocator size classes, the thin buffer, and [`hash::hash_key`], the one key hash
+//! allocator size classes, the thin buffer, the contract of moving an allocation
+//! (active defragmentation), and [`hash::hash_key`], the one key hash
 //! the keyspace and the values share.
 //!
 //! Layer rule: imports nothing of kvik's own (no other kvik crate depends on being
@@ -16,6 +17,7 @@ pub mod hash;
 pub mod long_double;
 pub mod lzf;
 pub mod numbers;
+pub mod relocate;
 pub mod size_class;
 pub mod strtod;
 pub mod thin_buf;

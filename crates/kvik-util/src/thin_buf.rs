@@ -118,6 +118,22 @@ impl ThinBuf {
         }
     }
 
+    /// Offer the allocation to `relocator` (active defragmentation); returns whether
+    /// it moved.
+    pub fn relocate(&mut self, relocator: &mut dyn crate::relocate::Relocator) -> bool {
+        let layout = layout(self.capacity());
+        // SAFETY: the buffer owns a live allocation made with `layout(cap)`, and
+        // `&mut self` is the only access to it; a moved one holds the same header
+        // and bytes.
+        match unsafe { relocator.relocate(self.ptr.cast(), layout) } {
+            Some(new) => {
+                self.ptr = new.cast();
+                true
+            }
+            None => false,
+        }
+    }
+
     /// # Safety
     /// `len` is at most the capacity, and the bytes up to it are initialised.
     unsafe fn set_len(&mut self, len: usize) {

@@ -8,7 +8,7 @@ use super::{write_error, CmdError, CmdResult, Ctx};
 use crate::blocking::{parse_timeout, Action, Blocked, Waiter};
 use crate::client::ClientState;
 use crate::keyspace::Locked;
-use crate::mailbox::{Message, WaitEnd};
+use crate::mailbox::WaitEnd;
 use crate::server::Server;
 use crate::stats::ThreadStats;
 use kvik_resp::ReplyWriter;
@@ -176,18 +176,6 @@ fn serve_one(
         served: true,
         failed,
     };
-    deliver(server, waiter, out.buf, end);
+    server.unblock(waiter, out.buf, end);
     Turn::Served(also.filter(|_| !failed).map(<[u8]>::to_vec))
-}
-
-/// Send the reply that ends a claimed wait to the waiter's worker thread.
-pub fn deliver(server: &Server, waiter: &Waiter, reply: Vec<u8>, end: WaitEnd) {
-    if let Some(workers) = server.workers.get() {
-        workers[waiter.worker].send(Message::Unblocked {
-            token: waiter.token,
-            client: waiter.client,
-            reply,
-            end,
-        });
-    }
 }

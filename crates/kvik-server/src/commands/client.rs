@@ -539,7 +539,7 @@ fn unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         served: false,
         failed: with_error,
     };
-    super::blocking::deliver(ctx.server, &waiter, reply, end);
+    ctx.server.unblock(&waiter, reply, end);
     ctx.out.int(1);
     Ok(())
 }

@@ -222,6 +222,9 @@ fn server_section(server: &Server, r: &mut Report) {
         .unwrap_or(std::path::Path::new(""));
     r.field("config_file", config_file.display());
     r.field("io_threads_active", 0);
+    if let Some(left) = server.shutdown.remaining_ms() {
+        r.field("shutdown_in_milliseconds", left);
+    }
     r.field("kvik_version", VERSION);
     r.field("server_threads", server.worker_count());
 }
@@ -415,7 +418,7 @@ fn memory_section(server: &Server, r: &mut Report) {
     r.field("mem_cluster_links", 0);
     r.field("mem_aof_buffer", 0);
     r.field("mem_allocator", stats::allocator_name());
-    r.field("active_defrag_running", 0);
+    r.field("active_defrag_running", server.defrag.figures().running_pct);
     let (pending, freed) = crate::lazyfree::object_counts();
     r.field("lazyfree_pending_objects", pending);
     r.field("lazyfreed_objects", freed);
@@ -596,15 +599,16 @@ fn stats_section(server: &Server, r: &mut Report) {
         "total_forks",
         "migrate_cached_sockets",
         "slave_expires_tracked_keys",
-        "active_defrag_hits",
-        "active_defrag_misses",
-        "active_defrag_key_hits",
-        "active_defrag_key_misses",
-        "total_active_defrag_time",
-        "current_active_defrag_time",
     ] {
         r.field(idle, 0);
     }
+    let defrag = server.defrag.figures();
+    r.field("active_defrag_hits", defrag.hits);
+    r.field("active_defrag_misses", defrag.misses);
+    r.field("active_defrag_key_hits", defrag.key_hits);
+    r.field("active_defrag_key_misses", defrag.key_misses);
+    r.field("total_active_defrag_time", defrag.total_ms);
+    r.field("current_active_defrag_time", defrag.current_ms);
     let tracking = &server.tracking;
     r.field("tracking_total_keys", tracking.total_keys());
     r.field("tracking_total_items", tracking.total_items());

@@ -230,8 +230,9 @@ fn diagnose(m: &MemoryFigures) -> String {
     if ratio(a.active, a.allocated) > 1.1 && a.active - a.allocated > 10 << 20 {
         found.push(
             "Allocator fragmentation: jemalloc holds over 10% more active pages than the \
-             data needs. Writes and deletes of many different sizes cause it; MEMORY PURGE \
-             returns the empty pages, a restart compacts everything."
+             data needs. Writes and deletes of many different sizes cause it; \
+             `activedefrag yes` moves keys out of sparse pages so that they can be returned, \
+             MEMORY PURGE returns the empty pages, a restart compacts everything."
                 .to_owned(),
         );
     }

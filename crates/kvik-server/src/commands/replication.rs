@@ -319,7 +319,7 @@ fn end_satisfied_waits(server: &Server) {
                 served: true,
                 failed: false,
             };
-            super::blocking::deliver(server, &waiter, out.buf, end);
+            server.unblock(&waiter, out.buf, end);
         }
     }
 }

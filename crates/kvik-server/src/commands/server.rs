@@ -6,6 +6,7 @@ use super::{args, errors, CmdError, CmdResult, Ctx};
 use crate::keyspace::Locked;
 use crate::lazyfree::Cause;
 use crate::server::saving;
+use crate::server::shutdown::{self, Prepared};
 use crate::snapshot::SaveError;
 
 pub const COMMANDS: &[Command] = &[
@@ -231,38 +232,74 @@ fn bgrewriteaof(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     }
 }
 
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. Lagging replicas are waited for
+/// (see `server::shutdown`): the client blocks meanwhile and is answered only if the
+/// server goes on (aborted, or the save failed).
 fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let (mut save, mut nosave, mut abort, mut other) = (false, false, false, false);
-    let mut force = false;
+    use kvik_config::shutdown::{FORCE, NOSAVE, NOW, SAVE};
+    let (mut flags, mut abort) = (0u8, false);
     for a in &args[1..] {
         if args::is(a, "SAVE") {
-            save = true;
+            flags |= SAVE;
         } else if args::is(a, "NOSAVE") {
-            nosave = true;
+            flags |= NOSAVE;
+        } else if args::is(a, "NOW") {
+            flags |= NOW;
+        } else if args::is(a, "FORCE") {
+            flags |= FORCE;
         } else if args::is(a, "ABORT") {
             abort = true;
-        } else if args::is(a, "NOW") {
-            other = true;
-        } else if args::is(a, "FORCE") {
-            (other, force) = (true, true);
         } else {
             return Err(errors::SYNTAX.into());
         }
     }
-    if (abort && (save || nosave || other)) || (save && nosave) {
+    if (abort && flags != 0) || (flags & SAVE != 0 && flags & NOSAVE != 0) {
         return Err(errors::SYNTAX.into());
     }
-    // kvik stops at once (it does not wait for replicas), so a shutdown is never
-    // in progress when a client could ask to abort it.
+    let server = ctx.server;
     if abort {
-        return Err("ERR No shutdown in progress.".into());
+        if !shutdown::abort(server) {
+            return Err("ERR No shutdown in progress.".into());
+        }
+        ctx.out.ok();
+        return Ok(());
     }
-    crate::log_warning!("User requested shutdown...");
-    let asked = (save || nosave).then_some(save);
-    if saving::save_before_exit(ctx.server, asked).is_err() && !force {
-        return Err("ERR Errors trying to SHUTDOWN. Check logs.".into());
+    let park = || {
+        super::blocking::block(ctx, &[], None, ShutdownWait);
+        ctx.client.blocked.as_ref().map(|b| b.waiter.clone())
+    };
+    match shutdown::prepare(server, flags, park) {
+        Prepared::Exiting => {
+            ctx.client.close_after_reply = true;
+            Ok(())
+        }
+        Prepared::Waiting => Ok(()),
+        Prepared::Failed => Err(shutdown::FAILED.into()),
     }
-    ctx.server.request_shutdown();
-    ctx.client.close_after_reply = true;
-    Ok(())
+}
+
+/// A SHUTDOWN client waiting for the replicas: it waits on no key; if its wait is
+/// ended by other means (CLIENT UNBLOCK) the shutdown goes on without it.
+struct ShutdownWait;
+
+impl crate::blocking::Action for ShutdownWait {
+    fn ready(&self, _value: &crate::types::Value) -> bool {
+        false
+    }
+
+    fn timeout_reply(&self, protocol: kvik_resp::Protocol) -> Vec<u8> {
+        let mut out = kvik_resp::ReplyWriter::with_buf(Vec::new(), protocol);
+        out.error(shutdown::FAILED);
+        out.buf
+    }
+
+    fn serve(
+        &self,
+        _limits: &crate::types::EncodingLimits,
+        _keys: &mut Locked<'_>,
+        _out: &mut kvik_resp::ReplyWriter,
+        _key: &[u8],
+    ) -> CmdResult {
+        Ok(())
+    }
 }

@@ -12,6 +12,7 @@
 //! [`EntryData`], which carries nothing about the key.
 
 use crate::types::Value;
+use crate::util::relocate::Relocator;
 use crate::util::size_class::size_class;
 use std::alloc::{self, Layout};
 use std::ops::{Deref, DerefMut};
@@ -163,6 +164,18 @@ impl EntryBox {
         std::ptr::slice_from_raw_parts_mut(self.0.as_ptr() as *mut u8, self.key_len()) as *mut Entry
     }
 
+    /// Offer the value's allocations, then the entry's own, to `relocator` (active
+    /// defragmentation).
+    pub fn relocate(&mut self, relocator: &mut dyn Relocator) {
+        self.value.relocate(relocator);
+        let layout = layout_for(self.key_len());
+        // SAFETY: the box owns a live allocation made with this layout and `&mut self`
+        // is the only access to it; a moved allocation holds the same header and key.
+        if let Some(new) = unsafe { relocator.relocate(self.0.cast(), layout) } {
+            self.0 = new.cast();
+        }
+    }
+
     /// The same data and access clock under another key (RENAME).
     pub fn renamed(self, key: &[u8]) -> EntryBox {
         let (data, access) = self.into_data();
@@ -253,6 +266,39 @@ mod tests {
         assert_eq!(std::mem::size_of::<Header>(), 48);
         assert_eq!(std::mem::size_of::<EntryBox>(), 8);
         assert_eq!(layout_for(16).size(), 64);
+    }
+
+    /// Moves every allocation through the global allocator.
+    struct MoveAll(usize);
+
+    // SAFETY: copies into a fresh allocation of the same layout, frees the old one.
+    unsafe impl Relocator for MoveAll {
+        unsafe fn relocate(&mut self, ptr: NonNull<u8>, layout: Layout) -> Option<NonNull<u8>> {
+            // SAFETY: the caller hands over a live allocation made with `layout`.
+            unsafe {
+                let new = NonNull::new(alloc::alloc(layout))?;
+                std::ptr::copy_nonoverlapping(ptr.as_ptr(), new.as_ptr(), layout.size());
+                alloc::dealloc(ptr.as_ptr(), layout);
+                self.0 += 1;
+                Some(new)
+            }
+        }
+
+        fn claim_move(&mut self, _inside: NonNull<u8>) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn a_relocated_entry_keeps_its_key_and_value() {
+        let long = vec![b'x'; 100];
+        let mut e = EntryBox::new(b"some key", data(&long), 3);
+        let mut relocator = MoveAll(0);
+        e.relocate(&mut relocator);
+        assert_eq!(relocator.0, 2, "the entry and its string");
+        assert_eq!(e.key(), b"some key");
+        assert_eq!(e.value, Value::Str(StrValue::from_bytes(&long)));
+        assert_eq!(e.access, 3);
     }
 
     #[test]

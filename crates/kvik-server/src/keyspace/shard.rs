@@ -405,6 +405,35 @@ impl ShardData {
             .map(|b| &**b)
     }
 
+    /// Offer every entry's allocations to `relocator` (active defragmentation), one
+    /// key after another.
+    pub fn relocate_entries(&mut self, relocator: &mut dyn crate::util::relocate::Relocator) {
+        for entry in self.table.iter_mut() {
+            entry.relocate(relocator);
+            relocator.item_done();
+        }
+        self.relocate_table(relocator);
+    }
+
+    /// The table's own allocation (its slots outlive the keys deleted from it, and
+    /// pin their pages): rebuilt at the same capacity when the relocator says it
+    /// should move.
+    fn relocate_table(&mut self, relocator: &mut dyn crate::util::relocate::Relocator) {
+        let Some(slot) = self.table.iter().next() else {
+            return;
+        };
+        if !relocator.claim_move(std::ptr::NonNull::from(slot).cast()) {
+            return;
+        }
+        let capacity = self.table.capacity();
+        let old = std::mem::replace(&mut self.table, HashTable::with_capacity(capacity));
+        for entry in old {
+            let hash = super::hash_key(entry.key());
+            self.table
+                .insert_unique(hash, entry, |e| super::hash_key(e.key()));
+        }
+    }
+
     /// The n-th entry in table order, for RANDOMKEY.
     pub fn nth(&self, n: usize) -> Option<&Entry> {
         self.table.iter().nth(n).map(|b| &**b)

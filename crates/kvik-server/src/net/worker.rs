@@ -71,6 +71,8 @@ pub struct Worker {
     /// Connections holding replies until their effects are written to the AOF
     /// (and fsynced with `appendfsync always`).
     aof_held: Vec<usize>,
+    /// The defrag passes started when this thread last flushed its allocator cache.
+    defrag_passes_seen: u64,
 }
 
 /// A socket event, as polled.
@@ -159,6 +161,7 @@ impl Worker {
             expire_cursor: Default::default(),
             block_timers: BTreeSet::new(),
             aof_held: Vec::new(),
+            defrag_passes_seen: 0,
         })
     }
 
@@ -773,6 +776,12 @@ impl Worker {
         self.close_idle_clients();
         if self.index == 0 {
             self.adapt_hz();
+            self.active_defrag();
+        }
+        let defrag_passes = self.server.defrag.passes();
+        if self.defrag_passes_seen != defrag_passes {
+            self.defrag_passes_seen = defrag_passes;
+            crate::defrag::flush_thread_cache();
         }
         let now = crate::hlc::unix_ms();
         for (_, conn) in self.conns.iter_mut() {
@@ -795,6 +804,16 @@ impl Worker {
             let budget = period * expire_budget_percent(effort) / 100;
             self.active_expire(budget);
         }
+    }
+
+    /// `activedefrag`: one slice of the walk, on one thread (the moves take each
+    /// shard's lock, as a command would).
+    fn active_defrag(&self) {
+        let settings = crate::defrag::Settings::from_config(&self.server.config.read());
+        let hz = self.server.hot.hz.load(Ordering::Relaxed);
+        self.server
+            .defrag
+            .cycle(&self.server.keyspace, &settings, hz);
     }
 
     /// `dynamic-hz`: the tick rate every thread uses follows the number of clients

@@ -7,6 +7,7 @@
 
 mod client_eviction;
 pub mod saving;
+pub mod shutdown;
 
 use crate::blocking;
 use crate::client;
@@ -226,18 +227,24 @@ pub struct Pause {
     /// Connections waiting for the pause to end (INFO's `blocked_clients` counts
     /// them, as Redis does: tools wait on that figure).
     waiting: AtomicUsize,
+    /// A shutdown waits for replicas: writes wait too, whatever CLIENT PAUSE and
+    /// CLIENT UNPAUSE do (Redis pauses for each purpose apart).
+    for_shutdown: AtomicBool,
 }
 
 impl Pause {
     /// Cheap check for the common case: nobody paused clients.
     #[inline]
     pub fn is_active(&self) -> bool {
-        self.until_ms.load(Ordering::Relaxed) != 0
+        self.until_ms.load(Ordering::Relaxed) != 0 || self.for_shutdown.load(Ordering::Relaxed)
     }
 
     /// Must a command with these flags wait now? A pause found over is cleared, so
     /// later commands skip the check.
     pub fn blocks(&self, now_ms: u64, is_write: bool) -> bool {
+        if is_write && self.for_shutdown.load(Ordering::Acquire) {
+            return true;
+        }
         let until = self.until_ms.load(Ordering::Acquire);
         if until != 0 && now_ms >= until {
             let _ = self
@@ -338,6 +345,10 @@ pub struct Server {
     pub loading: crate::loading::Loading,
     /// The TLS configuration new connections on the `tls-port` handshake with.
     pub tls: crate::tls::TlsContext,
+    /// The graceful shutdown in progress, if any.
+    pub shutdown: shutdown::Shutdown,
+    /// Active defragmentation: its walk and figures.
+    pub defrag: crate::defrag::Defrag,
 }
 
 impl Server {
@@ -387,6 +398,8 @@ impl Server {
             )),
             aof: Arc::new(crate::aof::Aof::new(&config, threads)),
             loading: crate::loading::Loading::default(),
+            shutdown: shutdown::Shutdown::default(),
+            defrag: crate::defrag::Defrag::default(),
             run_id,
             node_id,
             port: AtomicU64::new(config.port as u64),
@@ -425,6 +438,7 @@ impl Server {
         self.rates.clear();
         crate::lazyfree::reset_stats();
         self.replication.replicas.syncs.reset();
+        self.defrag.reset_stats();
         self.memory_peak.store(0, Ordering::Relaxed);
         self.stat_reset_ms
             .store(crate::hlc::unix_ms(), Ordering::Relaxed);
@@ -513,8 +527,43 @@ impl Server {
     /// CLIENT UNPAUSE: end the pause and resume the waiting clients.
     pub fn unpause_clients(&self) {
         self.pause.end();
-        self.keyspace.release_expiry();
+        self.hold_expiry_while_paused();
         self.broadcast(|| Message::Unpaused);
+    }
+
+    /// A shutdown that waits for replicas pauses writes (and expiry) until it ends;
+    /// one that is cancelled resumes them.
+    pub fn pause_writes_for_shutdown(&self, pause: bool) {
+        self.pause.for_shutdown.store(pause, Ordering::Release);
+        self.hold_expiry_while_paused();
+        if !pause {
+            self.broadcast(|| Message::Unpaused);
+        }
+    }
+
+    /// Keys stay while any pause is in force (CLIENT PAUSE's until its end, a
+    /// shutdown's until it ends) and expire again after.
+    fn hold_expiry_while_paused(&self) {
+        self.keyspace.release_expiry();
+        let until = self.pause.until_ms.load(Ordering::Acquire);
+        if until != 0 {
+            self.keyspace.hold_expiry(until);
+        }
+        if self.pause.for_shutdown.load(Ordering::Acquire) {
+            self.keyspace.hold_expiry(u64::MAX);
+        }
+    }
+
+    /// End a claimed wait: send its reply to the waiter's worker thread.
+    pub fn unblock(&self, waiter: &blocking::Waiter, reply: Vec<u8>, end: crate::mailbox::WaitEnd) {
+        if let Some(workers) = self.workers.get() {
+            workers[waiter.worker].send(Message::Unblocked {
+                token: waiter.token,
+                client: waiter.client,
+                reply,
+                end,
+            });
+        }
     }
 
     /// Ask every thread to stop; the main thread finishes the shutdown.

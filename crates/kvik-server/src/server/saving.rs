@@ -221,6 +221,29 @@ pub fn save_before_exit(server: &Server, asked: Option<bool>) -> Result<(), Save
     })
 }
 
+/// Remove the temp files this process's saves, rewrites and disk-backed syncs may
+/// have left (`temp-<pid>.rdb`, `temp-bgsave-<pid>.rdb`, `temp-repl-<pid>-<id>.rdb`,
+/// `temp-rewriteaof-bg-<pid>.aof`): at exit, and when a second SIGINT cuts a save
+/// short, as Redis removes its `temp-<pid>.rdb`.
+pub fn remove_temp_files(server: &Server) {
+    let dir = std::path::PathBuf::from(&server.config.read().dir);
+    let pid = std::process::id().to_string();
+    // The AOF's folder is relative to the working directory, as its files are.
+    for folder in [dir, server.aof.dir().to_path_buf()] {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let ours = name.starts_with("temp-") && name.split(['-', '.']).any(|part| part == pid);
+            if ours {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
 /// How a saved file is protected: (`rdbchecksum`, `rdb-save-incremental-fsync`).
 fn file_checks(config: &kvik_config::Config) -> (bool, bool) {
     (config.rdbchecksum, config.rdb_save_incremental_fsync)

@@ -1,7 +1,9 @@
 //! A TCP proxy that cuts and heals links, for partition tests: a replica connects to
 //! the proxy instead of its master; `cut` drops every connection through it and
 //! refuses new ones (as a partition does, the peers see their sockets close or stay
-//! silent), `heal` lets connections through again.
+//! silent), `heal` lets connections through again. `stall` keeps the connections
+//! open but holds every byte (a link that stopped moving, as a congested network or
+//! a stopped peer looks), `resume` lets the held bytes go.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -17,6 +19,7 @@ pub struct Proxy {
 
 struct State {
     cut: AtomicBool,
+    stalled: AtomicBool,
     stopped: AtomicBool,
     /// Both ends of every open link, to shut them down on `cut`.
     links: Mutex<Vec<TcpStream>>,
@@ -30,6 +33,7 @@ impl Proxy {
         listener.set_nonblocking(true).expect("nonblocking accept");
         let state = Arc::new(State {
             cut: AtomicBool::new(false),
+            stalled: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
             links: Mutex::new(Vec::new()),
         });
@@ -53,6 +57,16 @@ impl Proxy {
 
     pub fn heal(&self) {
         self.state.cut.store(false, Ordering::SeqCst);
+    }
+
+    /// Hold every byte in both directions until [`Proxy::resume`]; the connections
+    /// stay open.
+    pub fn stall(&self) {
+        self.state.stalled.store(true, Ordering::SeqCst);
+    }
+
+    pub fn resume(&self) {
+        self.state.stalled.store(false, Ordering::SeqCst);
     }
 }
 
@@ -89,18 +103,23 @@ fn link(client: TcpStream, target: &str, state: &Arc<State>) -> io::Result<()> {
         links.push(client.try_clone()?);
         links.push(server.try_clone()?);
     }
-    pump(client.try_clone()?, server.try_clone()?);
-    pump(server, client);
+    pump(client.try_clone()?, server.try_clone()?, state.clone());
+    pump(server, client, state.clone());
     Ok(())
 }
 
-fn pump(mut from: TcpStream, mut to: TcpStream) {
+fn pump(mut from: TcpStream, mut to: TcpStream, state: Arc<State>) {
     thread::spawn(move || {
         let mut buf = [0u8; 16 * 1024];
         loop {
             match from.read(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
+                    while state.stalled.load(Ordering::SeqCst)
+                        && !state.stopped.load(Ordering::SeqCst)
+                    {
+                        thread::sleep(Duration::from_millis(5));
+                    }
                     if to.write_all(&buf[..n]).is_err() {
                         break;
                     }
