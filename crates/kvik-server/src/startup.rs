@@ -36,12 +36,20 @@ impl Running {
 /// Bind the configured addresses and start the worker threads. Used by the binary and
 /// by tests that run a server in-process (to watch its effect stream, for instance).
 pub fn launch(config: Config, config_file: Option<PathBuf>) -> std::io::Result<Running> {
-    start(new_server(config, config_file))
+    let server = new_server(config, config_file);
+    load_users(&server).map_err(std::io::Error::other)?;
+    start(server)
 }
 
 /// The shared state of a server with every command family in its table.
 pub fn new_server(config: Config, config_file: Option<PathBuf>) -> Server {
-    Server::new(config, config_file, crate::commands::registry().len())
+    Server::new(config, config_file, crate::commands::acl::catalog())
+}
+
+/// Load the users the config's `user` lines or its `aclfile` define; the error is
+/// Redis's start-up error (the server must not start).
+pub fn load_users(server: &Server) -> Result<(), String> {
+    crate::commands::acl::load_configured_users(server)
 }
 
 /// Load the AOF into a server made with `appendonly yes` (instead of the RDB

@@ -43,6 +43,8 @@ const LAYERS: &[&[&str]] = &[
     &["pubsub", "effects", "lazyfree"],
     // The crash report reads the version and writes the log.
     &["crash"],
+    // Users and permissions: the command facts come down from the table at start-up.
+    &["acl"],
     // Leaves.
     &[
         "stats",

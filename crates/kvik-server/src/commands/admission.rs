@@ -50,7 +50,9 @@ pub(super) fn resolve(
     if cmd.has(table::flags::PROTECTED) {
         refuse_if_protected(server, client, cmd).map_err(|e| (e, Some(id)))?;
     }
-    if !client.authenticated && !cmd.has(table::flags::NO_AUTH) {
+    // A connection that has not authenticated may run commands again once the
+    // default user needs no password (Redis's `authRequired`).
+    if !client.authenticated && !cmd.has(table::flags::NO_AUTH) && server.acl.default_needs_auth() {
         return Err((errors::NOAUTH.into(), Some(id)));
     }
     Ok(id)

@@ -9,6 +9,7 @@
 //! ([`blocking`]). Handlers only do their own work: parse their arguments, read and
 //! write keys through [`crate::keyspace::Locked`], write replies.
 
+pub mod acl;
 pub mod args;
 pub mod blocking;
 pub mod table;
@@ -90,6 +91,7 @@ fn gather_registry() -> &'static Registry {
             connection::COMMANDS,
             client::COMMANDS,
             server::COMMANDS,
+            acl::COMMANDS,
             replication::COMMANDS,
             info::COMMANDS,
             config::COMMANDS,

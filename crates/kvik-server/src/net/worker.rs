@@ -452,11 +452,11 @@ impl Worker {
             );
             return;
         }
-        let (requirepass, protected, keepalive) = {
+        let (protected, keepalive) = {
             let c = server.config.read();
-            (c.requirepass.is_some(), c.protected_mode, c.tcp_keepalive)
+            (c.protected_mode, c.tcp_keepalive)
         };
-        if protected && !requirepass && !endpoint.local {
+        if protected && server.acl.default_is_nopass() && !endpoint.local {
             let _ = stream.write_all(PROTECTED_MODE_DENIED);
             server.clients.release_reservation();
             return;
@@ -483,7 +483,8 @@ impl Worker {
                 ..Default::default()
             }),
         });
-        let state = ClientState::new(info.clone(), !requirepass);
+        let mut state = ClientState::new(info.clone(), !server.acl.default_needs_auth());
+        state.acl = server.acl.default_session();
         let key = self.conns.vacant_key();
         let mut conn = Conn::new(stream, state);
         if let Err(e) =

@@ -309,12 +309,16 @@ pub struct Server {
     pub replication: Arc<crate::replication::Replication>,
     /// The append-only file: its buffer, writer thread, files and rewrites.
     pub aof: Arc<crate::aof::Aof>,
+    /// The ACL users, their log, and the check every command passes.
+    pub acl: crate::acl::Acl,
 }
 
 impl Server {
-    /// The state of a server whose command table has `command_count` entries (the
-    /// per-command statistics are sized by it).
-    pub fn new(config: Config, config_file: Option<PathBuf>, command_count: usize) -> Self {
+    /// The state of a server whose command table `catalog` describes (the
+    /// per-command statistics are sized by it; the ACL rules name its commands).
+    pub fn new(config: Config, config_file: Option<PathBuf>, catalog: crate::acl::Catalog) -> Self {
+        let command_count = catalog.len();
+        let acl = crate::acl::Acl::new(catalog, &config);
         let threads = config.server_threads.max(1);
         let thread_stats = (0..threads)
             .map(|_| Arc::new(ThreadStats::new(command_count)))
@@ -365,6 +369,7 @@ impl Server {
             memory: crate::memory::Memory::new(&config, threads, latency.clone()),
             slowlog: crate::slowlog::SlowLog::new(&config),
             latency,
+            acl,
             config: RwLock::new(config),
             config_file,
         }
@@ -408,6 +413,7 @@ impl Server {
         self.persistence.configure(c);
         self.replication.configure(c);
         self.aof.configure(c);
+        self.acl.configure(c);
         self.pubsub
             .keyspace_events
             .store(c.notify_keyspace_events, Ordering::Relaxed);

@@ -90,6 +90,12 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
             ));
         }
         self.refuse_if_oom(cmd).map_err(CallError::refusal)?;
+        let client = &mut *self.ctx.client;
+        if !client.acl.is_unrestricted(&server.acl) {
+            let context = crate::acl::Context::Lua;
+            commands::acl::check_restricted(server, client, cmd_id, argv, context)
+                .map_err(|denied| CallError::refusal(commands::acl::script_refusal_text(denied)))?;
+        }
         if cmd.has(flags::WRITE) {
             // From here on, killing it could leave half its writes.
             self.slot.note_write();
