@@ -197,12 +197,13 @@ impl Acl {
     }
 
     /// Parse a user line (`name rule rule ...`) against an empty user, as the
-    /// config's `user` directive and the ACL file have them.
-    pub fn parse_user(&self, words: &[&[u8]]) -> Result<User, (Vec<u8>, RuleError)> {
+    /// config's `user` directive and the ACL file have them; the config's
+    /// `user default` starts from `reset`, as in Redis (the file's does not).
+    pub fn parse_user(&self, words: &[&[u8]], reset_default: bool) -> Result<User, (Vec<u8>, RuleError)> {
         let all_channels = self.pubsub_default_all();
         let name = String::from_utf8_lossy(words[0]).into_owned();
         let mut user = User::new(&name, &self.catalog, all_channels);
-        if name == "default" {
+        if reset_default && name == "default" {
             user.apply(&self.catalog, b"reset", all_channels)
                 .map_err(|e| (b"reset".to_vec(), e))?;
         }

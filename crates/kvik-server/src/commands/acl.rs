@@ -640,7 +640,7 @@ pub fn read_acl_file(server: &Server, file: &str) -> Result<Vec<User>, String> {
             continue;
         }
         let refs: Vec<&[u8]> = words[1..].iter().map(Vec::as_slice).collect();
-        match server.acl.parse_user(&refs) {
+        match server.acl.parse_user(&refs, false) {
             Ok(user) if users.iter().any(|u| u.name == user.name) => {
                 errors.push_str(&format!(
                     "{file}:{n}: Duplicate user '{}' found. ",
@@ -679,7 +679,7 @@ pub fn load_configured_users(server: &Server) -> Result<(), String> {
     let mut users = Vec::new();
     for line in &lines {
         let words: Vec<&[u8]> = line.iter().map(|w| w.as_bytes()).collect();
-        let user = server.acl.parse_user(&words).map_err(|(rule, e)| {
+        let user = server.acl.parse_user(&words, true).map_err(|(rule, e)| {
             format!(
                 "Error in user declaration '{}': {}",
                 String::from_utf8_lossy(&rule),
