@@ -52,10 +52,10 @@ pub struct Denied {
 /// What the check needs to know about a command line beyond its command id: its
 /// keys, each with the permission it needs ([`READ`] / [`WRITE`] bits), and its
 /// channels, each with whether it is a pattern (PSUBSCRIBE). Asked only when a
-/// selector limits keys or channels.
+/// selector limits keys or channels; `found` returns false to stop at a refusal.
 pub trait LineFacts {
-    fn keys(&self, found: &mut Vec<(usize, u8)>);
-    fn channels(&self, found: &mut Vec<(usize, bool)>);
+    fn each_key(&self, found: &mut dyn FnMut(usize, u8) -> bool);
+    fn each_channel(&self, found: &mut dyn FnMut(usize, bool) -> bool);
 }
 
 impl Acl {
@@ -199,7 +199,11 @@ impl Acl {
     /// Parse a user line (`name rule rule ...`) against an empty user, as the
     /// config's `user` directive and the ACL file have them; the config's
     /// `user default` starts from `reset`, as in Redis (the file's does not).
-    pub fn parse_user(&self, words: &[&[u8]], reset_default: bool) -> Result<User, (Vec<u8>, RuleError)> {
+    pub fn parse_user(
+        &self,
+        words: &[&[u8]],
+        reset_default: bool,
+    ) -> Result<User, (Vec<u8>, RuleError)> {
         let all_channels = self.pubsub_default_all();
         let name = String::from_utf8_lossy(words[0]).into_owned();
         let mut user = User::new(&name, &self.catalog, all_channels);
@@ -247,17 +251,12 @@ impl Acl {
         args: &[&[u8]],
         facts: &dyn LineFacts,
     ) -> Result<(), Denied> {
-        let mut line = Line {
-            facts,
-            keys: None,
-            channels: None,
-        };
         let mut worst = Denied {
             reason: Reason::Command,
             arg: 0,
         };
         for selector in user.all_selectors() {
-            let Err(denied) = self.check_selector(selector, id, args, &mut line) else {
+            let Err(denied) = self.check_selector(selector, id, args, facts) else {
                 return Ok(());
             };
             let rank = |r: Reason| match r {
@@ -279,7 +278,7 @@ impl Acl {
         selector: &Selector,
         id: usize,
         args: &[&[u8]],
-        line: &mut Line<'_>,
+        line: &dyn LineFacts,
     ) -> Result<(), Denied> {
         let facts = self.catalog.get(id);
         if !selector.all_commands && !facts.no_auth && !selector.allows_command(id) {
@@ -298,27 +297,35 @@ impl Acl {
             }
         }
         if !selector.all_keys {
-            for &(at, need) in line.keys() {
-                let key = args[at];
-                let allowed = selector.keys.iter().any(|k| {
-                    k.perms & need == need && kvik_util::glob::glob_match(&k.pattern, key, false)
-                });
+            let mut refused = None;
+            line.each_key(&mut |at, need| {
+                let allowed = selector.allows_key(args[at], need);
                 if !allowed {
-                    return Err(Denied {
-                        reason: Reason::Key,
-                        arg: at,
-                    });
+                    refused = Some(at);
                 }
+                allowed
+            });
+            if let Some(arg) = refused {
+                return Err(Denied {
+                    reason: Reason::Key,
+                    arg,
+                });
             }
         }
         if !selector.all_channels {
-            for &(at, is_pattern) in line.channels() {
-                if !channel_allowed(selector, args[at], is_pattern) {
-                    return Err(Denied {
-                        reason: Reason::Channel,
-                        arg: at,
-                    });
+            let mut refused = None;
+            line.each_channel(&mut |at, is_pattern| {
+                let allowed = channel_allowed(selector, args[at], is_pattern);
+                if !allowed {
+                    refused = Some(at);
                 }
+                allowed
+            });
+            if let Some(arg) = refused {
+                return Err(Denied {
+                    reason: Reason::Channel,
+                    arg,
+                });
             }
         }
         Ok(())
@@ -355,33 +362,6 @@ fn pubsub_default_all(config: &Config) -> bool {
     config
         .acl_pubsub_default
         .eq_ignore_ascii_case("allchannels")
-}
-
-/// A line's keys and channels, found once however many selectors look.
-struct Line<'f> {
-    facts: &'f dyn LineFacts,
-    keys: Option<Vec<(usize, u8)>>,
-    channels: Option<Vec<(usize, bool)>>,
-}
-
-impl Line<'_> {
-    fn keys(&mut self) -> &[(usize, u8)] {
-        let facts = self.facts;
-        self.keys.get_or_insert_with(|| {
-            let mut found = Vec::new();
-            facts.keys(&mut found);
-            found
-        })
-    }
-
-    fn channels(&mut self) -> &[(usize, bool)] {
-        let facts = self.facts;
-        self.channels.get_or_insert_with(|| {
-            let mut found = Vec::new();
-            facts.channels(&mut found);
-            found
-        })
-    }
 }
 
 /// A connection's user, with whether it may run anything, valid while the users'

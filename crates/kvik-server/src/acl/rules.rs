@@ -40,11 +40,58 @@ pub const READ: u8 = 1;
 pub const WRITE: u8 = 2;
 const READ_WRITE: u8 = READ | WRITE;
 
-/// A key pattern and what it grants.
+/// A key pattern and what it grants, compiled once: most patterns are a literal
+/// or a prefix (`user:*`), matched without the glob engine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyPattern {
     pub pattern: Vec<u8>,
     pub perms: u8,
+    form: Form,
+}
+
+/// How a pattern is matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// No special character: the key itself.
+    Literal,
+    /// A non-empty literal then only stars: keys starting with the literal.
+    Prefix(usize),
+    Glob,
+}
+
+impl KeyPattern {
+    fn new(pattern: &[u8], perms: u8) -> KeyPattern {
+        let special = |b: &u8| matches!(b, b'*' | b'?' | b'[' | b'\\');
+        let literal = pattern.iter().position(special).unwrap_or(pattern.len());
+        let form = if literal == pattern.len() {
+            Form::Literal
+        } else if literal > 0 && pattern[literal..].iter().all(|&b| b == b'*') {
+            Form::Prefix(literal)
+        } else {
+            Form::Glob
+        };
+        KeyPattern {
+            pattern: pattern.to_vec(),
+            perms,
+            form,
+        }
+    }
+
+    /// Does `key` match, with Redis's `stringmatchlen` semantics?
+    #[inline(always)]
+    pub fn matches(&self, key: &[u8]) -> bool {
+        // The first byte turns most misses away before a byte-string compare.
+        let head_differs = || key.first() != self.pattern.first();
+        match self.form {
+            Form::Literal => {
+                key.len() == self.pattern.len() && !head_differs() && key == self.pattern
+            }
+            Form::Prefix(len) => {
+                key.len() >= len && !head_differs() && key[..len] == self.pattern[..len]
+            }
+            Form::Glob => kvik_util::glob::glob_match(&self.pattern, key, false),
+        }
+    }
 }
 
 /// One set of permissions: a command line is allowed when one selector of the user
@@ -61,9 +108,60 @@ pub struct Selector {
     /// `+select|0`: first arguments allowed for a command otherwise refused.
     first_args: Vec<(usize, Vec<Vec<u8>>)>,
     pub all_keys: bool,
+    /// In the order given (the description keeps it).
     pub keys: Vec<KeyPattern>,
+    /// The same patterns arranged for the check.
+    key_index: KeyIndex,
     pub all_channels: bool,
     pub channels: Vec<Vec<u8>>,
+}
+
+/// Key patterns arranged so that a key is compared only with the literal and
+/// prefix patterns that start with its first byte (and with every glob): with ten
+/// prefixes, a key meets one or two of them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct KeyIndex {
+    /// Literal and prefix patterns with a first byte, sorted by it.
+    by_head: Vec<KeyPattern>,
+    /// Where the patterns of each first byte start in `by_head` (257 entries, or
+    /// none when `by_head` is empty).
+    starts: Vec<u32>,
+    /// The others, tried for every key.
+    globs: Vec<KeyPattern>,
+}
+
+impl KeyIndex {
+    fn new(keys: &[KeyPattern]) -> KeyIndex {
+        let (mut by_head, globs): (Vec<KeyPattern>, Vec<KeyPattern>) = keys
+            .iter()
+            .cloned()
+            .partition(|k| k.form != Form::Glob && !k.pattern.is_empty());
+        by_head.sort_by_key(|k| k.pattern[0]);
+        let mut starts = Vec::new();
+        if !by_head.is_empty() {
+            starts = (0..=256usize)
+                .map(|head| by_head.partition_point(|k| usize::from(k.pattern[0]) < head) as u32)
+                .collect();
+        }
+        KeyIndex {
+            by_head,
+            starts,
+            globs,
+        }
+    }
+
+    #[inline]
+    fn allows(&self, key: &[u8], need: u8) -> bool {
+        let granted = |k: &KeyPattern| k.perms & need == need && k.matches(key);
+        if let (Some(&head), false) = (key.first(), self.starts.is_empty()) {
+            let head = usize::from(head);
+            let (from, to) = (self.starts[head] as usize, self.starts[head + 1] as usize);
+            if self.by_head[from..to].iter().any(granted) {
+                return true;
+            }
+        }
+        self.globs.iter().any(granted)
+    }
 }
 
 impl Selector {
@@ -76,6 +174,7 @@ impl Selector {
             first_args: Vec::new(),
             all_keys: false,
             keys: Vec::new(),
+            key_index: KeyIndex::default(),
             all_channels,
             channels: Vec::new(),
         }
@@ -84,6 +183,12 @@ impl Selector {
     #[inline]
     pub fn allows_command(&self, id: usize) -> bool {
         self.allowed[id / 64] & (1 << (id % 64)) != 0
+    }
+
+    /// May a command use `key` as `need` ([`READ`] / [`WRITE`] bits) says?
+    #[inline]
+    pub fn allows_key(&self, key: &[u8], need: u8) -> bool {
+        self.all_keys || self.key_index.allows(key, need)
     }
 
     /// The first arguments allowed for a command whose bit is clear.
@@ -138,6 +243,12 @@ impl Selector {
 
     /// Apply one selector rule (Redis's `ACLSetSelector`).
     pub fn apply(&mut self, catalog: &Catalog, op: &[u8]) -> Result<(), RuleError> {
+        let applied = self.apply_rule(catalog, op);
+        self.key_index = KeyIndex::new(&self.keys);
+        applied
+    }
+
+    fn apply_rule(&mut self, catalog: &Catalog, op: &[u8]) -> Result<(), RuleError> {
         let lower = op.to_ascii_lowercase();
         match lower.as_slice() {
             b"allkeys" | b"~*" => {
@@ -242,10 +353,7 @@ impl Selector {
         } else if let Some(known) = self.keys.iter_mut().find(|k| k.pattern == pattern) {
             known.perms |= perms;
         } else {
-            self.keys.push(KeyPattern {
-                pattern: pattern.to_vec(),
-                perms,
-            });
+            self.keys.push(KeyPattern::new(pattern, perms));
         }
         Ok(())
     }
@@ -535,6 +643,17 @@ impl User {
         self.root.all_commands && self.root.all_keys && self.root.all_channels
     }
 
+    /// May read any key (SORT's BY and GET patterns need it): a selector with
+    /// `allkeys` or a read pattern matching `*`.
+    pub fn can_read_any_key(&self) -> bool {
+        self.all_selectors().any(|s| {
+            s.all_keys
+                || s.keys
+                    .iter()
+                    .any(|k| k.perms & READ != 0 && k.matches(b"*"))
+        })
+    }
+
     /// The flags as ACL GETUSER lists them.
     pub fn flags(&self) -> Vec<&'static str> {
         let mut flags = vec![if self.enabled { "on" } else { "off" }];
@@ -613,5 +732,193 @@ pub fn merge_selector_args(args: &[&[u8]]) -> Result<Vec<Vec<u8>>, Vec<u8>> {
     match open {
         Some((_, start)) => Err(start.to_vec()),
         None => Ok(merged),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::acl::catalog::CommandFacts;
+    use proptest::prelude::*;
+
+    const READ_CAT: u32 = 1;
+    const WRITE_CAT: u32 = 2;
+
+    fn catalog() -> Catalog {
+        let cmd = |name, categories, parent, subcommands: Vec<usize>| CommandFacts {
+            name,
+            categories,
+            parent,
+            subcommands,
+            no_auth: false,
+        };
+        Catalog::new(
+            vec![
+                cmd("get", READ_CAT, None, vec![]),
+                cmd("set", WRITE_CAT, None, vec![]),
+                cmd("config", 0, None, vec![3, 4]),
+                cmd("config|get", READ_CAT, Some(2), vec![]),
+                cmd("config|set", WRITE_CAT, Some(2), vec![]),
+                cmd("select", 0, None, vec![]),
+            ],
+            &[(READ_CAT, "@read"), (WRITE_CAT, "@write")],
+        )
+    }
+
+    fn user_from(rules: &[&str]) -> Result<User, RuleError> {
+        let catalog = catalog();
+        let mut user = User::new("u", &catalog, false);
+        for rule in rules {
+            user.apply(&catalog, rule.as_bytes(), false)?;
+        }
+        Ok(user)
+    }
+
+    #[test]
+    fn rules_read_back_as_redis_writes_them() {
+        let catalog = catalog();
+        let user = user_from(&[
+            "on",
+            ">p",
+            "~a*",
+            "%R~b*",
+            "%W~c*",
+            "&x",
+            "+@read",
+            "-config|get",
+            "+select|0",
+        ])
+        .unwrap();
+        assert_eq!(
+            user.describe(&catalog),
+            format!(
+                "on #{} ~a* %R~b* %W~c* resetchannels &x -@all +get +select|0",
+                hash_password(b"p")
+            )
+        );
+        // A category is named only when it covers more than it misses.
+        let user = user_from(&["+@all", "-set"]).unwrap();
+        assert_eq!(user.root.describe_commands(&catalog), "+@all -set");
+        let user = user_from(&["+@all", "-@write"]).unwrap();
+        assert_eq!(user.root.describe_commands(&catalog), "+@all -@write");
+        assert_eq!(user_from(&["%RW~*"]).unwrap().root.describe_keys(), "~*");
+        assert_eq!(
+            user_from(&["+config|get|x"]),
+            Err(RuleError::SubcommandFirstArg)
+        );
+        assert_eq!(user_from(&["+get|"]), Err(RuleError::Syntax));
+        assert_eq!(user_from(&["allkeys", "~a"]), Err(RuleError::KeyAfterAll));
+        assert_eq!(user_from(&["<nope"]), Err(RuleError::NoSuchPassword));
+        assert_eq!(user_from(&["#ABC"]), Err(RuleError::BadHash));
+    }
+
+    #[test]
+    fn selectors_merge_across_arguments() {
+        let args: Vec<&[u8]> = vec![b"on", b"(+get", b"~a*)", b"(+set)"];
+        assert_eq!(
+            merge_selector_args(&args).unwrap(),
+            vec![b"on".to_vec(), b"(+get ~a*)".to_vec(), b"(+set)".to_vec()]
+        );
+        let open: Vec<&[u8]> = vec![b"(+get", b"~a*"];
+        assert_eq!(merge_selector_args(&open), Err(b"(+get".to_vec()));
+    }
+
+    #[test]
+    fn compiled_patterns_match_as_the_glob_engine() {
+        let keys: [&[u8]; 7] = [b"", b"a", b"ab", b"abc", b"b", b"a*", b"*"];
+        for pattern in ["", "a", "ab", "a*", "a**", "*", "a?", "[a]*", "a\\*", "*b"] {
+            let compiled = KeyPattern::new(pattern.as_bytes(), READ);
+            for key in keys {
+                assert_eq!(
+                    compiled.matches(key),
+                    kvik_util::glob::glob_match(pattern.as_bytes(), key, false),
+                    "{pattern:?} against {key:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_key_index_allows_what_the_patterns_allow() {
+        let user = user_from(&[
+            "~k*",
+            "%R~ka*",
+            "~other*",
+            "~exact",
+            "~",
+            "~?x*",
+            "%W~w[a-c]",
+        ])
+        .unwrap();
+        let keys: [&[u8]; 9] = [
+            b"k", b"ka1", b"other", b"exact", b"exactly", b"", b"zx1", b"wb", b"x",
+        ];
+        for key in keys {
+            for need in [READ, WRITE, READ | WRITE] {
+                let plain = user
+                    .root
+                    .keys
+                    .iter()
+                    .any(|k| k.perms & need == need && k.matches(key));
+                assert_eq!(user.root.allows_key(key, need), plain, "{key:?} {need}");
+            }
+        }
+    }
+
+    proptest! {
+        /// Whatever the bytes, a rule applies or is refused: never a panic, and a
+        /// user's description reads back as the same user.
+        #[test]
+        fn rule_parser_never_panics(rules in proptest::collection::vec(
+            proptest::collection::vec(any::<u8>(), 0..12), 0..8)
+        ) {
+            let catalog = catalog();
+            let mut user = User::new("u", &catalog, false);
+            for rule in &rules {
+                let _ = user.apply(&catalog, rule, false);
+            }
+            let refs: Vec<&[u8]> = rules.iter().map(Vec::as_slice).collect();
+            let _ = merge_selector_args(&refs);
+            let _ = user.describe(&catalog);
+        }
+
+        #[test]
+        fn compiled_patterns_agree_with_glob(pattern in "[ab*?\\\\]{0,5}", key in "[ab*]{0,4}") {
+            let compiled = KeyPattern::new(pattern.as_bytes(), READ);
+            prop_assert_eq!(
+                compiled.matches(key.as_bytes()),
+                kvik_util::glob::glob_match(pattern.as_bytes(), key.as_bytes(), false)
+            );
+        }
+
+        #[test]
+        fn rules_from_the_grammar_never_panic(rules in proptest::collection::vec(
+            prop_oneof![
+                Just("on".to_string()), Just("off".to_string()), Just("nopass".to_string()),
+                Just("reset".to_string()), Just("resetpass".to_string()), Just("allkeys".to_string()),
+                Just("resetkeys".to_string()), Just("allchannels".to_string()),
+                Just("resetchannels".to_string()), Just("clearselectors".to_string()),
+                Just("allcommands".to_string()), Just("nocommands".to_string()),
+                "[~%&<>#!+(-][RW~@a-z|*()]{0,8}",
+                "\\(([+-]@?[a-z|]{1,6} ?){0,3}\\)",
+            ],
+            0..10)
+        ) {
+            let catalog = catalog();
+            let mut user = User::new("u", &catalog, false);
+            for rule in &rules {
+                let _ = user.apply(&catalog, rule.as_bytes(), false);
+            }
+            // The description is made of valid rules that rebuild the same
+            // permissions (passwords are written as hashes).
+            let described = user.describe(&catalog);
+            let words: Vec<&[u8]> = described.split(' ').map(str::as_bytes).collect();
+            let merged = merge_selector_args(&words).unwrap();
+            let mut again = User::new("u", &catalog, false);
+            for rule in &merged {
+                prop_assert!(again.apply(&catalog, rule, false).is_ok(), "{:?} in {}", String::from_utf8_lossy(rule), described);
+            }
+            prop_assert_eq!(again.describe(&catalog), described);
+        }
     }
 }

@@ -6,7 +6,7 @@
 //! to commands, clients and replies, with Redis 7.0's texts.
 
 use super::shared::help_reply;
-use super::table::{acl, flags, key_flags, Command, FoundKeys, Handler};
+use super::table::{acl, flags, key_flags, BeginSearch, Command, FindKeys, FoundKeys, Handler};
 use super::{args, registry, CmdError, CmdResult, Ctx};
 use crate::acl::{Catalog, CommandFacts, Context, Denied, Entry, LineFacts, Reason, User};
 use crate::client::ClientState;
@@ -154,29 +154,66 @@ struct Line<'l> {
 }
 
 impl LineFacts for Line<'_> {
-    fn keys(&self, found: &mut Vec<(usize, u8)>) {
+    fn each_key(&self, found: &mut dyn FnMut(usize, u8) -> bool) {
+        let argc = self.args.len();
+        // Most commands: straight from the key specs, nothing collected.
+        if self.cmd.refine_keys.is_none() {
+            for spec in self.cmd.specs() {
+                let flags = self.cmd.spec_flags(spec);
+                if flags & key_flags::NOT_KEY != 0 {
+                    continue;
+                }
+                let need = permission_needed(flags);
+                // One key at a fixed place (GET, SET ...): no search.
+                if let (BeginSearch::Index(at), FindKeys::Range { lastkey: 0, .. }) =
+                    (spec.begin, spec.find)
+                {
+                    if at < argc && !found(at, need) {
+                        return;
+                    }
+                    continue;
+                }
+                let mut going = true;
+                spec.each_key(self.args, |at| {
+                    going = going && (at >= argc || found(at, need))
+                });
+                if !going {
+                    return;
+                }
+            }
+            return;
+        }
         let mut keys = FoundKeys::default();
         self.cmd.keys_and_flags(self.args, &mut keys);
         for (at, flags) in keys.0 {
-            if flags & key_flags::NOT_KEY != 0 || at >= self.args.len() {
+            if flags & key_flags::NOT_KEY != 0 || at >= argc {
                 continue;
             }
-            let mut need = 0;
-            if flags & key_flags::ACCESS != 0 {
-                need |= crate::acl::READ;
+            if !found(at, permission_needed(flags)) {
+                return;
             }
-            if flags & (key_flags::INSERT | key_flags::DELETE | key_flags::UPDATE) != 0 {
-                need |= crate::acl::WRITE;
-            }
-            found.push((at, need));
         }
     }
 
-    fn channels(&self, found: &mut Vec<(usize, bool)>) {
-        self.cmd
-            .channels
-            .each(self.args, |at, pattern| found.push((at, pattern)));
+    fn each_channel(&self, found: &mut dyn FnMut(usize, bool) -> bool) {
+        let mut going = true;
+        self.cmd.channels.each(self.args, |at, pattern| {
+            going = going && found(at, pattern);
+        });
     }
+}
+
+/// What a key's flags ask of a key pattern: reading (`access`) needs `%R`;
+/// inserting, deleting or updating needs `%W`.
+fn permission_needed(flags: u32) -> u8 {
+    let mut need = 0;
+    if flags & key_flags::ACCESS != 0 {
+        need |= crate::acl::READ;
+    }
+    if flags & (key_flags::INSERT | key_flags::DELETE | key_flags::UPDATE) != 0 {
+        need |= crate::acl::WRITE;
+    }
+    need
 }
 
 /// The check in the door: may the client's user run command `id` with `args`?
@@ -207,22 +244,23 @@ pub fn check_restricted(
     args: &[&[u8]],
     context: Context,
 ) -> Result<(), Denied> {
-    let Some(user) = client.acl.current(&server.acl).cloned() else {
-        return Ok(());
-    };
     let cmd = registry().get(id);
+    let line = Line { cmd, args };
+    let (denied, username) = match client.acl.current(&server.acl) {
+        None => return Ok(()),
+        Some(user) => match server.acl.check(user, id, args, &line) {
+            Ok(()) => return Ok(()),
+            Err(denied) => (denied, user.name.clone()),
+        },
+    };
     // CLIENT LIST (and the log's client-info) name the refused command, as Redis's.
     client.last_command = cmd.name;
-    let line = Line { cmd, args };
-    let denied = server.acl.check(&user, id, args, &line);
-    if let Err(d) = denied {
-        let object = match d.reason {
-            Reason::Command => cmd.name.to_string(),
-            _ => String::from_utf8_lossy(args[d.arg]).into_owned(),
-        };
-        log_refusal(server, client, d.reason, context, object, &user.name);
-    }
-    denied
+    let object = match denied.reason {
+        Reason::Command => cmd.name.to_string(),
+        _ => String::from_utf8_lossy(args[denied.arg]).into_owned(),
+    };
+    log_refusal(server, client, denied.reason, context, object, &username);
+    Err(denied)
 }
 
 /// The NOPERM reply to a refused command line.

@@ -210,12 +210,13 @@ fn rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let mut config = ctx.server.config.read().clone();
     // The users as they are now, unless an ACL file holds them (Redis then drops
     // the `user` lines).
-    config.users = match config.aclfile.is_empty() {
-        true => super::acl::user_lines(ctx.server)
+    config.users = if config.aclfile.is_empty() {
+        super::acl::user_lines(ctx.server)
             .iter()
             .map(|line| line.split(' ').skip(1).map(str::to_string).collect())
-            .collect(),
-        false => Vec::new(),
+            .collect()
+    } else {
+        Vec::new()
     };
     if let Err(e) = config.rewrite(path) {
         let why = kvik_config::parse::os_error_text(&e);

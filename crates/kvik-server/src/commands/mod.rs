@@ -52,7 +52,7 @@ mod door;
 use table::Registry;
 
 pub use crate::errors::{self, CmdError, CmdResult};
-pub use admission::{held_by_pause, may_grow_memory, may_replicate};
+pub use admission::{held_by_pause, lookup_name, may_grow_memory, may_replicate};
 pub use context::{Ctx, Held};
 pub use door::{
     call, count_call, count_error_reply, finish_call, plan_locks, redacted, remember_script_reads,

@@ -459,7 +459,7 @@ pub type RefineKeys = fn(&[&[u8]], &mut FoundKeys);
 /// The keys of one command line, each with how the command uses it: (argument index,
 /// [`key_flags`]), in the order of the key specs.
 #[derive(Debug, Default)]
-pub struct FoundKeys(pub Vec<(usize, u32)>);
+pub struct FoundKeys(pub smallvec::SmallVec<[(usize, u32); 4]>);
 
 impl FoundKeys {
     pub fn push(&mut self, at: usize, flags: u32) {

@@ -6,6 +6,7 @@
 //! whole.
 
 mod client_eviction;
+pub mod renames;
 pub mod saving;
 
 use crate::blocking;
@@ -311,6 +312,8 @@ pub struct Server {
     pub aof: Arc<crate::aof::Aof>,
     /// The ACL users, their log, and the check every command passes.
     pub acl: crate::acl::Acl,
+    /// `rename-command`: the names commands answer to.
+    pub renames: renames::Renames,
 }
 
 impl Server {
@@ -370,6 +373,7 @@ impl Server {
             slowlog: crate::slowlog::SlowLog::new(&config),
             latency,
             acl,
+            renames: renames::Renames::new(&config.rename_commands),
             config: RwLock::new(config),
             config_file,
         }
