@@ -442,3 +442,44 @@ fn user_lines_define_users_and_config_rewrite_keeps_them() {
     assert!(text.contains("rename-command FLUSHALL \"\""), "{text}");
     running.shutdown();
 }
+
+#[test]
+fn a_replica_authenticates_to_its_master_as_masteruser() {
+    let master = TestServer::start(&[]);
+    let mut m = master.raw();
+    ok(
+        &mut m,
+        &[
+            "ACL",
+            "SETUSER",
+            "repl",
+            "on",
+            ">rp",
+            "+psync",
+            "+replconf",
+            "+ping",
+        ],
+    );
+    ok(&mut m, &["CONFIG", "SET", "requirepass", "adminpw"]);
+    ok(&mut m, &["AUTH", "adminpw"]);
+    let port = master.port().to_string();
+    let replica = TestServer::start(&[
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+        "--masteruser",
+        "repl",
+        "--masterauth",
+        "rp",
+    ]);
+    let mut r = replica.raw();
+    support::wait_for("the link to the master", || {
+        r.info_field("replication", "master_link_status") == "up"
+    });
+    ok(&mut m, &["SET", "k", "v"]);
+    support::wait_for("the write to reach the replica", || {
+        s(r.cmd(&["GET", "k"])) == "$1\r\nv\r\n"
+    });
+    let clients = s(m.cmd(&["CLIENT", "LIST"]));
+    assert!(clients.contains("user=repl"), "{clients}");
+}
