@@ -481,3 +481,47 @@ fn a_replica_authenticates_to_its_master_as_masteruser() {
     let clients = s(m.cmd(&["CLIENT", "LIST"]));
     assert!(clients.contains("user=repl"), "{clients}");
 }
+
+#[test]
+fn revoking_a_channel_closes_the_connections_subscribed_to_it() {
+    let server = TestServer::start(&[]);
+    let mut admin = server.raw();
+    ok(
+        &mut admin,
+        &[
+            "ACL",
+            "SETUSER",
+            "u",
+            "on",
+            "nopass",
+            "+subscribe",
+            "+psubscribe",
+            "+ping",
+            "&news.*",
+            "&sport",
+        ],
+    );
+    let mut news = server.raw();
+    ok(&mut news, &["AUTH", "u", "x"]);
+    assert!(s(news.cmd(&["SUBSCRIBE", "news.1"])).starts_with("*3\r\n"));
+    let mut sport = server.raw();
+    ok(&mut sport, &["AUTH", "u", "x"]);
+    assert!(s(sport.cmd(&["SUBSCRIBE", "sport"])).starts_with("*3\r\n"));
+    let mut pattern = server.raw();
+    ok(&mut pattern, &["AUTH", "u", "x"]);
+    assert!(s(pattern.cmd(&["PSUBSCRIBE", "news.*"])).starts_with("*3\r\n"));
+    support::wait_for("the subscriptions to show in CLIENT LIST", || {
+        s(admin.cmd(&["CLIENT", "LIST"])).matches(" sub=1 ").count() == 2
+    });
+    ok(
+        &mut admin,
+        &["ACL", "SETUSER", "u", "resetchannels", "&sport", "&news.1"],
+    );
+    // `news.1` is still allowed, but the pattern `news.*` is not one of the user's.
+    assert!(pattern.closed_within(Duration::from_secs(10)));
+    assert_eq!(s(sport.cmd(&["PING"])), "*2\r\n$4\r\npong\r\n$0\r\n\r\n");
+    assert_eq!(s(news.cmd(&["PING"])), "*2\r\n$4\r\npong\r\n$0\r\n\r\n");
+    ok(&mut admin, &["ACL", "SETUSER", "u", "resetchannels"]);
+    assert!(news.closed_within(Duration::from_secs(10)));
+    assert!(sport.closed_within(Duration::from_secs(10)));
+}

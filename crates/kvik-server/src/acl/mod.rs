@@ -348,7 +348,7 @@ impl Acl {
 
 /// Channels: a plain channel is matched against the patterns; a pattern
 /// (PSUBSCRIBE) must be one of them literally.
-fn channel_allowed(selector: &Selector, channel: &[u8], is_pattern: bool) -> bool {
+pub(crate) fn channel_allowed(selector: &Selector, channel: &[u8], is_pattern: bool) -> bool {
     selector.channels.iter().any(|p| {
         if is_pattern {
             p == channel

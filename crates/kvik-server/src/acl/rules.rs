@@ -654,6 +654,13 @@ impl User {
         })
     }
 
+    /// May a client of this user stay subscribed to `channel` (a pattern, for
+    /// PSUBSCRIBE, must be one of a selector's patterns literally)?
+    pub fn allows_channel(&self, channel: &[u8], is_pattern: bool) -> bool {
+        self.all_selectors()
+            .any(|s| s.all_channels || super::channel_allowed(s, channel, is_pattern))
+    }
+
     /// The flags as ACL GETUSER lists them.
     pub fn flags(&self) -> Vec<&'static str> {
         let mut flags = vec![if self.enabled { "on" } else { "off" }];

@@ -383,8 +383,36 @@ fn setuser(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 e.text()
             ))
         })?;
+    close_revoked_subscribers(ctx, &name);
     ctx.out.ok();
     Ok(())
+}
+
+/// As Redis 7.0: the connections of `name` subscribed to a channel or pattern the
+/// user may no longer use are closed.
+fn close_revoked_subscribers(ctx: &mut Ctx, name: &str) {
+    let Some(user) = ctx.server.acl.user(name) else {
+        return;
+    };
+    if user.root.all_channels {
+        return;
+    }
+    let server = ctx.server;
+    let hub = &server.pubsub;
+    super::client::kill_matching(ctx, |client| {
+        let (user_name, subscriptions) = {
+            let snap = client.snapshot.lock();
+            (snap.user.clone(), snap.subscriptions)
+        };
+        user_name == name
+            && subscriptions != (0, 0, 0)
+            && hub
+                .subscriptions_of(client.id)
+                .iter()
+                .any(|(kind, channel)| {
+                    !user.allows_channel(channel, *kind == crate::pubsub::Kind::Pattern)
+                })
+    });
 }
 
 fn getuser(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

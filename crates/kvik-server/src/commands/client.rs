@@ -469,7 +469,7 @@ fn kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 /// Close every connection `matches` picks (the caller's after its reply); how many.
-fn kill_matching(ctx: &mut Ctx, matches: impl Fn(&ClientInfo) -> bool) -> i64 {
+pub fn kill_matching(ctx: &mut Ctx, matches: impl Fn(&ClientInfo) -> bool) -> i64 {
     let caller = ctx.client.id();
     let mut killed = 0;
     let mut threads_to_wake = vec![false; ctx.server.worker_count()];
