@@ -326,11 +326,11 @@ const YES_NO_LOCAL: &[&str] = &["no", "yes", "local"];
 
 params! {
     acl_pubsub_default: String = Enum(&["allchannels", "resetchannels"]),
-        "acl-pubsub-default", 0, "resetchannels", "Default Pub/Sub channel permission of new ACL users.";
+        "acl-pubsub-default", LIVE, "resetchannels", "Default Pub/Sub channel permission of new ACL users.";
     aclfile: String = Str,
-        "aclfile", IMM, "", "External ACL users file.";
+        "aclfile", IMM | LIVE, "", "External ACL users file.";
     acllog_max_len: u64 = Int(0, LL),
-        "acllog-max-len", 0, "128", "Maximum entries kept in the ACL LOG.";
+        "acllog-max-len", LIVE, "128", "Maximum entries kept in the ACL LOG.";
     active_client_balancing: bool = Bool,
         "active-client-balancing", KDB | OD, "yes", "Spread new connections evenly over the server threads (kvik deals them round-robin; `no` is not supported).";
     active_defrag_cycle_max: u32 = Int(1, 99),

@@ -31,6 +31,7 @@
 //! `kvik-util`, `kvik-rdb` only those two. They are re-exported here under their old
 //! module paths (`crate::util`, `crate::types`, `crate::persistence::rdb`).
 
+pub mod acl;
 pub mod aof;
 pub mod blocking;
 pub mod client;

@@ -115,6 +115,10 @@ fn main() {
     block_shutdown_signals();
     kvik_server::process::set_title(&config, loaded.config_file.as_deref());
     let server = startup::new_server(config, loaded.config_file);
+    if let Err(e) = startup::load_users(&server) {
+        log_warning!("{e}");
+        std::process::exit(1);
+    }
     log_notice!("Server initialized");
     let load = |server: &Arc<Server>| {
         // Signals are heard while the dataset loads: a shutdown stops the load.

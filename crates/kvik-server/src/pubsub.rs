@@ -105,6 +105,20 @@ impl NameMap {
         }
     }
 
+    /// The names `client` is subscribed to.
+    fn of_client(&self, client: u64) -> Vec<Vec<u8>> {
+        let mut found = Vec::new();
+        for stripe in self.stripes.iter() {
+            let map = stripe.read();
+            found.extend(
+                map.iter()
+                    .filter(|(_, list)| list.iter().any(|s| s.client == client))
+                    .map(|(name, _)| name.clone()),
+            );
+        }
+        found
+    }
+
     fn count(&self, name: &[u8]) -> usize {
         self.stripe(name).read().get(name).map_or(0, Vec::len)
     }
@@ -184,6 +198,28 @@ impl Hub {
                 self.pattern_count.fetch_sub(1, Ordering::Relaxed);
             }
         }
+    }
+
+    /// Every subscription of `client`, by kind (the ACL checks them when its
+    /// user's channels change).
+    pub fn subscriptions_of(&self, client: u64) -> Vec<(Kind, Vec<u8>)> {
+        let mut found: Vec<(Kind, Vec<u8>)> = Vec::new();
+        for kind in [Kind::Channel, Kind::Shard] {
+            found.extend(
+                self.names(kind)
+                    .of_client(client)
+                    .into_iter()
+                    .map(|n| (kind, n)),
+            );
+        }
+        let patterns = self.patterns.read();
+        found.extend(
+            patterns
+                .iter()
+                .filter(|(_, list)| list.iter().any(|s| s.client == client))
+                .map(|(p, _)| (Kind::Pattern, p.clone())),
+        );
+        found
     }
 
     /// PUBSUB CHANNELS / SHARDCHANNELS.

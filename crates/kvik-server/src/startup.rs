@@ -37,12 +37,40 @@ impl Running {
 /// Bind the configured addresses and start the worker threads. Used by the binary and
 /// by tests that run a server in-process (to watch its effect stream, for instance).
 pub fn launch(config: Config, config_file: Option<PathBuf>) -> std::io::Result<Running> {
-    start(new_server(config, config_file), |_| {})
+    let server = new_server(config, config_file);
+    load_users(&server).map_err(std::io::Error::other)?;
+    start(server, |_| {})
 }
 
 /// The shared state of a server with every command family in its table.
 pub fn new_server(config: Config, config_file: Option<PathBuf>) -> Server {
-    Server::new(config, config_file, crate::commands::registry().len())
+    Server::new(config, config_file, crate::commands::acl::catalog())
+}
+
+/// Load the users the config's `user` lines or its `aclfile` define; the error is
+/// Redis's start-up error (the server must not start).
+pub fn load_users(server: &Server) -> Result<(), String> {
+    check_renames(&server.config.read())?;
+    crate::commands::acl::load_configured_users(server)
+}
+
+/// Each `rename-command` names a command, and renames it to a name no other
+/// command has, taken in order as Redis applies them (its start-up errors).
+fn check_renames(config: &Config) -> Result<(), String> {
+    let mut names: std::collections::HashSet<String> = crate::commands::registry()
+        .top_level()
+        .map(|c| c.name.to_string())
+        .collect();
+    for (original, new) in &config.rename_commands {
+        let line = format!("rename-command {original} {new}");
+        if !names.remove(&original.to_ascii_lowercase()) {
+            return Err(format!("{line}: No such command in rename-command"));
+        }
+        if !new.is_empty() && !names.insert(new.to_ascii_lowercase()) {
+            return Err(format!("{line}: Target command name already exists"));
+        }
+    }
+    Ok(())
 }
 
 /// Load the AOF into a server made with `appendonly yes` (instead of the RDB

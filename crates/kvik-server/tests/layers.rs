@@ -44,6 +44,8 @@ const LAYERS: &[&[&str]] = &[
     // The crash report reads the version and writes the log; the loading state
     // reads the clock.
     &["crash", "loading"],
+    // Users and permissions: the command facts come down from the table at start-up.
+    &["acl"],
     // Leaves.
     &[
         "stats",

@@ -249,3 +249,60 @@ fn sentinel_fails_over_a_killed_kvik_master_and_the_old_master_rejoins() {
         b"-READONLY You can't write against a read only replica.\r\n"
     );
 }
+
+/// Sentinel's `auth-user`: a kvik master whose default user may only PING is
+/// monitored through an ACL user with the permissions Redis's documentation gives
+/// Sentinel's user.
+#[test]
+fn sentinel_monitors_a_kvik_master_as_its_auth_user() {
+    let Some(sentinel_binary) = sentinel_path() else {
+        return;
+    };
+    let (port, dir) = (free_port(), scratch_dir("sentinel-acl-node"));
+    let master = Node::start(
+        &kvik_server_path(),
+        &dir,
+        port,
+        &format!(
+            "port {port}\nbind 127.0.0.1\ndir {}\nsave \"\"\n\
+             user default on nopass -@all +ping\n\
+             user sentinel-user on >s3cret allchannels +multi +slaveof +ping +exec \
+             +subscribe +config|rewrite +role +publish +info +client|setname \
+             +client|kill +script|kill\n\
+             user admin on >adm +@all ~* &*\n",
+            dir.display()
+        ),
+    );
+    assert_eq!(
+        text(&master.conn().cmd(&["INFO"])),
+        "-NOPERM this user has no permissions to run the 'info' command\r\n"
+    );
+    let (sentinel_port, sentinel_dir) = (free_port(), scratch_dir("sentinel-acl"));
+    let sentinel = Node::start(
+        &sentinel_binary,
+        &sentinel_dir,
+        sentinel_port,
+        &format!(
+            "port {sentinel_port}\nbind 127.0.0.1\ndir {}\n\
+             sentinel monitor mymaster 127.0.0.1 {port} 1\n\
+             sentinel auth-user mymaster sentinel-user\n\
+             sentinel auth-pass mymaster s3cret\n\
+             sentinel down-after-milliseconds mymaster 2000\n",
+            sentinel_dir.display()
+        ),
+    );
+    let mut admin = master.conn();
+    assert_eq!(admin.cmd(&["AUTH", "admin", "adm"]), b"+OK\r\n");
+    let run_id = admin.info_field("server", "run_id");
+    // Sentinel learns the run id from INFO, which only its user may run.
+    wait_for("Sentinel to read the master's INFO as its user", || {
+        let reply = text(&sentinel.conn().cmd(&["SENTINEL", "MASTER", "mymaster"]));
+        reply.contains(&format!("\r\nrunid\r\n$40\r\n{run_id}\r\n"))
+            && reply.contains("\r\nflags\r\n$6\r\nmaster\r\n")
+    });
+    let clients = text(&admin.cmd(&["CLIENT", "LIST"]));
+    assert!(
+        clients.matches("user=sentinel-user").count() >= 2,
+        "Sentinel's command and pub/sub links: {clients}"
+    );
+}

@@ -293,6 +293,8 @@ pub struct ClientState {
     pub name: Option<Vec<u8>>,
     pub authenticated: bool,
     pub user: String,
+    /// The ACL user whose permissions apply, with its cached "may run anything".
+    pub acl: crate::acl::Session,
     pub reply_mode: ReplyMode,
     /// Push frames written while replies are silenced (CLIENT REPLY OFF/SKIP):
     /// Redis sends pushes whatever the reply mode (its `CLIENT_PUSHING`), so they
@@ -371,6 +373,7 @@ impl ClientState {
             name: None,
             authenticated,
             user: "default".into(),
+            acl: crate::acl::Session::internal(),
             reply_mode: ReplyMode::On,
             pushes: Vec::new(),
             no_evict: false,

@@ -11,6 +11,7 @@ use super::{config, errors, registry, CmdError, CmdResult};
 use crate::client::ClientState;
 use crate::keyspace::WaitGate;
 use crate::memory::Room;
+use crate::server::renames::Named;
 use crate::server::Server;
 use crate::stats::ThreadStats;
 
@@ -23,7 +24,7 @@ pub(super) fn resolve(
     args: &[&[u8]],
 ) -> Result<usize, (CmdError, Option<usize>)> {
     let registry = registry();
-    let Some(mut id) = registry.lookup(args[0]) else {
+    let Some(mut id) = lookup_name(server, args[0]) else {
         return Err((unknown_command(args).into(), None));
     };
     let mut cmd = registry.get(id);
@@ -51,10 +52,26 @@ pub(super) fn resolve(
     if cmd.has(table::flags::PROTECTED) {
         refuse_if_protected(server, client, cmd).map_err(|e| (e, Some(id)))?;
     }
-    if !client.authenticated && !cmd.has(table::flags::NO_AUTH) {
+    // A connection that has not authenticated may run commands again once the
+    // default user needs no password (Redis's `authRequired`).
+    if !client.authenticated && !cmd.has(table::flags::NO_AUTH) && server.acl.default_needs_auth() {
         return Err((errors::NOAUTH.into(), Some(id)));
     }
     Ok(id)
+}
+
+/// The command a client's name stands for, after `rename-command` (one check of an
+/// empty map when nothing was renamed).
+#[inline]
+pub fn lookup_name(server: &Server, name: &[u8]) -> Option<usize> {
+    if server.renames.is_empty() {
+        return registry().lookup(name);
+    }
+    match server.renames.resolve(name) {
+        Named::AsIs => registry().lookup(name),
+        Named::Renamed(original) => registry().lookup(original.as_bytes()),
+        Named::Hidden => None,
+    }
 }
 
 /// DEBUG and MODULE's LOAD, LOADEX and UNLOAD are refused unless

@@ -15,6 +15,7 @@ use crate::client::{
     ClientInfo, ClientSnapshot, ClientState, ClientTracking, ClientType, ReplyMode,
 };
 use crate::mailbox::Message;
+use crate::server::Server;
 use crate::tracking;
 use std::collections::BTreeSet;
 
@@ -392,7 +393,7 @@ impl KillFilter<'_> {
 }
 
 /// `CLIENT KILL addr:port` (may kill the caller) or `CLIENT KILL option value ...`.
-fn parse_kill_filter<'a>(args: &[&'a [u8]]) -> Result<KillFilter<'a>, CmdError> {
+fn parse_kill_filter<'a>(server: &Server, args: &[&'a [u8]]) -> Result<KillFilter<'a>, CmdError> {
     if args.len() == 3 {
         return Ok(KillFilter {
             addr: Some(args[2]),
@@ -416,9 +417,8 @@ fn parse_kill_filter<'a>(args: &[&'a [u8]]) -> Result<KillFilter<'a>, CmdError> 
         } else if args::is(option, "LADDR") {
             filter.laddr = Some(value);
         } else if args::is(option, "USER") {
-            // `default` is the only user until ACLs arrive.
-            if *value != b"default" {
-                let name = String::from_utf8_lossy(value);
+            let name = String::from_utf8_lossy(value);
+            if server.acl.user(&name).is_none() {
                 return Err(format!("ERR No such user '{name}'").into());
             }
             filter.user = Some(value);
@@ -456,13 +456,25 @@ fn yes_no(arg: &[u8]) -> Result<bool, CmdError> {
 }
 
 fn kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let filter = parse_kill_filter(args)?;
+    let filter = parse_kill_filter(ctx.server, args)?;
     let caller = ctx.client.id();
     let now = crate::hlc::unix_ms();
+    let killed = kill_matching(ctx, |client| filter.matches(client, caller, now));
+    match (args.len(), killed) {
+        (3, 0) => return Err("ERR No such client".into()),
+        (3, _) => ctx.out.ok(),
+        _ => ctx.out.int(killed),
+    }
+    Ok(())
+}
+
+/// Close every connection `matches` picks (the caller's after its reply); how many.
+pub fn kill_matching(ctx: &mut Ctx, matches: impl Fn(&ClientInfo) -> bool) -> i64 {
+    let caller = ctx.client.id();
     let mut killed = 0;
     let mut threads_to_wake = vec![false; ctx.server.worker_count()];
     for client in ctx.server.clients.all() {
-        if !filter.matches(&client, caller, now) {
+        if !matches(&client) {
             continue;
         }
         if client.id == caller {
@@ -479,12 +491,13 @@ fn kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             worker.send(Message::KillFlagged);
         }
     }
-    match (args.len(), killed) {
-        (3, 0) => return Err("ERR No such client".into()),
-        (3, _) => ctx.out.ok(),
-        _ => ctx.out.int(killed),
-    }
-    Ok(())
+    killed
+}
+
+/// Close the connections authenticated as a user `is_gone` names (ACL DELUSER,
+/// ACL LOAD), the caller's included, after its reply.
+pub fn kill_where(ctx: &mut Ctx, is_gone: impl Fn(&str) -> bool) {
+    kill_matching(ctx, |client| is_gone(&client.snapshot.lock().user));
 }
 
 fn pause(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

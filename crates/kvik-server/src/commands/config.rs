@@ -160,6 +160,10 @@ fn apply_changes(server: &Server, changed: &[&'static str]) -> CmdResult {
             ))
         })?;
     }
+    if changed.contains(&"requirepass") {
+        let password = server.config.read().requirepass.clone();
+        server.acl.set_requirepass(password.as_deref());
+    }
     if changed.contains(&"loglevel") {
         let level = server.config.read().loglevel.clone();
         crate::logging::set_level(&level).map_err(CmdError::from)?;
@@ -236,7 +240,18 @@ fn rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let Some(path) = &ctx.server.config_file else {
         return Err("ERR The server is running without a config file".into());
     };
-    if let Err(e) = ctx.server.config.read().rewrite(path) {
+    let mut config = ctx.server.config.read().clone();
+    // The users as they are now, unless an ACL file holds them (Redis then drops
+    // the `user` lines).
+    config.users = if config.aclfile.is_empty() {
+        super::acl::user_lines(ctx.server)
+            .iter()
+            .map(|line| line.split(' ').skip(1).map(str::to_string).collect())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if let Err(e) = config.rewrite(path) {
         let why = kvik_config::parse::os_error_text(&e);
         crate::log_warning!("CONFIG REWRITE failed: {why}");
         return Err(format!("ERR Rewriting config file: {why}").into());

@@ -117,24 +117,13 @@ fn reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     c.no_evict = false;
     c.no_touch = false;
     c.set_name(None);
-    c.authenticated = ctx.server.config.read().requirepass.is_none();
+    // Back to the default user, authenticated only if it needs no password.
+    c.authenticated = !ctx.server.acl.default_needs_auth();
+    c.acl = ctx.server.acl.default_session();
+    c.user = "default".into();
+    c.info.snapshot.lock().user = "default".into();
     ctx.out.protocol = Protocol::Resp2;
     ctx.out.simple("RESET");
-    Ok(())
-}
-
-/// Check a password against `requirepass` for `user` (only `default` exists).
-fn check_password(ctx: &mut Ctx, user: &[u8], password: &[u8]) -> CmdResult {
-    let required = ctx.server.config.read().requirepass.clone();
-    let ok = user == b"default"
-        && match &required {
-            Some(p) => p.as_bytes() == password,
-            None => true,
-        };
-    if !ok {
-        return Err("WRONGPASS invalid username-password pair or user is disabled.".into());
-    }
-    ctx.client.authenticated = true;
     Ok(())
 }
 
@@ -144,10 +133,10 @@ fn auth(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         3 => (args[1], args[2]),
         _ => return Err(errors::SYNTAX.into()),
     };
-    if args.len() == 2 && ctx.server.config.read().requirepass.is_none() {
+    if args.len() == 2 && ctx.server.acl.default_is_nopass() {
         return Err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?".into());
     }
-    check_password(ctx, user, password)?;
+    super::acl::authenticate(ctx, user, password, args[0])?;
     ctx.out.ok();
     Ok(())
 }
@@ -185,7 +174,7 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
     }
     if let Some((user, password)) = credentials {
-        check_password(ctx, user, password)?;
+        super::acl::authenticate(ctx, user, password, args[0])?;
     }
     if !ctx.client.authenticated {
         return Err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());

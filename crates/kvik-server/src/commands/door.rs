@@ -9,7 +9,7 @@ use super::admission::{
 };
 use super::blocking;
 use super::table::{self, Command, Lock, LockRequest, Need};
-use super::{args, pubsub, registry, slowlog, transactions, CmdError, CmdResult, Ctx};
+use super::{acl, args, pubsub, registry, slowlog, transactions, CmdError, CmdResult, Ctx};
 use crate::client::{ClientState, ReplyMode};
 use crate::keyspace::{KeyEnv, Locked};
 use crate::latency::Event;
@@ -39,7 +39,8 @@ pub fn call(
     }
     let checked = resolve(server, client, args).and_then(|id| {
         let cmd = registry().get(id);
-        refuse_if_oom(server, stats, client, cmd, args, now_ms)
+        acl::check(server, client, id, args)
+            .and_then(|()| refuse_if_oom(server, stats, client, cmd, args, now_ms))
             .and_then(|()| refuse_if_misconf(server, client, cmd))
             .and_then(|()| refuse_if_replication(server, client, cmd))
             .and_then(|()| refuse_if_loading(server, cmd))

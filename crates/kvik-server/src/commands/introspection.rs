@@ -12,8 +12,7 @@
 
 use super::shared::help_reply;
 use super::table::{
-    acl, flags, key_flags, legacy_range, BeginSearch, Command, FindKeys, FoundKeys, KeySpec,
-    Registry,
+    acl, flags, key_flags, legacy_range, BeginSearch, Command, FindKeys, FoundKeys, Registry,
 };
 use super::{args, errors, CmdError, CmdResult, Ctx};
 use crate::util::glob::glob_match;
@@ -218,18 +217,6 @@ fn write_names(out: &mut ReplyWriter, bits: u32, names: &[(u32, &str)]) {
     }
 }
 
-/// How a key spec's keys are used: as declared, else derived from the command's flags
-/// (see the module comment).
-fn key_flags_of(cmd: &Command, spec: &KeySpec) -> u32 {
-    if spec.flags != 0 {
-        spec.flags
-    } else if cmd.has(flags::WRITE) {
-        key_flags::RW | key_flags::ACCESS | key_flags::UPDATE
-    } else {
-        key_flags::RO | key_flags::ACCESS
-    }
-}
-
 /// The key specs, each a map: notes (when it has some), flags, where the search for
 /// keys begins and how keys are found from there.
 fn write_key_specs(out: &mut ReplyWriter, cmd: &Command) {
@@ -242,7 +229,7 @@ fn write_key_specs(out: &mut ReplyWriter, cmd: &Command) {
             out.bulk(spec.notes.as_bytes());
         }
         out.bulk(b"flags");
-        write_names(out, key_flags_of(cmd, spec), key_flags::NAMES);
+        write_names(out, cmd.spec_flags(spec), key_flags::NAMES);
         out.bulk(b"begin_search");
         match spec.begin {
             BeginSearch::Index(at) => write_search(out, "index", &[("index", at as i64)]),
@@ -394,18 +381,7 @@ fn keys_of(registry: &Registry, line: &[&[u8]]) -> Result<(&'static Command, Fou
         return Err("ERR Invalid number of arguments specified for command".into());
     }
     let mut keys = FoundKeys::default();
-    let mut valid = true;
-    for spec in cmd.specs() {
-        let flags = key_flags_of(cmd, spec);
-        valid &= spec.each_key(line, |at| keys.push(at, flags));
-    }
-    if let Some(refine) = cmd.refine_keys {
-        refine(line, &mut keys);
-    }
-    // A command line's flags are settled: `variable_flags` only describes the spec.
-    for (_, flags) in keys.0.iter_mut() {
-        *flags &= !key_flags::VARIABLE_FLAGS;
-    }
+    let valid = cmd.keys_and_flags(line, &mut keys);
     match keys {
         keys if valid && !keys.0.is_empty() => Ok((cmd, keys)),
         _ if cmd.has(flags::NO_MANDATORY_KEYS) => Ok((cmd, FoundKeys::default())),

@@ -9,6 +9,7 @@
 //! ([`blocking`]). Handlers only do their own work: parse their arguments, read and
 //! write keys through [`crate::keyspace::Locked`], write replies.
 
+pub mod acl;
 pub mod args;
 pub mod blocking;
 pub mod table;
@@ -51,7 +52,7 @@ mod door;
 use table::Registry;
 
 pub use crate::errors::{self, CmdError, CmdResult};
-pub use admission::{held_by_pause, may_grow_memory, may_replicate};
+pub use admission::{held_by_pause, lookup_name, may_grow_memory, may_replicate};
 pub use context::{Ctx, Held};
 pub use door::{
     call, count_call, count_error_reply, finish_call, plan_locks, redacted, remember_script_reads,
@@ -90,6 +91,7 @@ fn gather_registry() -> &'static Registry {
             connection::COMMANDS,
             client::COMMANDS,
             server::COMMANDS,
+            acl::COMMANDS,
             replication::COMMANDS,
             info::COMMANDS,
             config::COMMANDS,

@@ -7,7 +7,7 @@
 //! ([`feed_monitors`]).
 
 use super::shared::{help_reply, subcommand_syntax_error};
-use super::table::{acl, flags, key_flags, Command, Lock};
+use super::table::{acl, flags, key_flags, Channels, Command, Lock};
 use super::{CmdError, CmdResult, Ctx};
 use crate::client::ClientState;
 use crate::effects::Targets;
@@ -85,6 +85,7 @@ const PUBSUB_SUBCOMMANDS: &[Command] = &[
 
 pub const COMMANDS: &[Command] = &[
     Command::new("subscribe", -2, subscribe)
+        .channels(Channels::All)
         .flags(SUBSCRIBING)
         .acl(acl::PUBSUB | acl::SLOW)
         .doc(
@@ -103,6 +104,7 @@ pub const COMMANDS: &[Command] = &[
             "Stops listening to channels (all of them without arguments).",
         ),
     Command::new("psubscribe", -2, psubscribe)
+        .channels(Channels::AllPatterns)
         .flags(SUBSCRIBING)
         .acl(acl::PUBSUB | acl::SLOW)
         .doc(
@@ -120,7 +122,8 @@ pub const COMMANDS: &[Command] = &[
             "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).",
             "Stops listening to patterns (all of them without arguments).",
         ),
-    shard_channels(Command::new("ssubscribe", -2, ssubscribe), -1)
+    shard_channels(Command::new("ssubscribe", -2, ssubscribe)
+        .channels(Channels::All), -1)
         .flags(SUBSCRIBING)
         .acl(acl::PUBSUB | acl::SLOW)
         .doc(
@@ -139,6 +142,7 @@ pub const COMMANDS: &[Command] = &[
             "Stops listening to shard channels (all of them without arguments).",
         ),
     Command::new("publish", 3, publish)
+        .channels(Channels::First)
         .flags(PUBLISHING)
         .acl(acl::PUBSUB | acl::FAST)
         .doc(
@@ -147,7 +151,8 @@ pub const COMMANDS: &[Command] = &[
             "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
             "Posts a message to a channel.",
         ),
-    shard_channels(Command::new("spublish", 3, spublish), 1)
+    shard_channels(Command::new("spublish", 3, spublish)
+        .channels(Channels::First), 1)
         .flags(PUBLISHING)
         .acl(acl::PUBSUB | acl::FAST)
         .doc(

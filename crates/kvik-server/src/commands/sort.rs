@@ -45,8 +45,8 @@
 //! Redis's partial quicksort may reorder elements of equal weight; kvik's full stable
 //! sort keeps their reading order there too.
 //!
-//! Not modelled (kvik has none of these yet): cluster mode and ACL users without
-//! access to every key refuse BY and GET patterns.
+//! As Redis, an ACL user who may not read every key gets BY (with a pattern) and
+//! GET refused. Not modelled (kvik has none yet): cluster mode's refusal of them.
 
 use super::table::{acl, flags, key_flags, Command, FoundKeys, KeySpec, Lock};
 use super::{args, errors, hashes, strings, CmdError, CmdResult, Ctx};
@@ -129,7 +129,12 @@ fn sort_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn run(ctx: &mut Ctx, args: &[&[u8]], can_store: bool) -> CmdResult {
-    let mut options = Options::parse(&args[2..], can_store)?;
+    let full_key_access = ctx
+        .client
+        .acl
+        .current(&ctx.server.acl)
+        .is_none_or(|user| user.can_read_any_key());
+    let mut options = Options::parse(&args[2..], can_store, full_key_access)?;
     let source = open_source(ctx.keys, args[1])?;
     let must_be_deterministic = options.store.is_some() || ctx.client.running_script;
     if matches!(source, Some(Value::Set(_))) && options.unsorted && must_be_deterministic {
@@ -173,7 +178,13 @@ struct Options<'a> {
 }
 
 impl<'a> Options<'a> {
-    fn parse(options: &[&'a [u8]], can_store: bool) -> Result<Options<'a>, CmdError> {
+    /// `full_key_access`: the user may read any key; else BY with a pattern and GET
+    /// are refused, as Redis refuses them (they reach keys no key spec names).
+    fn parse(
+        options: &[&'a [u8]],
+        can_store: bool,
+        full_key_access: bool,
+    ) -> Result<Options<'a>, CmdError> {
         let mut parsed = Options::default();
         let mut i = 0;
         while i < options.len() {
@@ -192,10 +203,21 @@ impl<'a> Options<'a> {
                 parsed.store = Some(following[0]);
                 i += 1;
             } else if args::is(option, "by") && !following.is_empty() {
-                parsed.unsorted |= !c_string(following[0]).contains(&b'*');
+                let pattern = c_string(following[0]).contains(&b'*');
+                if pattern && !full_key_access {
+                    return Err(
+                        "ERR BY option of SORT denied due to insufficient ACL permissions.".into(),
+                    );
+                }
+                parsed.unsorted |= !pattern;
                 parsed.by = Some(following[0]);
                 i += 1;
             } else if args::is(option, "get") && !following.is_empty() {
+                if !full_key_access {
+                    return Err(
+                        "ERR GET option of SORT denied due to insufficient ACL permissions.".into(),
+                    );
+                }
                 parsed.gets.push(Pattern::parse(following[0]));
                 i += 1;
             } else {

@@ -463,7 +463,7 @@ pub type RefineKeys = fn(&[&[u8]], &mut FoundKeys);
 /// The keys of one command line, each with how the command uses it: (argument index,
 /// [`key_flags`]), in the order of the key specs.
 #[derive(Debug, Default)]
-pub struct FoundKeys(pub Vec<(usize, u32)>);
+pub struct FoundKeys(pub smallvec::SmallVec<[(usize, u32); 4]>);
 
 impl FoundKeys {
     pub fn push(&mut self, at: usize, flags: u32) {
@@ -473,6 +473,35 @@ impl FoundKeys {
     /// Give every key the same flags (a spec's `variable_flags` settled).
     pub fn set_flags(&mut self, flags: u32) {
         self.0.iter_mut().for_each(|(_, f)| *f = flags);
+    }
+}
+
+/// Which arguments are pub/sub channels the ACL checks against a user's channel
+/// patterns (Redis's `getchannels` procedures; unsubscribing is never checked).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channels {
+    None,
+    /// The first argument (PUBLISH, SPUBLISH).
+    First,
+    /// Every argument (SUBSCRIBE, SSUBSCRIBE).
+    All,
+    /// Every argument, each a pattern matched literally (PSUBSCRIBE).
+    AllPatterns,
+}
+
+impl Channels {
+    /// Call `found` with (argument index, is a pattern) for each channel of `args`.
+    pub fn each(self, args: &[&[u8]], mut found: impl FnMut(usize, bool)) {
+        match self {
+            Channels::None => {}
+            Channels::First => {
+                if args.len() > 1 {
+                    found(1, false);
+                }
+            }
+            Channels::All => (1..args.len()).for_each(|at| found(at, false)),
+            Channels::AllPatterns => (1..args.len()).for_each(|at| found(at, true)),
+        }
     }
 }
 
@@ -504,6 +533,8 @@ pub struct Command {
     /// Hides secrets in the arguments as MONITOR and the slow log show them (AUTH's
     /// password, CONFIG SET's sensitive values).
     pub redact: Option<Redact>,
+    /// The arguments that are pub/sub channels, for the ACL.
+    pub channels: Channels,
 }
 
 /// Replaces the secrets among a command's arguments with a placeholder.
@@ -529,6 +560,7 @@ impl Command {
             subcommands: &[],
             script: None,
             redact: None,
+            channels: Channels::None,
         }
     }
 
@@ -637,6 +669,11 @@ impl Command {
         self
     }
 
+    pub const fn channels(mut self, channels: Channels) -> Self {
+        self.channels = channels;
+        self
+    }
+
     pub const fn redact(mut self, redact: Redact) -> Self {
         self.redact = Some(redact);
         self
@@ -667,6 +704,37 @@ impl Command {
             }
         }
         Some(positions)
+    }
+
+    /// How a key spec uses its keys: as declared, or, when not declared, derived
+    /// from the command's flags (a write command reads and updates its keys).
+    pub fn spec_flags(&self, spec: &KeySpec) -> u32 {
+        if spec.flags != 0 {
+            spec.flags
+        } else if self.has(flags::WRITE) {
+            key_flags::RW | key_flags::ACCESS | key_flags::UPDATE
+        } else {
+            key_flags::RO | key_flags::ACCESS
+        }
+    }
+
+    /// The keys of a command line with how it uses each (COMMAND GETKEYSANDFLAGS's
+    /// answer), refined by code where specs cannot tell. False when the arguments
+    /// are malformed (a bad key count).
+    pub fn keys_and_flags(&self, args: &[&[u8]], keys: &mut FoundKeys) -> bool {
+        let mut valid = true;
+        for spec in self.specs() {
+            let flags = self.spec_flags(spec);
+            valid &= spec.each_key(args, |at| keys.push(at, flags));
+        }
+        if let Some(refine) = self.refine_keys {
+            refine(args, keys);
+        }
+        // A command line's flags are settled: `variable_flags` only describes the spec.
+        for (_, flags) in keys.0.iter_mut() {
+            *flags &= !key_flags::VARIABLE_FLAGS;
+        }
+        valid
     }
 
     pub fn has(&self, flag: u32) -> bool {

@@ -240,6 +240,18 @@ fn run_queued<'a>(ctx: &mut Ctx<'_, 'a>, tx: &Transaction, locked: &mut Locked<'
         let args: Vec<&[u8]> = queued.args.iter().map(Vec::as_slice).collect();
         // SELECT inside the transaction moves the commands after it.
         locked.db = ctx.client.db;
+        // Permissions may have changed since the command was queued, as Redis
+        // checks again here.
+        if !ctx.client.acl.is_unrestricted(&server.acl) {
+            let context = crate::acl::Context::Multi;
+            if let Err(denied) =
+                super::acl::check_restricted(server, ctx.client, queued.id, &args, context)
+            {
+                let text = super::acl::exec_refusal_text(denied);
+                super::write_error(server, stats, ctx.out, &text);
+                continue;
+            }
+        }
         locked.begin_command(now);
         let ran = run_locked(server, stats, ctx.client, ctx.out, &args, queued.id, locked);
         changes += ran.changes;

@@ -509,11 +509,11 @@ impl Worker {
             );
             return;
         }
-        let (requirepass, protected, keepalive) = {
+        let (protected, keepalive) = {
             let c = server.config.read();
-            (c.requirepass.is_some(), c.protected_mode, c.tcp_keepalive)
+            (c.protected_mode, c.tcp_keepalive)
         };
-        if protected && !requirepass && !endpoint.local {
+        if protected && server.acl.default_is_nopass() && !endpoint.local {
             let _ = stream.write_all(PROTECTED_MODE_DENIED);
             server.clients.release_reservation();
             return;
@@ -540,7 +540,8 @@ impl Worker {
                 ..Default::default()
             }),
         });
-        let state = ClientState::new(info.clone(), !requirepass);
+        let mut state = ClientState::new(info.clone(), !server.acl.default_needs_auth());
+        state.acl = server.acl.default_session();
         let key = self.conns.vacant_key();
         let mut conn = Conn::new(stream, state);
         if let Err(e) =
@@ -882,4 +883,4 @@ fn dynamic_hz(configured: u64, clients: u64) -> u64 {
     hz
 }
 
-const PROTECTED_MODE_DENIED: &[u8] = b"-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
+const PROTECTED_MODE_DENIED: &[u8] = b"-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";

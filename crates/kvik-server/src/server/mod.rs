@@ -6,6 +6,7 @@
 //! whole.
 
 mod client_eviction;
+pub mod renames;
 pub mod saving;
 pub mod shutdown;
 
@@ -349,12 +350,18 @@ pub struct Server {
     pub shutdown: shutdown::Shutdown,
     /// Active defragmentation: its walk and figures.
     pub defrag: crate::defrag::Defrag,
+    /// The ACL users, their log, and the check every command passes.
+    pub acl: crate::acl::Acl,
+    /// `rename-command`: the names commands answer to.
+    pub renames: renames::Renames,
 }
 
 impl Server {
-    /// The state of a server whose command table has `command_count` entries (the
-    /// per-command statistics are sized by it).
-    pub fn new(config: Config, config_file: Option<PathBuf>, command_count: usize) -> Self {
+    /// The state of a server whose command table `catalog` describes (the
+    /// per-command statistics are sized by it; the ACL rules name its commands).
+    pub fn new(config: Config, config_file: Option<PathBuf>, catalog: crate::acl::Catalog) -> Self {
+        let command_count = catalog.len();
+        let acl = crate::acl::Acl::new(catalog, &config);
         let threads = config.server_threads.max(1);
         let thread_stats = (0..threads)
             .map(|_| Arc::new(ThreadStats::new(command_count)))
@@ -411,6 +418,8 @@ impl Server {
             memory: crate::memory::Memory::new(&config, threads, latency.clone()),
             slowlog: crate::slowlog::SlowLog::new(&config),
             latency,
+            acl,
+            renames: renames::Renames::new(&config.rename_commands),
             config: RwLock::new(config),
             config_file,
             tls: Default::default(),
@@ -458,6 +467,7 @@ impl Server {
         // An active replica keeps tombstones of removed keys (see keyspace/graves.rs).
         self.keyspace.keep_graves(c.active_replica);
         self.aof.configure(c);
+        self.acl.configure(c);
         self.pubsub
             .keyspace_events
             .store(c.notify_keyspace_events, Ordering::Relaxed);

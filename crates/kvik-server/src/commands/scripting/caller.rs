@@ -14,6 +14,7 @@ use crate::effects::Targets;
 use crate::keyspace::{hash_key, Locked};
 use crate::scripting::busy::Slot;
 use crate::scripting::{CallError, ScriptCalls};
+use crate::server::Server;
 use kvik_resp::{Protocol, ReplyWriter};
 use smallvec::SmallVec;
 use std::time::Duration;
@@ -76,7 +77,7 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
     /// Checks and runs the command, its reply going to `reply`.
     fn run(&mut self, argv: &[&[u8]], reply: &mut ReplyWriter) -> Result<(), CallError> {
         let server = self.ctx.server;
-        let cmd_id = resolve(argv).map_err(CallError::refusal)?;
+        let cmd_id = resolve(server, argv).map_err(CallError::refusal)?;
         let cmd = registry().get(cmd_id);
         if cmd.has(flags::NOSCRIPT) {
             return Err(CallError::refusal(
@@ -90,6 +91,12 @@ impl<'x, 'c, 'a> Caller<'x, 'c, 'a> {
             ));
         }
         self.refuse_if_oom(cmd).map_err(CallError::refusal)?;
+        let client = &mut *self.ctx.client;
+        if !client.acl.is_unrestricted(&server.acl) {
+            let context = crate::acl::Context::Lua;
+            commands::acl::check_restricted(server, client, cmd_id, argv, context)
+                .map_err(|denied| CallError::refusal(commands::acl::script_refusal_text(denied)))?;
+        }
         if cmd.has(flags::WRITE) {
             // From here on, killing it could leave half its writes.
             self.slot.note_write();
@@ -178,10 +185,10 @@ fn acquire(keys: &mut Locked, ids: &[usize]) -> Result<(), String> {
 
 /// Finds the command (or subcommand) a script named and checks its arity, with the
 /// texts Redis gives scripts.
-fn resolve(argv: &[&[u8]]) -> Result<usize, String> {
+fn resolve(server: &Server, argv: &[&[u8]]) -> Result<usize, String> {
     let registry = registry();
     let unknown = || "ERR Unknown Redis command called from script".to_string();
-    let mut id = registry.lookup(argv[0]).ok_or_else(unknown)?;
+    let mut id = commands::lookup_name(server, argv[0]).ok_or_else(unknown)?;
     let cmd: &Command = registry.get(id);
     if !cmd.subcommands.is_empty() && argv.len() > 1 {
         id = registry.lookup_sub(cmd, argv[1]).ok_or_else(unknown)?;
