@@ -8,7 +8,7 @@
 //! `loading-process-events-interval-bytes`, Redis's processEventsWhileBlocked).
 //! Owns only these figures: it must not touch the keyspace, clients or files.
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::thread::ThreadId;
@@ -28,6 +28,12 @@ pub struct Loading {
     interval_bytes: AtomicU64,
     /// SHUTDOWN came while loading: the load stops at its next chance.
     stop: AtomicBool,
+    /// The server is starting (its workers serve, the dataset is not there yet, no
+    /// file is being read): commands wait, as redis-server's clients wait in the
+    /// listen backlog until it serves. Holds the starting thread.
+    starting: Mutex<Option<ThreadId>>,
+    is_starting: AtomicBool,
+    started: Condvar,
 }
 
 /// What INFO persistence shows while loading.
@@ -77,7 +83,43 @@ impl Drop for Underway<'_> {
     }
 }
 
+/// The server is starting; it has started when this is dropped.
+pub struct Starting<'l> {
+    loading: &'l Loading,
+}
+
+impl Drop for Starting<'_> {
+    fn drop(&mut self) {
+        *self.loading.starting.lock() = None;
+        self.loading.is_starting.store(false, Ordering::Release);
+        self.loading.started.notify_all();
+    }
+}
+
 impl Loading {
+    /// The server starts (on this thread): commands from other threads wait until
+    /// the returned value is dropped, or get -LOADING while a file loads meanwhile.
+    pub fn hold_startup(&self) -> Starting<'_> {
+        *self.starting.lock() = Some(std::thread::current().id());
+        self.is_starting.store(true, Ordering::Release);
+        Starting { loading: self }
+    }
+
+    /// Wait while the server is starting and no file is being loaded (then the
+    /// command gets -LOADING instead). One relaxed load once started.
+    pub fn wait_while_starting(&self) {
+        if !self.is_starting.load(Ordering::Acquire) {
+            return;
+        }
+        let me = std::thread::current().id();
+        let mut starting = self.starting.lock();
+        while starting.is_some_and(|t| t != me) && !self.is_active() {
+            // A load that begins meanwhile does not signal: look again shortly.
+            self.started
+                .wait_for(&mut starting, std::time::Duration::from_millis(10));
+        }
+    }
+
     /// Start loading `total_bytes` (0 when unknown) on this thread, serving others
     /// every `interval_bytes`. The figures start over; the state lasts until the
     /// returned value is dropped.

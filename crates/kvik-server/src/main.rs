@@ -125,10 +125,7 @@ fn main() {
         watch_shutdown_signals(server.clone());
         let loaded = load_dataset(server);
         if server.shutdown_requested.load(Ordering::Acquire) {
-            if !pidfile.is_empty() {
-                let _ = std::fs::remove_file(&pidfile);
-            }
-            log_warning!("kvik is now ready to exit, bye bye...");
+            farewell(&unixsocket, &pidfile);
             std::process::exit(0);
         }
         if !loaded {
@@ -152,14 +149,19 @@ fn main() {
         log_notice!("The server is now ready to accept connections at {unixsocket}");
     }
     supervise::ready();
-    watch_shutdown_signals(running.server.clone());
     let server = running.server.clone();
     running.join();
     kvik_server::server::saving::remove_temp_files(&server);
-    kvik_server::listen::remove_unix(&unixsocket);
+    farewell(&unixsocket, &pidfile);
+}
+
+/// What a server leaves behind goes (its unix socket, its pid file), and the log
+/// says goodbye as redis-server's does.
+fn farewell(unixsocket: &str, pidfile: &str) {
+    kvik_server::listen::remove_unix(unixsocket);
     if !pidfile.is_empty() {
         log_notice!("Removing the pid file.");
-        let _ = std::fs::remove_file(&pidfile);
+        let _ = std::fs::remove_file(pidfile);
     }
     log_warning!("kvik is now ready to exit, bye bye...");
 }

@@ -1,8 +1,9 @@
 //! Start-up: builds the command table and the shared state, binds, starts the
-//! worker threads (which answer -LOADING while the dataset loads) and the metrics
-//! endpoint, loads, and starts the saver thread, the AOF's threads and the shutdown
-//! watcher. The top of the crate: it may use every layer,
-//! and nothing below imports it (the binary and in-process tests do).
+//! worker threads (whose commands wait until the server has started, or get
+//! -LOADING while the dataset loads) and the metrics endpoint, loads, then starts
+//! the saver thread, the AOF's threads, the shutdown watcher and the link to a
+//! master. The top of the crate: it may use every layer, and nothing below
+//! imports it (the binary and in-process tests do).
 
 use crate::server::Server;
 use kvik_config::Config;
@@ -81,7 +82,8 @@ pub fn load_aof(server: &Server) -> bool {
 }
 
 /// Bind, start the worker threads, `load` the dataset while they answer -LOADING
-/// (as redis-server serves clients while it loads), then start the saver thread and
+/// (as redis-server serves clients while it loads; before and after the load they
+/// wait), then start the saver thread and
 /// the AOF's threads, which write from the loaded dataset. `load` exits the process
 /// when the dataset cannot be loaded.
 pub fn start(server: Server, load: impl FnOnce(&Arc<Server>)) -> std::io::Result<Running> {
@@ -102,8 +104,7 @@ pub fn start(server: Server, load: impl FnOnce(&Arc<Server>)) -> std::io::Result
     let unix = crate::listen::bind_unix(&server.config.read())?;
     let unix_path: Arc<str> = server.config.read().unixsocket.as_str().into();
     let unix = unix.map(|l| (l, unix_path));
-    let interval = server.config.read().loading_process_events_interval_bytes;
-    let underway = server.loading.begin(0, u64::from(interval));
+    let starting = server.loading.hold_startup();
     let metrics = crate::metrics::start(&server).inspect_err(|_| server.request_shutdown())?;
     let mut threads = crate::net::start_workers(&server, &listeners, unix.as_ref(), affinity)
         .inspect_err(|_| server.request_shutdown())?;
@@ -125,9 +126,9 @@ pub fn start(server: Server, load: impl FnOnce(&Arc<Server>)) -> std::io::Result
         .inspect_err(|_| server.request_shutdown())?;
     let shutdown_watcher = crate::server::shutdown::start_watcher(server.clone())
         .inspect_err(|_| server.request_shutdown())?;
-    // Loading ends once BGSAVE and BGREWRITEAOF find their threads in place; the
-    // link to a master starts after it (its stream would get -LOADING).
-    drop(underway);
+    // Commands run once BGSAVE and BGREWRITEAOF find their threads in place; the
+    // link to a master starts after (its stream must not wait for this thread).
+    drop(starting);
     server.replication.begin();
     threads.push(saver);
     threads.push(rewriter);

@@ -190,9 +190,11 @@ pub(super) fn refuse_if_replication(
 
 /// While the dataset loads, commands not flagged `loading` get -LOADING (the
 /// loader's own commands, an AOF's, pass), as Redis refuses them right after the
-/// replication checks. One relaxed load otherwise.
+/// replication checks; while the server starts and loads no file, every command
+/// waits. Two relaxed loads otherwise.
 #[inline]
 pub(super) fn refuse_if_loading(server: &Server, cmd: &Command) -> CmdResult {
+    server.loading.wait_while_starting();
     if !cmd.has(table::flags::LOADING) && server.loading.refuses_here() {
         return Err(errors::LOADING.into());
     }
