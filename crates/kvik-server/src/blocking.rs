@@ -70,6 +70,32 @@ pub trait Action: Send + Sync {
     ) -> CmdResult;
 }
 
+/// A wait on no key (WAIT, a SHUTDOWN waiting for replicas): no key ever serves it;
+/// whoever ends it answers, or its timeout does with what `reply` writes.
+pub struct Keyless<F: Fn(&mut ReplyWriter) + Send + Sync>(pub F);
+
+impl<F: Fn(&mut ReplyWriter) + Send + Sync> Action for Keyless<F> {
+    fn ready(&self, _value: &Value) -> bool {
+        false
+    }
+
+    fn timeout_reply(&self, protocol: Protocol) -> Vec<u8> {
+        let mut out = ReplyWriter::with_buf(Vec::new(), protocol);
+        (self.0)(&mut out);
+        out.buf
+    }
+
+    fn serve(
+        &self,
+        _limits: &EncodingLimits,
+        _keys: &mut Locked<'_>,
+        _out: &mut ReplyWriter,
+        _key: &[u8],
+    ) -> CmdResult {
+        Ok(())
+    }
+}
+
 /// A client waiting in a blocking command.
 pub struct Waiter {
     pub client: u64,

@@ -270,43 +270,16 @@ fn wait(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.out.int(acked as i64);
         return Ok(());
     }
-    let action = AckWait {
-        repl: repl.clone(),
-        offset,
-    };
+    // It never waits on keys; its timeout answers the count.
+    let counted = repl.clone();
+    let action = crate::blocking::Keyless(move |out: &mut kvik_resp::ReplyWriter| {
+        out.int(counted.replicas.acked(offset) as i64)
+    });
     super::blocking::block(ctx, &[], (deadline != 0).then_some(deadline), action);
     if let Some(blocked) = &ctx.client.blocked {
         repl.add_wait(blocked.waiter.clone(), offset, wanted.max(0) as usize);
     }
     Ok(())
-}
-
-/// A client in WAIT: it never waits on keys; its timeout answers the count.
-struct AckWait {
-    repl: Arc<crate::replication::Replication>,
-    offset: u64,
-}
-
-impl crate::blocking::Action for AckWait {
-    fn ready(&self, _value: &crate::types::Value) -> bool {
-        false
-    }
-
-    fn timeout_reply(&self, protocol: kvik_resp::Protocol) -> Vec<u8> {
-        let mut out = kvik_resp::ReplyWriter::with_buf(Vec::new(), protocol);
-        out.int(self.repl.replicas.acked(self.offset) as i64);
-        out.buf
-    }
-
-    fn serve(
-        &self,
-        _limits: &crate::types::EncodingLimits,
-        _keys: &mut Locked<'_>,
-        _out: &mut kvik_resp::ReplyWriter,
-        _key: &[u8],
-    ) -> CmdResult {
-        Ok(())
-    }
 }
 
 /// An acknowledgement arrived: answer the WAITs it completes.

@@ -265,7 +265,12 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Ok(());
     }
     let park = || {
-        super::blocking::block(ctx, &[], None, ShutdownWait);
+        // It waits on no key; if its wait is ended by other means (CLIENT UNBLOCK)
+        // the shutdown goes on without it.
+        let action = crate::blocking::Keyless(|out: &mut kvik_resp::ReplyWriter| {
+            out.error(shutdown::FAILED)
+        });
+        super::blocking::block(ctx, &[], None, action);
         ctx.client.blocked.as_ref().map(|b| b.waiter.clone())
     };
     match shutdown::prepare(server, flags, park) {
@@ -275,31 +280,5 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         Prepared::Waiting => Ok(()),
         Prepared::Failed => Err(shutdown::FAILED.into()),
-    }
-}
-
-/// A SHUTDOWN client waiting for the replicas: it waits on no key; if its wait is
-/// ended by other means (CLIENT UNBLOCK) the shutdown goes on without it.
-struct ShutdownWait;
-
-impl crate::blocking::Action for ShutdownWait {
-    fn ready(&self, _value: &crate::types::Value) -> bool {
-        false
-    }
-
-    fn timeout_reply(&self, protocol: kvik_resp::Protocol) -> Vec<u8> {
-        let mut out = kvik_resp::ReplyWriter::with_buf(Vec::new(), protocol);
-        out.error(shutdown::FAILED);
-        out.buf
-    }
-
-    fn serve(
-        &self,
-        _limits: &crate::types::EncodingLimits,
-        _keys: &mut Locked<'_>,
-        _out: &mut kvik_resp::ReplyWriter,
-        _key: &[u8],
-    ) -> CmdResult {
-        Ok(())
     }
 }
