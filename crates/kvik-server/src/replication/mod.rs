@@ -117,6 +117,8 @@ pub struct Replication {
     multi_master: AtomicBool,
     /// What each origin has had applied here (active replication).
     pub seen: active::Seen,
+    /// The dataset is loaded: links may connect (see [`Replication::begin`]).
+    begun: AtomicBool,
     /// Held by the link loading a full sync: with several masters, one loads at a
     /// time (a node restarting in a mesh must not take every peer's dataset into
     /// memory at once).
@@ -151,6 +153,7 @@ impl Replication {
             multi_master: AtomicBool::new(false),
             seen: active::Seen::default(),
             sync_turn: Mutex::new(()),
+            begun: AtomicBool::new(false),
             listening: AtomicBool::new(false),
             waits: Mutex::new(Vec::new()),
             failover: Mutex::new(None),
@@ -206,21 +209,23 @@ impl Replication {
             }
         }));
         let _ = self.host.set(host);
+        // The role is taken now, so that the first client already sees a replica
+        // (INFO, ROLE, READONLY); the links connect once `begin` says the dataset
+        // is loaded.
+        for (host, port) in self.host().config().replicaof {
+            self.follow(host, port);
+        }
     }
 
-    /// Once the dataset is loaded (with the replication history its RDB kept):
-    /// start the link when the configuration names a master (`replicaof`), and
-    /// the replication cron.
+    /// Once the dataset is loaded (with the replication history its RDB kept): the
+    /// links to the masters connect, and the replication cron starts.
     pub fn begin(self: &Arc<Self>) {
-        let masters = self.host().config().replicaof;
-        if self.is_active() || masters.is_empty() && self.backlog.is_active() {
+        if self.is_active() || !self.is_replica() && self.backlog.is_active() {
             // A master restored from its RDB keeps its stream going, so its replicas
             // can continue; an active replica's stream is its own writes.
             self.listen_effects();
         }
-        for (host, port) in masters {
-            self.follow(host, port);
-        }
+        self.begun.store(true, Ordering::Release);
         let repl = Arc::downgrade(self);
         let cron = std::thread::Builder::new()
             .name("kvik-repl-cron".into())
@@ -466,6 +471,11 @@ impl Replication {
         crate::log_notice!(
             "Replication backlog freed after {ttl_secs} seconds without connected replicas."
         );
+    }
+
+    /// Has the server loaded its dataset (links may connect)?
+    pub fn has_begun(&self) -> bool {
+        self.begun.load(Ordering::Acquire)
     }
 
     /// Wait for this node's turn to load a full sync (one link at a time).

@@ -184,6 +184,10 @@ impl Link {
     }
 
     fn run(self: Arc<Self>, repl: &Replication) {
+        // A link made at start-up connects once the dataset is loaded.
+        while !repl.has_begun() && !self.must_end(repl) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         while !self.must_end(repl) {
             let result = self.session(repl);
             let was_up = self.is_up();
