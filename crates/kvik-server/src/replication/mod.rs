@@ -257,9 +257,11 @@ impl Replication {
     }
 
     /// A replica whose link is down and which must not serve stale data: commands
-    /// not flagged `stale` get MASTERDOWN.
+    /// not flagged `stale` get MASTERDOWN. Never an active replica: it serves reads
+    /// and writes whatever its links (its data is its own).
     pub fn refuses_stale(&self) -> bool {
         self.is_replica()
+            && !self.is_active()
             && !self.serve_stale.load(Ordering::Relaxed)
             && self.links.lock().iter().any(|l| !l.is_up())
     }
