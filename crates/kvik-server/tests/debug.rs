@@ -411,16 +411,45 @@ fn replybuffer_shrinks_idle_buffers_as_the_settings_say() {
     );
 }
 
+/// DEBUG QUICKLIST-PACKED-THRESHOLD: Redis's replies, and lists whose big elements
+/// each get a node of their own read, edit and pop as any list (the model is a Vec).
 #[test]
-fn quicklist_packed_threshold_is_refused_with_the_reason() {
+fn quicklist_packed_threshold_gives_big_elements_nodes_of_their_own() {
     let server = TestServer::start(&["--enable-debug-command", "yes"]);
-    let reply = server
-        .raw()
-        .cmd(&["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1K"]);
-    let text = String::from_utf8(reply).unwrap();
-    assert!(
-        text.starts_with("-ERR kvik does not support DEBUG QUICKLIST-PACKED-THRESHOLD"),
-        "{text}"
+    let mut c = server.raw();
+    let bad = b"-ERR argument must be a memory value bigger than 1 and smaller than 4gb\r\n";
+    assert_eq!(c.cmd(&["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "5gb"]), bad);
+    assert_eq!(c.cmd(&["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "abc"]), bad);
+    assert_eq!(
+        c.cmd(&["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "100"]),
+        b"+OK\r\n"
+    );
+    let mut model: Vec<String> = Vec::new();
+    for i in 0..40 {
+        let item = if i % 3 == 0 {
+            "B".repeat(150 + i)
+        } else {
+            format!("s{i}")
+        };
+        c.cmd(&["RPUSH", "l", &item]);
+        model.push(item);
+    }
+    c.cmd(&["LSET", "l", "4", &"x".repeat(300)]);
+    model[4] = "x".repeat(300);
+    c.cmd(&["LINSERT", "l", "BEFORE", "s1", &"y".repeat(120)]);
+    model.insert(1, "y".repeat(120));
+    c.cmd(&["LREM", "l", "0", "s2"]);
+    model.retain(|m| m != "s2");
+    c.cmd(&["LPOP", "l"]);
+    model.remove(0);
+    let mut expected = format!("*{}\r\n", model.len());
+    for m in &model {
+        expected.push_str(&format!("${}\r\n{m}\r\n", m.len()));
+    }
+    assert_eq!(c.cmd(&["LRANGE", "l", "0", "-1"]), expected.into_bytes());
+    assert_eq!(
+        c.cmd(&["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0"]),
+        b"+OK\r\n"
     );
 }
 

@@ -591,11 +591,21 @@ fn config_rewrite_force_all(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-/// DEBUG QUICKLIST-PACKED-THRESHOLD: Redis stores list elements above this size in
-/// nodes of their own ("plain" nodes). kvik's list nodes have no plain form, so the
-/// threshold cannot be honoured: refused rather than answered OK.
-fn quicklist_packed_threshold(_ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    Err("ERR kvik does not support DEBUG QUICKLIST-PACKED-THRESHOLD: its lists keep large elements in ordinary nodes (there are no plain nodes to size)".into())
+/// DEBUG QUICKLIST-PACKED-THRESHOLD size: list elements of this size or more get a
+/// node of their own (Redis's "plain" nodes), for tests of big elements without
+/// gigabytes of memory; 0 restores the default (1 GB).
+fn quicklist_packed_threshold(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let size = std::str::from_utf8(args[2])
+        .ok()
+        .and_then(kvik_config::parse::parse_memory)
+        .filter(|&size| crate::types::list::set_packed_threshold(size));
+    if size.is_none() {
+        return Err(
+            "ERR argument must be a memory value bigger than 1 and smaller than 4gb".into(),
+        );
+    }
+    ctx.out.ok();
+    Ok(())
 }
 
 /// DEBUG REPLICATE <arg> ...: send the arguments to the replicas as a command of

@@ -24,6 +24,10 @@
 //! Invariants: there is always at least one node; a node is empty only when it is the
 //! only one (an empty list); a node holding two or more entries respects the limit it
 //! was built under (a single element larger than a node gets a node of its own).
+//!
+//! The packed threshold (DEBUG QUICKLIST-PACKED-THRESHOLD, 1 GB unless a test lowers
+//! it) plays the part of Redis's "plain" nodes: no node of two or more entries
+//! reaches it, so an element of that size or more always has a node of its own.
 
 mod pack;
 
@@ -33,7 +37,27 @@ use pack::{Entries, Pack};
 use std::collections::VecDeque;
 use std::fmt;
 use std::ops::Deref;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// Redis's default packed threshold: elements from 1 GB up get a node of their own.
+const DEFAULT_PACKED_THRESHOLD: usize = 1 << 30;
+
+/// See the module's last paragraph; process-wide, as in Redis.
+static PACKED_THRESHOLD: AtomicUsize = AtomicUsize::new(DEFAULT_PACKED_THRESHOLD);
+
+/// DEBUG QUICKLIST-PACKED-THRESHOLD: set the packed threshold (0 restores the
+/// default). False, and nothing changes, above 4 GB less 1 MB, as Redis refuses.
+pub fn set_packed_threshold(bytes: u64) -> bool {
+    if bytes > (1 << 32) - (1 << 20) {
+        return false;
+    }
+    let bytes = match bytes {
+        0 => DEFAULT_PACKED_THRESHOLD,
+        n => n as usize,
+    };
+    PACKED_THRESHOLD.store(bytes, Ordering::Relaxed);
+    true
+}
 
 /// Either end of a list (LEFT is the head, RIGHT the tail).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,12 +121,14 @@ impl NodeLimit {
         }
     }
 
-    /// May a node hold `count` entries taking `bytes`?
+    /// May a node hold `count` entries taking `bytes`? Never two or more reaching
+    /// the packed threshold.
     fn allows(self, bytes: usize, count: usize) -> bool {
-        match self.fill {
+        let within = match self.fill {
             Fill::Entries(max) => count <= max && bytes <= SAFETY_BYTES,
             Fill::Bytes(max) => bytes <= max,
-        }
+        };
+        within && (count < 2 || bytes < PACKED_THRESHOLD.load(Ordering::Relaxed))
     }
 }
 
