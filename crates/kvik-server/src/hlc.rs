@@ -31,10 +31,21 @@ const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
 /// This node's tag (set once at start-up from the node id).
 static TAG: AtomicU64 = AtomicU64::new(0);
 
-thread_local! {
-    static LAST: Cell<u64> = const { Cell::new(0) };
+/// A thread's clock: one thread-local, so a write's stamp reaches it once.
+struct Clock {
+    /// The last timestamp this thread issued (or saw from a peer).
+    last: Cell<u64>,
     /// The timestamp a replayed write carries (0: none), see [`imposed`].
-    static IMPOSED: Cell<u64> = const { Cell::new(0) };
+    imposed: Cell<u64>,
+}
+
+thread_local! {
+    static CLOCK: Clock = const {
+        Clock {
+            last: Cell::new(0),
+            imposed: Cell::new(0),
+        }
+    };
 }
 
 /// Take this node's tag from its id (called once, at start-up).
@@ -52,15 +63,15 @@ pub fn tag_of(ts: u64) -> u64 {
 
 /// The timestamp of the peer's write this thread is replaying, if it is.
 pub fn imposed_now() -> Option<u64> {
-    Some(IMPOSED.with(Cell::get)).filter(|&ts| ts != 0)
+    Some(CLOCK.with(|c| c.imposed.get())).filter(|&ts| ts != 0)
 }
 
 /// Run `f` with this thread's clock handing out `ts` (a peer's write being replayed);
 /// the clock then moves past it.
 pub fn imposed<R>(ts: u64, f: impl FnOnce() -> R) -> R {
-    let before = IMPOSED.with(|i| i.replace(ts));
+    let before = CLOCK.with(|c| c.imposed.replace(ts));
     let result = f();
-    IMPOSED.with(|i| i.set(before));
+    CLOCK.with(|c| c.imposed.set(before));
     observe(ts);
     result
 }
@@ -85,14 +96,15 @@ pub fn unix_us() -> u64 {
 /// timestamp the key held before this write) and than any this thread issued before.
 /// `now_ms` is the caller's reading of the wall clock (commands read it once).
 pub fn next_after(after: u64, now_ms: u64) -> u64 {
-    let imposed = IMPOSED.with(Cell::get);
-    if imposed != 0 {
-        // A replayed write is stamped with its own timestamp; one that merges with
-        // newer local writes (a counter's increment) keeps the newer one, so every
-        // node ends on the largest, whatever the order it heard them in.
-        return imposed.max(after);
-    }
-    LAST.with(|last| {
+    CLOCK.with(|clock| {
+        let imposed = clock.imposed.get();
+        if imposed != 0 {
+            // A replayed write is stamped with its own timestamp; one that merges
+            // with newer local writes (a counter's increment) keeps the newer one, so
+            // every node ends on the largest, whatever the order it heard them in.
+            return imposed.max(after);
+        }
+        let last = &clock.last;
         let lowest = (now_ms << LOGICAL_BITS).max(last.get() + 1).max(after + 1);
         // The lowest timestamp at or above `lowest` whose low bits are our tag.
         let mut ts = (lowest & !TAG_MASK) | TAG.load(Ordering::Relaxed);
@@ -106,7 +118,7 @@ pub fn next_after(after: u64, now_ms: u64) -> u64 {
 
 /// Advance this thread's clock past a timestamp seen from elsewhere.
 pub fn observe(seen: u64) {
-    LAST.with(|last| last.set(last.get().max(seen)));
+    CLOCK.with(|c| c.last.set(c.last.get().max(seen)));
 }
 
 /// The millisecond part of a timestamp.

@@ -288,7 +288,9 @@ pub fn run_locked<'a>(
     locked: &mut Locked<'a>,
 ) -> Ran {
     let cmd: &'static Command = registry().get(id);
-    if let Some(ts) = crate::hlc::imposed_now() {
+    // Only the client applying a master's stream replays peers' writes: others
+    // never look at the clock's thread-local here.
+    if let Some(ts) = client.is_master.then(crate::hlc::imposed_now).flatten() {
         if replay_is_stale(cmd, args, ts, locked) {
             repair_newer_keys(cmd, args, ts, locked);
             return Ran {
@@ -308,7 +310,8 @@ pub fn run_locked<'a>(
         locked.begin_effect_group();
     }
     // Active replication counts increments per node, for full syncs to merge.
-    let counted = match cmd.has(table::flags::MERGES_AS_COUNTER) {
+    let counts = cmd.has(table::flags::MERGES_AS_COUNTER) && server.keyspace.keeps_graves();
+    let counted = match counts {
         true => cmd.key_positions(args).and_then(|positions| {
             let (db, key) = (locked.db, args[*positions.first()?]);
             Some((key, locked.counter_before(db, key)?))

@@ -65,6 +65,8 @@ pub struct Keyspace {
     replica_expiry: std::sync::atomic::AtomicBool,
     /// Which removals free big values in the background (`lazyfree-lazy-*`).
     pub lazyfree: crate::lazyfree::Policy,
+    /// Mirror of whether the shards keep graves (see [`Keyspace::keep_graves`]).
+    graves_kept: std::sync::atomic::AtomicBool,
 }
 
 /// Shards per database. Many small shards keep lock contention low with many threads
@@ -93,16 +95,25 @@ impl Keyspace {
             expiry_held_until: AtomicU64::new(0),
             replica_expiry: std::sync::atomic::AtomicBool::new(false),
             lazyfree: Default::default(),
+            graves_kept: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
-    /// Keep tombstones of removed keys (active replication), or stop and drop them.
+    /// Keep tombstones of removed keys and counters' states (active replication),
+    /// or stop and drop them.
     pub fn keep_graves(&self, keep: bool) {
+        self.graves_kept.store(keep, Ordering::Relaxed);
         for db in self.dbs.iter() {
             for shard in db.shards.iter() {
                 shard.lock().keep_graves(keep);
             }
         }
+    }
+
+    /// Are tombstones and counters' states kept (this node replicates actively)? One
+    /// relaxed load, for the command path to skip that work otherwise.
+    pub fn keeps_graves(&self) -> bool {
+        self.graves_kept.load(Ordering::Relaxed)
     }
 
     /// Tombstones kept, and their bytes.

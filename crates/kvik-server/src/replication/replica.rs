@@ -452,9 +452,11 @@ impl Link {
     /// replicas verbatim; an active node, whose stream is its own, counts them as
     /// the place reached in the master's.
     fn passed(&self, repl: &Replication, bytes: &[u8]) {
-        match self.history.lock().as_mut() {
-            Some(history) if repl.is_active() => history.1 += bytes.len() as u64,
-            _ => repl.backlog.append_raw(bytes),
+        if !repl.is_active() {
+            return repl.backlog.append_raw(bytes);
+        }
+        if let Some(history) = self.history.lock().as_mut() {
+            history.1 += bytes.len() as u64;
         }
     }
 
