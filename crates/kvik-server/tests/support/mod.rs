@@ -14,6 +14,7 @@
 pub mod in_process;
 pub mod proxy;
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
@@ -22,6 +23,7 @@ use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -91,11 +93,24 @@ pub fn wait_for_within(limit: Duration, what: &str, mut check: impl FnMut() -> b
     }
 }
 
-/// A port nobody listened on a moment ago. Another process may take it before the
-/// server binds it; [`TestServer::try_start_binary`] retries when the server dies early.
+/// Ports [`free_port`] has handed out in this test process.
+static PORTS_GIVEN: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+
+/// A port nobody listened on a moment ago, and never handed out before in this
+/// process: the kernel may offer the same ephemeral port to two probes a moment
+/// apart once the first probe closed it, and two servers started side by side
+/// would then race for it. Another process (an outgoing connection's local port)
+/// may still take it before the server binds it; [`TestServer::try_start_binary`]
+/// retries when the server dies early, and checks that the server answering is its
+/// own.
 pub fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    l.local_addr().expect("local_addr").port()
+    loop {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let port = l.local_addr().expect("local_addr").port();
+        if PORTS_GIVEN.lock().unwrap().insert(port) {
+            return port;
+        }
+    }
 }
 
 static SCRATCH_SEQ: AtomicUsize = AtomicUsize::new(0);
@@ -234,6 +249,8 @@ impl TestServer {
         }
     }
 
+    /// Does the server answer PING, and is the process answering this one (not
+    /// another that holds the port while this one fails to bind it)?
     fn answers_ping(&self) -> bool {
         let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
             return false;
@@ -243,7 +260,25 @@ impl TestServer {
             return false;
         }
         let mut buf = [0u8; 7];
-        s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+        if s.read_exact(&mut buf).is_err() || &buf != b"+PONG\r\n" {
+            return false;
+        }
+        self.answering_pid(&mut s) == Some(self.child.id())
+    }
+
+    /// The `process_id` INFO reports on `s`.
+    fn answering_pid(&self, s: &mut TcpStream) -> Option<u32> {
+        s.write_all(b"*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n").ok()?;
+        let mut reply = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while reply_len(&reply).ok()?.is_none() {
+            let n = s.read(&mut chunk).ok().filter(|&n| n > 0)?;
+            reply.extend_from_slice(&chunk[..n]);
+        }
+        let info = String::from_utf8(reply).ok()?;
+        info.lines()
+            .find_map(|l| l.strip_prefix("process_id:"))
+            .and_then(|pid| pid.trim().parse().ok())
     }
 
     /// Does the server answer PING with anything (PONG, or -LOADING while it loads)?
