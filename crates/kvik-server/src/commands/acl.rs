@@ -6,7 +6,7 @@
 //! to commands, clients and replies, with Redis 7.0's texts.
 
 use super::shared::help_reply;
-use super::table::{acl, flags, key_flags, BeginSearch, Command, FindKeys, FoundKeys, Handler};
+use super::table::{acl, flags, key_flags, Command, FoundKeys, Handler};
 use super::{args, registry, CmdError, CmdResult, Ctx};
 use crate::acl::{Catalog, CommandFacts, Context, Denied, Entry, LineFacts, Reason, User};
 use crate::client::ClientState;
@@ -154,7 +154,8 @@ struct Line<'l> {
 }
 
 impl LineFacts for Line<'_> {
-    fn each_key(&self, found: &mut dyn FnMut(usize, u8) -> bool) {
+    #[inline]
+    fn each_key(&self, mut found: impl FnMut(usize, u8) -> bool) {
         let argc = self.args.len();
         // Most commands: straight from the key specs, nothing collected.
         if self.cmd.refine_keys.is_none() {
@@ -164,15 +165,6 @@ impl LineFacts for Line<'_> {
                     continue;
                 }
                 let need = permission_needed(flags);
-                // One key at a fixed place (GET, SET ...): no search.
-                if let (BeginSearch::Index(at), FindKeys::Range { lastkey: 0, .. }) =
-                    (spec.begin, spec.find)
-                {
-                    if at < argc && !found(at, need) {
-                        return;
-                    }
-                    continue;
-                }
                 let mut going = true;
                 spec.each_key(self.args, |at| {
                     going = going && (at >= argc || found(at, need))
@@ -185,7 +177,7 @@ impl LineFacts for Line<'_> {
         }
         let mut keys = FoundKeys::default();
         self.cmd.keys_and_flags(self.args, &mut keys);
-        for (at, flags) in keys.0 {
+        for &(at, flags) in &keys.0 {
             if flags & key_flags::NOT_KEY != 0 || at >= argc {
                 continue;
             }
@@ -195,7 +187,8 @@ impl LineFacts for Line<'_> {
         }
     }
 
-    fn each_channel(&self, found: &mut dyn FnMut(usize, bool) -> bool) {
+    #[inline]
+    fn each_channel(&self, mut found: impl FnMut(usize, bool) -> bool) {
         let mut going = true;
         self.cmd.channels.each(self.args, |at, pattern| {
             going = going && found(at, pattern);
@@ -238,7 +231,7 @@ pub fn check(server: &Server, client: &mut ClientState, id: usize, args: &[&[u8]
 }
 
 /// The check for a restricted user, logging a refusal made in `context`.
-#[cold]
+#[inline]
 pub fn check_restricted(
     server: &Server,
     client: &mut ClientState,
@@ -255,14 +248,28 @@ pub fn check_restricted(
             Err(denied) => (denied, user.name.clone()),
         },
     };
+    refused(server, client, cmd, args, denied, context, &username);
+    Err(denied)
+}
+
+/// Record a refusal: the client's last command and an ACL LOG entry.
+#[cold]
+fn refused(
+    server: &Server,
+    client: &mut ClientState,
+    cmd: &Command,
+    args: &[&[u8]],
+    denied: Denied,
+    context: Context,
+    username: &str,
+) {
     // CLIENT LIST (and the log's client-info) name the refused command, as Redis's.
     client.last_command = cmd.name;
     let object = match denied.reason {
         Reason::Command => cmd.name.to_string(),
         _ => String::from_utf8_lossy(args[denied.arg]).into_owned(),
     };
-    log_refusal(server, client, denied.reason, context, object, &username);
-    Err(denied)
+    log_refusal(server, client, denied.reason, context, object, username);
 }
 
 /// The NOPERM reply to a refused command line.

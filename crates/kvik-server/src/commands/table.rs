@@ -283,9 +283,30 @@ impl KeySpec {
         self
     }
 
+    /// The one key at a fixed place (GET's, SET's ...), when that is what the spec
+    /// says: no search needed.
+    #[inline]
+    pub fn fixed_key(&self) -> Option<usize> {
+        match (self.begin, self.find) {
+            (BeginSearch::Index(at), FindKeys::Range { lastkey: 0, .. }) => Some(at),
+            _ => None,
+        }
+    }
+
     /// Call `found` with the index of each key this spec finds in `args`. False when
     /// the arguments are malformed (a bad key count); the handler reports the error.
+    #[inline]
     pub fn each_key(&self, args: &[&[u8]], mut found: impl FnMut(usize)) -> bool {
+        match self.fixed_key() {
+            Some(at) if at < args.len() => found(at),
+            Some(_) => {}
+            None => return self.search_keys(args, found),
+        }
+        true
+    }
+
+    /// [`KeySpec::each_key`] for the specs that search the arguments.
+    fn search_keys(&self, args: &[&[u8]], mut found: impl FnMut(usize)) -> bool {
         let argc = args.len();
         let Some(start) = self.start(args) else {
             return true;
@@ -721,6 +742,7 @@ impl Command {
     /// The keys of a command line with how it uses each (COMMAND GETKEYSANDFLAGS's
     /// answer), refined by code where specs cannot tell. False when the arguments
     /// are malformed (a bad key count).
+    #[inline]
     pub fn keys_and_flags(&self, args: &[&[u8]], keys: &mut FoundKeys) -> bool {
         let mut valid = true;
         for spec in self.specs() {
