@@ -7,8 +7,7 @@
 mod support;
 
 use std::path::Path;
-use support::proxy::Proxy;
-use support::{kvik_server_path, redis_server_or_skip, wait_for, RawConn, TestServer};
+use support::{kvik_server_path, redis_server_or_skip, wait_for, ProxiedPair, RawConn};
 
 fn stat(conn: &mut RawConn, section: &str, name: &str) -> String {
     conn.info_field(section, name)
@@ -26,24 +25,13 @@ fn write_batch(master: &mut RawConn, tag: &str) {
 
 /// Cut the link, write on the master, heal: the replica catches up partially.
 fn partition_heals_partially(replica_binary: &Path) {
-    let master = TestServer::start(&["--enable-debug-command", "yes"]);
-    let proxy = Proxy::start(&master.addr());
-    let proxy_port = proxy.port().to_string();
-    let replica = TestServer::start_binary(
-        replica_binary,
-        &[
-            "--enable-debug-command",
-            "yes",
-            "--replicaof",
-            "127.0.0.1",
-            &proxy_port,
-        ],
-    );
+    let ProxiedPair {
+        master,
+        replica,
+        proxy,
+    } = ProxiedPair::start(replica_binary, &[]);
     let mut m = master.raw();
     let mut r = replica.raw();
-    wait_for("the first sync", || {
-        stat(&mut r, "replication", "master_link_status") == "up"
-    });
     write_batch(&mut m, "before");
     let synced = |m: &mut RawConn, r: &mut RawConn| {
         stat(m, "replication", "master_repl_offset") == stat(r, "replication", "slave_repl_offset")

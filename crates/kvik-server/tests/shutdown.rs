@@ -10,50 +10,21 @@ mod support;
 
 use std::path::Path;
 use std::time::Duration;
-use support::proxy::Proxy;
-use support::{kvik_server_path, redis_server_or_skip, wait_for, RawConn, TestServer};
+use support::{kvik_server_path, redis_server_or_skip, wait_for, ProxiedPair, RawConn, TestServer};
 
 fn field(conn: &mut RawConn, section: &str, name: &str) -> String {
     conn.info_field(section, name)
 }
 
 /// A master (kvik) with one replica (`replica_binary`) behind a proxy, in sync.
-struct Pair {
-    master: TestServer,
-    replica: TestServer,
-    proxy: Proxy,
-}
-
-fn pair(replica_binary: &Path, master_args: &[&str]) -> Pair {
-    let mut args = vec!["--enable-debug-command", "yes"];
-    args.extend_from_slice(master_args);
-    let master = TestServer::start(&args);
-    let proxy = Proxy::start(&master.addr());
-    let proxy_port = proxy.port().to_string();
-    let replica = TestServer::start_binary(
-        replica_binary,
-        &[
-            "--enable-debug-command",
-            "yes",
-            "--replicaof",
-            "127.0.0.1",
-            &proxy_port,
-        ],
-    );
-    let mut m = master.raw();
-    let mut r = replica.raw();
-    wait_for("the first sync", || {
-        field(&mut r, "replication", "master_link_status") == "up"
-    });
+fn pair(replica_binary: &Path, master_args: &[&str]) -> ProxiedPair {
+    let pair = ProxiedPair::start(replica_binary, master_args);
+    let mut m = pair.master.raw();
     m.cmd(&["SET", "before", "1"]);
     wait_for("the replica to acknowledge", || {
         m.cmd(&["WAIT", "1", "100"]) == b":1\r\n"
     });
-    Pair {
-        master,
-        replica,
-        proxy,
-    }
+    pair
 }
 
 /// Writes the replica will not have while the link is held.
@@ -80,7 +51,7 @@ fn wait_for_the_wait(m: &mut RawConn) {
 /// held and the waiting SHUTDOWN is a blocked client; SHUTDOWN ABORT cancels it: the
 /// SHUTDOWN gets Redis's error, the held write runs, the server goes on.
 fn abort_cancels_the_wait(replica_binary: &Path) {
-    let Pair {
+    let ProxiedPair {
         master,
         replica: _replica,
         proxy,
@@ -137,7 +108,7 @@ fn shutdown_abort_cancels_the_wait_for_a_redis_replica() {
 /// The link comes back within the timeout: the master exits once the replica has
 /// acknowledged everything, and the replica holds the master's dataset.
 fn replica_gets_every_write(replica_binary: &Path) {
-    let Pair {
+    let ProxiedPair {
         mut master,
         replica,
         proxy,
@@ -177,7 +148,7 @@ fn a_redis_replica_gets_every_write_before_the_master_exits() {
 
 #[test]
 fn the_timeout_ends_the_wait_and_names_the_lagging_replica() {
-    let Pair {
+    let ProxiedPair {
         mut master,
         replica,
         proxy,
@@ -203,7 +174,7 @@ fn the_timeout_ends_the_wait_and_names_the_lagging_replica() {
 
 #[test]
 fn shutdown_now_does_not_wait() {
-    let Pair {
+    let ProxiedPair {
         mut master,
         replica: _replica,
         proxy,
@@ -219,7 +190,7 @@ fn shutdown_now_does_not_wait() {
 
 #[test]
 fn sigterm_waits_for_replicas_and_shutdown_abort_cancels_it() {
-    let Pair {
+    let ProxiedPair {
         mut master,
         replica: _replica,
         proxy,

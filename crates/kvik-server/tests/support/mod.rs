@@ -655,3 +655,42 @@ fn shell_words(args: &[String]) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// A kvik master and its replica (`replica_binary`: kvik or redis-server), the
+/// replica connected through a [`proxy::Proxy`] that can cut, heal or stall the
+/// link; started with the first sync done.
+pub struct ProxiedPair {
+    pub master: TestServer,
+    pub replica: TestServer,
+    pub proxy: proxy::Proxy,
+}
+
+impl ProxiedPair {
+    /// Both servers with DEBUG enabled; the master also gets `master_args`.
+    pub fn start(replica_binary: &Path, master_args: &[&str]) -> ProxiedPair {
+        let mut args = vec!["--enable-debug-command", "yes"];
+        args.extend_from_slice(master_args);
+        let master = TestServer::start(&args);
+        let proxy = proxy::Proxy::start(&master.addr());
+        let proxy_port = proxy.port().to_string();
+        let replica = TestServer::start_binary(
+            replica_binary,
+            &[
+                "--enable-debug-command",
+                "yes",
+                "--replicaof",
+                "127.0.0.1",
+                &proxy_port,
+            ],
+        );
+        let mut r = replica.raw();
+        wait_for("the first sync", || {
+            r.info_field("replication", "master_link_status") == "up"
+        });
+        ProxiedPair {
+            master,
+            replica,
+            proxy,
+        }
+    }
+}
