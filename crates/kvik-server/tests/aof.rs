@@ -591,6 +591,44 @@ fn a_failed_write_refuses_writes_with_misconf() {
 }
 
 #[test]
+fn everysec_writes_wait_for_a_stuck_fsync_two_seconds_at_most() {
+    let dir = support::scratch_dir("aof-stuck-fsync");
+    let kvik = kvik_on(&dir, &["--appendfsync", "everysec"]);
+    let mut conn = kvik.raw();
+    // The disk takes 30 s per fsync from now on: the background fsync of the
+    // first write gets stuck.
+    assert_eq!(conn.cmd(&["DEBUG", "AOF-FSYNC-SLEEP", "30000000"]), b"+OK\r\n");
+    assert_eq!(conn.cmd(&["SET", "first", "1"]), b"+OK\r\n");
+    wait_info(&mut conn, "aof_pending_bio_fsync", "1");
+    assert_eq!(conn.info_field("persistence", "aof_delayed_fsync"), "0");
+
+    // A write now waits for the fsync, and goes through after two seconds.
+    let mut writer = kvik.raw();
+    let sent = Instant::now();
+    writer.send_cmd(&["SET", "second", "2"]);
+    // Meanwhile its effect waits in the buffer, and reads are served.
+    support::wait_for("the postponed write in the buffer", || {
+        conn.info_field("persistence", "aof_buffer_length") != "0"
+    });
+    assert_eq!(conn.cmd(&["GET", "first"]), b"$1\r\n1\r\n");
+    assert_eq!(writer.read_reply(), b"+OK\r\n");
+    let waited = sent.elapsed();
+    assert!(
+        waited >= Duration::from_secs(2) && waited < Duration::from_secs(20),
+        "the write waited {waited:?}"
+    );
+    assert_eq!(conn.info_field("persistence", "aof_delayed_fsync"), "1");
+    assert_eq!(conn.info_field("persistence", "aof_pending_bio_fsync"), "1");
+    assert!(kvik.stdout().contains(
+        "Asynchronous AOF fsync is taking too long (disk is busy?). Writing the AOF buffer without waiting for fsync to complete, this may slow down Redis."
+    ));
+    // The write is in the file, fsynced or not.
+    let incr = std::fs::read(dir.join("appendonlydir/appendonly.aof.1.incr.aof")).unwrap();
+    assert!(incr.ends_with(&encode(&["SET", "second", "2"])));
+    assert_eq!(conn.cmd(&["DEBUG", "AOF-FSYNC-SLEEP", "0"]), b"+OK\r\n");
+}
+
+#[test]
 fn the_aof_is_rewritten_when_it_has_grown_enough() {
     let dir = support::scratch_dir("aof-auto");
     let kvik = kvik_on(
