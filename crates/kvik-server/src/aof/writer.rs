@@ -117,8 +117,8 @@ impl Aof {
     /// unless it has waited [`MAX_POSTPONE`] already (then it goes through and
     /// counts as delayed). Decides whether to postpone.
     fn postpones_write(&self, out: &mut Output) -> bool {
-        let fsync_runs = self.fsync_policy() == Fsync::EverySec
-            && self.fsync_running.load(Ordering::Acquire);
+        let fsync_runs =
+            self.fsync_policy() == Fsync::EverySec && self.fsync_running.load(Ordering::Acquire);
         if !fsync_runs {
             return false;
         }
