@@ -524,6 +524,58 @@ fn config_set_appendonly_turns_the_aof_on_after_a_rewrite_and_off() {
 }
 
 #[test]
+fn no_exit_while_the_first_aof_is_written_unless_forced() {
+    let dir = support::scratch_dir("aof-initial-exit");
+    let mut kvik = TestServer::start(&[DEBUG[0], DEBUG[1], "--dir", dir.to_str().unwrap()]);
+    let mut conn = kvik.raw();
+    conn.cmd(&["DEBUG", "POPULATE", "2000"]);
+    // 10 ms per key: the first rewrite lasts 20 s, far longer than this test.
+    conn.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "10000"]);
+    assert_eq!(
+        conn.cmd(&["CONFIG", "SET", "appendonly", "yes"]),
+        b"+OK\r\n"
+    );
+    wait_info(&mut conn, "aof_rewrite_in_progress", "1");
+    let refusals = |kvik: &TestServer| {
+        kvik.stdout()
+            .matches("Writing initial AOF, can't exit.")
+            .count()
+    };
+    // NOSAVE and NOW change nothing: the dataset is in no AOF yet.
+    for flags in [&[][..], &["NOSAVE"], &["NOW"], &["SAVE"]] {
+        let mut shutdown = vec!["SHUTDOWN"];
+        shutdown.extend_from_slice(flags);
+        assert_eq!(
+            text(&conn.cmd(&shutdown)),
+            "-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+        );
+    }
+    assert_eq!(refusals(&kvik), 4);
+    assert!(kvik
+        .stdout()
+        .contains("Errors trying to shut down the server. Check the logs for more information."));
+    // SIGTERM is refused the same way, and the server goes on.
+    unsafe {
+        libc::kill(kvik.pid() as libc::pid_t, libc::SIGTERM);
+    }
+    support::wait_for("the SIGTERM refused", || refusals(&kvik) == 5);
+    assert_eq!(conn.cmd(&["PING"]), b"+PONG\r\n");
+    assert_eq!(
+        conn.info_field("persistence", "aof_rewrite_in_progress"),
+        "1"
+    );
+    // FORCE exits anyway.
+    conn.send_cmd(&["SHUTDOWN", "FORCE"]);
+    kvik.assert_exits_within(Duration::from_secs(10));
+    let log = kvik.stdout();
+    assert!(log.contains("Writing initial AOF. Exit anyway."), "{log}");
+    assert!(
+        log.contains("There is a child rewriting the AOF. Killing it!"),
+        "{log}"
+    );
+}
+
+#[test]
 fn bgrewriteaof_replies_as_redis() {
     let dir = support::scratch_dir("aof-replies");
     let kvik = kvik_on(
@@ -588,6 +640,47 @@ fn a_failed_write_refuses_writes_with_misconf() {
     assert_eq!(conn.cmd(&["CONFIG", "SET", "appendonly", "no"]), b"+OK\r\n");
     assert_eq!(first.read_reply(), b"+OK\r\n");
     assert_eq!(conn.cmd(&["SET", "k", "w"]), b"+OK\r\n");
+}
+
+#[test]
+fn everysec_writes_wait_for_a_stuck_fsync_two_seconds_at_most() {
+    let dir = support::scratch_dir("aof-stuck-fsync");
+    let kvik = kvik_on(&dir, &["--appendfsync", "everysec"]);
+    let mut conn = kvik.raw();
+    // The disk takes 30 s per fsync from now on: the background fsync of the
+    // first write gets stuck.
+    assert_eq!(
+        conn.cmd(&["DEBUG", "AOF-FSYNC-SLEEP", "30000000"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(conn.cmd(&["SET", "first", "1"]), b"+OK\r\n");
+    wait_info(&mut conn, "aof_pending_bio_fsync", "1");
+    assert_eq!(conn.info_field("persistence", "aof_delayed_fsync"), "0");
+
+    // A write now waits for the fsync, and goes through after two seconds.
+    let mut writer = kvik.raw();
+    let sent = Instant::now();
+    writer.send_cmd(&["SET", "second", "2"]);
+    // Meanwhile its effect waits in the buffer, and reads are served.
+    support::wait_for("the postponed write in the buffer", || {
+        conn.info_field("persistence", "aof_buffer_length") != "0"
+    });
+    assert_eq!(conn.cmd(&["GET", "first"]), b"$1\r\n1\r\n");
+    assert_eq!(writer.read_reply(), b"+OK\r\n");
+    let waited = sent.elapsed();
+    assert!(
+        waited >= Duration::from_secs(2) && waited < Duration::from_secs(20),
+        "the write waited {waited:?}"
+    );
+    assert_eq!(conn.info_field("persistence", "aof_delayed_fsync"), "1");
+    assert_eq!(conn.info_field("persistence", "aof_pending_bio_fsync"), "1");
+    assert!(kvik.stdout().contains(
+        "Asynchronous AOF fsync is taking too long (disk is busy?). Writing the AOF buffer without waiting for fsync to complete, this may slow down Redis."
+    ));
+    // The write is in the file, fsynced or not.
+    let incr = std::fs::read(dir.join("appendonlydir/appendonly.aof.1.incr.aof")).unwrap();
+    assert!(incr.ends_with(&encode(&["SET", "second", "2"])));
+    assert_eq!(conn.cmd(&["DEBUG", "AOF-FSYNC-SLEEP", "0"]), b"+OK\r\n");
 }
 
 #[test]

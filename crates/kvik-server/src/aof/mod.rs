@@ -160,7 +160,19 @@ pub struct Aof {
     rewriter: Mutex<Option<std::sync::mpsc::Sender<rewrite::Job>>>,
     /// Another save runs (BGSAVE): `no-appendfsync-on-rewrite` skips fsyncs then too.
     pub other_save_running: AtomicBool,
+    /// Writes that went through while the background fsync had been stuck for two
+    /// seconds (`aof_delayed_fsync`).
     pub delayed_fsyncs: AtomicI64,
+    /// The background fsync of `everysec` runs: writes wait for it (two seconds
+    /// at most), as Redis postpones them while its bio thread fsyncs.
+    fsync_running: AtomicBool,
+    /// A write waits for the background fsync (the writer thread tries it again
+    /// every [`writer::RETRY`]).
+    write_postponed: AtomicBool,
+    /// DEBUG AOF-FLUSH-SLEEP: microseconds slept before writing the buffer.
+    debug_flush_sleep_us: AtomicU64,
+    /// DEBUG AOF-FSYNC-SLEEP: microseconds slept before each fsync.
+    debug_fsync_sleep_us: AtomicU64,
 }
 
 /// Settings read off the hot path.
@@ -212,6 +224,10 @@ impl Aof {
             rewriter: Mutex::new(None),
             other_save_running: AtomicBool::new(false),
             delayed_fsyncs: AtomicI64::new(0),
+            fsync_running: AtomicBool::new(false),
+            write_postponed: AtomicBool::new(false),
+            debug_flush_sleep_us: AtomicU64::new(0),
+            debug_fsync_sleep_us: AtomicU64::new(0),
         };
         aof.configure(config);
         aof
@@ -476,11 +492,23 @@ impl Aof {
     pub fn wait_written(&self) {
         let target = self.appended();
         let deadline = Instant::now() + std::time::Duration::from_secs(5);
-        let _ = self.write_out();
+        let _ = self.write_out_now();
         self.wake_writer();
         while !self.is_released(target) && Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
+    }
+
+    /// DEBUG AOF-FLUSH-SLEEP: sleep `micros` before each write of the buffer (0:
+    /// never), as Redis's test hook does.
+    pub fn set_debug_flush_sleep(&self, micros: u64) {
+        self.debug_flush_sleep_us.store(micros, Ordering::Relaxed);
+    }
+
+    /// DEBUG AOF-FSYNC-SLEEP: sleep `micros` before each fsync (0: never), so
+    /// that tests can see what a stuck disk does to writers.
+    pub fn set_debug_fsync_sleep(&self, micros: u64) {
+        self.debug_fsync_sleep_us.store(micros, Ordering::Relaxed);
     }
 
     /// Stop taking effects until the guard is dropped (DEBUG LOADAOF's own load).
@@ -527,6 +555,11 @@ impl Aof {
 
     pub fn last_write_ok(&self) -> bool {
         !self.write_failed.load(Ordering::Relaxed)
+    }
+
+    /// Does the background fsync run (`aof_pending_bio_fsync`)?
+    pub fn fsync_running(&self) -> bool {
+        self.fsync_running.load(Ordering::Acquire)
     }
 
     /// Bytes waiting in the buffer (`aof_buffer_length`).

@@ -1,32 +1,39 @@
-//! Writing the buffer to the files, and the writer thread.
+//! Writing the buffer to the files, and the writer and fsync threads.
 //!
 //! Whoever has replies waiting for the AOF writes the whole buffer at once
 //! ([`Aof::write_out`]): a worker thread once per event-loop round, before it
 //! answers the clients whose commands appended effects (as Redis writes before it
 //! replies), so the effects of all its clients of the round cost one write. The
-//! writer thread fsyncs: with `always` as soon as replies wait for it (group
+//! writer thread fsyncs with `always` as soon as replies wait for it (group
 //! commit: every thread's writes since the last fsync share the next one, made on
-//! its own descriptor while workers go on writing), with `everysec` once a second.
-//! It also writes what nobody else did (effects of the active expiry cycle), and
-//! retries a failed write every [`RETRY`]: meanwhile writes are refused (MISCONF)
-//! and held replies stay held, so nothing is acknowledged that is not written
-//! (fsynced with `always`). Must not touch the manifest (the rewrite and start-up
-//! do).
+//! its own descriptor while workers go on writing). With `everysec` it asks the
+//! fsync thread for one a second (Redis's bio fsync); while that one runs, writes
+//! are postponed (a write would queue behind it in the kernel) and their replies
+//! held, for two seconds at most: then the write goes through anyway and counts in
+//! `aof_delayed_fsync`, as Redis 7.0's `flushAppendOnlyFile` does. The writer also
+//! writes what nobody else did (effects of the active expiry cycle, postponed
+//! writes), and retries a failed write every [`RETRY`]: meanwhile writes are
+//! refused (MISCONF) and held replies stay held, so nothing is acknowledged that is
+//! not written (fsynced with `always`). Must not touch the manifest (the rewrite
+//! and start-up do).
 
 use super::{Aof, Fsync};
-use crate::log_warning;
+use crate::{log_notice, log_warning};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How often a failed write is tried again.
-const RETRY: Duration = Duration::from_millis(100);
+/// How often a failed or postponed write is tried again (Redis's cron, at `hz 10`).
+pub(super) const RETRY: Duration = Duration::from_millis(100);
 /// `everysec`.
 const SECOND: Duration = Duration::from_secs(1);
+/// How long a write waits for a running background fsync before it goes through.
+const MAX_POSTPONE: Duration = Duration::from_secs(2);
 
 /// The file being written and what is taken from the buffer but not written yet.
 #[derive(Default)]
@@ -38,14 +45,35 @@ pub(super) struct Output {
     /// The position at the end of `queue`.
     queue_end: u64,
     pub(super) failing: bool,
+    /// Since when writes wait for the background fsync (Redis's
+    /// `aof_flush_postponed_start`).
+    postponed_since: Option<Instant>,
 }
 
 impl Aof {
     /// Write everything appended so far to the current file (moving between files
     /// where a rewrite or `appendonly no` says), and release the replies that
-    /// waited only for the write. A failure keeps what was not written.
+    /// waited only for the write. A failure keeps what was not written. With
+    /// `everysec`, a write is postponed while the background fsync runs (two
+    /// seconds at most; see the module's comment).
     pub fn write_out(&self) -> io::Result<()> {
+        self.write_pending(false)
+    }
+
+    /// Write everything appended so far, even while the background fsync runs
+    /// (shutdown, DEBUG LOADAOF: Redis's forced flush).
+    pub fn write_out_now(&self) -> io::Result<()> {
+        self.write_pending(true)
+    }
+
+    fn write_pending(&self, force: bool) -> io::Result<()> {
         let mut out = self.output.lock();
+        if !force && self.has_pending(&out) && self.postpones_write(&mut out) {
+            // The bytes stay in the buffer (`aof_buffer_length` shows them).
+            return Ok(());
+        }
+        out.postponed_since = None;
+        self.write_postponed.store(false, Ordering::Release);
         {
             let mut buffer = self.buffer.lock();
             let base = out.queue.len();
@@ -57,6 +85,7 @@ impl Aof {
         if out.failing && self.state() == super::State::Off {
             out.drop_until_closed();
         }
+        self.debug_flush_sleep();
         let queued = out.queue.len();
         let result = self.write_queue(&mut out);
         let wrote = out.queue.len() < queued;
@@ -73,6 +102,43 @@ impl Aof {
             }
         }
         result
+    }
+
+    /// Is there anything to write, or a file to switch to?
+    fn has_pending(&self, out: &Output) -> bool {
+        if !out.queue.is_empty() || !out.switches.is_empty() {
+            return true;
+        }
+        let buffer = self.buffer.lock();
+        !buffer.bytes.is_empty() || !buffer.switches.is_empty()
+    }
+
+    /// With `everysec`, while the background fsync runs: postpone the write,
+    /// unless it has waited [`MAX_POSTPONE`] already (then it goes through and
+    /// counts as delayed). Decides whether to postpone.
+    fn postpones_write(&self, out: &mut Output) -> bool {
+        let fsync_runs =
+            self.fsync_policy() == Fsync::EverySec && self.fsync_running.load(Ordering::Acquire);
+        if !fsync_runs {
+            return false;
+        }
+        let since = *out.postponed_since.get_or_insert_with(Instant::now);
+        if since.elapsed() < MAX_POSTPONE {
+            self.write_postponed.store(true, Ordering::Release);
+            return true;
+        }
+        self.delayed_fsyncs.fetch_add(1, Ordering::Relaxed);
+        log_notice!(
+            "Asynchronous AOF fsync is taking too long (disk is busy?). Writing the AOF buffer without waiting for fsync to complete, this may slow down Redis."
+        );
+        false
+    }
+
+    fn debug_flush_sleep(&self) {
+        let micros = self.debug_flush_sleep_us.load(Ordering::Relaxed);
+        if micros > 0 {
+            std::thread::sleep(Duration::from_micros(micros));
+        }
     }
 
     /// Is there something appended that nobody wrote yet (and no failure that the
@@ -155,7 +221,7 @@ impl Aof {
     /// fsync what is written to the current file, then release the replies that
     /// waited for it. The fsync runs on a handle of its own: workers keep writing
     /// meanwhile, and their writes wait for the next one.
-    fn sync(&self, last_fsync: &mut Instant) -> bool {
+    fn sync(&self) -> bool {
         let (file, pos) = {
             let out = self.output.lock();
             (out.file.clone(), self.written.load(Ordering::Acquire))
@@ -164,15 +230,11 @@ impl Aof {
             self.release(pos);
             return true;
         };
-        let started = Instant::now();
-        let result = file.sync_data();
-        // Writes queued behind an fsync stuck this long count as delayed, as
-        // Redis's `aof_delayed_fsync` counts them.
-        if started.elapsed() > SECOND * 2 {
-            self.delayed_fsyncs.fetch_add(1, Ordering::Relaxed);
+        let sleep = self.debug_fsync_sleep_us.load(Ordering::Relaxed);
+        if sleep > 0 {
+            std::thread::sleep(Duration::from_micros(sleep));
         }
-        *last_fsync = Instant::now();
-        match result {
+        match file.sync_data() {
             Ok(()) => {
                 self.release(pos);
                 true
@@ -188,6 +250,13 @@ impl Aof {
                 self.output.lock().failing = true;
                 false
             }
+        }
+    }
+
+    /// Hand the fsync to the fsync thread unless it still runs the last one.
+    fn sync_in_background(&self, fsync_thread: &Sender<()>) {
+        if !self.fsync_running.swap(true, Ordering::AcqRel) && fsync_thread.send(()).is_err() {
+            self.fsync_running.store(false, Ordering::Release);
         }
     }
 }
@@ -209,35 +278,55 @@ impl Output {
     }
 }
 
-/// Start the writer thread of `aof`.
+/// Start the writer thread of `aof` (which starts the fsync thread).
 pub fn start_writer(aof: Arc<Aof>) -> io::Result<std::thread::JoinHandle<()>> {
+    let (requests, received) = channel();
+    let fsyncing = aof.clone();
+    std::thread::Builder::new()
+        .name("kvik-aof-fsync".into())
+        .spawn(move || run_fsyncs(&fsyncing, received))?;
     std::thread::Builder::new()
         .name("kvik-aof".into())
-        .spawn(move || run(&aof))
+        .spawn(move || run(&aof, &requests))
 }
 
-fn run(aof: &Aof) {
+fn run(aof: &Aof, fsync_thread: &Sender<()>) {
     let mut last_fsync = Instant::now();
     let mut last_round = Instant::now();
     loop {
         let stop = wait_for_work(aof, last_round);
         last_round = Instant::now();
-        let written = aof.write_out().is_ok();
-        if written {
+        let written = if stop {
+            aof.write_out_now()
+        } else {
+            aof.write_out()
+        };
+        if written.is_ok() {
             match aof.fsync_policy() {
                 Fsync::Always if !aof.fsync_skipped() => {
-                    aof.sync(&mut last_fsync);
+                    aof.sync();
                 }
                 Fsync::EverySec if last_fsync.elapsed() >= SECOND && !aof.fsync_skipped() => {
-                    aof.sync(&mut last_fsync);
+                    aof.sync_in_background(fsync_thread);
+                    last_fsync = Instant::now();
                 }
                 _ => {}
             }
         }
         if stop {
-            aof.sync(&mut last_fsync);
+            aof.sync();
             return;
         }
+    }
+}
+
+/// The fsync thread: one fsync per request, then the writer is woken to write
+/// what waited for it. Ends when the writer thread does.
+fn run_fsyncs(aof: &Aof, requests: Receiver<()>) {
+    for () in requests {
+        aof.sync();
+        aof.fsync_running.store(false, Ordering::Release);
+        aof.wake_writer();
     }
 }
 
@@ -258,7 +347,8 @@ fn wait_for_work(aof: &Aof, last_round: Instant) -> bool {
             buffer.wake = false;
             return false;
         }
-        let period = if failing { RETRY } else { SECOND };
+        let postponed = aof.write_postponed.load(Ordering::Acquire);
+        let period = if failing || postponed { RETRY } else { SECOND };
         let due = last_round + period;
         let now = Instant::now();
         if now >= due {

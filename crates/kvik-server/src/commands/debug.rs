@@ -46,6 +46,18 @@ const ACTIONS: &[Action] = &[
         run: help,
     },
     Action {
+        name: "aof-flush-sleep",
+        min_args: 3,
+        max_args: 3,
+        run: aof_flush_sleep,
+    },
+    Action {
+        name: "aof-fsync-sleep",
+        min_args: 3,
+        max_args: 3,
+        run: aof_fsync_sleep,
+    },
+    Action {
         name: "assert",
         min_args: 2,
         max_args: 2,
@@ -263,6 +275,10 @@ fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 const HELP: &[&str] = &[
+    "AOF-FLUSH-SLEEP <microsec>",
+    "    Server will sleep before flushing the AOF, this is used for testing.",
+    "AOF-FSYNC-SLEEP <microsec>",
+    "    Each fsync of the AOF sleeps first, this is used for testing a busy disk.",
     "ASSERT",
     "    Crash by assertion failed.",
     "CHANGE-REPL-ID",
@@ -722,6 +738,36 @@ fn set_skip_checksum_validation(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// DEBUG AOF-FLUSH-SLEEP microseconds: each write of the AOF buffer sleeps first
+/// (Redis's test hook).
+fn aof_flush_sleep(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    ctx.server.aof.set_debug_flush_sleep(atoi_micros(args[2]));
+    ctx.out.ok();
+    Ok(())
+}
+
+/// DEBUG AOF-FSYNC-SLEEP microseconds: each fsync of the AOF sleeps first, so
+/// that tests see writers wait for a stuck fsync (`aof_delayed_fsync`).
+fn aof_fsync_sleep(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    ctx.server.aof.set_debug_fsync_sleep(atoi_micros(args[2]));
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Microseconds read as `atoi` reads them (0 when there is no number); a
+/// negative count sleeps not at all, and the count is an `int` as in Redis.
+fn atoi_micros(arg: &[u8]) -> u64 {
+    if arg.trim_ascii_start().starts_with(b"-") {
+        return 0;
+    }
+    let digits = leading_digits(arg);
+    let digits = &digits[..digits.len().min(12)];
+    std::str::from_utf8(digits)
+        .ok()
+        .and_then(|d| d.parse::<u64>().ok())
+        .map_or(0, |n| n.min(i32::MAX as u64))
+}
+
 /// The digits `atoi` would read: after blanks and an optional sign.
 fn leading_digits(arg: &[u8]) -> &[u8] {
     let start = arg
@@ -773,6 +819,10 @@ mod tests {
         assert_eq!(leading_float(b"0.25s"), 0.25);
         assert_eq!(leading_float(b"  2"), 2.0);
         assert_eq!(leading_float(b"abc"), 0.0);
+        assert_eq!(atoi_micros(b" 250us"), 250);
+        assert_eq!(atoi_micros(b"-5"), 0);
+        assert_eq!(atoi_micros(b"x"), 0);
+        assert_eq!(atoi_micros(b"99999999999999999999"), i32::MAX as u64);
         assert_eq!(leading_digits(b" -12x"), b"12");
         assert_eq!(leading_digits(b"abc"), b"");
     }

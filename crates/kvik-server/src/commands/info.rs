@@ -529,7 +529,7 @@ fn aof_fields(server: &Server, r: &mut Report) {
         r.field("aof_base_size", aof.base_size());
         r.field("aof_pending_rewrite", u8::from(aof.rewrite_scheduled()));
         r.field("aof_buffer_length", aof.buffer_len());
-        r.field("aof_pending_bio_fsync", 0);
+        r.field("aof_pending_bio_fsync", u8::from(aof.fsync_running()));
         r.field(
             "aof_delayed_fsync",
             aof.delayed_fsyncs

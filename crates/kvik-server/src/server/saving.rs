@@ -206,6 +206,9 @@ fn run_save_points(server: &Server) {
 /// A supervisor hears that the server is stopping, and what the save is doing.
 pub fn save_before_exit(server: &Server, asked: Option<bool>) -> Result<(), SaveError> {
     crate::supervise::stopping();
+    if server.aof.is_on() && server.aof.rewrite_in_progress() {
+        log_warning!("There is a child rewriting the AOF. Killing it!");
+    }
     server.aof.cancel_rewrite();
     server.persistence.cancel_background();
     let wanted = asked.unwrap_or_else(|| !server.config.read().save.is_empty());
@@ -219,6 +222,23 @@ pub fn save_before_exit(server: &Server, asked: Option<bool>) -> Result<(), Save
         log_warning!("Error trying to save the DB, can't exit.");
         crate::supervise::status("Error trying to save the DB, can't exit.");
     })
+}
+
+/// May the server exit, as far as the AOF is concerned? Not while the first
+/// rewrite after `CONFIG SET appendonly yes` runs (the dataset is in no AOF yet),
+/// unless the shutdown is forced: Redis 7.0's finishShutdown.
+pub fn aof_lets_exit(server: &Server, force: bool) -> bool {
+    let aof = &server.aof;
+    if aof.state() != crate::aof::State::WaitRewrite || !aof.rewrite_in_progress() {
+        return true;
+    }
+    if force {
+        log_warning!("Writing initial AOF. Exit anyway.");
+        return true;
+    }
+    log_warning!("Writing initial AOF, can't exit.");
+    crate::supervise::status("Writing initial AOF, can't exit.");
+    false
 }
 
 /// Remove the temp files this process's saves, rewrites and disk-backed syncs may

@@ -3,7 +3,7 @@
 //! at most `shutdown-timeout` seconds), then save and stop. While it waits the server
 //! still answers, so `SHUTDOWN ABORT` can cancel it; the SHUTDOWN clients waiting
 //! then get `-ERR Errors trying to SHUTDOWN. Check logs.`, as they do when the final
-//! save fails.
+//! save fails or the first AOF is still being written.
 //!
 //! Owns the state of the shutdown in progress (its flags, deadline, waiting clients)
 //! and the watcher thread that finishes it. Must not touch connections: the waiting
@@ -204,28 +204,38 @@ fn replicas_in_sync(server: &Server) -> bool {
         .all(|feed| feed.ack_offset.load(Ordering::Acquire) == offset)
 }
 
-/// The last steps (Redis's finishShutdown): say which replicas lag, save as the
-/// flags and `save` say, and stop the workers. When the save fails without FORCE
-/// the shutdown is cancelled and the server goes on; returns whether it stops.
+/// The last steps (Redis's finishShutdown): say which replicas lag, refuse to
+/// exit while the first AOF is written, save as the flags and `save` say, and
+/// stop the workers. Without FORCE, a refusal or a failed save cancels the
+/// shutdown and the server goes on; returns whether it stops.
 fn finish(server: &Server) -> bool {
     let flags = server.shutdown.state.lock().flags;
+    let force = flags & FORCE != 0;
     log_replicas(server);
+    if !super::saving::aof_lets_exit(server, force) || !save_unless_forced(server, flags) {
+        log_warning!("Errors trying to shut down the server. Check the logs for more information.");
+        cancel(server);
+        return false;
+    }
+    server.request_shutdown();
+    true
+}
+
+/// The final save as the flags and `save` say; false when it failed and the
+/// shutdown is not forced.
+fn save_unless_forced(server: &Server, flags: u8) -> bool {
     let asked = match (flags & SAVE != 0, flags & NOSAVE != 0) {
         (true, _) => Some(true),
         (_, true) => Some(false),
         _ => None,
     };
-    if super::saving::save_before_exit(server, asked).is_err() {
-        if flags & FORCE == 0 {
-            log_warning!(
-                "Errors trying to shut down the server. Check the logs for more information."
-            );
-            cancel(server);
-            return false;
-        }
-        log_warning!("Error trying to save the DB. Exit anyway.");
+    if super::saving::save_before_exit(server, asked).is_ok() {
+        return true;
     }
-    server.request_shutdown();
+    if flags & FORCE == 0 {
+        return false;
+    }
+    log_warning!("Error trying to save the DB. Exit anyway.");
     true
 }
 

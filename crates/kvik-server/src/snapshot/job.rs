@@ -213,28 +213,54 @@ impl Snapshot {
                 super::commands::write_select(&mut select, db);
                 out.put(&select);
             }
-            for id in keyspace.db_shard_ids(db) {
+            let first = keyspace.global_id(db, 0);
+            let db_ids = first..first + keyspace.shards_per_db();
+            for id in db_ids.clone() {
                 if cancel.load(Ordering::Relaxed) {
                     return Err(Cancelled);
                 }
-                self.write_shard(keyspace, id, out);
+                self.write_captured(&db_ids, out);
+                self.write_if_pending(keyspace, id, out);
             }
+            // Every shard of the database is captured now: the last ones out.
+            self.write_captured(&db_ids, out);
         }
         Ok(())
     }
 
-    /// Shard `id`: serialized now if nobody captured it, else what they captured.
-    fn write_shard(&self, keyspace: &Keyspace, id: usize, out: &mut impl Sink) {
+    /// Shard `id`, serialized now if nobody captured it yet (those captured are
+    /// written by [`Snapshot::write_captured`]).
+    fn write_if_pending(&self, keyspace: &Keyspace, id: usize, out: &mut impl Sink) {
         let own = keyspace.capture_if_pending(id, |shard| (self.serialize(shard), shard.len()));
-        let bytes = match own {
-            Some((bytes, keys)) => {
-                // Slept after the lock went, so the knob slows the save, not writers.
-                super::KeyDelay::new(self.settings.key_delay).after_keys(keys as u64);
-                bytes
+        if let Some((bytes, keys)) = own {
+            out.put(&bytes);
+            // Slept after the lock went, so the knob slows the save, not writers.
+            super::KeyDelay::new(self.settings.key_delay).after_keys(keys as u64);
+        }
+    }
+
+    /// Write out, and free, the shards of the database being written (global ids
+    /// `db_ids`) that commands captured since the last look. The order of keys
+    /// within a database is free in the file, so a captured shard goes out at
+    /// once instead of waiting in memory for the writer to reach it: under
+    /// writes spread over every shard, that wait held most of the dataset's
+    /// serialized bytes at once.
+    fn write_captured(&self, db_ids: &std::ops::Range<usize>, out: &mut impl Sink) {
+        let ready: Vec<Vec<u8>> = {
+            let mut captured = self.captured.lock();
+            if captured.is_empty() {
+                return;
             }
-            None => self.captured.lock().remove(&id).unwrap_or_default(),
+            let ids: Vec<usize> = captured
+                .keys()
+                .copied()
+                .filter(|id| db_ids.contains(id))
+                .collect();
+            ids.iter().filter_map(|id| captured.remove(id)).collect()
         };
-        out.put(&bytes);
+        for bytes in ready {
+            out.put(&bytes);
+        }
     }
 }
 
@@ -255,4 +281,65 @@ fn aux_fields(point: &AtPoint) -> Vec<(&'static str, String)> {
     }
     fields.push(("aof-base", "0".to_string()));
     fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keyspace::{hash_key, EntryBox, EntryData};
+    use crate::types::string::StrValue;
+    use crate::types::Value;
+
+    /// One key per shard of a one-database keyspace of four shards, by shard.
+    fn one_key_per_shard(keyspace: &Keyspace) -> Vec<String> {
+        let mut names: Vec<Option<String>> = vec![None; keyspace.shards_per_db()];
+        for i in 0.. {
+            let key = format!("k{i}");
+            let shard = keyspace.shard_of(hash_key(key.as_bytes()));
+            names[shard].get_or_insert(key);
+            if names.iter().all(Option::is_some) {
+                break;
+            }
+        }
+        let names: Vec<String> = names.into_iter().flatten().collect();
+        for (shard, key) in names.iter().enumerate() {
+            let data = EntryData {
+                value: Value::Str(StrValue::from_bytes(b"v")),
+                expire_at: 0,
+                ts: 1,
+            };
+            let entry = EntryBox::new(key.as_bytes(), data, 0);
+            let mut locked = keyspace.shard(0, shard).lock();
+            assert!(locked.insert(hash_key(key.as_bytes()), entry).is_none());
+        }
+        names
+    }
+
+    #[test]
+    fn a_captured_shard_is_written_out_before_the_writer_reaches_it() {
+        let keyspace = Keyspace::new(1, 2);
+        let keys = one_key_per_shard(&keyspace);
+        let settings = Settings {
+            form: Form::Commands,
+            compress: false,
+            access: AccessData::None,
+            clock: AccessClock::Lru,
+            key_delay: 0,
+            timestamps: false,
+        };
+        let (snapshot, point) = Snapshot::begin(&keyspace, settings, Vec::new(), || 0).unwrap();
+        // A command meets the last shard first: it is captured...
+        drop(keyspace.lock_for_use(3));
+        assert_eq!(snapshot.captured.lock().len(), 1);
+        let mut out = Vec::new();
+        snapshot
+            .write(&keyspace, &point, &mut out, &AtomicBool::new(false))
+            .unwrap();
+        keyspace.end_capture();
+        // ...and goes out first, instead of waiting in memory for its turn.
+        let text = String::from_utf8(out).unwrap();
+        let at = |key: &str| text.find(&format!("\r\n{key}\r\n")).unwrap();
+        assert!(keys[..3].iter().all(|key| at(&keys[3]) < at(key)), "{text}");
+        assert!(snapshot.captured.lock().is_empty());
+    }
 }
