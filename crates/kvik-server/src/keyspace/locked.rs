@@ -584,6 +584,9 @@ impl<'a> Locked<'a> {
         self.dirty += 1;
         self.env.keyspace.signal_modified(db, key);
         self.note_written(db, key);
+        if matches!(value, Value::Cron(_)) {
+            self.env.keyspace.crons.note(db, key);
+        }
         let (now, last) = (self.now_ms, self.last_ts);
         let (clock, touch) = (self.clock, self.touch);
         let access = |previous: Option<u32>| match previous {
@@ -639,6 +642,9 @@ impl<'a> Locked<'a> {
             .find(hash, entry.key())
             .map_or(0, |e| e.ts);
         entry.ts = self.stamp(previous_ts.max(entry.ts));
+        if matches!(entry.value, Value::Cron(_)) {
+            self.env.keyspace.crons.note(db, entry.key());
+        }
         self.env.keyspace.signal_modified(db, entry.key());
         self.note_written(db, entry.key());
         // Redis deletes the target first, so the moved key is always a new one there.
