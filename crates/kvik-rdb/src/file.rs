@@ -129,12 +129,7 @@ pub fn write_key(out: &mut impl Sink, key: &[u8], value: &Value, meta: KeyMeta, 
     out.put_byte(body[0]);
     write_string(out, key, compress);
     out.put(&body[1..]);
-    if let Some(deadlines) = value.members().and_then(|c| c.deadlines()) {
-        for (member, at) in deadlines.iter() {
-            write_aux(out, SUBEXPIRE_KEY, member);
-            write_aux(out, SUBEXPIRE_WHEN, at.to_string().as_bytes());
-        }
-    }
+    write_value_aux(out, value);
     if let Value::Cron(job) = value {
         // KeyDB schedules a job by a deadline on the member named as the key itself.
         write_aux(out, SUBEXPIRE_KEY, key);
@@ -143,13 +138,43 @@ pub fn write_key(out: &mut impl Sink, key: &[u8], value: &Value, meta: KeyMeta, 
             SUBEXPIRE_WHEN,
             job.next_run_ms().to_string().as_bytes(),
         );
-        if job.single {
-            write_aux(out, CRON_SINGLE, b"1");
-        }
     }
     if let Some(ts) = meta.ts {
         write_aux(out, KEY_TS, ts.to_string().as_bytes());
     }
+}
+
+/// The aux fields that belong to the value itself, written after it: its members'
+/// deadlines (KeyDB's fields) and a job's single-shot flag. A file has them after
+/// the key; a DUMP payload after the value, where Redis 7.0's RESTORE ignores them.
+pub fn write_value_aux(out: &mut impl Sink, value: &Value) {
+    if let Some(deadlines) = value.members().and_then(|c| c.deadlines()) {
+        for (member, at) in deadlines.iter() {
+            write_aux(out, SUBEXPIRE_KEY, member);
+            write_aux(out, SUBEXPIRE_WHEN, at.to_string().as_bytes());
+        }
+    }
+    if matches!(value, Value::Cron(job) if job.single) {
+        write_aux(out, CRON_SINGLE, b"1");
+    }
+}
+
+/// Take in what [`write_value_aux`] wrote after a DUMP payload's value. What does
+/// not read as such fields is ignored, as Redis ignores what follows a value.
+pub fn read_value_aux<'a>(src: &mut impl Source<'a>, value: Value) -> Value {
+    let mut held = HeldKey::default();
+    held.hold(0, Vec::new(), value, KeyMeta::default());
+    while src.left().is_some_and(|left| left > 0) {
+        if src.byte() != Ok(opcode::AUX) {
+            break;
+        }
+        let (Ok(name), Ok(text)) = (src.string(), src.string()) else {
+            break;
+        };
+        let _ = held.member_deadline(&name, &text) || held.cron_single(&name);
+    }
+    let (_, _, value, _) = held.key.take().expect("held above");
+    value
 }
 
 fn write_aux(out: &mut impl Sink, name: &[u8], value: &[u8]) {

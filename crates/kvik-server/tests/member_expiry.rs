@@ -624,3 +624,58 @@ fn replaying_the_effect_stream_reproduces_member_deadlines_and_expiries() {
         assert_eq!(q(&mut r, line), q(&mut s, line), "{line}");
     }
 }
+
+/// The bulk string a raw reply holds.
+fn bulk(reply: &[u8]) -> Vec<u8> {
+    let header_end = reply.windows(2).position(|w| w == b"\r\n").unwrap();
+    assert_eq!(reply[0], b'$', "{}", String::from_utf8_lossy(reply));
+    reply[header_end + 2..reply.len() - 2].to_vec()
+}
+
+#[test]
+fn dump_and_restore_carry_member_deadlines_and_redis_still_takes_the_payload() {
+    let source = TestServer::start(&[]);
+    let mut k = source.raw();
+    fill(&mut k);
+    q(&mut k, "EXPIREMEMBERAT set m1 4102444800");
+    q(&mut k, "HEXPIREAT hash 4102444800 FIELDS 1 f2");
+    q(&mut k, "EXPIREMEMBERAT zset b 4102444800");
+    q(
+        &mut k,
+        &format!("PEXPIREMEMBERAT zset a {}", now_ms() + 300),
+    );
+    let payloads: Vec<(&str, Vec<u8>)> = ["set", "hash", "zset"]
+        .into_iter()
+        .map(|key| (key, bulk(&k.cmd(&["DUMP", key]))))
+        .collect();
+    // Restored on another server, as a key moved between servers is.
+    let target = TestServer::start(&[]);
+    let mut t = target.raw();
+    for (key, payload) in &payloads {
+        let restored = t.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", payload]);
+        assert_eq!(restored, b"+OK\r\n", "{key}");
+    }
+    let left = seconds_until(4_102_444_800);
+    for line in ["TTL set m1", "TTL hash f2", "TTL zset b"] {
+        assert_ttl_near(&mut t, line, left);
+    }
+    assert_eq!(q(&mut t, "TTL set m2"), ":-1\r\n");
+    assert_eq!(q(&mut t, "HTTL hash FIELDS 1 f1"), "*1\r\n:-1\r\n");
+    // A deadline that passes after the DUMP still removes its member there.
+    poll_until(&mut t, "ZRANGE zset 0 -1", "*1\r\n$1\r\nb\r\n");
+
+    let Some(_) = support::redis_server_or_skip() else {
+        return;
+    };
+    // Redis 7.0 reads the value and ignores what follows it: the payload restores
+    // there, without the deadlines.
+    let redis = support::RealRedis::start(&[]);
+    let mut r = redis.raw();
+    for (key, payload) in &payloads {
+        let restored = r.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", payload]);
+        assert_eq!(restored, b"+OK\r\n", "{key}");
+    }
+    assert_eq!(q(&mut r, "SCARD set"), ":2\r\n");
+    assert_eq!(q(&mut r, "HGET hash f2"), "$2\r\nv2\r\n");
+    assert_eq!(q(&mut r, "ZCARD zset"), ":2\r\n");
+}
