@@ -324,7 +324,9 @@ fn the_active_cycle_removes_members_of_untouched_keys() {
 fn many_members_across_many_keys_go_while_the_server_idles() {
     let kvik = Kvik::start();
     let mut c = kvik.conn();
-    let at = now_ms() + 200;
+    // Far enough ahead that a loaded machine sets every deadline before the first
+    // one passes.
+    let at = now_ms() + 2000;
     let keys = 200;
     let members = 50;
     for k in 0..keys {
@@ -678,4 +680,59 @@ fn dump_and_restore_carry_member_deadlines_and_redis_still_takes_the_payload() {
     assert_eq!(q(&mut r, "SCARD set"), ":2\r\n");
     assert_eq!(q(&mut r, "HGET hash f2"), "$2\r\nv2\r\n");
     assert_eq!(q(&mut r, "ZCARD zset"), ":2\r\n");
+}
+
+#[test]
+fn a_replica_hides_due_members_until_the_masters_removal_arrives() {
+    let master = TestServer::start(&["--enable-debug-command", "yes"]);
+    let mut m = master.raw();
+    let port = master.port().to_string();
+    let replica = TestServer::start(&[
+        "--enable-debug-command",
+        "yes",
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+    ]);
+    let mut r = replica.raw();
+    support::wait_for("the link", || {
+        r.info_field("replication", "master_link_status") == "up"
+    });
+    // The master's active cycle rests, and nothing reads these keys there: its
+    // removals only go out once the cycle runs again.
+    assert_eq!(q(&mut m, "DEBUG PAUSE-CRON 1"), "+OK\r\n");
+    fill(&mut m);
+    q(&mut m, "SADD lone x");
+    let soon = now_ms() + 300;
+    for line in [
+        format!("PEXPIREMEMBERAT set m1 {soon}"),
+        format!("PEXPIREMEMBERAT hash f2 {soon}"),
+        format!("PEXPIREMEMBERAT zset a {soon}"),
+        format!("PEXPIREMEMBERAT lone x {soon}"),
+    ] {
+        assert_eq!(q(&mut m, &line), ":1\r\n");
+    }
+    support::wait_for("the replica to have the deadlines", || {
+        q(&mut r, "TTL lone x") != ":-2\r\n" && q(&mut r, "TTL lone x") != ":-1\r\n"
+    });
+    poll_until(&mut r, "SMEMBERS set", "*1\r\n$2\r\nm2\r\n");
+    assert_eq!(q(&mut r, "SCARD set"), ":1\r\n");
+    assert_eq!(q(&mut r, "HGETALL hash"), "*2\r\n$2\r\nf1\r\n$2\r\nv1\r\n");
+    assert_eq!(q(&mut r, "HEXISTS hash f2"), ":0\r\n");
+    assert_eq!(q(&mut r, "ZRANGE zset 0 -1"), "*1\r\n$1\r\nb\r\n");
+    assert_eq!(
+        q(&mut r, "EXISTS lone"),
+        ":0\r\n",
+        "every member due: no key"
+    );
+    // Hidden, not removed: the replica keeps them until the master says so.
+    assert_eq!(q(&mut r, "DBSIZE"), ":4\r\n");
+    assert_eq!(q(&mut m, "DEBUG PAUSE-CRON 0"), "+OK\r\n");
+    poll_until(&mut r, "DBSIZE", ":3\r\n");
+    let offset = m.info_field("replication", "master_repl_offset");
+    support::wait_for("the replica to catch up", || {
+        r.info_field("replication", "slave_repl_offset") == offset
+    });
+    assert_eq!(q(&mut r, "SMEMBERS set"), "*1\r\n$2\r\nm2\r\n");
+    assert_eq!(q(&mut m, "DEBUG DIGEST"), q(&mut r, "DEBUG DIGEST"));
 }

@@ -113,6 +113,10 @@ pub struct Locked<'a> {
     /// clients are served key by key in the order the keys became ready, as Redis
     /// serves its ready keys.
     written: Option<Vec<(usize, Vec<u8>)>>,
+    /// Values whose due members this command's reads do not see while expiry is held
+    /// (a replica, CLIENT PAUSE): taken out for the command, put back before the
+    /// locks go, so the master's removal stays the one that removes them.
+    pub(super) hidden: Vec<super::members::Hidden>,
 }
 
 impl<'a> Locked<'a> {
@@ -162,6 +166,7 @@ impl<'a> Locked<'a> {
             group: None,
             gave_up,
             written: None,
+            hidden: Vec::new(),
         }
     }
 
@@ -883,6 +888,7 @@ impl Drop for Locked<'_> {
     /// A command that wrote may have given keys deadlines (or moved them, SWAPDB):
     /// refresh the hints the active expiry cycle reads before the locks go.
     fn drop(&mut self) {
+        self.unhide_members();
         self.finish_effect_group();
         if self.dirty > 0 {
             for (id, shard) in &self.guards {
