@@ -7,6 +7,7 @@
 
 use super::io::{prealloc, Source};
 use super::{intset, kind, listpack, stream, ziplist, zipmap, Corrupt, Result};
+use kvik_types::cron::CronJob;
 use kvik_types::hash::{self, Hash};
 use kvik_types::list::{Element, End, List, NodeLimit};
 use kvik_types::set::{IntSet, Set};
@@ -54,7 +55,7 @@ pub fn decode<'a>(src: &mut impl Source<'a>, limits: &Limits) -> Result<Value> {
 /// Is `byte` the type byte of a value kvik can read? (In an RDB file the byte before
 /// a key is either that or an opcode.)
 pub fn is_value_type(byte: u8) -> bool {
-    matches!(byte, 0..=5 | 9..=21)
+    matches!(byte, 0..=5 | 9..=21 | kind::CRON)
 }
 
 /// Is `byte` a module value's type byte (which kvik cannot read without the module)?
@@ -88,10 +89,33 @@ pub fn decode_body<'a>(type_byte: u8, src: &mut impl Source<'a>, limits: &Limits
         kind::STREAM_LISTPACKS => stream::decode(src, 1)?,
         kind::STREAM_LISTPACKS_2 => stream::decode(src, 2)?,
         kind::STREAM_LISTPACKS_3 => stream::decode(src, 3)?,
+        kind::CRON => cron(src)?,
         kind::MODULE | kind::MODULE_2 => return Err(Corrupt("module values are not supported")),
         _ => return Err(Corrupt("unknown value type")),
     };
     Ok(value)
+}
+
+/// KeyDB's scheduled script. The single-shot flag is not in the body (KeyDB does
+/// not keep it): the file's `kvik-cron-single` field after the key restores it.
+fn cron<'a>(src: &mut impl Source<'a>) -> Result<Value> {
+    let script = src.string()?.into_owned();
+    let start_ms = src.millis()?;
+    let interval_ms = src.millis()?;
+    if interval_ms == 0 {
+        return Err(Corrupt("cron job without an interval"));
+    }
+    let owned = |v: Vec<Cow<'a, [u8]>>| v.into_iter().map(Cow::into_owned).collect();
+    let keys = owned(plain_elements(src)?);
+    let args = owned(plain_elements(src)?);
+    Ok(Value::Cron(Box::new(CronJob {
+        script,
+        start_ms,
+        interval_ms,
+        keys,
+        args,
+        single: false,
+    })))
 }
 
 /// A count, then that many strings.

@@ -3,9 +3,10 @@
 //! element lists, lists always a quicklist of listpack nodes.
 
 use super::decode::{CONTAINER_PACKED, CONTAINER_PLAIN};
-use super::io::{write_binary_double, write_int, write_len, write_string, Sink};
+use super::io::{write_binary_double, write_int, write_len, write_millis, write_string, Sink};
 use super::listpack::Writer;
 use super::{intset, kind, stream};
+use kvik_types::cron::CronJob;
 use kvik_types::hash::Hash;
 use kvik_types::list::{Element, List};
 use kvik_types::set::Set;
@@ -36,6 +37,21 @@ pub fn encode(value: &Value, out: &mut impl Sink, compress: bool) {
         Value::Stream(s) => {
             out.put_byte(kind::STREAM_LISTPACKS_2);
             stream::encode(out, s, compress);
+        }
+        Value::Cron(job) => cron(out, job, compress),
+    }
+}
+
+/// KeyDB's layout: script, start and interval (ms), the keys, the arguments.
+fn cron(out: &mut impl Sink, job: &CronJob, compress: bool) {
+    out.put_byte(kind::CRON);
+    write_string(out, &job.script, compress);
+    write_millis(out, job.start_ms);
+    write_millis(out, job.interval_ms);
+    for strings in [&job.keys, &job.args] {
+        write_len(out, strings.len() as u64);
+        for s in strings {
+            write_string(out, s, compress);
         }
     }
 }

@@ -86,6 +86,9 @@ const SUBEXPIRE_WHEN: &[u8] = b"keydb-subexpire-when";
 const KEY_TS: &[u8] = b"kvik-ts";
 const GRAVE: &[u8] = b"kvik-grave";
 const GRAVES_FLOOR: &[u8] = b"kvik-graves-floor";
+/// After a scheduled script that runs once (KEYDB.CRON ... single): KeyDB's type
+/// 64 has no room for that flag, and KeyDB reloads every job as a repeating one.
+const CRON_SINGLE: &[u8] = b"kvik-cron-single";
 /// A counted key's state (per-node totals), written before the key it belongs to.
 pub const COUNTER: &[u8] = b"kvik-counter";
 
@@ -126,15 +129,52 @@ pub fn write_key(out: &mut impl Sink, key: &[u8], value: &Value, meta: KeyMeta, 
     out.put_byte(body[0]);
     write_string(out, key, compress);
     out.put(&body[1..]);
+    write_value_aux(out, value);
+    if let Value::Cron(job) = value {
+        // KeyDB schedules a job by a deadline on the member named as the key itself.
+        write_aux(out, SUBEXPIRE_KEY, key);
+        write_aux(
+            out,
+            SUBEXPIRE_WHEN,
+            job.next_run_ms().to_string().as_bytes(),
+        );
+    }
+    if let Some(ts) = meta.ts {
+        write_aux(out, KEY_TS, ts.to_string().as_bytes());
+    }
+}
+
+/// The aux fields that belong to the value itself, written after it: its members'
+/// deadlines (KeyDB's fields) and a job's single-shot flag. A file has them after
+/// the key; a DUMP payload after the value, where Redis 7.0's RESTORE ignores them.
+pub fn write_value_aux(out: &mut impl Sink, value: &Value) {
     if let Some(deadlines) = value.members().and_then(|c| c.deadlines()) {
         for (member, at) in deadlines.iter() {
             write_aux(out, SUBEXPIRE_KEY, member);
             write_aux(out, SUBEXPIRE_WHEN, at.to_string().as_bytes());
         }
     }
-    if let Some(ts) = meta.ts {
-        write_aux(out, KEY_TS, ts.to_string().as_bytes());
+    if matches!(value, Value::Cron(job) if job.single) {
+        write_aux(out, CRON_SINGLE, b"1");
     }
+}
+
+/// Take in what [`write_value_aux`] wrote after a DUMP payload's value. What does
+/// not read as such fields is ignored, as Redis ignores what follows a value.
+pub fn read_value_aux<'a>(src: &mut impl Source<'a>, value: Value) -> Value {
+    let mut held = HeldKey::default();
+    held.hold(0, Vec::new(), value, KeyMeta::default());
+    while src.left().is_some_and(|left| left > 0) {
+        if src.byte() != Ok(opcode::AUX) {
+            break;
+        }
+        let (Ok(name), Ok(text)) = (src.string(), src.string()) else {
+            break;
+        };
+        let _ = held.member_deadline(&name, &text) || held.cron_single(&name);
+    }
+    let (_, _, value, _) = held.key.take().expect("held above");
+    value
 }
 
 fn write_aux(out: &mut impl Sink, name: &[u8], value: &[u8]) {
@@ -291,7 +331,10 @@ pub fn read(
         if op == opcode::AUX {
             let name = src.string()?;
             let value = src.string()?;
-            if held.member_deadline(&name, &value) || held.timestamp(&name, &value) {
+            if held.member_deadline(&name, &value)
+                || held.timestamp(&name, &value)
+                || held.cron_single(&name)
+            {
                 continue;
             }
             held.release(visitor)?;
@@ -383,6 +426,17 @@ impl HeldKey {
             if collection.has_member(&member) {
                 collection.set_deadline(&member, at);
             }
+        }
+        true
+    }
+
+    /// Take in the aux field `name` if it marks the held job as single-shot (true).
+    fn cron_single(&mut self, name: &[u8]) -> bool {
+        if name != CRON_SINGLE {
+            return false;
+        }
+        if let Some((_, _, Value::Cron(job), _)) = self.key.as_mut() {
+            job.single = true;
         }
         true
     }
@@ -579,6 +633,33 @@ mod tests {
         assert_eq!(members.deadline_of(b"c"), Some(5));
         // The fields are taken in, not shown as aux fields.
         assert_eq!(got.aux, [b"redis-ver".to_vec()]);
+    }
+
+    #[test]
+    fn cron_jobs_are_keydbs_type_64_with_their_schedule_and_single_flag() {
+        use kvik_types::cron::CronJob;
+        let job = |single| {
+            Value::Cron(Box::new(CronJob {
+                script: b"redis.call('incr', KEYS[1])".to_vec(),
+                start_ms: 1_700_000_000_000,
+                interval_ms: 250,
+                keys: vec![b"counter".to_vec()],
+                args: vec![b"a1".to_vec(), b"a2".to_vec()],
+                single,
+            }))
+        };
+        let mut out = WriteSink::new(Vec::new());
+        write_header(&mut out, &[]);
+        write_db_start(&mut out, 0, 2, 0);
+        write_key(&mut out, b"once", &job(true), KeyMeta::default(), false);
+        write_key(&mut out, b"again", &job(false), KeyMeta::default(), false);
+        let bytes = finish(out, true).unwrap();
+        // KeyDB's layout: type 64 before the name.
+        let at = bytes.windows(5).position(|w| w == b"\x04once").unwrap();
+        assert_eq!(bytes[at - 1], 64);
+        let got = read_all(&bytes).unwrap();
+        assert_eq!(got.values, [job(true), job(false)]);
+        assert!(got.aux.is_empty(), "the schedule fields are taken in");
     }
 
     #[test]

@@ -20,7 +20,8 @@
 //! groups. It reads every type Redis 7.0 reads, back to the zipmaps of Redis 2.x,
 //! plus the two forms Redis 7.2 added (sets as listpacks, consumers' active time).
 //! Member deadlines (KeyDB's EXPIREMEMBER) go after their key as KeyDB 6.3's aux
-//! fields, which Redis skips ([`file`]).
+//! fields, which Redis skips ([`file`]). KeyDB's scheduled scripts (KEYDB.CRON) are
+//! KeyDB's type 64, which KeyDB reads and Redis refuses, as it refuses KeyDB's.
 //!
 //! Reading works over a [`io::Source`]: a buffer read in place ([`io::Bytes`], DUMP
 //! payloads) or any `io::Read` ([`io::ReadSource`], for files and resyncs). Writing
@@ -91,4 +92,6 @@ mod kind {
     pub const STREAM_LISTPACKS_2: u8 = 19;
     pub const SET_LISTPACK: u8 = 20;
     pub const STREAM_LISTPACKS_3: u8 = 21;
+    /// KeyDB's scheduled script (KEYDB.CRON); Redis has no such type.
+    pub const CRON: u8 = 64;
 }

@@ -3,6 +3,7 @@
 //! bytes, little-endian; Jones's polynomial, reflected, the checksum Redis uses for
 //! RDB files and DUMP).
 
+use super::file::{read_value_aux, write_value_aux};
 use super::io::Bytes;
 use super::{decode, encode, Limits, RDB_VERSION};
 use kvik_types::Value;
@@ -66,10 +67,14 @@ pub fn open(payload: &[u8], checksum: Checksum) -> Option<&[u8]> {
 }
 
 /// DUMP: the payload of `value`, LZF-compressing long strings when `compress`
-/// (`rdbcompression`).
+/// (`rdbcompression`). Its members' deadlines (and a job's single-shot flag) follow
+/// the value as the aux fields an RDB file has after the key: Redis 7.0's RESTORE
+/// reads the value and ignores the bytes after it, so it takes the payload, without
+/// the deadlines.
 pub fn dump(value: &Value, compress: bool) -> Vec<u8> {
     let mut body = Vec::new();
     encode(value, &mut body, compress);
+    write_value_aux(&mut body, value);
     seal(body)
 }
 
@@ -82,16 +87,41 @@ pub enum Refused {
     BadData,
 }
 
-/// RESTORE: the value in `payload`, encoded as `limits` say a value loaded now is.
-/// Bytes between the value and the footer are ignored, as Redis 7.0 ignores them.
+/// RESTORE: the value in `payload`, encoded as `limits` say a value loaded now is,
+/// with the members' deadlines [`dump`] put after it. Other bytes between the value
+/// and the footer are ignored, as Redis 7.0 ignores them.
 pub fn restore(payload: &[u8], limits: &Limits, checksum: Checksum) -> Result<Value, Refused> {
     let body = open(payload, checksum).ok_or(Refused::VersionOrChecksum)?;
-    decode(&mut Bytes::new(body), limits).map_err(|_| Refused::BadData)
+    let mut src = Bytes::new(body);
+    let value = decode(&mut src, limits).map_err(|_| Refused::BadData)?;
+    Ok(read_value_aux(&mut src, value))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn member_deadlines_travel_after_the_value() {
+        use kvik_types::set::Set;
+        let mut set = Set::default();
+        for m in [&b"a"[..], b"b"] {
+            set.insert(m, 512);
+        }
+        let mut value = Value::Set(Box::new(set));
+        value
+            .members_mut()
+            .unwrap()
+            .set_deadline(b"a", 4_102_444_800_000);
+        let payload = dump(&value, false);
+        let back = restore(&payload, &crate::tests::limits(), Checksum::Verify).unwrap();
+        let members = back.members().unwrap();
+        assert_eq!(members.deadline_of(b"a"), Some(4_102_444_800_000));
+        assert_eq!(members.deadline_of(b"b"), None);
+        // Without deadlines the payload is exactly Redis's.
+        let plain = Value::Str(kvik_types::string::StrValue::from_bytes(b"hello"));
+        assert_eq!(dump(&plain, false), b"\x00\x05hello\n\x00cr\xdfve4 \n");
+    }
 
     #[test]
     fn crc64_matches_redis_check_value() {

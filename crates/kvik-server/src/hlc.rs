@@ -56,6 +56,11 @@ pub fn set_node_tag(node_id: &[u8]) {
     TAG.store(tag & TAG_MASK, Ordering::Relaxed);
 }
 
+/// This node's tag: the one the timestamps of its own writes carry.
+pub fn own_tag() -> u64 {
+    TAG.load(Ordering::Relaxed)
+}
+
 /// The tag of the node that issued `ts`.
 pub fn tag_of(ts: u64) -> u64 {
     ts & TAG_MASK

@@ -129,3 +129,26 @@ fn scripts_reach_the_server_as_keydb_too() {
         String::from_utf8_lossy(&reply)
     );
 }
+
+#[test]
+fn is_flash_enabled_answers_no_and_starts_no_server() {
+    let mut child = std::process::Command::new(support::kvik_server_path())
+        .arg("--is-flash-enabled")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("run kvik-server");
+    // A server that started would never exit: poll with a deadline, then fail.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("kvik-server --is-flash-enabled did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(1), "no flash tier: a non-zero exit");
+}

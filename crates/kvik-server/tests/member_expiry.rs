@@ -324,7 +324,9 @@ fn the_active_cycle_removes_members_of_untouched_keys() {
 fn many_members_across_many_keys_go_while_the_server_idles() {
     let kvik = Kvik::start();
     let mut c = kvik.conn();
-    let at = now_ms() + 200;
+    // Far enough ahead that a loaded machine sets every deadline before the first
+    // one passes.
+    let at = now_ms() + 2000;
     let keys = 200;
     let members = 50;
     for k in 0..keys {
@@ -623,4 +625,114 @@ fn replaying_the_effect_stream_reproduces_member_deadlines_and_expiries() {
     ] {
         assert_eq!(q(&mut r, line), q(&mut s, line), "{line}");
     }
+}
+
+/// The bulk string a raw reply holds.
+fn bulk(reply: &[u8]) -> Vec<u8> {
+    let header_end = reply.windows(2).position(|w| w == b"\r\n").unwrap();
+    assert_eq!(reply[0], b'$', "{}", String::from_utf8_lossy(reply));
+    reply[header_end + 2..reply.len() - 2].to_vec()
+}
+
+#[test]
+fn dump_and_restore_carry_member_deadlines_and_redis_still_takes_the_payload() {
+    let source = TestServer::start(&[]);
+    let mut k = source.raw();
+    fill(&mut k);
+    q(&mut k, "EXPIREMEMBERAT set m1 4102444800");
+    q(&mut k, "HEXPIREAT hash 4102444800 FIELDS 1 f2");
+    q(&mut k, "EXPIREMEMBERAT zset b 4102444800");
+    q(
+        &mut k,
+        &format!("PEXPIREMEMBERAT zset a {}", now_ms() + 300),
+    );
+    let payloads: Vec<(&str, Vec<u8>)> = ["set", "hash", "zset"]
+        .into_iter()
+        .map(|key| (key, bulk(&k.cmd(&["DUMP", key]))))
+        .collect();
+    // Restored on another server, as a key moved between servers is.
+    let target = TestServer::start(&[]);
+    let mut t = target.raw();
+    for (key, payload) in &payloads {
+        let restored = t.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", payload]);
+        assert_eq!(restored, b"+OK\r\n", "{key}");
+    }
+    let left = seconds_until(4_102_444_800);
+    for line in ["TTL set m1", "TTL hash f2", "TTL zset b"] {
+        assert_ttl_near(&mut t, line, left);
+    }
+    assert_eq!(q(&mut t, "TTL set m2"), ":-1\r\n");
+    assert_eq!(q(&mut t, "HTTL hash FIELDS 1 f1"), "*1\r\n:-1\r\n");
+    // A deadline that passes after the DUMP still removes its member there.
+    poll_until(&mut t, "ZRANGE zset 0 -1", "*1\r\n$1\r\nb\r\n");
+
+    let Some(_) = support::redis_server_or_skip() else {
+        return;
+    };
+    // Redis 7.0 reads the value and ignores what follows it: the payload restores
+    // there, without the deadlines.
+    let redis = support::RealRedis::start(&[]);
+    let mut r = redis.raw();
+    for (key, payload) in &payloads {
+        let restored = r.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", payload]);
+        assert_eq!(restored, b"+OK\r\n", "{key}");
+    }
+    assert_eq!(q(&mut r, "SCARD set"), ":2\r\n");
+    assert_eq!(q(&mut r, "HGET hash f2"), "$2\r\nv2\r\n");
+    assert_eq!(q(&mut r, "ZCARD zset"), ":2\r\n");
+}
+
+#[test]
+fn a_replica_hides_due_members_until_the_masters_removal_arrives() {
+    let master = TestServer::start(&["--enable-debug-command", "yes"]);
+    let mut m = master.raw();
+    let port = master.port().to_string();
+    let replica = TestServer::start(&[
+        "--enable-debug-command",
+        "yes",
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+    ]);
+    let mut r = replica.raw();
+    support::wait_for("the link", || {
+        r.info_field("replication", "master_link_status") == "up"
+    });
+    // The master's active cycle rests, and nothing reads these keys there: its
+    // removals only go out once the cycle runs again.
+    assert_eq!(q(&mut m, "DEBUG PAUSE-CRON 1"), "+OK\r\n");
+    fill(&mut m);
+    q(&mut m, "SADD lone x");
+    let soon = now_ms() + 300;
+    for line in [
+        format!("PEXPIREMEMBERAT set m1 {soon}"),
+        format!("PEXPIREMEMBERAT hash f2 {soon}"),
+        format!("PEXPIREMEMBERAT zset a {soon}"),
+        format!("PEXPIREMEMBERAT lone x {soon}"),
+    ] {
+        assert_eq!(q(&mut m, &line), ":1\r\n");
+    }
+    support::wait_for("the replica to have the deadlines", || {
+        q(&mut r, "TTL lone x") != ":-2\r\n" && q(&mut r, "TTL lone x") != ":-1\r\n"
+    });
+    poll_until(&mut r, "SMEMBERS set", "*1\r\n$2\r\nm2\r\n");
+    assert_eq!(q(&mut r, "SCARD set"), ":1\r\n");
+    assert_eq!(q(&mut r, "HGETALL hash"), "*2\r\n$2\r\nf1\r\n$2\r\nv1\r\n");
+    assert_eq!(q(&mut r, "HEXISTS hash f2"), ":0\r\n");
+    assert_eq!(q(&mut r, "ZRANGE zset 0 -1"), "*1\r\n$1\r\nb\r\n");
+    assert_eq!(
+        q(&mut r, "EXISTS lone"),
+        ":0\r\n",
+        "every member due: no key"
+    );
+    // Hidden, not removed: the replica keeps them until the master says so.
+    assert_eq!(q(&mut r, "DBSIZE"), ":4\r\n");
+    assert_eq!(q(&mut m, "DEBUG PAUSE-CRON 0"), "+OK\r\n");
+    poll_until(&mut r, "DBSIZE", ":3\r\n");
+    let offset = m.info_field("replication", "master_repl_offset");
+    support::wait_for("the replica to catch up", || {
+        r.info_field("replication", "slave_repl_offset") == offset
+    });
+    assert_eq!(q(&mut r, "SMEMBERS set"), "*1\r\n$2\r\nm2\r\n");
+    assert_eq!(q(&mut m, "DEBUG DIGEST"), q(&mut r, "DEBUG DIGEST"));
 }

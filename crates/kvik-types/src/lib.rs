@@ -9,6 +9,7 @@
 //! not the keyspace, not the server); `kvik-rdb` and `kvik-server` sit above it.
 
 mod bytes;
+pub mod cron;
 mod encoding;
 pub mod hash;
 pub mod hll;
@@ -33,6 +34,8 @@ pub enum Value {
     Set(Box<set::Set>),
     ZSet(Box<zset::ZSet>),
     Stream(Box<stream::Stream>),
+    /// KeyDB's scheduled script (KEYDB.CRON).
+    Cron(Box<cron::CronJob>),
 }
 
 /// The type names TYPE reports.
@@ -49,6 +52,7 @@ impl Value {
             Value::Set(s) => relocate_box(s, relocator),
             Value::ZSet(z) => relocate_box(z, relocator),
             Value::Stream(s) => relocate_box(s, relocator),
+            Value::Cron(j) => relocate_box(j, relocator),
         };
     }
 
@@ -60,6 +64,7 @@ impl Value {
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
             Value::Stream(_) => "stream",
+            Value::Cron(_) => "cron",
         }
     }
 
@@ -72,6 +77,7 @@ impl Value {
             Value::Set(s) => s.encoding_name(),
             Value::ZSet(z) => z.encoding_name(),
             Value::Stream(_) => "stream",
+            Value::Cron(_) => "cron",
         }
     }
 
@@ -135,6 +141,7 @@ impl Value {
             Value::Set(s) => s.heap_size(),
             Value::ZSet(z) => z.heap_size(),
             Value::Stream(s) => s.heap_size(),
+            Value::Cron(j) => j.heap_size(),
         }
     }
 }

@@ -416,9 +416,12 @@ fn serialized_len(value: &Value) -> usize {
     match value {
         Value::Str(s) => string_serialized_len(s),
         // Approximate until the RDB encoder of collections exists.
-        Value::List(_) | Value::Hash(_) | Value::Set(_) | Value::ZSet(_) | Value::Stream(_) => {
-            value.heap_size()
-        }
+        Value::List(_)
+        | Value::Hash(_)
+        | Value::Set(_)
+        | Value::ZSet(_)
+        | Value::Stream(_)
+        | Value::Cron(_) => value.heap_size(),
     }
 }
 

@@ -113,6 +113,10 @@ pub struct Locked<'a> {
     /// clients are served key by key in the order the keys became ready, as Redis
     /// serves its ready keys.
     written: Option<Vec<(usize, Vec<u8>)>>,
+    /// Values whose due members this command's reads do not see while expiry is held
+    /// (a replica, CLIENT PAUSE): taken out for the command, put back before the
+    /// locks go, so the master's removal stays the one that removes them.
+    pub(super) hidden: Vec<super::members::Hidden>,
 }
 
 impl<'a> Locked<'a> {
@@ -162,6 +166,7 @@ impl<'a> Locked<'a> {
             group: None,
             gave_up,
             written: None,
+            hidden: Vec::new(),
         }
     }
 
@@ -584,6 +589,9 @@ impl<'a> Locked<'a> {
         self.dirty += 1;
         self.env.keyspace.signal_modified(db, key);
         self.note_written(db, key);
+        if matches!(value, Value::Cron(_)) {
+            self.env.keyspace.crons.note(db, key);
+        }
         let (now, last) = (self.now_ms, self.last_ts);
         let (clock, touch) = (self.clock, self.touch);
         let access = |previous: Option<u32>| match previous {
@@ -639,6 +647,9 @@ impl<'a> Locked<'a> {
             .find(hash, entry.key())
             .map_or(0, |e| e.ts);
         entry.ts = self.stamp(previous_ts.max(entry.ts));
+        if matches!(entry.value, Value::Cron(_)) {
+            self.env.keyspace.crons.note(db, entry.key());
+        }
         self.env.keyspace.signal_modified(db, entry.key());
         self.note_written(db, entry.key());
         // Redis deletes the target first, so the moved key is always a new one there.
@@ -877,6 +888,7 @@ impl Drop for Locked<'_> {
     /// A command that wrote may have given keys deadlines (or moved them, SWAPDB):
     /// refresh the hints the active expiry cycle reads before the locks go.
     fn drop(&mut self) {
+        self.unhide_members();
         self.finish_effect_group();
         if self.dirty > 0 {
             for (id, shard) in &self.guards {

@@ -53,6 +53,17 @@ fn pop_due(entry: &mut Entry, now_ms: u64, budget: usize) -> Vec<Box<[u8]>> {
     gone
 }
 
+/// A value whose due members a command does not see, as it was before they were
+/// taken out (see [`Locked::hide_due_members`]).
+pub(super) struct Hidden {
+    db: usize,
+    hash: u64,
+    key: Vec<u8>,
+    /// The entry's timestamp then: a write since leaves the entry as written.
+    ts: u64,
+    value: Value,
+}
+
 fn is_empty_collection(value: &Value) -> bool {
     value.members().is_some_and(|c| c.member_count() == 0)
 }
@@ -205,7 +216,7 @@ impl Locked<'_> {
         let now = self.now_ms;
         let env = self.env();
         if env.keyspace.expiry_held(now) {
-            return false;
+            return !env.from_master && self.hide_due_members(db, hash, key);
         }
         let Some(entry) = self.shard_mut(db, hash).find_mut(hash, key) else {
             return false;
@@ -233,6 +244,54 @@ impl Locked<'_> {
             .expect("entry found above");
         self.expired(db, &entry);
         true
+    }
+
+    /// While expiry is held: a client's command does not see the due members of
+    /// `key` (as it does not see a due key), yet they stay until the master removes
+    /// them. They are taken out of the value for the command, which is put back as it
+    /// was when the command's locks go ([`Locked::unhide_members`]). Returns whether
+    /// the key reads as gone (every member is due).
+    fn hide_due_members(&mut self, db: usize, hash: u64, key: &[u8]) -> bool {
+        let now = self.now_ms;
+        let Some(entry) = self.shard_mut(db, hash).find_mut(hash, key) else {
+            return false;
+        };
+        // Hidden already, down to nothing, by an earlier read of this command.
+        if is_empty_collection(&entry.value) {
+            return true;
+        }
+        if entry.value.next_member_deadline().is_none_or(|at| at > now) {
+            return false;
+        }
+        let original = entry.value.clone();
+        pop_due(entry, now, usize::MAX);
+        let emptied = is_empty_collection(&entry.value);
+        let ts = entry.ts;
+        self.hidden.push(Hidden {
+            db,
+            hash,
+            key: key.to_vec(),
+            ts,
+            value: original,
+        });
+        emptied
+    }
+
+    /// Put back the values [`Locked::hide_due_members`] took members out of, unless
+    /// the command wrote them since (a writable replica's own write is the truth).
+    pub(super) fn unhide_members(&mut self) {
+        let ks = self.env().keyspace;
+        for hidden in std::mem::take(&mut self.hidden) {
+            if !self.holds(ks.global_id(hidden.db, ks.shard_of(hidden.hash))) {
+                continue;
+            }
+            let shard = self.shard_mut(hidden.db, hidden.hash);
+            if let Some(entry) = shard.find_mut(hidden.hash, &hidden.key) {
+                if entry.ts == hidden.ts {
+                    entry.value = hidden.value;
+                }
+            }
+        }
     }
 
     /// Remove the due members of `key` (selected database) now, as their lazy

@@ -14,6 +14,7 @@
 mod access;
 mod capture;
 mod counters;
+mod crons;
 mod entry;
 mod eviction;
 mod expire;
@@ -26,6 +27,7 @@ mod shard;
 pub use access::{access_clock, idle_seconds, AccessClock, ClockMode};
 pub use capture::ShardCapture;
 pub use counters::Counter;
+pub use crons::CronIndex;
 pub use entry::{Entry, EntryBox, EntryData};
 pub use eviction::{Evictor, Policy};
 pub use expire::{active_expire_cycle, ExpireCursor};
@@ -67,6 +69,8 @@ pub struct Keyspace {
     pub lazyfree: crate::lazyfree::Policy,
     /// Mirror of whether the shards keep graves (see [`Keyspace::keep_graves`]).
     graves_kept: std::sync::atomic::AtomicBool,
+    /// The keys given a scheduled script (KEYDB.CRON).
+    pub crons: CronIndex,
 }
 
 /// Shards per database. Many small shards keep lock contention low with many threads
@@ -96,6 +100,7 @@ impl Keyspace {
             replica_expiry: std::sync::atomic::AtomicBool::new(false),
             lazyfree: Default::default(),
             graves_kept: std::sync::atomic::AtomicBool::new(false),
+            crons: CronIndex::default(),
         }
     }
 

@@ -778,6 +778,7 @@ impl Worker {
         if self.index == 0 {
             self.adapt_hz();
             self.active_defrag();
+            crate::commands::keys::cron::run_due(&self.server, &self.stats);
         }
         let defrag_passes = self.server.defrag.passes();
         if self.defrag_passes_seen != defrag_passes {

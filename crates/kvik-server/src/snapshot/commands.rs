@@ -3,7 +3,7 @@
 //! (`rewriteAppendOnlyFileRio`): SET, RPUSH, SADD, ZADD and HMSET of at most 64
 //! items each, streams as XADD, XSETID, XGROUP CREATE, XCLAIM and XGROUP
 //! CREATECONSUMER, then PEXPIREAT for a deadline (and KeyDB's PEXPIREMEMBERAT for
-//! members' deadlines); FUNCTION LOAD for each library and SELECT before each
+//! members' deadlines, KEYDB.CRON for a scheduled script); FUNCTION LOAD for each library and SELECT before each
 //! database.
 //!
 //! Owns only the command form of values; which keys and when is the snapshot's.
@@ -56,6 +56,11 @@ pub fn write_key(out: &mut Vec<u8>, key: &[u8], value: &Value, expire_at: u64) {
             }
         }
         Value::Stream(stream) => write_stream(out, key, stream),
+        Value::Cron(job) => {
+            let argv = job.command(key);
+            let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+            encode_command(&args, out);
+        }
     }
     if expire_at != 0 {
         encode_command(&[b"PEXPIREAT", key, expire_at.to_string().as_bytes()], out);

@@ -188,6 +188,9 @@ impl Visitor for IntoKeyspace<'_, '_> {
         if let Some(ts) = meta.ts {
             crate::hlc::observe(ts);
         }
+        if matches!(value, Value::Cron(_)) {
+            self.target.keyspace().crons.note(db, &key);
+        }
         let data = EntryData {
             value,
             expire_at: meta.expire_at,

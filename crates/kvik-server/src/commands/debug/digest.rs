@@ -49,6 +49,8 @@ fn type_code(value: &Value) -> u32 {
         Value::ZSet(_) => 3,
         Value::Hash(_) => 4,
         Value::Stream(_) => 6,
+        // After Redis's module type (5): KeyDB's OBJ_CRON.
+        Value::Cron(_) => 7,
     }
 }
 
@@ -61,6 +63,14 @@ fn mix_value(acc: &mut Fingerprint, value: &Value) {
         Value::Hash(hash) => xor_hash(acc, hash),
         Value::ZSet(zset) => xor_zset(acc, zset),
         Value::Stream(stream) => mix_stream(acc, stream),
+        Value::Cron(job) => mix_cron(acc, job),
+    }
+}
+
+/// A scheduled script counts by the command that sets it again (schedule included).
+fn mix_cron(acc: &mut Fingerprint, job: &crate::types::cron::CronJob) {
+    for arg in job.command(b"") {
+        mix_in(acc, &arg);
     }
 }
 

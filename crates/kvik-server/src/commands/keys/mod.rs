@@ -6,12 +6,14 @@
 //!
 //! - [`expire`]: deadlines (EXPIRE family, TTL family, PERSIST);
 //! - [`members`]: KeyDB's member deadlines (EXPIREMEMBER family);
+//! - [`cron`]: KeyDB's scheduled scripts (KEYDB.CRON) and their runs;
 //! - [`listing`]: whole-database reads (KEYS, SCAN, RANDOMKEY);
 //! - [`relocate`]: keys that change name or database (RENAME, MOVE, COPY);
 //! - [`object`]: OBJECT introspection;
 //! - [`dump`]: DUMP and RESTORE, values in Redis's serialized form;
 //! - [`swapdb`]: SWAPDB, which exchanges whole databases.
 
+pub mod cron;
 mod dump;
 mod expire;
 mod listing;
@@ -57,6 +59,12 @@ pub const COMMANDS: &[Command] = &[
         .keys(1, -1, 1)
         .key_flags(key_flags::RO)
         .doc("generic", "6.0.0", "O(N) where N is the number of keys to check.", "Tell for each key whether it exists (a KeyDB command)"),
+    Command::new("keydb.cron", -5, cron::keydb_cron)
+        .flags(flags::WRITE | flags::DENYOOM | flags::NOSCRIPT)
+        .acl(KS | acl::WRITE | acl::SLOW | acl::SCRIPTING)
+        .keys(1, 1, 1)
+        .key_flags(key_flags::OW | key_flags::UPDATE)
+        .doc("generic", "6.0.0", "O(N) where N is the number of keys and arguments of the script.", "Run a Lua script on a schedule, held as a key (a KeyDB command)"),
     Command::new("touch", -2, touch)
         .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
         .flags(flags::READONLY | flags::FAST)

@@ -43,6 +43,7 @@ pub(super) fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             let other = std::mem::replace(keys.shard_at(b, shard), taken);
             *keys.shard_at(a, shard) = other;
         }
+        ks.crons.swap_dbs(a, b);
     }
     keys.add_dirty(1);
     ctx.out.ok();
