@@ -545,13 +545,13 @@ params! {
     proc_title_template: String = StrV(check_proc_title),
         "proc-title-template", LIVE, "{title} {listen-addr} {server-mode}", "Template of the process title.";
     propagation_error_behavior: String = Enum(&["ignore", "panic", "panic-on-replicas"]),
-        "propagation-error-behavior", 0, "ignore", "What a replica does when a replicated command fails.";
+        "propagation-error-behavior", LIVE, "ignore", "When a command from the master's stream or the AOF gets an error (logged and counted in unexpected_error_replies): go on (`ignore`), stop the process (`panic`), or stop only for a read-only replica's master stream (`panic-on-replicas`).";
     protected_mode: bool = Bool,
         "protected-mode", LIVE, "yes", "Without password and explicit bind, accept only loopback clients.";
     proto_max_bulk_len: u64 = Mem(1024 * 1024, LLM),
         "proto-max-bulk-len", LIVE, "536870912", "Maximum size of one bulk string in a request.";
     rdb_del_sync_files: bool = Bool,
-        "rdb-del-sync-files", 0, "no", "Delete RDB files used only for replication when persistence is off.";
+        "rdb-del-sync-files", LIVE, "no", "Delete RDB files used only for replication when persistence is off (a replica's loaded sync file; a master's sync file is always temporary).";
     rdb_key_save_delay: i32 = Int(INT_MIN, INT),
         "rdb-key-save-delay", HID | LIVE, "0", "Testing: microseconds of delay per key saved (negative: one microsecond every that many keys).";
     rdb_save_incremental_fsync: bool = Bool,
@@ -567,13 +567,13 @@ params! {
     repl_disable_tcp_nodelay: bool = Bool,
         "repl-disable-tcp-nodelay", LIVE, "no", "Disable TCP_NODELAY on replica links.";
     repl_diskless_load: String = Enum(&["disabled", "on-empty-db", "swapdb"]),
-        "repl-diskless-load", 0, "disabled", "How a replica loads a full sync: from disk, or straight from the socket.";
+        "repl-diskless-load", LIVE, "disabled", "How a replica loads a full sync: into a file first (`disabled`), from the socket when it has no key (`on-empty-db`), or from the socket beside the served dataset, swapped in when complete and kept on failure (`swapdb`).";
     repl_diskless_sync: bool = Bool,
         "repl-diskless-sync", LIVE, "yes", "Send full syncs straight to the replica socket.";
     repl_diskless_sync_delay: u32 = Int(0, INT),
-        "repl-diskless-sync-delay", 0, "5", "Seconds to wait for more replicas before a diskless sync.";
+        "repl-diskless-sync-delay", LIVE, "5", "Seconds a diskless sync waits for more replicas, which then share its one snapshot.";
     repl_diskless_sync_max_replicas: u32 = Int(0, INT),
-        "repl-diskless-sync-max-replicas", 0, "0", "Start a diskless sync early when this many replicas wait (0 = off).";
+        "repl-diskless-sync-max-replicas", LIVE, "0", "Start a diskless sync before its delay once this many replicas wait (0 = off).";
     repl_ping_replica_period: u32 = Int(1, INT),
         "repl-ping-replica-period" | "repl-ping-slave-period", LIVE, "10", "Seconds between pings from master to replicas.";
     repl_timeout: u32 = Int(1, INT),
@@ -585,7 +585,7 @@ params! {
     replica_announced: bool = Bool,
         "replica-announced", LIVE, "yes", "Whether Sentinel should list this replica.";
     replica_ignore_disk_write_errors: bool = Bool,
-        "replica-ignore-disk-write-errors", 0, "no", "A replica keeps applying the stream when it cannot persist.";
+        "replica-ignore-disk-write-errors", LIVE, "no", "A replica that cannot persist applies its master's writes with a warning; `no`: it stops the process on such a write.";
     replica_ignore_maxmemory: bool = Bool,
         "replica-ignore-maxmemory" | "slave-ignore-maxmemory", 0, "yes", "A replica does not evict on its own.";
     replica_lazy_flush: bool = Bool,

@@ -28,6 +28,10 @@ pub struct Loading {
     interval_bytes: AtomicU64,
     /// SHUTDOWN came while loading: the load stops at its next chance.
     stop: AtomicBool,
+    /// A replica loads its master's dataset beside the one it serves
+    /// (`repl-diskless-load swapdb`, same history): INFO's `async_loading:1`, and
+    /// only commands flagged `no-async-loading` get -LOADING.
+    asynchronous: AtomicBool,
     /// The server is starting (its workers serve, the dataset is not there yet, no
     /// file is being read): commands wait, as redis-server's clients wait in the
     /// listen backlog until it serves. Holds the starting thread.
@@ -83,6 +87,18 @@ impl Drop for Underway<'_> {
     }
 }
 
+/// A load beside the served dataset; it ends when this is dropped.
+pub struct AsyncUnderway<'l> {
+    loading: &'l Loading,
+}
+
+impl Drop for AsyncUnderway<'_> {
+    fn drop(&mut self) {
+        self.loading.asynchronous.store(false, Ordering::Release);
+        self.loading.stop.store(false, Ordering::Release);
+    }
+}
+
 /// The server is starting; it has started when this is dropped.
 pub struct Starting<'l> {
     loading: &'l Loading,
@@ -125,6 +141,20 @@ impl Loading {
     /// returned value is dropped.
     pub fn begin(&self, total_bytes: u64, interval_bytes: u64) -> Underway<'_> {
         *self.loader.lock() = Some(std::thread::current().id());
+        self.reset_figures(total_bytes, interval_bytes);
+        self.depth.fetch_add(1, Ordering::AcqRel);
+        Underway { loading: self }
+    }
+
+    /// Start loading beside the served dataset (clients keep being served); the
+    /// state lasts until the returned value is dropped.
+    pub fn begin_async(&self, interval_bytes: u64) -> AsyncUnderway<'_> {
+        self.reset_figures(0, interval_bytes);
+        self.asynchronous.store(true, Ordering::Release);
+        AsyncUnderway { loading: self }
+    }
+
+    fn reset_figures(&self, total_bytes: u64, interval_bytes: u64) {
         self.start_time
             .store(crate::hlc::unix_ms() / 1000, Ordering::Relaxed);
         self.total_bytes.store(total_bytes, Ordering::Relaxed);
@@ -132,8 +162,12 @@ impl Loading {
         self.rdb_used_mem.store(0, Ordering::Relaxed);
         self.interval_bytes
             .store(interval_bytes.max(1), Ordering::Relaxed);
-        self.depth.fetch_add(1, Ordering::AcqRel);
-        Underway { loading: self }
+    }
+
+    /// Is a load beside the served dataset under way (`async_loading`)?
+    #[inline]
+    pub fn is_async(&self) -> bool {
+        self.asynchronous.load(Ordering::Acquire)
     }
 
     /// Is a load under way?
@@ -151,7 +185,7 @@ impl Loading {
 
     /// The figures of the load under way, if one is.
     pub fn progress(&self) -> Option<Progress> {
-        self.is_active().then(|| Progress {
+        (self.is_active() || self.is_async()).then(|| Progress {
             start_time: self.start_time.load(Ordering::Relaxed),
             total_bytes: self.total_bytes.load(Ordering::Relaxed),
             rdb_used_mem: self.rdb_used_mem.load(Ordering::Relaxed),
@@ -190,7 +224,7 @@ impl Loading {
 
     /// SHUTDOWN while loading: the load gives up at its next chance.
     pub fn request_stop(&self) {
-        if self.is_active() {
+        if self.is_active() || self.is_async() {
             self.stop.store(true, Ordering::Release);
         }
     }

@@ -147,11 +147,37 @@ pub(super) fn refuse_if_misconf(server: &Server, client: &ClientState, cmd: &Com
     } else {
         cmd.has(table::flags::WRITE | table::flags::MISCONF_REFUSES)
     };
-    if writes {
-        return Err(match rdb {
-            true => errors::MISCONF.into(),
-            false => server.aof.misconf_error().into(),
-        });
+    if !writes {
+        return Ok(());
+    }
+    if client.is_master {
+        // PING is the only command refused without writing.
+        return obey_despite_disk_errors(server, !cmd.has(table::flags::MISCONF_REFUSES));
+    }
+    Err(match rdb {
+        true => errors::MISCONF.into(),
+        false => server.aof.misconf_error().into(),
+    })
+}
+
+/// A replica that cannot persist never refuses its master (that would part their
+/// datasets): as Redis 7.0, a write from the master stops the process unless
+/// `replica-ignore-disk-write-errors yes`, which applies it with a warning (one
+/// every 10 seconds, as for the master's PINGs).
+#[cold]
+fn obey_despite_disk_errors(server: &Server, writes_data: bool) -> CmdResult {
+    static LAST_WARNING_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let ignore = server.config.read().replica_ignore_disk_write_errors;
+    if writes_data && !ignore {
+        crate::crash::panic_now("Replica was unable to write command to disk.");
+    }
+    let now = crate::hlc::unix_ms();
+    let last = LAST_WARNING_MS.load(std::sync::atomic::Ordering::Relaxed);
+    if now >= last + 10_000 {
+        LAST_WARNING_MS.store(now, std::sync::atomic::Ordering::Relaxed);
+        crate::log_warning!(
+            "Replica is applying a command even though it is unable to write to disk."
+        );
     }
     Ok(())
 }
@@ -190,12 +216,16 @@ pub(super) fn refuse_if_replication(
 
 /// While the dataset loads, commands not flagged `loading` get -LOADING (the
 /// loader's own commands, an AOF's, pass), as Redis refuses them right after the
-/// replication checks; while the server starts and loads no file, every command
-/// waits. Two relaxed loads otherwise.
+/// replication checks; while a replica loads beside the dataset it serves, only
+/// those flagged `no-async-loading` do. While the server starts and loads no file,
+/// every command waits. Three relaxed loads otherwise.
 #[inline]
 pub(super) fn refuse_if_loading(server: &Server, cmd: &Command) -> CmdResult {
     server.loading.wait_while_starting();
     if !cmd.has(table::flags::LOADING) && server.loading.refuses_here() {
+        return Err(errors::LOADING.into());
+    }
+    if cmd.has(table::flags::NO_ASYNC_LOADING) && server.loading.is_async() {
         return Err(errors::LOADING.into());
     }
     Ok(())

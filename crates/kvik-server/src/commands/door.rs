@@ -92,6 +92,89 @@ pub fn call(
     }
 }
 
+/// Where a command whose reply nobody reads comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unread {
+    /// The stream of this replica's master.
+    MasterStream,
+    /// The AOF, loading.
+    Aof,
+}
+
+/// [`call`] for a command of a master's stream or of the AOF. An error reply means
+/// the data here may now differ from its source's: as Redis 7.0 does, it is logged
+/// and counted (`unexpected_error_replies`), and `propagation-error-behavior`
+/// decides whether the process stops (`panic`: both sources; `panic-on-replicas`:
+/// a read-only replica's master stream only).
+pub fn call_unread(
+    server: &Server,
+    stats: &ThreadStats,
+    client: &mut ClientState,
+    out: &mut ReplyWriter,
+    args: &[&[u8]],
+    from: Unread,
+) {
+    let errors_before = stats.total_error_replies.load(Ordering::Relaxed);
+    call(server, stats, client, out, args, crate::hlc::unix_ms());
+    if stats.total_error_replies.load(Ordering::Relaxed) != errors_before {
+        unread_error(server, &out.buf, args, from);
+    }
+}
+
+fn unread_error(server: &Server, reply: &[u8], args: &[&[u8]], from: Unread) {
+    let (me, peer) = match from {
+        Unread::MasterStream => ("replica", "master"),
+        Unread::Aof => ("server", "AOF-loading-client"),
+    };
+    // The first error of the reply (a transaction's replies hold several).
+    let start = match reply.first() {
+        Some(b'-') => Some(0),
+        _ => reply
+            .windows(3)
+            .position(|w| w == b"\r\n-")
+            .map(|at| at + 2),
+    };
+    let line = start.map_or(&[][..], |at| {
+        let rest = &reply[at + 1..];
+        &rest[..rest
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .unwrap_or(rest.len())]
+    });
+    let command = String::from_utf8_lossy(args.first().copied().unwrap_or_default());
+    crate::log_warning!(
+        "== CRITICAL == This {me} is sending an error to its {peer}: '{}' after processing the command '{command}'",
+        String::from_utf8_lossy(line)
+    );
+    // Workers never count this figure themselves, so one shared add cannot race
+    // with a worker's own.
+    if let Some(stats) = server.thread_stats.first() {
+        stats
+            .unexpected_error_replies
+            .fetch_add(1, Ordering::Relaxed);
+    }
+    let (behavior, read_only) = {
+        let config = server.config.read();
+        (
+            config.propagation_error_behavior.clone(),
+            config.replica_read_only,
+        )
+    };
+    let panics = match from {
+        Unread::MasterStream => {
+            read_only
+                && !server.replication.is_active()
+                && matches!(behavior.as_str(), "panic" | "panic-on-replicas")
+        }
+        Unread::Aof => behavior == "panic",
+    };
+    if panics {
+        crate::crash::panic_now(&format!(
+            "This {me} panicked sending an error to its {peer} after processing the command '{command}'"
+        ));
+    }
+}
+
 fn execute(
     server: &Server,
     stats: &ThreadStats,

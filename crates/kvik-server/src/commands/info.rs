@@ -459,8 +459,8 @@ fn persistence_section(server: &Server, r: &mut Report) {
     let dirty = stats::sum(&server.thread_stats, |s| &s.dirty);
     let loaded = *state.last_load.lock();
     let loading = server.loading.progress();
-    r.field("loading", u8::from(loading.is_some()));
-    r.field("async_loading", 0);
+    r.field("loading", u8::from(server.loading.is_active()));
+    r.field("async_loading", u8::from(server.loading.is_async()));
     r.field("current_cow_peak", 0);
     r.field("current_cow_size", 0);
     r.field("current_cow_size_age", 0);

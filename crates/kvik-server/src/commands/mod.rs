@@ -55,8 +55,8 @@ pub use crate::errors::{self, CmdError, CmdResult};
 pub use admission::{held_by_pause, lookup_name, may_grow_memory, may_replicate};
 pub use context::{Ctx, Held};
 pub use door::{
-    call, count_call, count_error_reply, finish_call, plan_locks, redacted, remember_script_reads,
-    run_locked, write_error, Ran, REDACTED,
+    call, call_unread, count_call, count_error_reply, finish_call, plan_locks, redacted,
+    remember_script_reads, run_locked, write_error, Ran, Unread, REDACTED,
 };
 
 /// The command table: every family's entries, in the order COMMAND lists them,

@@ -496,6 +496,51 @@ impl ServerHost {
             .map_err(|e| e.to_string())
     }
 
+    /// `repl-diskless-load swapdb`: read a master's RDB into a keyspace beside the
+    /// one clients use, then exchange them; on failure the served dataset stays as
+    /// it was. Meanwhile clients are served (`serve`: the master's history is ours,
+    /// so the old dataset is an earlier point of the same data) or get -LOADING.
+    fn read_rdb_beside(&self, src: &mut dyn std::io::Read, serve: bool) -> Result<u64, String> {
+        let server = self.server();
+        let (checksum, limits, pace) = {
+            let config = server.config.read();
+            (
+                config.rdbchecksum,
+                crate::persistence::rdb::Limits::from(&server.hot.encoding()),
+                crate::server::saving::loading_pace(&config),
+            )
+        };
+        let _underway = match serve {
+            true => (None, Some(server.loading.begin_async(pace.interval_bytes))),
+            false => (Some(server.loading.begin(0, pace.interval_bytes)), None),
+        };
+        let side = server.keyspace.beside();
+        let how = LoadHow {
+            verify_checksum: checksum,
+            keep_expired: true,
+            loading: Some(&server.loading),
+            key_delay_us: pace.key_delay_us,
+            replace_libraries: true,
+            ..LoadHow::default()
+        };
+        let counted = server.loading.counted(src);
+        let target = LoadTarget::KeyByKey(&side);
+        let loaded = read_into(counted, target, &server.scripting, &limits, how)
+            .map_err(|e| e.to_string())?;
+        let env = server.key_env(&self.stats);
+        let all: Vec<usize> = (0..server.keyspace.databases()).collect();
+        let mut locked = Locked::databases(env, 0, crate::hlc::unix_ms(), &all);
+        locked.swap_all_with(&side);
+        drop(locked);
+        server.tracking.flushed();
+        // The old dataset, now beside: freed in the background with
+        // `replica-lazy-flush`.
+        if server.config.read().replica_lazy_flush {
+            crate::lazyfree::drop_later(side, loaded.keys, 0);
+        }
+        Ok(loaded.keys)
+    }
+
     fn server(&self) -> Arc<Server> {
         self.server
             .upgrade()
@@ -538,18 +583,27 @@ impl crate::replication::Host for ServerHost {
     fn apply(&self, master: &mut ClientState, args: &[&[u8]]) {
         let server = self.server();
         let mut out = kvik_resp::ReplyWriter::with_buf(Vec::new(), Default::default());
-        super::call(
+        super::call_unread(
             &server,
             &self.stats,
             master,
             &mut out,
             args,
-            crate::hlc::unix_ms(),
+            super::Unread::MasterStream,
         );
     }
 
     fn load(&self, src: &mut dyn std::io::Read) -> Result<u64, String> {
         self.read_rdb(src, false)
+    }
+
+    fn load_beside(&self, src: &mut dyn std::io::Read, serve: bool) -> Result<u64, String> {
+        self.read_rdb_beside(src, serve)
+    }
+
+    fn dataset_is_empty(&self) -> bool {
+        let keyspace = &self.server().keyspace;
+        (0..keyspace.databases()).all(|db| keyspace.db_len(db) == 0)
     }
 
     fn collect_graves(&self, before: u64) -> usize {

@@ -413,6 +413,21 @@ impl<'a> Locked<'a> {
         Some(&mut self.guards[at].1)
     }
 
+    /// Exchange the contents of every database with `side`'s (a keyspace made by
+    /// [`super::Keyspace::beside`]), as SWAPDB exchanges two databases: the caller
+    /// holds every shard. Watchers of every database hear of it.
+    pub fn swap_all_with(&mut self, side: &super::Keyspace) {
+        let ks = self.env.keyspace;
+        for db in 0..ks.databases() {
+            self.signal_db_replaced(db, None);
+            for shard in 0..ks.shards_per_db() {
+                let mine = self.shard_at(db, shard);
+                mine.swap(&mut side.shard(db, shard).lock());
+                ks.note_deadline(ks.global_id(db, shard), mine.next_due());
+            }
+        }
+    }
+
     /// A held shard of database `db` by index (whole-database commands).
     pub fn shard_at(&mut self, db: usize, shard: usize) -> &mut ShardData {
         let id = self.env.keyspace.global_id(db, shard);

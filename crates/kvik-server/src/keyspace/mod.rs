@@ -104,6 +104,15 @@ impl Keyspace {
         }
     }
 
+    /// An empty keyspace shaped like this one (databases, shards, access clock): a
+    /// replica's `repl-diskless-load swapdb` loads its master's dataset into it
+    /// while this one serves, then [`Locked::swap_all_with`] exchanges them.
+    pub fn beside(&self) -> Keyspace {
+        let side = Keyspace::new(self.databases(), self.shard_bits);
+        side.clock.set(self.clock.get());
+        side
+    }
+
     /// Keep tombstones of removed keys and counters' states (active replication),
     /// or stop and drop them.
     pub fn keep_graves(&self, keep: bool) {

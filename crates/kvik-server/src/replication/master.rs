@@ -7,12 +7,14 @@
 //! wakes it through its mailbox ([`Host::wake_worker`](super::Host::wake_worker));
 //! nothing here touches a connection.
 //!
-//! A full sync takes the forkless point-in-time snapshot. At its point (every shard
-//! held) the backlog's offset is read and the stream's database forgotten, so the
-//! RDB plus the stream from that offset is exactly the dataset. Diskless (the
-//! default) streams the RDB as it is written, framed `$EOF:<mark>` ... `<mark>`;
-//! with `repl-diskless-sync no` it is written to a file first and sent as
-//! `$<length>`. Newlines keep the link alive while another snapshot finishes.
+//! A full sync ([`Job`]) takes the forkless point-in-time snapshot once for every
+//! replica that joined it before its point. At the point (every shard held) the
+//! backlog's offset is read and the stream's database forgotten, so the RDB plus
+//! the stream from that offset is exactly the dataset. Diskless (the default)
+//! waits `repl-diskless-sync-delay` for more replicas, then streams the RDB to all
+//! of them as it is written, in chunks they share, framed `$EOF:<mark>` ...
+//! `<mark>`; with `repl-diskless-sync no` it is written to a file first and sent
+//! as `$<length>`. Newlines keep the links alive while the sync waits.
 //!
 //! Owns the feeds and the sync threads. Must not touch connections or sockets.
 
@@ -32,14 +34,18 @@ const CHUNK: usize = 64 << 10;
 
 pub use crate::client::ReplicaHello as Hello;
 
+/// Bytes of a sync's output: one allocation, shared by every replica the sync
+/// serves.
+type Chunk = Arc<Vec<u8>>;
+
 /// Where a replica's output comes from now.
 enum Stage {
     /// Waiting for its snapshot to begin; keepalive newlines only.
-    WaitSnapshot { chunks: VecDeque<Vec<u8>> },
+    WaitSnapshot { chunks: VecDeque<Chunk> },
     /// The RDB is being sent; once it is all queued (`done`) and the chunks are
     /// out, the stream follows from `from`, the snapshot's offset.
     Transfer {
-        chunks: VecDeque<Vec<u8>>,
+        chunks: VecDeque<Chunk>,
         queued: usize,
         from: u64,
         done: bool,
@@ -111,7 +117,9 @@ impl Feed {
         let mut stage = self.stage.lock();
         match &mut *stage {
             Stage::WaitSnapshot { chunks } => {
-                out.extend(chunks.drain(..).flatten());
+                for chunk in chunks.drain(..) {
+                    out.extend_from_slice(&chunk);
+                }
                 Filled::Going
             }
             Stage::Transfer {
@@ -213,7 +221,7 @@ impl Feed {
 
     /// Queue bytes for the socket from the sync thread; waits while too much is
     /// queued. False once the connection is gone.
-    fn send(&self, bytes: Vec<u8>, repl: &Replication) -> bool {
+    fn send(&self, bytes: Chunk, repl: &Replication) -> bool {
         let mut stage = self.stage.lock();
         loop {
             if self.closed.load(Ordering::Acquire) {
@@ -245,7 +253,7 @@ impl Feed {
         let mut stage = self.stage.lock();
         if let Stage::WaitSnapshot { chunks } = &mut *stage {
             let chunks = std::mem::take(chunks);
-            let queued = chunks.iter().map(Vec::len).sum();
+            let queued = chunks.iter().map(|c| c.len()).sum();
             *stage = Stage::Transfer {
                 chunks,
                 queued,
@@ -285,6 +293,8 @@ impl Feed {
 #[derive(Default)]
 pub struct Replicas {
     feeds: Mutex<Vec<Arc<Feed>>>,
+    /// Full syncs that replicas may still join (their snapshot has not begun).
+    waiting: Mutex<Vec<Arc<Job>>>,
     /// What syncs were asked of this node (INFO stats).
     pub syncs: SyncCounts,
 }
@@ -399,6 +409,19 @@ impl Replicas {
     fn add(&self, feed: Arc<Feed>) {
         self.feeds.lock().push(feed);
     }
+
+    /// Add `feed` to a full sync of its framing that has not begun, if there is one.
+    fn join_waiting(&self, diskless: bool, feed: &Arc<Feed>) -> Option<Arc<Job>> {
+        let waiting = self.waiting.lock();
+        let job = waiting.iter().find(|j| j.diskless == diskless)?;
+        job.members.lock().push(feed.clone());
+        Some(job.clone())
+    }
+
+    /// `job` takes no more replicas.
+    fn close_waiting(&self, job: &Job) {
+        self.waiting.lock().retain(|j| !std::ptr::eq(&**j, job));
+    }
 }
 
 /// What PSYNC answered.
@@ -450,31 +473,264 @@ pub fn psync(
     let mut feed = Feed::new(client_id, worker, ip, hello, stage);
     feed.diskless = diskless;
     let feed = Arc::new(feed);
+    repl.replicas.add(feed.clone());
+    if let Some(job) = repl.replicas.join_waiting(diskless, &feed) {
+        crate::log_notice!(
+            "Replica {}:{} asks for synchronization; it joins the full sync ({}) waiting to start with {} other replica(s)",
+            feed.ip,
+            feed.hello.listening_port,
+            job.framing(),
+            job.members.lock().len() - 1
+        );
+        return Psync::Full;
+    }
+    let job = Arc::new(Job {
+        diskless,
+        members: Mutex::new(vec![feed.clone()]),
+        since: Instant::now(),
+    });
     crate::log_notice!(
         "Replica {}:{} asks for synchronization; starting a full resync ({})",
         feed.ip,
         feed.hello.listening_port,
-        if diskless { "diskless" } else { "disk" }
+        job.framing()
     );
-    repl.replicas.add(feed.clone());
+    repl.replicas.waiting.lock().push(job.clone());
     let repl = repl.clone();
     let spawned = std::thread::Builder::new()
         .name("kvik-repl-sync".into())
-        .spawn(move || full_sync(&repl, &feed, diskless));
+        .spawn(move || job.run(&repl));
     if spawned.is_err() {
         crate::log_warning!("Can't start a thread for a full sync");
     }
     Psync::Full
 }
 
-/// Writes the RDB into the feed, in chunks.
-struct FeedWriter<'a> {
-    feed: &'a Feed,
+/// One full sync: one snapshot, sent to every replica that joined before its point
+/// in time. A diskless one waits `repl-diskless-sync-delay` seconds from its first
+/// replica for others to join (starting early once
+/// `repl-diskless-sync-max-replicas` wait), as Redis 7.0's does; a disk one starts
+/// at once, and the replicas asking while it waits for another snapshot join it.
+struct Job {
+    diskless: bool,
+    /// The replicas it serves. Replicas join while the job is in
+    /// [`Replicas::waiting`]; once its point is passed the list only shrinks (a
+    /// replica gone).
+    members: Mutex<Vec<Arc<Feed>>>,
+    /// When its first replica asked.
+    since: Instant,
+}
+
+impl Job {
+    fn framing(&self) -> &'static str {
+        if self.diskless {
+            "diskless"
+        } else {
+            "disk"
+        }
+    }
+
+    /// The replicas still connected (the others leave the list).
+    fn live_members(&self) -> Vec<Arc<Feed>> {
+        let mut members = self.members.lock();
+        members.retain(|f| !f.closed.load(Ordering::Acquire));
+        members.clone()
+    }
+
+    /// Newlines to every replica waiting, so their links stay alive.
+    fn keep_alive(&self, repl: &Replication) {
+        let newline: Chunk = Arc::new(b"\n".to_vec());
+        for feed in self.live_members() {
+            feed.send(newline.clone(), repl);
+        }
+    }
+
+    /// A diskless job waits for more replicas: until the delay has passed since
+    /// its first one asked, or enough replicas wait. False when every replica left.
+    fn wait_for_replicas(&self, repl: &Replication) -> bool {
+        let mut last_keepalive = Instant::now();
+        loop {
+            let config = repl.host().config();
+            let waiting = self.live_members().len();
+            if waiting == 0 || repl.host().stopping() {
+                return false;
+            }
+            let delay = Duration::from_secs(config.repl_diskless_sync_delay.into());
+            let enough = config.repl_diskless_sync_max_replicas as usize;
+            if self.since.elapsed() >= delay || enough > 0 && waiting >= enough {
+                return true;
+            }
+            if last_keepalive.elapsed() >= Duration::from_secs(1) {
+                self.keep_alive(repl);
+                last_keepalive = Instant::now();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The job, on its own thread.
+    fn run(self: Arc<Self>, repl: &Replication) {
+        if self.diskless && !self.wait_for_replicas(repl) {
+            repl.replicas.close_waiting(&self);
+            return;
+        }
+        let mut last_keepalive = Instant::now();
+        let mut point = None;
+        let outcome = loop {
+            let result = match self.diskless {
+                true => self.stream(repl, &mut point),
+                false => self.via_disk(repl, &mut point),
+            };
+            match result {
+                Err(None) => {
+                    // Another snapshot is being written: wait for it, keeping the
+                    // links (more replicas may join meanwhile).
+                    if self.live_members().is_empty() || repl.host().stopping() {
+                        repl.replicas.close_waiting(&self);
+                        return;
+                    }
+                    if last_keepalive.elapsed() >= Duration::from_secs(1) {
+                        self.keep_alive(repl);
+                        last_keepalive = Instant::now();
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                other => break other,
+            }
+        };
+        repl.replicas.close_waiting(&self);
+        let members = self.live_members();
+        match (outcome, point) {
+            (Ok(()), Some(_)) => {
+                for feed in members {
+                    feed.end_transfer(repl);
+                }
+            }
+            (Err(why), _) => {
+                let why = why.unwrap_or_default();
+                for feed in members {
+                    crate::log_warning!(
+                        "Full sync with replica {}:{} failed: {why}",
+                        feed.ip,
+                        feed.hello.listening_port,
+                    );
+                    repl.replicas.gone(feed.client_id, repl);
+                    repl.host().wake_worker(feed.worker);
+                }
+            }
+            (Ok(()), None) => {}
+        }
+    }
+
+    /// The point in time of the sync: no replica joins any more; the backlog joins
+    /// the effect stream (once), the offset is read and the stream's database
+    /// forgotten; `+FULLRESYNC` is queued for each replica and, diskless, the
+    /// payload's head. Runs with every shard held.
+    fn point(&self, repl: &Replication, eof_mark: Option<&str>) -> (String, u64) {
+        repl.replicas.close_waiting(self);
+        repl.listen_effects();
+        let offset = repl.backlog.mark_sync_point();
+        let replid = repl.replid();
+        let members = self.live_members();
+        crate::log_notice!(
+            "Starting a full sync snapshot ({}) for {} replica(s): {}",
+            self.framing(),
+            members.len(),
+            members
+                .iter()
+                .map(|f| format!("{}:{}", f.ip, f.hello.listening_port))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let head: Chunk = Arc::new(match eof_mark {
+            Some(mark) => format!("$EOF:{mark}\r\n").into_bytes(),
+            None => Vec::new(),
+        });
+        for feed in &members {
+            feed.start_transfer(offset);
+            if !feed.hello.plain_sync {
+                let line = format!("+FULLRESYNC {replid} {offset}\r\n").into_bytes();
+                feed.send(Arc::new(line), repl);
+            }
+            if !head.is_empty() {
+                feed.send(head.clone(), repl);
+            }
+        }
+        repl.replicas.update_needed(repl);
+        (replid, offset)
+    }
+
+    /// Diskless: the RDB goes to every replica's socket as it is written, framed
+    /// by an end mark.
+    fn stream(&self, repl: &Replication, point: &mut Option<u64>) -> Result<(), Option<String>> {
+        let mark = super::new_replid();
+        let mut out = JobWriter::new(self, repl);
+        let at = &mut || {
+            let p = self.point(repl, Some(&mark));
+            *point = Some(p.1);
+            p
+        };
+        repl.host().snapshot(at, &mut out)?;
+        out.write_all(mark.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| Some(e.to_string()))
+    }
+
+    /// `repl-diskless-sync no` (or a replica without `capa eof`): the snapshot goes
+    /// to a file in `dir` first, then to the replicas as `$<length>` and the file.
+    fn via_disk(&self, repl: &Replication, point: &mut Option<u64>) -> Result<(), Option<String>> {
+        let dir = repl.host().config().dir;
+        let path = std::path::Path::new(&dir).join(format!(
+            "temp-repl-{}-{}.rdb",
+            std::process::id(),
+            self.members.lock().first().map_or(0, |f| f.client_id)
+        ));
+        let mut file = std::fs::File::create(&path).map_err(|e| Some(e.to_string()))?;
+        let at = &mut || {
+            let p = self.point(repl, None);
+            *point = Some(p.1);
+            p
+        };
+        let written = repl.host().snapshot(at, &mut file);
+        drop(file);
+        let sent = written.and_then(|()| self.send_file(repl, &path));
+        let _ = std::fs::remove_file(&path);
+        sent
+    }
+
+    fn send_file(&self, repl: &Replication, path: &std::path::Path) -> Result<(), Option<String>> {
+        let bytes_err = |e: io::Error| Some(e.to_string());
+        let len = std::fs::metadata(path).map_err(bytes_err)?.len();
+        crate::log_notice!("Starting to transfer the RDB ({len} bytes) to the replicas");
+        let mut out = JobWriter::new(self, repl);
+        out.write_all(format!("${len}\r\n").as_bytes())
+            .map_err(bytes_err)?;
+        let mut file = std::fs::File::open(path).map_err(bytes_err)?;
+        io::copy(&mut file, &mut out).map_err(bytes_err)?;
+        out.flush().map_err(bytes_err)
+    }
+}
+
+/// Writes a sync's RDB to every replica of the job, in shared chunks: one pass of
+/// the snapshot, whatever the number of replicas. A replica gone leaves the job;
+/// the write fails once none is left.
+struct JobWriter<'a> {
+    job: &'a Job,
     repl: &'a Replication,
     buf: Vec<u8>,
 }
 
-impl Write for FeedWriter<'_> {
+impl<'a> JobWriter<'a> {
+    fn new(job: &'a Job, repl: &'a Replication) -> Self {
+        JobWriter {
+            job,
+            repl,
+            buf: Vec::with_capacity(CHUNK),
+        }
+    }
+}
+
+impl Write for JobWriter<'_> {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         self.buf.extend_from_slice(bytes);
         if self.buf.len() >= CHUNK {
@@ -487,138 +743,14 @@ impl Write for FeedWriter<'_> {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
-        if self.feed.send(chunk, self.repl) {
-            Ok(())
-        } else {
-            Err(io::Error::new(io::ErrorKind::BrokenPipe, "replica gone"))
+        let chunk = Arc::new(std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK)));
+        let mut sent = false;
+        for feed in self.job.live_members() {
+            sent |= feed.send(chunk.clone(), self.repl);
+        }
+        match sent {
+            true => Ok(()),
+            false => Err(io::Error::new(io::ErrorKind::BrokenPipe, "replicas gone")),
         }
     }
-}
-
-/// The point in time of a full sync: the backlog joins the effect stream (once),
-/// the offset is read and the stream's database forgotten; `+FULLRESYNC` is queued
-/// for the replica and, diskless, the payload's head. Runs with every shard held.
-fn sync_point(repl: &Replication, feed: &Feed, eof_mark: Option<&str>) -> (String, u64) {
-    repl.listen_effects();
-    let offset = repl.backlog.mark_sync_point();
-    let replid = repl.replid();
-    feed.start_transfer(offset);
-    if !feed.hello.plain_sync {
-        feed.send(
-            format!("+FULLRESYNC {replid} {offset}\r\n").into_bytes(),
-            repl,
-        );
-    }
-    if let Some(mark) = eof_mark {
-        feed.send(format!("$EOF:{mark}\r\n").into_bytes(), repl);
-    }
-    repl.replicas.update_needed(repl);
-    (replid, offset)
-}
-
-/// A full sync for `feed`, on its own thread.
-fn full_sync(repl: &Replication, feed: &Feed, diskless: bool) {
-    let mut last_keepalive = Instant::now();
-    let mut point = None;
-    let outcome = loop {
-        let result = if diskless {
-            let mark = super::new_replid();
-            let mut out = FeedWriter {
-                feed,
-                repl,
-                buf: Vec::with_capacity(CHUNK),
-            };
-            let at = &mut || {
-                let p = sync_point(repl, feed, Some(&mark));
-                point = Some(p.1);
-                p
-            };
-            repl.host()
-                .snapshot(at, &mut out)
-                .and_then(|()| out.flush().map_err(|e| Some(e.to_string())))
-                .map(|()| feed.send(mark.into_bytes(), repl))
-        } else {
-            disk_sync(repl, feed, &mut point)
-        };
-        match result {
-            Err(None) => {
-                // Another snapshot is being written: wait for it, keeping the link.
-                if feed.closed.load(Ordering::Acquire) {
-                    return;
-                }
-                if last_keepalive.elapsed() >= Duration::from_secs(1) {
-                    feed.send(b"\n".to_vec(), repl);
-                    last_keepalive = Instant::now();
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            other => break other,
-        }
-    };
-    match (outcome, point) {
-        (Ok(_), Some(_)) => feed.end_transfer(repl),
-        (Err(why), _) => {
-            crate::log_warning!(
-                "Full sync with replica {}:{} failed: {}",
-                feed.ip,
-                feed.hello.listening_port,
-                why.unwrap_or_default()
-            );
-            repl.replicas.gone(feed.client_id, repl);
-            repl.host().wake_worker(feed.worker);
-        }
-        (Ok(_), None) => {}
-    }
-}
-
-/// `repl-diskless-sync no` (or a replica without `capa eof`): the snapshot goes to
-/// a file in `dir` first, then to the replica as `$<length>` and the file.
-fn disk_sync(
-    repl: &Replication,
-    feed: &Feed,
-    point: &mut Option<u64>,
-) -> Result<bool, Option<String>> {
-    let dir = repl.host().config().dir;
-    let path = std::path::Path::new(&dir).join(format!(
-        "temp-repl-{}-{}.rdb",
-        std::process::id(),
-        feed.client_id
-    ));
-    let mut file = std::fs::File::create(&path).map_err(|e| Some(e.to_string()))?;
-    let at = &mut || {
-        let p = sync_point(repl, feed, None);
-        *point = Some(p.1);
-        p
-    };
-    let written = repl.host().snapshot(at, &mut file);
-    drop(file);
-    let sent = written.and_then(|()| send_file(repl, feed, &path));
-    let _ = std::fs::remove_file(&path);
-    sent
-}
-
-fn send_file(
-    repl: &Replication,
-    feed: &Feed,
-    path: &std::path::Path,
-) -> Result<bool, Option<String>> {
-    let bytes_err = |e: io::Error| Some(e.to_string());
-    let len = std::fs::metadata(path).map_err(bytes_err)?.len();
-    crate::log_notice!(
-        "Starting to transfer the RDB ({len} bytes) to replica {}:{}",
-        feed.ip,
-        feed.hello.listening_port
-    );
-    let mut out = FeedWriter {
-        feed,
-        repl,
-        buf: Vec::with_capacity(CHUNK),
-    };
-    out.write_all(format!("${len}\r\n").as_bytes())
-        .map_err(bytes_err)?;
-    let mut file = std::fs::File::open(path).map_err(bytes_err)?;
-    io::copy(&mut file, &mut out).map_err(bytes_err)?;
-    out.flush().map_err(bytes_err)?;
-    Ok(true)
 }

@@ -49,6 +49,12 @@ pub trait Host: Send + Sync {
     /// Replace the whole dataset with the RDB read from `src`, as a replica loads a
     /// full sync (expired keys kept: the master's DELs remove them).
     fn load(&self, src: &mut dyn std::io::Read) -> Result<u64, String>;
+    /// Load the RDB read from `src` beside the dataset, and swap it in once read
+    /// whole (`repl-diskless-load swapdb`); on failure the dataset stays. Clients
+    /// keep being served meanwhile when `serve`, else get -LOADING.
+    fn load_beside(&self, src: &mut dyn std::io::Read, serve: bool) -> Result<u64, String>;
+    /// No database holds a key (`repl-diskless-load on-empty-db`).
+    fn dataset_is_empty(&self) -> bool;
     /// Drop the tombstones of keys removed before timestamp `before`; how many went.
     fn collect_graves(&self, before: u64) -> usize;
     /// Merge the RDB read from `src` into the dataset, as an active replica takes a

@@ -4,9 +4,12 @@
 //! The handshake is Redis 7.0's: PING, AUTH [masteruser] masterauth, REPLCONF
 //! listening-port (and ip-address), REPLCONF capa eof capa psync2, then PSYNC with
 //! our replication id and offset + 1 (or `? -1` with no history). A full sync's RDB
-//! is read straight from the socket into the keyspace (nothing buffers the whole
-//! payload): the RDB reader takes exactly the file's bytes, then the diskless mark is
-//! checked. The stream is then parsed command by command and each one runs through
+//! is taken as `repl-diskless-load` says: into a file first, then loaded
+//! (`disabled`, and `on-empty-db` while keys are here); straight from the socket
+//! into the keyspace (`on-empty-db` with none); or from the socket into a keyspace
+//! beside the served one, swapped in once whole (`swapdb`). Nothing buffers the
+//! whole payload in memory: the RDB reader takes exactly the file's bytes, then the
+//! diskless mark is checked. The stream is then parsed command by command and each one runs through
 //! the one command door as the master client; the bytes it came in are appended to
 //! our own backlog, so our replicas get the master's stream and our offset is the
 //! master's. REPLCONF ACK goes out every second and when the master asks.
@@ -291,7 +294,8 @@ impl Link {
         self.stream(repl, wire)
     }
 
-    /// Read the RDB from the socket into the keyspace.
+    /// Take the full sync's RDB: straight from the socket or through a file, as
+    /// `repl-diskless-load` says (see [`Intake`]).
     fn full_sync(
         &self,
         repl: &Replication,
@@ -313,6 +317,9 @@ impl Link {
                 .ok_or_else(|| bad_reply(&header))?,
         };
         self.sync_size.store(size, Ordering::Release);
+        let config = repl.host().config();
+        let active = repl.is_active();
+        let intake = Intake::choose(&config, repl, replid);
         log_notice!(
             "MASTER <-> REPLICA sync: receiving {} from master to {}",
             if size < 0 {
@@ -320,34 +327,41 @@ impl Link {
             } else {
                 format!("{size} bytes")
             },
-            "the keyspace"
+            if intake == Intake::Disk {
+                "disk"
+            } else {
+                "the keyspace"
+            }
         );
         wire.counted = 0;
-        let active = repl.is_active();
         let _turn = repl.sync_turn();
-        let loaded = match active {
-            true => repl.host().merge(wire),
-            false => repl.host().load(wire),
-        };
-        let keys = loaded.map_err(|why| {
-            io::Error::other(format!("loading the RDB from master failed: {why}"))
-        })?;
-        match eof_mark {
-            Some(mark) => {
-                let mut end = [0u8; 40];
-                wire.read_exact(&mut end)?;
-                if end[..] != mark[..] {
-                    return Err(io::Error::other(
-                        "the diskless payload's end mark does not match",
-                    ));
+        let keys = match intake {
+            Intake::Disk => {
+                let path = receive_to_disk(wire, &config, size, eof_mark.as_deref())?;
+                log_notice!("MASTER <-> REPLICA sync: Loading DB in memory");
+                let file = std::fs::File::open(&path)?;
+                let mut reader = io::BufReader::with_capacity(1 << 16, file);
+                let loaded = match active {
+                    true => repl.host().merge(&mut reader),
+                    false => repl.host().load(&mut reader),
+                };
+                if config.rdb_del_sync_files && !persists(&config) {
+                    // Nothing else would keep it: the file only carried the sync.
+                    let _ = std::fs::remove_file(&path);
                 }
+                loaded.map_err(failed_load)?
             }
-            None => {
-                // Whatever the file holds past its footer is not the stream.
-                let extra = (size as u64).saturating_sub(wire.counted);
-                io::copy(&mut (&mut *wire).take(extra), &mut io::sink())?;
+            Intake::Socket | Intake::Beside { .. } => {
+                let loaded = match intake {
+                    _ if active => repl.host().merge(wire),
+                    Intake::Beside { serve } => repl.host().load_beside(wire, serve),
+                    _ => repl.host().load(wire),
+                };
+                let keys = loaded.map_err(failed_load)?;
+                end_of_payload(wire, size, eof_mark.as_deref())?;
+                keys
             }
-        }
+        };
         log_notice!("MASTER <-> REPLICA sync: Loading DB in memory done ({keys} keys)");
         if active {
             // Merged into our own history, which goes on: only the link's place in
@@ -528,6 +542,132 @@ impl Link {
         match envelope.ts {
             0 => apply(),
             ts => crate::hlc::imposed(ts, apply),
+        }
+    }
+}
+
+/// How a replica takes a full sync's RDB (`repl-diskless-load`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Intake {
+    /// `disabled`, or `on-empty-db` with keys here: into a file first, loaded once
+    /// whole (the dataset stays until the transfer is complete).
+    Disk,
+    /// Straight from the socket into the emptied dataset (`on-empty-db` with no
+    /// key here).
+    Socket,
+    /// `swapdb`: from the socket into a dataset beside ours, swapped in at the end;
+    /// ours is kept when the sync fails. `serve`: the master's history is ours
+    /// (only a partial resync failed), so clients keep reading the old dataset
+    /// meanwhile, as Redis's async loading does.
+    Beside { serve: bool },
+}
+
+impl Intake {
+    fn choose(config: &kvik_config::Config, repl: &Replication, replid: &str) -> Intake {
+        match config.repl_diskless_load.as_str() {
+            "swapdb" => Intake::Beside {
+                serve: repl.replid() == replid,
+            },
+            "on-empty-db" if repl.host().dataset_is_empty() => Intake::Socket,
+            _ => Intake::Disk,
+        }
+    }
+}
+
+/// Does the node persist its dataset (save points or the AOF)? `rdb-del-sync-files`
+/// removes a sync's file only when nothing does.
+fn persists(config: &kvik_config::Config) -> bool {
+    !config.save.is_empty() || config.appendonly
+}
+
+fn failed_load(why: String) -> io::Error {
+    io::Error::other(format!("loading the RDB from master failed: {why}"))
+}
+
+/// After an RDB read from the socket: the diskless end mark must follow; a sized
+/// payload's bytes past the file's footer are not the stream.
+fn end_of_payload(wire: &mut Wire, size: i64, eof_mark: Option<&[u8]>) -> io::Result<()> {
+    match eof_mark {
+        Some(mark) => {
+            let mut end = [0u8; 40];
+            wire.read_exact(&mut end)?;
+            if end[..] != mark[..] {
+                return Err(io::Error::other(
+                    "the diskless payload's end mark does not match",
+                ));
+            }
+        }
+        None => {
+            let extra = (size as u64).saturating_sub(wire.counted);
+            io::copy(&mut (&mut *wire).take(extra), &mut io::sink())?;
+        }
+    }
+    Ok(())
+}
+
+/// Write the payload to a temporary file in `dir`, then put it in place as the
+/// RDB file (`dbfilename`), as Redis's replicas do; its path. A diskless payload
+/// ends where its last 40 bytes are the end mark.
+fn receive_to_disk(
+    wire: &mut Wire,
+    config: &kvik_config::Config,
+    size: i64,
+    eof_mark: Option<&[u8]>,
+) -> io::Result<std::path::PathBuf> {
+    let dir = std::path::Path::new(&config.dir);
+    let temp = dir.join(format!(
+        "temp-{}.{}.rdb",
+        crate::hlc::unix_ms() / 1000,
+        std::process::id()
+    ));
+    let written = write_payload(wire, &temp, size, eof_mark);
+    let placed = written.and_then(|()| {
+        let path = dir.join(&config.dbfilename);
+        std::fs::rename(&temp, &path).map(|()| path)
+    });
+    if placed.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    placed
+}
+
+fn write_payload(
+    wire: &mut Wire,
+    path: &std::path::Path,
+    size: i64,
+    eof_mark: Option<&[u8]>,
+) -> io::Result<()> {
+    let mut file = std::fs::File::create(path)?;
+    let Some(mark) = eof_mark else {
+        let copied = io::copy(&mut (&mut *wire).take(size as u64), &mut file)?;
+        if copied < size as u64 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "master closed the connection during the transfer",
+            ));
+        }
+        return file.sync_all();
+    };
+    let mut chunk = vec![0u8; 64 << 10];
+    // The last bytes written, to find the mark across reads.
+    let mut tail: Vec<u8> = Vec::with_capacity(2 * mark.len());
+    let mut written = 0u64;
+    loop {
+        let n = wire.read(&mut chunk)?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "master closed the connection during the transfer",
+            ));
+        }
+        file.write_all(&chunk[..n])?;
+        written += n as u64;
+        tail.extend_from_slice(&chunk[..n]);
+        let keep = tail.len().saturating_sub(mark.len());
+        tail.drain(..keep);
+        if tail == mark {
+            file.set_len(written - mark.len() as u64)?;
+            return file.sync_all();
         }
     }
 }

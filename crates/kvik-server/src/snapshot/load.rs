@@ -309,6 +309,9 @@ pub struct LoadHow<'p> {
     /// `key-load-delay`: microseconds slept per key (negative: one every that
     /// many keys), for tests that need a slow load.
     pub key_delay_us: i32,
+    /// The file's libraries replace every library, once the file is read whole (a
+    /// load beside the served dataset keeps the old ones until then).
+    pub replace_libraries: bool,
 }
 
 /// Load an RDB read from `reader` (a file, an AOF's base or preamble, a replica's
@@ -347,6 +350,9 @@ pub fn read_into(
     };
     file::read(reader, limits, how.verify_checksum, &mut into)?;
     let (libraries, loaded) = (std::mem::take(&mut into.libraries), into.loaded);
+    if how.replace_libraries {
+        scripting.libraries.flush();
+    }
     scripting
         .libraries
         .install(libraries, Collision::Replace)

@@ -132,6 +132,7 @@ pub fn in_process_config() -> kvik_config::Config {
         bind: vec!["127.0.0.1".into()],
         save: Vec::new(),
         dir: scratch_dir("in-process").to_string_lossy().into_owned(),
+        repl_diskless_sync_delay: 0,
         ..Default::default()
     }
 }
@@ -147,7 +148,8 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    /// Starts kvik-server with `--port N --save "" --appendonly no` followed by `args`.
+    /// Starts kvik-server with `--port N --save "" --appendonly no
+    /// --repl-diskless-sync-delay 0` followed by `args`.
     /// Panics, with the server's output, if it does not answer PING within 10s.
     pub fn start(args: &[&str]) -> TestServer {
         Self::try_start(args).unwrap_or_else(|e| panic!("{e}"))
@@ -213,6 +215,10 @@ impl TestServer {
             String::new(),
             "--appendonly".into(),
             "no".into(),
+            // A full sync starts at once (Redis's default waits 5 seconds for more
+            // replicas); tests of that wait set their own delay.
+            "--repl-diskless-sync-delay".into(),
+            "0".into(),
         ];
         args.extend(extra.iter().map(|s| s.to_string()));
         let out = File::create(dir.join("stdout.log")).expect("create stdout.log");

@@ -5,7 +5,7 @@
 
 use crate::aof::load::{self, Failed, Loaded, Replay, Unknown};
 use crate::client::{ClientInfo, ClientState};
-use crate::commands::{call, registry};
+use crate::commands::{call_unread, registry, Unread};
 use crate::keyspace::Locked;
 use crate::server::Server;
 use crate::stats::ThreadStats;
@@ -73,14 +73,13 @@ impl Replay for Replayer<'_> {
             return Err(Unknown);
         }
         let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-        let now = crate::hlc::unix_ms();
-        call(
+        call_unread(
             self.server,
             &self.stats,
             &mut self.client,
             &mut self.out,
             &args,
-            now,
+            Unread::Aof,
         );
         self.out.buf.clear();
         Ok(())
