@@ -684,6 +684,36 @@ fn everysec_writes_wait_for_a_stuck_fsync_two_seconds_at_most() {
 }
 
 #[test]
+fn everysec_writes_wait_for_a_slow_fsync_to_end() {
+    let dir = support::scratch_dir("aof-slow-fsync");
+    let kvik = kvik_on(&dir, &["--appendfsync", "everysec"]);
+    let mut conn = kvik.raw();
+    // Each fsync takes a second: shorter than the two seconds a write waits.
+    assert_eq!(
+        conn.cmd(&["DEBUG", "AOF-FSYNC-SLEEP", "1000000"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(conn.cmd(&["SET", "first", "1"]), b"+OK\r\n");
+    wait_info(&mut conn, "aof_pending_bio_fsync", "1");
+    // The write waits for the fsync, and goes out once it is over, not counted
+    // as delayed.
+    let mut writer = kvik.raw();
+    let sent = Instant::now();
+    writer.send_cmd(&["SET", "second", "2"]);
+    support::wait_for("the postponed write in the buffer", || {
+        conn.info_field("persistence", "aof_buffer_length") != "0"
+    });
+    assert_eq!(writer.read_reply(), b"+OK\r\n");
+    assert!(
+        sent.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(conn.info_field("persistence", "aof_delayed_fsync"), "0");
+    assert_eq!(conn.cmd(&["DEBUG", "AOF-FSYNC-SLEEP", "0"]), b"+OK\r\n");
+}
+
+#[test]
 fn the_aof_is_rewritten_when_it_has_grown_enough() {
     let dir = support::scratch_dir("aof-auto");
     let kvik = kvik_on(
