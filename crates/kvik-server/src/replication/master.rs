@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 /// (its 1 MB batches), so the socket never waits for the snapshot.
 const PIPE_LIMIT: usize = 2 << 20;
 /// The RDB is handed to the worker in chunks of this size.
-const CHUNK: usize = 64 << 10;
+pub const CHUNK: usize = 64 << 10;
 
 pub use crate::client::ReplicaHello as Hello;
 
