@@ -518,7 +518,11 @@ fn a_mesh_node_killed_and_restarted_from_its_save_catches_up() {
     let mut c = nodes[2].raw();
     assert_eq!(c.cmd(&["SAVE"]), b"+OK\r\n");
     drop(c);
-    let dir = nodes[2].dir().to_str().unwrap().to_string();
+    // Its save moves to a directory of its own: the old one goes with the old
+    // process's handle, and the restarted node writes its full syncs' files there.
+    let saved = support::scratch_dir("mesh-restart");
+    std::fs::copy(nodes[2].dir().join("dump.rdb"), saved.join("dump.rdb")).unwrap();
+    let dir = saved.to_str().unwrap().to_string();
     unsafe { libc::kill(nodes[2].pid() as libc::pid_t, libc::SIGKILL) };
     for (i, node) in nodes.iter().take(2).enumerate() {
         write(&mut node.raw(), &format!("during{i}"), &mut total);
@@ -551,4 +555,5 @@ fn a_mesh_node_killed_and_restarted_from_its_save_catches_up() {
         get(&mut c, "total"),
         format!("${}\r\n{total}\r\n", total.to_string().len()).into_bytes()
     );
+    let _ = std::fs::remove_dir_all(&saved);
 }

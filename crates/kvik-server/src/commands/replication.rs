@@ -510,10 +510,9 @@ impl ServerHost {
                 crate::server::saving::loading_pace(&config),
             )
         };
-        let _underway = match serve {
-            true => (None, Some(server.loading.begin_async(pace.interval_bytes))),
-            false => (Some(server.loading.begin(0, pace.interval_bytes)), None),
-        };
+        // Whichever state is on lasts until the new dataset is in place.
+        let _served = serve.then(|| server.loading.begin_async(pace.interval_bytes));
+        let _refused = (!serve).then(|| server.loading.begin(0, pace.interval_bytes));
         let side = server.keyspace.beside();
         let how = LoadHow {
             verify_checksum: checksum,

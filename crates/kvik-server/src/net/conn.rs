@@ -339,13 +339,23 @@ impl Conn {
             self.state.close_after_reply = true;
             return self.write_pending(stats);
         };
+        // One buffer for the connection's life, the size of a batch: regrown by
+        // doubling for every batch, it would leave the allocator a trail of freed
+        // copies (resident memory during a full sync).
+        let batch_room = FEED_BATCH + crate::replication::master::CHUNK;
+        if self.out.buf.capacity() < batch_room {
+            self.out.buf.reserve_exact(batch_room - self.out.buf.len());
+        }
         for _ in 0..FEED_ROUNDS {
             feed.woken();
             let pending = self.out.buf.len() - self.written;
-            if pending < FEED_BATCH
-                && feed.fill(repl, &mut self.out.buf, FEED_BATCH - pending) == Filled::Finished
-            {
-                self.state.close_after_reply = true;
+            if pending < FEED_BATCH {
+                // Only what is not yet written stays, so the batch fits.
+                self.out.buf.drain(..self.written);
+                self.written = 0;
+                if feed.fill(repl, &mut self.out.buf, FEED_BATCH - pending) == Filled::Finished {
+                    self.state.close_after_reply = true;
+                }
             }
             let had = self.out.buf.len() - self.written;
             let next = self.write_pending(stats);
@@ -438,7 +448,8 @@ impl Conn {
         }
         self.out.buf.clear();
         self.written = 0;
-        if self.out.buf.capacity() > KEEP_REPLY_CAPACITY {
+        // A replica's feed keeps its batch-sized buffer (see `flush_feed`).
+        if self.out.buf.capacity() > KEEP_REPLY_CAPACITY && self.feed.is_none() {
             self.out.buf = Vec::with_capacity(READ_CHUNK);
         }
         if self.state.close_after_reply {

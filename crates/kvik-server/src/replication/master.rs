@@ -27,10 +27,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// RDB bytes waiting for the socket at most (the sync thread waits beyond).
-const PIPE_LIMIT: usize = 8 << 20;
+/// RDB bytes waiting for the socket at most (the sync thread waits beyond): the
+/// master's extra memory during a full sync. Twice what the worker takes at a time
+/// (its 1 MB batches), so the socket never waits for the snapshot.
+const PIPE_LIMIT: usize = 2 << 20;
 /// The RDB is handed to the worker in chunks of this size.
-const CHUNK: usize = 64 << 10;
+pub const CHUNK: usize = 64 << 10;
 
 pub use crate::client::ReplicaHello as Hello;
 
@@ -731,12 +733,15 @@ impl<'a> JobWriter<'a> {
 }
 
 impl Write for JobWriter<'_> {
+    /// Takes at most what fills the chunk: every chunk is one exact allocation of
+    /// [`CHUNK`] bytes (a chunk grown past its capacity would double it).
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.buf.extend_from_slice(bytes);
-        if self.buf.len() >= CHUNK {
+        let taken = bytes.len().min(CHUNK - self.buf.len());
+        self.buf.extend_from_slice(&bytes[..taken]);
+        if self.buf.len() == CHUNK {
             self.flush()?;
         }
-        Ok(bytes.len())
+        Ok(taken)
     }
 
     fn flush(&mut self) -> io::Result<()> {
