@@ -17,7 +17,7 @@
 //! Owns the feeds and the sync threads. Must not touch connections or sockets.
 
 use super::backlog::Read;
-use super::Replication;
+use super::{Replication, SyncPoint};
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -497,9 +497,10 @@ impl Write for FeedWriter<'_> {
 }
 
 /// The point in time of a full sync: the backlog joins the effect stream (once),
-/// the offset is read and the stream's database forgotten; `+FULLRESYNC` is queued
-/// for the replica and, diskless, the payload's head. Runs with every shard held.
-fn sync_point(repl: &Replication, feed: &Feed, eof_mark: Option<&str>) -> (String, u64) {
+/// the offset is read and the stream's database forgotten (and, actively
+/// replicating, which writes of each origin are in); `+FULLRESYNC` is queued for
+/// the replica and, diskless, the payload's head. Runs with every shard held.
+fn sync_point(repl: &Replication, feed: &Feed, eof_mark: Option<&str>) -> SyncPoint {
     repl.listen_effects();
     let offset = repl.backlog.mark_sync_point();
     let replid = repl.replid();
@@ -514,7 +515,11 @@ fn sync_point(repl: &Replication, feed: &Feed, eof_mark: Option<&str>) -> (Strin
         feed.send(format!("$EOF:{mark}\r\n").into_bytes(), repl);
     }
     repl.replicas.update_needed(repl);
-    (replid, offset)
+    SyncPoint {
+        replid,
+        offset,
+        seen: repl.is_active().then(|| repl.seen.applied_now()),
+    }
 }
 
 /// A full sync for `feed`, on its own thread.
@@ -531,7 +536,7 @@ fn full_sync(repl: &Replication, feed: &Feed, diskless: bool) {
             };
             let at = &mut || {
                 let p = sync_point(repl, feed, Some(&mark));
-                point = Some(p.1);
+                point = Some(p.offset);
                 p
             };
             repl.host()
@@ -588,7 +593,7 @@ fn disk_sync(
     let mut file = std::fs::File::create(&path).map_err(|e| Some(e.to_string()))?;
     let at = &mut || {
         let p = sync_point(repl, feed, None);
-        *point = Some(p.1);
+        *point = Some(p.offset);
         p
     };
     let written = repl.host().snapshot(at, &mut file);

@@ -81,6 +81,8 @@ struct IntoKeyspace<'l, 'a> {
     keep_expired: bool,
     /// The counter's state written before the next key (active replication).
     next_counter: Option<Counter>,
+    /// Told the `kvik-seen` field (active replication).
+    on_seen: Option<&'l dyn Fn(&[u8])>,
     /// Where progress goes, and the loaded bytes at which others were last served.
     loading: Option<(&'l Loading, u64)>,
     /// `key-load-delay`.
@@ -128,6 +130,11 @@ impl Visitor for IntoKeyspace<'_, '_> {
             }
             name if name == file::COUNTER => {
                 self.next_counter = Counter::decode(value.as_bytes());
+            }
+            name if name == file::SEEN.as_bytes() => {
+                if let Some(on_seen) = self.on_seen {
+                    on_seen(value.as_bytes());
+                }
             }
             b"used-mem" => {
                 let bytes: f64 = value.parse().unwrap_or(0.0);
@@ -306,6 +313,9 @@ pub struct LoadHow<'p> {
     /// `key-load-delay`: microseconds slept per key (negative: one every that
     /// many keys), for tests that need a slow load.
     pub key_delay_us: i32,
+    /// Told the file's `kvik-seen` field (which writes of each origin it holds),
+    /// before its first key: an active replica merging a peer's full sync.
+    pub on_seen: Option<&'p dyn Fn(&[u8])>,
 }
 
 /// Load an RDB read from `reader` (a file, an AOF's base or preamble, a replica's
@@ -339,6 +349,7 @@ pub fn read_into(
         merge: how.merge,
         keep_expired: how.keep_expired,
         next_counter: None,
+        on_seen: how.on_seen,
         loading: how.loading.map(|l| (l, l.loaded_bytes())),
         key_delay: KeyDelay::new(how.key_delay_us),
     };
