@@ -12,7 +12,7 @@ use crate::mailbox::Message;
 use crate::persistence::rdb::{file, io::WriteSink};
 use crate::replication::master::{self, Psync};
 use crate::server::Server;
-use crate::snapshot::{load_reader, read_into, LoadHow, LoadTarget, Snapshot};
+use crate::snapshot::{load_reader, read_into, LoadHow, LoadTarget, OnSeen, Snapshot};
 use crate::stats::ThreadStats;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
@@ -452,7 +452,7 @@ impl ServerHost {
     fn read_rdb(
         &self,
         src: &mut dyn std::io::Read,
-        merge: Option<&dyn Fn(&[u8])>,
+        merge: Option<OnSeen<'_>>,
     ) -> Result<u64, String> {
         let server = self.server();
         let (checksum, limits, pace) = {

@@ -82,7 +82,7 @@ struct IntoKeyspace<'l, 'a> {
     /// The counter's state written before the next key (active replication).
     next_counter: Option<Counter>,
     /// Told the `kvik-seen` field (active replication).
-    on_seen: Option<&'l dyn Fn(&[u8])>,
+    on_seen: Option<OnSeen<'l>>,
     /// Where progress goes, and the loaded bytes at which others were last served.
     loading: Option<(&'l Loading, u64)>,
     /// `key-load-delay`.
@@ -298,6 +298,9 @@ pub fn load_file(
     }
 }
 
+/// What is told a file's `kvik-seen` field (its text).
+pub type OnSeen<'a> = &'a dyn Fn(&[u8]);
+
 /// How a load treats what it finds.
 #[derive(Clone, Copy, Default)]
 pub struct LoadHow<'p> {
@@ -315,7 +318,7 @@ pub struct LoadHow<'p> {
     pub key_delay_us: i32,
     /// Told the file's `kvik-seen` field (which writes of each origin it holds),
     /// before its first key: an active replica merging a peer's full sync.
-    pub on_seen: Option<&'p dyn Fn(&[u8])>,
+    pub on_seen: Option<OnSeen<'p>>,
 }
 
 /// Load an RDB read from `reader` (a file, an AOF's base or preamble, a replica's
