@@ -21,9 +21,10 @@
 //! in. A write can come early by one path (a peer that merged a snapshot
 //! passes on the writes after it, not the ones inside it): it is dropped, and the
 //! origin's own link, which carries every write of the origin in order, brings it
-//! after the missing ones. A gap that no path fills within [`GAP_WAIT`] (a node
-//! with no link to the origin, behind a peer that merged) is given up: the writes
-//! after it apply from then on.
+//! after the missing ones. A gap that no path fills within [`GAP_WAIT`] while
+//! every link is up (a node with no link to the origin, behind a peer that merged)
+//! is given up: the writes after it apply from then on. While a link is down or
+//! syncing, the gap waits: that link may be the one that brings it.
 //!
 //! A full sync served to a peer says which writes of each origin its snapshot
 //! holds: the writes whose effects were applied before the snapshot's point (the
@@ -134,7 +135,7 @@ impl PartialEq for Mark {
 }
 
 /// How long writes that come after a missing one are dropped, waiting for a
-/// path to bring it, before it is given up.
+/// path to bring it, before it is given up (counted while every link is up).
 pub const GAP_WAIT: Duration = Duration::from_secs(10);
 
 impl Mark {
@@ -143,12 +144,16 @@ impl Mark {
     }
 
     /// Admit `seq` when it is the next one (or the gap before it was waited on for
-    /// long enough, at `now`); whether it was.
-    pub fn admit(&mut self, seq: u64, now: Instant) -> bool {
+    /// long enough, at `now`, with every link `settled` meanwhile); whether it was.
+    pub fn admit(&mut self, seq: u64, now: Instant, settled: &dyn Fn() -> bool) -> bool {
         if self.holds(seq) {
             return false;
         }
         if seq != self.floor + 1 {
+            if !settled() {
+                self.gap_since = None;
+                return false;
+            }
             let since = *self.gap_since.get_or_insert(now);
             if now.duration_since(since) < GAP_WAIT {
                 return false;
@@ -223,14 +228,15 @@ impl Drop for Turn<'_> {
 impl Seen {
     /// Is the write `seq` of `origin` the next one to apply here? If so it counts
     /// as admitted from now. Unnumbered writes (0: a KeyDB peer's) always are.
-    pub fn admit(&self, origin: &NodeId, seq: u64) -> bool {
+    /// `settled`: is every link up (asked only when a write waits for a gap)?
+    pub fn admit(&self, origin: &NodeId, seq: u64, settled: &dyn Fn() -> bool) -> bool {
         seq == 0
             || self
                 .admitted
                 .lock()
                 .entry(*origin)
                 .or_default()
-                .admit(seq, Instant::now())
+                .admit(seq, Instant::now(), settled)
     }
 
     /// Wait for `origin`'s turn: a write of it is admitted and applied (a
@@ -341,6 +347,12 @@ pub fn decode_marks(text: &[u8]) -> Option<Marks> {
 mod tests {
     use super::*;
 
+    impl Seen {
+        fn admit_now(&self, origin: &NodeId, seq: u64) -> bool {
+            self.admit(origin, seq, &|| true)
+        }
+    }
+
     #[test]
     fn an_envelope_opens_to_what_was_sealed() {
         let birth = Birth {
@@ -382,25 +394,32 @@ mod tests {
     #[test]
     fn a_write_met_twice_is_admitted_once() {
         let seen = Seen::default();
-        assert!(seen.admit(&[1; 16], 1));
-        assert!(seen.admit(&[1; 16], 2));
-        assert!(!seen.admit(&[1; 16], 1));
-        assert!(!seen.admit(&[1; 16], 2));
-        assert!(seen.admit(&[2; 16], 1));
-        assert!(seen.admit(&[1; 16], 0) && seen.admit(&[1; 16], 0));
+        assert!(seen.admit_now(&[1; 16], 1));
+        assert!(seen.admit_now(&[1; 16], 2));
+        assert!(!seen.admit_now(&[1; 16], 1));
+        assert!(!seen.admit_now(&[1; 16], 2));
+        assert!(seen.admit_now(&[2; 16], 1));
+        assert!(seen.admit_now(&[1; 16], 0) && seen.admit_now(&[1; 16], 0));
     }
 
     #[test]
     fn a_write_that_comes_early_waits_for_the_ones_before_it() {
         let mut mark = Mark::default();
         let start = Instant::now();
-        assert!(mark.admit(1, start));
-        assert!(!mark.admit(3, start), "2 is missing");
-        assert!(mark.admit(2, start) && mark.admit(3, start));
-        assert!(!mark.admit(5, start));
-        assert!(!mark.admit(6, start + GAP_WAIT / 2));
-        assert!(mark.admit(6, start + GAP_WAIT), "4 and 5 are given up");
-        assert!(!mark.admit(4, start + GAP_WAIT) && mark.admit(7, start + GAP_WAIT));
+        let (up, down): (&dyn Fn() -> bool, &dyn Fn() -> bool) = (&|| true, &|| false);
+        assert!(mark.admit(1, start, up));
+        assert!(!mark.admit(3, start, up), "2 is missing");
+        assert!(mark.admit(2, start, up) && mark.admit(3, start, up));
+        assert!(!mark.admit(5, start, up));
+        assert!(!mark.admit(6, start + GAP_WAIT / 2, up));
+        assert!(!mark.admit(6, start + GAP_WAIT, down), "a link may bring 4");
+        assert!(!mark.admit(6, start + GAP_WAIT, up), "waited anew");
+        assert!(
+            mark.admit(6, start + GAP_WAIT * 2, up),
+            "4 and 5 are given up"
+        );
+        assert!(!mark.admit(4, start + GAP_WAIT * 2, up));
+        assert!(mark.admit(7, start + GAP_WAIT * 2, up));
     }
 
     #[test]
@@ -412,10 +431,10 @@ mod tests {
             let seen = seen.clone();
             std::thread::spawn(move || {
                 let _turn = seen.turn(&[1; 16]);
-                seen.admit(&[1; 16], 2)
+                seen.admit_now(&[1; 16], 2)
             })
         };
-        assert!(seen.admit(&[1; 16], 1));
+        assert!(seen.admit_now(&[1; 16], 1));
         drop((turn, other));
         assert!(waiter.join().unwrap(), "1 came first");
     }
@@ -430,9 +449,9 @@ mod tests {
         assert_eq!(theirs[&[3; 16]].floor, 2);
         let peer = Seen::default();
         peer.merging(&theirs);
-        assert!(!peer.admit(&[3; 16], 2) && !peer.admit(&[3; 16], 5));
-        assert!(peer.admit(&[3; 16], 3) && peer.admit(&[3; 16], 4));
-        assert!(peer.admit(&[3; 16], 6), "5 was in the snapshot");
+        assert!(!peer.admit_now(&[3; 16], 2) && !peer.admit_now(&[3; 16], 5));
+        assert!(peer.admit_now(&[3; 16], 3) && peer.admit_now(&[3; 16], 4));
+        assert!(peer.admit_now(&[3; 16], 6), "5 was in the snapshot");
         assert_eq!(peer.applied_now(), "");
         peer.merged(&theirs);
         assert_eq!(decode_marks(peer.applied_now().as_bytes()), Some(theirs));

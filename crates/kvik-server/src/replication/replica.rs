@@ -518,7 +518,8 @@ impl Link {
             Some(turn) => (turn, true),
             None => {
                 let turn = repl.seen.turn(&envelope.origin);
-                if !repl.seen.admit(&envelope.origin, seq) {
+                let settled = || repl.links().iter().all(|l| l.is_up());
+                if !repl.seen.admit(&envelope.origin, seq, &settled) {
                     group.skipping = is("MULTI");
                     return;
                 }
