@@ -91,6 +91,9 @@ const GRAVES_FLOOR: &[u8] = b"kvik-graves-floor";
 const CRON_SINGLE: &[u8] = b"kvik-cron-single";
 /// A counted key's state (per-node totals), written before the key it belongs to.
 pub const COUNTER: &[u8] = b"kvik-counter";
+/// Which writes of each origin the file holds (a full sync between active
+/// replicas), among the header's aux fields.
+pub const SEEN: &str = "kvik-seen";
 
 /// The state of the counted key written next (its text is the server's).
 pub fn write_counter(out: &mut impl Sink, state: &[u8]) {

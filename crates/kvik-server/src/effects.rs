@@ -45,8 +45,10 @@ pub type NodeId = [u8; 16];
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Birth {
     pub origin: NodeId,
-    /// The effect's offset in its origin's stream: grows with every write the
-    /// origin makes, whatever thread made it (timestamps do not, across threads).
+    /// The write's number among its origin's writes for replicas: 1, 2, 3, ...
+    /// without gaps, whatever thread made it (timestamps do not grow across
+    /// threads), an atomic group's effects sharing one. A peer that has met every
+    /// number up to n knows it holds every write of the origin up to n.
     pub seq: u64,
 }
 
@@ -133,8 +135,8 @@ pub struct EffectRef<'a> {
     pub argv: &'a [&'a [u8]],
     pub ts: u64,
     pub origin: NodeId,
-    /// Its place in its origin's stream (its offset plus one, for this node's own
-    /// writes); 0 when unknown.
+    /// Its number among its origin's writes ([`Birth::seq`]); 0 when unknown (a
+    /// KeyDB peer's write, or one for the AOF alone).
     pub seq: u64,
     /// Where it goes; never [`Targets::NONE`].
     pub targets: Targets,
@@ -235,6 +237,8 @@ pub struct GroupedEffect {
 
 struct Inner {
     offset: u64,
+    /// The number of this node's last write for replicas ([`Birth::seq`]).
+    own_seq: u64,
     sinks: Vec<Arc<dyn EffectSink>>,
 }
 
@@ -255,6 +259,7 @@ impl EffectLog {
             origin,
             inner: Mutex::new(Inner {
                 offset: 0,
+                own_seq: 0,
                 sinks: Vec::new(),
             }),
         }
@@ -288,18 +293,39 @@ impl EffectLog {
             return;
         }
         let mut inner = self.inner.lock();
-        self.push(&mut inner, db, ts, argv, targets);
+        let birth = self.birth(&mut inner, targets);
+        self.push(&mut inner, birth, db, ts, argv, targets);
         self.note_sinks(&inner);
     }
 
+    /// Where the write being appended (one effect, or one atomic group going to
+    /// `targets`) was born: the peer's write being replayed, or ours, numbered
+    /// next when it goes to replicas.
+    fn birth(&self, inner: &mut Inner, targets: Targets) -> Birth {
+        REPLAYING
+            .with(std::cell::Cell::get)
+            .unwrap_or_else(|| Birth {
+                origin: self.origin,
+                seq: match targets.replicas() {
+                    true => {
+                        inner.own_seq += 1;
+                        inner.own_seq
+                    }
+                    false => 0,
+                },
+            })
+    }
+
     /// Give one effect its offset and hand it to every sink.
-    fn push(&self, inner: &mut Inner, db: usize, ts: u64, argv: &[&[u8]], targets: Targets) {
-        // One past the offset, so that no write of ours is numbered 0, which stands
-        // for "unnumbered" (a KeyDB peer's writes).
-        let birth = REPLAYING.with(std::cell::Cell::get).unwrap_or(Birth {
-            origin: self.origin,
-            seq: inner.offset + 1,
-        });
+    fn push(
+        &self,
+        inner: &mut Inner,
+        birth: Birth,
+        db: usize,
+        ts: u64,
+        argv: &[&[u8]],
+        targets: Targets,
+    ) {
         let effect = EffectRef {
             offset: inner.offset,
             db,
@@ -339,15 +365,37 @@ impl EffectLog {
         let mut inner = self.inner.lock();
         let wrap = group.len() > 1;
         let (first, last) = (&group[0], &group[group.len() - 1]);
+        let birth = self.birth(&mut inner, if wrap { Targets::ALL } else { first.targets });
         if wrap {
-            self.push(&mut inner, first.db, first.ts, &[b"MULTI"], Targets::ALL);
+            self.push(
+                &mut inner,
+                birth,
+                first.db,
+                first.ts,
+                &[b"MULTI"],
+                Targets::ALL,
+            );
         }
         for effect in group {
             let argv: Vec<&[u8]> = effect.argv.iter().map(Vec::as_slice).collect();
-            self.push(&mut inner, effect.db, effect.ts, &argv, effect.targets);
+            self.push(
+                &mut inner,
+                birth,
+                effect.db,
+                effect.ts,
+                &argv,
+                effect.targets,
+            );
         }
         if wrap {
-            self.push(&mut inner, last.db, last.ts, &[b"EXEC"], Targets::ALL);
+            self.push(
+                &mut inner,
+                birth,
+                last.db,
+                last.ts,
+                &[b"EXEC"],
+                Targets::ALL,
+            );
         }
         self.note_sinks(&inner);
     }

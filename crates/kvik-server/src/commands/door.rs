@@ -350,6 +350,16 @@ pub struct Ran {
 }
 
 impl Ran {
+    /// A peer's write dropped unapplied (active replication): nothing ran.
+    fn dropped() -> Ran {
+        Ran {
+            result: Ok(()),
+            replied_error: false,
+            changes: 0,
+            elapsed: Duration::ZERO,
+        }
+    }
+
     /// Did the call fail (INFO commandstats' `failed_calls`)?
     pub fn failed(&self) -> bool {
         self.result.is_err() || self.replied_error
@@ -376,12 +386,10 @@ pub fn run_locked<'a>(
     if let Some(ts) = client.is_master.then(crate::hlc::imposed_now).flatten() {
         if replay_is_stale(cmd, args, ts, locked) {
             repair_newer_keys(cmd, args, ts, locked);
-            return Ran {
-                result: Ok(()),
-                replied_error: false,
-                changes: 0,
-                elapsed: Duration::ZERO,
-            };
+            return Ran::dropped();
+        }
+        if replay_was_counted(cmd, args, ts, locked) {
+            return Ran::dropped();
         }
     }
     let dirty_before = locked.dirty();
@@ -470,6 +478,21 @@ fn replay_is_stale(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) 
             .any(|&i| locked.buried_since(db, args[i], ts));
     }
     positions.iter().any(|&i| locked.is_stale(db, args[i], ts))
+}
+
+/// Active replication: is a peer's increment stamped `ts` one this node counted
+/// already? It met it by another path (a mesh), or inside a merged full sync whose
+/// counter totals held it; counting it again would count it twice.
+fn replay_was_counted(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) -> bool {
+    if !cmd.has(table::flags::MERGES_AS_COUNTER) {
+        return false;
+    }
+    let db = locked.db;
+    cmd.key_positions(args).is_some_and(|positions| {
+        positions
+            .iter()
+            .any(|&i| locked.has_counted(db, args[i], ts))
+    })
 }
 
 /// A peer's write stamped `ts` was dropped because these keys are newer here. The

@@ -12,7 +12,7 @@ use crate::mailbox::Message;
 use crate::persistence::rdb::{file, io::WriteSink};
 use crate::replication::master::{self, Psync};
 use crate::server::Server;
-use crate::snapshot::{load_reader, read_into, LoadHow, LoadTarget, Snapshot};
+use crate::snapshot::{load_reader, read_into, LoadHow, LoadTarget, OnSeen, Snapshot};
 use crate::stats::ThreadStats;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
@@ -447,8 +447,13 @@ impl ServerHost {
     }
 
     /// Read a master's RDB into the keyspace: replacing the dataset (a replica's
-    /// full sync), or merged into it (`merge`: an active replica's).
-    fn read_rdb(&self, src: &mut dyn std::io::Read, merge: bool) -> Result<u64, String> {
+    /// full sync), or merged into it (`merge`: an active replica's, with what to tell
+    /// the file's `kvik-seen` field).
+    fn read_rdb(
+        &self,
+        src: &mut dyn std::io::Read,
+        merge: Option<OnSeen<'_>>,
+    ) -> Result<u64, String> {
         let server = self.server();
         let (checksum, limits, pace) = {
             let config = server.config.read();
@@ -458,12 +463,13 @@ impl ServerHost {
                 crate::server::saving::loading_pace(&config),
             )
         };
-        if merge {
+        if let Some(on_seen) = merge {
             // Key by key: clients (and our own snapshots) go on meanwhile.
             let how = LoadHow {
                 verify_checksum: checksum,
                 merge: true,
                 keep_expired: true,
+                on_seen: Some(on_seen),
                 ..LoadHow::default()
             };
             let target = LoadTarget::KeyByKey(&server.keyspace);
@@ -593,7 +599,7 @@ impl crate::replication::Host for ServerHost {
     }
 
     fn load(&self, src: &mut dyn std::io::Read) -> Result<u64, String> {
-        self.read_rdb(src, false)
+        self.read_rdb(src, None)
     }
 
     fn load_beside(&self, src: &mut dyn std::io::Read, serve: bool) -> Result<u64, String> {
@@ -609,13 +615,13 @@ impl crate::replication::Host for ServerHost {
         self.server().keyspace.collect_graves(before)
     }
 
-    fn merge(&self, src: &mut dyn std::io::Read) -> Result<u64, String> {
-        self.read_rdb(src, true)
+    fn merge(&self, src: &mut dyn std::io::Read, on_seen: &dyn Fn(&[u8])) -> Result<u64, String> {
+        self.read_rdb(src, Some(on_seen))
     }
 
     fn snapshot(
         &self,
-        at_point: &mut dyn FnMut() -> (String, u64),
+        at_point: &mut dyn FnMut() -> crate::replication::SyncPoint,
         out: &mut dyn std::io::Write,
     ) -> Result<(), Option<String>> {
         let server = self.server();
@@ -637,7 +643,10 @@ impl crate::replication::Host for ServerHost {
             0
         });
         let (snapshot, mut point) = begun.ok_or(None)?;
-        point.repl = repl;
+        if let Some(at) = repl {
+            point.repl = Some((at.replid, at.offset));
+            point.seen = at.seen;
+        }
         let never = AtomicBool::new(false);
         let mut sink = WriteSink::new(out);
         let written = snapshot.write(&server.keyspace, &point, &mut sink, &never);

@@ -56,6 +56,14 @@ impl Counter {
             .fold(self.base, |sum, p| sum.wrapping_add(p.1))
     }
 
+    /// Is `node`'s increment stamped `ts` in its total already? A node's
+    /// increments of one key are stamped in increasing order, and its total holds
+    /// every one up to its last: one at or before that is met again (through a
+    /// second link, or after a merged snapshot that held it).
+    pub fn holds(&self, node: &NodeId, ts: u64) -> bool {
+        self.parts.iter().any(|p| p.0 == *node && p.2 >= ts)
+    }
+
     /// `node` added `delta` at `ts`.
     pub fn add(&mut self, node: NodeId, delta: i64, ts: u64) {
         match self.parts.iter_mut().find(|p| p.0 == node) {
@@ -138,6 +146,8 @@ mod tests {
         assert_eq!((a.value(), b.value()), (5, 5));
         assert!(!a.merge(&b), "merging again changes nothing");
         assert_eq!(a.newest_ts(), 13);
+        assert!(a.holds(&[2; 16], 13) && a.holds(&[1; 16], 11));
+        assert!(!a.holds(&[2; 16], 14) && !a.holds(&[3; 16], 1));
     }
 
     #[test]

@@ -309,8 +309,15 @@ impl<'a> Locked<'a> {
         self.dirty += n;
     }
 
-    /// The MVCC timestamp for the effects of the current command.
+    /// The MVCC timestamp for the effects of the current command. A peer's write
+    /// being replayed travels on with the timestamp it was born with, even where it
+    /// merged under a newer one here (a counter's increment on a key written since):
+    /// each node's increments must reach every node stamped as their origin
+    /// stamped them, in its order.
     pub fn effect_ts(&mut self) -> u64 {
+        if let Some(ts) = crate::hlc::imposed_now() {
+            return ts;
+        }
         if self.last_ts == 0 {
             self.last_ts = crate::hlc::next_after(0, self.now_ms);
         }
@@ -384,6 +391,18 @@ impl<'a> Locked<'a> {
             .unwrap_or_else(|| super::Counter::new(before.0, before.1));
         counter.add(node, delta, ts);
         shard.set_counter(key, counter);
+    }
+
+    /// Is the increment of `key` stamped `ts` that a peer's write being replayed
+    /// makes counted here already (its node's total in the key's state holds it)?
+    pub fn has_counted(&mut self, db: usize, key: &[u8], ts: u64) -> bool {
+        let Some(birth) = crate::effects::birth_now() else {
+            return false;
+        };
+        let hash = hash_key(key);
+        self.shard_mut(db, hash)
+            .counter(hash, key)
+            .is_some_and(|c| c.holds(&birth.origin, ts))
     }
 
     /// Has `key` of `db` been removed at `ts` or later (it may live again since)?

@@ -6,19 +6,39 @@
 //! `RREPLAY <origin uuid> <the command, RESP-encoded> <db> <timestamp> [<seq>]`.
 //! The uuid names the node where the write was born, the timestamp is the HLC stamp
 //! its keys carry there (last writer wins by it), and `seq` (kvik's addition) is the
-//! write's place in its origin's stream. A node drops what it originated itself
-//! (its own writes coming back around a ring) and what it has applied already (the
-//! same write reaching it by two paths of a mesh): writes of one origin travel every
-//! path in the origin's order, so one high-water mark per origin tells them apart.
-//! A transaction travels as a run MULTI ... EXEC of one origin and is kept or
+//! write's number among its origin's writes. A node drops what it originated
+//! itself (its own writes coming back around a ring) and what it has admitted
+//! already (the same write reaching it by two paths of a mesh). A transaction
+//! travels as a run MULTI ... EXEC of one origin, under one number, and is kept or
 //! dropped whole.
+//!
+//! Each origin numbers its writes 1, 2, 3, ... ([`crate::effects::Birth::seq`]),
+//! and a node applies them in that order ([`Mark`]): a counter's per-node totals
+//! and last-writer-wins both rely on a node holding a prefix of each origin's
+//! writes. Several links can carry one origin's writes: each write is admitted and
+//! applied under the origin's turn ([`Seen::turn`]), so that no link applies a
+//! later write while an earlier one admitted by another link is still on its way
+//! in. A write can come early by one path (a peer that merged a snapshot
+//! passes on the writes after it, not the ones inside it): it is dropped, and the
+//! origin's own link, which carries every write of the origin in order, brings it
+//! after the missing ones. A gap that no path fills within [`GAP_WAIT`] while
+//! every link is up (a node with no link to the origin, behind a peer that merged)
+//! is given up: the writes after it apply from then on. While a link is down or
+//! syncing, the gap waits: that link may be the one that brings it.
+//!
+//! A full sync served to a peer says which writes of each origin its snapshot
+//! holds: the writes whose effects were applied before the snapshot's point (the
+//! effect stream is read inline, under the shard locks the point also holds, so
+//! nothing slips between), plus those of the snapshots merged here before. The
+//! peer that merges it does not admit those writes again through its other links.
 //!
 //! Owns the envelope and the per-origin marks. Must not apply anything: the link
 //! runs the unwrapped command through the [`super::Host`].
 
-use crate::effects::{encode_command, Birth, NodeId};
-use parking_lot::Mutex;
-use std::collections::HashMap;
+use crate::effects::{encode_command, Birth, EffectRef, EffectSink, NodeId};
+use parking_lot::{Condvar, Mutex};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::time::{Duration, Instant};
 
 /// The command name of the envelope.
 pub const RREPLAY: &[u8] = b"RREPLAY";
@@ -99,33 +119,239 @@ pub fn open<'a>(args: &[&'a [u8]]) -> Option<Envelope<'a>> {
     })
 }
 
-/// What each origin has had applied here.
-#[derive(Default)]
-pub struct Seen {
-    marks: Mutex<HashMap<NodeId, u64>>,
+/// The numbers of one origin's writes met here: all up to `floor`, and `ahead`
+/// (held by a merged snapshot beyond a gap); since when a write waits for a gap.
+#[derive(Debug, Default, Clone)]
+pub struct Mark {
+    floor: u64,
+    ahead: BTreeSet<u64>,
+    gap_since: Option<Instant>,
 }
 
-impl Seen {
-    /// Is the write `seq` of `origin` new here? If so it counts as applied from now.
-    pub fn admit(&self, origin: &NodeId, seq: u64) -> bool {
-        let mut marks = self.marks.lock();
-        let mark = marks.entry(*origin).or_insert(0);
-        if seq != 0 && seq <= *mark {
+impl PartialEq for Mark {
+    fn eq(&self, other: &Mark) -> bool {
+        (self.floor, &self.ahead) == (other.floor, &other.ahead)
+    }
+}
+
+/// How long writes that come after a missing one are dropped, waiting for a
+/// path to bring it, before it is given up (counted while every link is up).
+pub const GAP_WAIT: Duration = Duration::from_secs(10);
+
+impl Mark {
+    pub fn holds(&self, seq: u64) -> bool {
+        seq <= self.floor || self.ahead.contains(&seq)
+    }
+
+    /// Admit `seq` when it is the next one (or the gap before it was waited on for
+    /// long enough, at `now`, with every link `settled` meanwhile); whether it was.
+    pub fn admit(&mut self, seq: u64, now: Instant, settled: &dyn Fn() -> bool) -> bool {
+        if self.holds(seq) {
             return false;
         }
-        *mark = (*mark).max(seq);
+        if seq != self.floor + 1 {
+            if !settled() {
+                self.gap_since = None;
+                return false;
+            }
+            let since = *self.gap_since.get_or_insert(now);
+            if now.duration_since(since) < GAP_WAIT {
+                return false;
+            }
+            self.floor = seq - 1;
+            let floor = self.floor;
+            self.ahead.retain(|&s| s > floor);
+        }
+        self.gap_since = None;
+        self.floor = seq;
+        self.settle();
         true
     }
 
-    /// Forget every origin (a new history: this node's dataset was replaced).
-    pub fn clear(&self) {
-        self.marks.lock().clear();
+    /// Note `seq` as met, in whatever order.
+    pub fn add(&mut self, seq: u64) {
+        if !self.holds(seq) {
+            self.ahead.insert(seq);
+            self.settle();
+        }
     }
+
+    /// Take in every number `other` holds.
+    pub fn join(&mut self, other: &Mark) {
+        self.floor = self.floor.max(other.floor);
+        self.ahead.extend(other.ahead.iter().copied());
+        let floor = self.floor;
+        self.ahead.retain(|&s| s > floor);
+        self.settle();
+    }
+
+    /// Fold into the floor the numbers that follow it.
+    fn settle(&mut self) {
+        while self.ahead.first() == Some(&(self.floor + 1)) {
+            self.ahead.pop_first();
+            self.floor += 1;
+        }
+    }
+}
+
+/// Per origin, the numbers of its writes met.
+pub type Marks = HashMap<NodeId, Mark>;
+
+/// What each origin has had admitted and applied here.
+#[derive(Default)]
+pub struct Seen {
+    /// The writes admitted (what a link drops when it meets them again).
+    admitted: Mutex<Marks>,
+    /// The writes in the dataset: whose effects were applied here (fed as an
+    /// effect sink), that were done with no effect, or that a merged snapshot
+    /// held. What a snapshot taken now holds.
+    applied: Mutex<Marks>,
+    /// The origins whose write a link is admitting and applying now.
+    busy: Mutex<HashSet<NodeId>>,
+    freed: Condvar,
+}
+
+/// One origin's turn: while it is held, no other link admits or applies a write
+/// of that origin. Ends when dropped.
+pub struct Turn<'s> {
+    seen: &'s Seen,
+    origin: NodeId,
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        self.seen.busy.lock().remove(&self.origin);
+        self.seen.freed.notify_all();
+    }
+}
+
+impl Seen {
+    /// Is the write `seq` of `origin` the next one to apply here? If so it counts
+    /// as admitted from now. Unnumbered writes (0: a KeyDB peer's) always are.
+    /// `settled`: is every link up (asked only when a write waits for a gap)?
+    pub fn admit(&self, origin: &NodeId, seq: u64, settled: &dyn Fn() -> bool) -> bool {
+        seq == 0
+            || self
+                .admitted
+                .lock()
+                .entry(*origin)
+                .or_default()
+                .admit(seq, Instant::now(), settled)
+    }
+
+    /// Wait for `origin`'s turn: a write of it is admitted and applied (a
+    /// transaction, until its EXEC ran) while the turn is held.
+    pub fn turn(&self, origin: &NodeId) -> Turn<'_> {
+        let mut busy = self.busy.lock();
+        while busy.contains(origin) {
+            self.freed.wait(&mut busy);
+        }
+        busy.insert(*origin);
+        Turn {
+            seen: self,
+            origin: *origin,
+        }
+    }
+
+    /// An admitted write (a transaction: at its EXEC) was applied, with or without
+    /// an effect.
+    pub fn done(&self, origin: &NodeId, seq: u64) {
+        if seq != 0 {
+            self.applied.lock().entry(*origin).or_default().add(seq);
+        }
+    }
+
+    /// The writes a snapshot taken now holds, as [`encode_marks`] writes them.
+    /// Call it at the snapshot's point.
+    pub fn applied_now(&self) -> String {
+        encode_marks(&self.applied.lock())
+    }
+
+    /// A peer's snapshot holding `marks` is being merged: its writes met again
+    /// through another link are dropped from now on. Each origin's write being
+    /// applied now ends first (it might be one of them).
+    pub fn merging(&self, marks: &Marks) {
+        for (origin, mark) in marks {
+            let _turn = self.turn(origin);
+            join(
+                &mut self.admitted.lock(),
+                &Marks::from([(*origin, mark.clone())]),
+            );
+        }
+    }
+
+    /// A peer's snapshot holding `marks` is merged: our own snapshots hold its
+    /// writes from now on.
+    pub fn merged(&self, marks: &Marks) {
+        join(&mut self.applied.lock(), marks);
+    }
+}
+
+fn join(ours: &mut Marks, theirs: &Marks) {
+    for (origin, mark) in theirs {
+        ours.entry(*origin).or_default().join(mark);
+    }
+}
+
+/// The effects applied here, as they happen (under the shard locks of their
+/// writes, in the order they were applied).
+impl EffectSink for Seen {
+    fn take(&self, effect: &EffectRef<'_>) -> bool {
+        self.done(&effect.origin, effect.seq);
+        true
+    }
+}
+
+/// Marks as text, for a snapshot's `kvik-seen` aux field: per origin
+/// `<uuid hex>:<floor>[,<seq>]...`, separated by spaces.
+pub fn encode_marks(marks: &Marks) -> String {
+    let words: Vec<String> = marks
+        .iter()
+        .map(|(origin, mark)| {
+            let mut word = format!("{}:{}", hex::encode(origin), mark.floor);
+            for seq in &mark.ahead {
+                word.push_str(&format!(",{seq}"));
+            }
+            word
+        })
+        .collect();
+    words.join(" ")
+}
+
+/// The marks [`encode_marks`] wrote; `None` when malformed.
+pub fn decode_marks(text: &[u8]) -> Option<Marks> {
+    let text = std::str::from_utf8(text).ok()?;
+    let mut marks = Marks::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let (origin, numbers) = word.split_once(':')?;
+        let origin = NodeId::try_from(hex::decode(origin).ok()?.as_slice()).ok()?;
+        let mut numbers = numbers.split(',');
+        let mut mark = Mark {
+            floor: numbers.next()?.parse().ok()?,
+            ahead: BTreeSet::new(),
+            gap_since: None,
+        };
+        for seq in numbers {
+            let seq = seq.parse().ok()?;
+            if seq > mark.floor {
+                mark.ahead.insert(seq);
+            }
+        }
+        mark.settle();
+        marks.insert(origin, mark);
+    }
+    Some(marks)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Seen {
+        fn admit_now(&self, origin: &NodeId, seq: u64) -> bool {
+            self.admit(origin, seq, &|| true)
+        }
+    }
 
     #[test]
     fn an_envelope_opens_to_what_was_sealed() {
@@ -168,10 +394,69 @@ mod tests {
     #[test]
     fn a_write_met_twice_is_admitted_once() {
         let seen = Seen::default();
-        assert!(seen.admit(&[1; 16], 10));
-        assert!(seen.admit(&[1; 16], 20));
-        assert!(!seen.admit(&[1; 16], 10));
-        assert!(!seen.admit(&[1; 16], 20));
-        assert!(seen.admit(&[2; 16], 5));
+        assert!(seen.admit_now(&[1; 16], 1));
+        assert!(seen.admit_now(&[1; 16], 2));
+        assert!(!seen.admit_now(&[1; 16], 1));
+        assert!(!seen.admit_now(&[1; 16], 2));
+        assert!(seen.admit_now(&[2; 16], 1));
+        assert!(seen.admit_now(&[1; 16], 0) && seen.admit_now(&[1; 16], 0));
+    }
+
+    #[test]
+    fn a_write_that_comes_early_waits_for_the_ones_before_it() {
+        let mut mark = Mark::default();
+        let start = Instant::now();
+        let (up, down): (&dyn Fn() -> bool, &dyn Fn() -> bool) = (&|| true, &|| false);
+        assert!(mark.admit(1, start, up));
+        assert!(!mark.admit(3, start, up), "2 is missing");
+        assert!(mark.admit(2, start, up) && mark.admit(3, start, up));
+        assert!(!mark.admit(5, start, up));
+        assert!(!mark.admit(6, start + GAP_WAIT / 2, up));
+        assert!(!mark.admit(6, start + GAP_WAIT, down), "a link may bring 4");
+        assert!(!mark.admit(6, start + GAP_WAIT, up), "waited anew");
+        assert!(
+            mark.admit(6, start + GAP_WAIT * 2, up),
+            "4 and 5 are given up"
+        );
+        assert!(!mark.admit(4, start + GAP_WAIT * 2, up));
+        assert!(mark.admit(7, start + GAP_WAIT * 2, up));
+    }
+
+    #[test]
+    fn one_origins_turn_is_held_by_one_link_at_a_time() {
+        let seen = std::sync::Arc::new(Seen::default());
+        let turn = seen.turn(&[1; 16]);
+        let other = seen.turn(&[2; 16]);
+        let waiter = {
+            let seen = seen.clone();
+            std::thread::spawn(move || {
+                let _turn = seen.turn(&[1; 16]);
+                seen.admit_now(&[1; 16], 2)
+            })
+        };
+        assert!(seen.admit_now(&[1; 16], 1));
+        drop((turn, other));
+        assert!(waiter.join().unwrap(), "1 came first");
+    }
+
+    #[test]
+    fn a_merged_snapshots_writes_are_not_admitted_again() {
+        let seen = Seen::default();
+        seen.done(&[3; 16], 1);
+        seen.done(&[3; 16], 2);
+        seen.done(&[3; 16], 5);
+        let theirs = decode_marks(seen.applied_now().as_bytes()).unwrap();
+        assert_eq!(theirs[&[3; 16]].floor, 2);
+        let peer = Seen::default();
+        peer.merging(&theirs);
+        assert!(!peer.admit_now(&[3; 16], 2) && !peer.admit_now(&[3; 16], 5));
+        assert!(peer.admit_now(&[3; 16], 3) && peer.admit_now(&[3; 16], 4));
+        assert!(peer.admit_now(&[3; 16], 6), "5 was in the snapshot");
+        assert_eq!(peer.applied_now(), "");
+        peer.merged(&theirs);
+        assert_eq!(decode_marks(peer.applied_now().as_bytes()), Some(theirs));
+        assert_eq!(decode_marks(b""), Some(Marks::new()));
+        assert_eq!(decode_marks(b"zz:1"), None);
+        assert_eq!(decode_marks(b"0303:1,x"), None);
     }
 }

@@ -19,7 +19,7 @@
 //! Owns the feeds and the sync threads. Must not touch connections or sockets.
 
 use super::backlog::Read;
-use super::Replication;
+use super::{Replication, SyncPoint};
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -626,9 +626,10 @@ impl Job {
 
     /// The point in time of the sync: no replica joins any more; the backlog joins
     /// the effect stream (once), the offset is read and the stream's database
-    /// forgotten; `+FULLRESYNC` is queued for each replica and, diskless, the
-    /// payload's head. Runs with every shard held.
-    fn point(&self, repl: &Replication, eof_mark: Option<&str>) -> (String, u64) {
+    /// forgotten (and, actively replicating, which writes of each origin are in);
+    /// `+FULLRESYNC` is queued for each replica and, diskless, the payload's head.
+    /// Runs with every shard held.
+    fn point(&self, repl: &Replication, eof_mark: Option<&str>) -> SyncPoint {
         repl.replicas.close_waiting(self);
         repl.listen_effects();
         let offset = repl.backlog.mark_sync_point();
@@ -659,7 +660,11 @@ impl Job {
             }
         }
         repl.replicas.update_needed(repl);
-        (replid, offset)
+        SyncPoint {
+            replid,
+            offset,
+            seen: repl.is_active().then(|| repl.seen.applied_now()),
+        }
     }
 
     /// Diskless: the RDB goes to every replica's socket as it is written, framed
@@ -669,7 +674,7 @@ impl Job {
         let mut out = JobWriter::new(self, repl);
         let at = &mut || {
             let p = self.point(repl, Some(&mark));
-            *point = Some(p.1);
+            *point = Some(p.offset);
             p
         };
         repl.host().snapshot(at, &mut out)?;
@@ -690,7 +695,7 @@ impl Job {
         let mut file = std::fs::File::create(&path).map_err(|e| Some(e.to_string()))?;
         let at = &mut || {
             let p = self.point(repl, None);
-            *point = Some(p.1);
+            *point = Some(p.offset);
             p
         };
         let written = repl.host().snapshot(at, &mut file);

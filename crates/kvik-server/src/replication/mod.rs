@@ -60,14 +60,16 @@ pub trait Host: Send + Sync {
     /// Merge the RDB read from `src` into the dataset, as an active replica takes a
     /// full sync: a key replaces ours only when its write is newer (by the
     /// timestamps the file carries), and the file's tombstones remove older keys.
-    fn merge(&self, src: &mut dyn std::io::Read) -> Result<u64, String>;
+    /// `on_seen` gets the file's `kvik-seen` field (which writes of each origin it
+    /// holds) before its first key.
+    fn merge(&self, src: &mut dyn std::io::Read, on_seen: &dyn Fn(&[u8])) -> Result<u64, String>;
     /// Write a point-in-time snapshot of the dataset to `out` as a complete RDB.
-    /// `at_point` runs while every shard is held and returns the replication id and
-    /// offset the file's aux fields name. `Err(None)`: another snapshot is being
-    /// taken, try again later; `Err(Some(why))`: it failed.
+    /// `at_point` runs while every shard is held and returns what the file's aux
+    /// fields say of replication. `Err(None)`: another snapshot is being taken, try
+    /// again later; `Err(Some(why))`: it failed.
     fn snapshot(
         &self,
-        at_point: &mut dyn FnMut() -> (String, u64),
+        at_point: &mut dyn FnMut() -> SyncPoint,
         out: &mut dyn std::io::Write,
     ) -> Result<(), Option<String>>;
     /// Hand every effect from now on to `sink` (called at a snapshot's point).
@@ -80,6 +82,15 @@ pub trait Host: Send + Sync {
     fn pause_writes(&self, pause: bool);
     /// The server is stopping (or gone): replication's threads end.
     fn stopping(&self) -> bool;
+}
+
+/// What a full sync's snapshot records of replication at its point in time.
+pub struct SyncPoint {
+    pub replid: String,
+    pub offset: u64,
+    /// Active replication: which writes of each origin the snapshot holds
+    /// ([`active::encode_marks`]).
+    pub seen: Option<String>,
 }
 
 /// The replication ids (PSYNC2): the current one, and the previous one with the
@@ -121,8 +132,11 @@ pub struct Replication {
     active: AtomicBool,
     /// `multi-master`: several links at once.
     multi_master: AtomicBool,
-    /// What each origin has had applied here (active replication).
-    pub seen: active::Seen,
+    /// What each origin has had applied here (active replication); an effect sink
+    /// once the node replicates actively.
+    pub seen: Arc<active::Seen>,
+    /// `seen` is one of the effect log's sinks.
+    seen_listening: AtomicBool,
     /// The dataset is loaded: links may connect (see [`Replication::begin`]).
     begun: AtomicBool,
     /// Held by the link loading a full sync: with several masters, one loads at a
@@ -157,7 +171,8 @@ impl Replication {
             node_id,
             active: AtomicBool::new(false),
             multi_master: AtomicBool::new(false),
-            seen: active::Seen::default(),
+            seen: Arc::default(),
+            seen_listening: AtomicBool::new(false),
             sync_turn: Mutex::new(()),
             begun: AtomicBool::new(false),
             listening: AtomicBool::new(false),
@@ -400,6 +415,9 @@ impl Replication {
     fn listen_effects(&self) {
         if !self.listening.swap(true, Ordering::AcqRel) {
             self.host().listen_effects(self.backlog.clone());
+        }
+        if self.is_active() && !self.seen_listening.swap(true, Ordering::AcqRel) {
+            self.host().listen_effects(self.seen.clone());
         }
         if !self.is_replica() || self.is_active() {
             self.backlog.set_from_effects(true);

@@ -95,11 +95,12 @@ pub struct Link {
 
 /// Where an applier stands in a transaction of the stream (active replication).
 #[derive(Default)]
-struct Group {
+struct Group<'r> {
     /// Inside MULTI ... EXEC of a transaction applied already: drop until EXEC.
     skipping: bool,
-    /// Inside MULTI ... EXEC of a transaction being applied.
-    applying: bool,
+    /// Inside MULTI ... EXEC of a transaction being applied: its origin's turn,
+    /// held until the EXEC ran.
+    applying: Option<active::Turn<'r>>,
 }
 
 impl Link {
@@ -335,6 +336,16 @@ impl Link {
         );
         wire.counted = 0;
         let _turn = repl.sync_turn();
+        // Which writes of each origin the master's snapshot holds: dropped when met
+        // again through another link, from before its first key is merged.
+        let holds = std::cell::RefCell::new(None);
+        let on_seen = |text: &[u8]| match active::decode_marks(text) {
+            Some(marks) => {
+                repl.seen.merging(&marks);
+                *holds.borrow_mut() = Some(marks);
+            }
+            None => log_warning!("Ignoring a malformed kvik-seen field from master"),
+        };
         let keys = match intake {
             Intake::Disk => {
                 let path = receive_to_disk(wire, &config, size, eof_mark.as_deref())?;
@@ -342,7 +353,7 @@ impl Link {
                 let file = std::fs::File::open(&path)?;
                 let mut reader = io::BufReader::with_capacity(1 << 16, file);
                 let loaded = match active {
-                    true => repl.host().merge(&mut reader),
+                    true => repl.host().merge(&mut reader, &on_seen),
                     false => repl.host().load(&mut reader),
                 };
                 if config.rdb_del_sync_files && !persists(&config) {
@@ -353,7 +364,7 @@ impl Link {
             }
             Intake::Socket | Intake::Beside { .. } => {
                 let loaded = match intake {
-                    _ if active => repl.host().merge(wire),
+                    _ if active => repl.host().merge(wire, &on_seen),
                     Intake::Beside { serve } => repl.host().load_beside(wire, serve),
                     _ => repl.host().load(wire),
                 };
@@ -365,7 +376,10 @@ impl Link {
         log_notice!("MASTER <-> REPLICA sync: Loading DB in memory done ({keys} keys)");
         if active {
             // Merged into our own history, which goes on: only the link's place in
-            // the master's stream is new.
+            // the master's stream is new, and our snapshots hold the writes it held.
+            if let Some(marks) = holds.into_inner() {
+                repl.seen.merged(&marks);
+            }
             *self.history.lock() = Some((replid.to_string(), offset));
             return Ok(());
         }
@@ -478,13 +492,13 @@ impl Link {
     /// timestamp and carrying its birth, so it applies only where it is the newest
     /// write and travels on as the peer's. A write born here, or applied already
     /// (met by another path of a mesh), is dropped; a transaction is kept or
-    /// dropped whole.
-    fn replay(
+    /// dropped whole. Each write is admitted and applied under its origin's turn.
+    fn replay<'r>(
         &self,
-        repl: &Replication,
+        repl: &'r Replication,
         master: &mut ClientState,
         args: &[&[u8]],
-        group: &mut Group,
+        group: &mut Group<'r>,
     ) {
         let Some(envelope) = active::open(args) else {
             log_warning!(
@@ -509,27 +523,23 @@ impl Link {
         let argv: SmallVec<[&[u8]; 8]> = parser.args(command).collect();
         let seq = envelope.seq.unwrap_or(0);
         let is = |name: &str| argv[0].eq_ignore_ascii_case(name.as_bytes());
-        let new = || repl.seen.admit(&envelope.origin, seq);
-        if group.skipping || group.applying {
-            if is("EXEC") {
-                new();
-                let skipped = std::mem::take(group).skipping;
-                if skipped {
-                    return;
-                }
-            } else if group.skipping {
-                return;
-            }
-        } else if is("MULTI") {
-            let fresh = new();
-            group.skipping = !fresh;
-            group.applying = fresh;
-            if !fresh {
-                return;
-            }
-        } else if !new() {
+        if group.skipping {
+            group.skipping = !is("EXEC");
             return;
         }
+        // A transaction's commands share its number: admitted at its MULTI.
+        let (turn, in_group) = match group.applying.take() {
+            Some(turn) => (turn, true),
+            None => {
+                let turn = repl.seen.turn(&envelope.origin);
+                let settled = || repl.links().iter().all(|l| l.is_up());
+                if !repl.seen.admit(&envelope.origin, seq, &settled) {
+                    group.skipping = is("MULTI");
+                    return;
+                }
+                (turn, false)
+            }
+        };
         if let Some(db) = envelope.db {
             master.db = db;
         }
@@ -542,6 +552,11 @@ impl Link {
         match envelope.ts {
             0 => apply(),
             ts => crate::hlc::imposed(ts, apply),
+        }
+        if !is("EXEC") && (in_group || is("MULTI")) {
+            group.applying = Some(turn);
+        } else {
+            repl.seen.done(&envelope.origin, seq);
         }
     }
 }

@@ -66,6 +66,9 @@ pub struct AtPoint {
     /// master's with a backlog): saved as the `repl-id` / `repl-offset` aux fields,
     /// which let a restarted replica continue partially (PSYNC2).
     pub repl: Option<(String, u64)>,
+    /// Active replication: which writes of each origin the dataset holds (the
+    /// `kvik-seen` aux field, for the peer that merges a full sync).
+    pub seen: Option<String>,
 }
 
 /// The capture side: shards serialized by whoever met them first.
@@ -278,6 +281,9 @@ fn aux_fields(point: &AtPoint) -> Vec<(&'static str, String)> {
         fields.push(("repl-stream-db", "0".to_string()));
         fields.push(("repl-id", replid.clone()));
         fields.push(("repl-offset", offset.to_string()));
+    }
+    if let Some(seen) = &point.seen {
+        fields.push((file::SEEN, seen.clone()));
     }
     fields.push(("aof-base", "0".to_string()));
     fields

@@ -81,6 +81,8 @@ struct IntoKeyspace<'l, 'a> {
     keep_expired: bool,
     /// The counter's state written before the next key (active replication).
     next_counter: Option<Counter>,
+    /// Told the `kvik-seen` field (active replication).
+    on_seen: Option<OnSeen<'l>>,
     /// Where progress goes, and the loaded bytes at which others were last served.
     loading: Option<(&'l Loading, u64)>,
     /// `key-load-delay`.
@@ -128,6 +130,11 @@ impl Visitor for IntoKeyspace<'_, '_> {
             }
             name if name == file::COUNTER => {
                 self.next_counter = Counter::decode(value.as_bytes());
+            }
+            name if name == file::SEEN.as_bytes() => {
+                if let Some(on_seen) = self.on_seen {
+                    on_seen(value.as_bytes());
+                }
             }
             b"used-mem" => {
                 let bytes: f64 = value.parse().unwrap_or(0.0);
@@ -294,6 +301,9 @@ pub fn load_file(
     }
 }
 
+/// What is told a file's `kvik-seen` field (its text).
+pub type OnSeen<'a> = &'a dyn Fn(&[u8]);
+
 /// How a load treats what it finds.
 #[derive(Clone, Copy, Default)]
 pub struct LoadHow<'p> {
@@ -312,6 +322,9 @@ pub struct LoadHow<'p> {
     /// The file's libraries replace every library, once the file is read whole (a
     /// load beside the served dataset keeps the old ones until then).
     pub replace_libraries: bool,
+    /// Told the file's `kvik-seen` field (which writes of each origin it holds),
+    /// before its first key: an active replica merging a peer's full sync.
+    pub on_seen: Option<OnSeen<'p>>,
 }
 
 /// Load an RDB read from `reader` (a file, an AOF's base or preamble, a replica's
@@ -345,6 +358,7 @@ pub fn read_into(
         merge: how.merge,
         keep_expired: how.keep_expired,
         next_counter: None,
+        on_seen: how.on_seen,
         loading: how.loading.map(|l| (l, l.loaded_bytes())),
         key_delay: KeyDelay::new(how.key_delay_us),
     };
