@@ -283,3 +283,14 @@ fn an_aof_rewritten_as_commands_keeps_the_job() {
     wait_for("the single run", || counter(&mut c, "s") == 1);
     wait_for("the job to go", || c.cmd(&["EXISTS", "once"]) == b":0\r\n");
 }
+
+#[test]
+fn no_run_while_clients_are_paused() {
+    let server = TestServer::start(&HZ);
+    let mut c = server.raw();
+    c.cmd(&["KEYDB.CRON", "job", "single", "100", INCR, "1", "n"]);
+    assert_eq!(c.cmd(&["CLIENT", "PAUSE", "1000", "WRITE"]), b"+OK\r\n");
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(c.cmd(&["EXISTS", "n"]), b":0\r\n", "a run during the pause");
+    wait_for("the run after the pause", || counter(&mut c, "n") == 1);
+}
