@@ -241,3 +241,56 @@ fn a_replica_does_not_run_a_job_itself() {
     assert_eq!(r.cmd(&["REPLICAOF", "NO", "ONE"]), b"+OK\r\n");
     wait_for("the promoted node's run", || counter(&mut r, "n") == 1);
 }
+
+#[test]
+fn rename_takes_the_job_along() {
+    let server = TestServer::start(&HZ);
+    let mut c = server.raw();
+    c.cmd(&["KEYDB.CRON", "old", "repeat", "0", "100", INCR, "1", "n"]);
+    assert_eq!(c.cmd(&["RENAME", "old", "new"]), b"+OK\r\n");
+    let before = counter(&mut c, "n");
+    wait_for("runs under the new name", || {
+        counter(&mut c, "n") >= before + 2
+    });
+    c.cmd(&["DEL", "new"]);
+}
+
+#[test]
+fn an_aof_rewritten_as_commands_keeps_the_job() {
+    let dir = support::scratch_dir("keydb-cron-aof");
+    let dir_arg = dir.to_str().unwrap();
+    let aof = [
+        "--appendonly",
+        "yes",
+        "--aof-use-rdb-preamble",
+        "no",
+        "--dir",
+        dir_arg,
+    ];
+    let mut first = TestServer::start(&[&HZ[..], &aof[..]].concat());
+    let mut c = first.raw();
+    c.cmd(&["KEYDB.CRON", "once", "single", "3000", INCR, "1", "s"]);
+    c.cmd(&["BGREWRITEAOF"]);
+    wait_for("the rewrite", || {
+        c.info_field("persistence", "aof_rewrite_in_progress") == "0"
+            && c.info_field("persistence", "aof_rewrites") == "1"
+    });
+    c.send_cmd(&["SHUTDOWN", "NOSAVE"]);
+    first.assert_exits_within(Duration::from_secs(30));
+    let second = TestServer::start(&[&HZ[..], &aof[..]].concat());
+    let mut c = second.raw();
+    assert_eq!(c.cmd(&["TYPE", "once"]), b"+cron\r\n");
+    wait_for("the single run", || counter(&mut c, "s") == 1);
+    wait_for("the job to go", || c.cmd(&["EXISTS", "once"]) == b":0\r\n");
+}
+
+#[test]
+fn no_run_while_clients_are_paused() {
+    let server = TestServer::start(&HZ);
+    let mut c = server.raw();
+    c.cmd(&["KEYDB.CRON", "job", "single", "100", INCR, "1", "n"]);
+    assert_eq!(c.cmd(&["CLIENT", "PAUSE", "1000", "WRITE"]), b"+OK\r\n");
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(c.cmd(&["EXISTS", "n"]), b":0\r\n", "a run during the pause");
+    wait_for("the run after the pause", || counter(&mut c, "n") == 1);
+}

@@ -57,8 +57,9 @@ impl<'c, 'a> Ctx<'c, 'a> {
 pub enum Held<'r, 'a> {
     /// Held already by the caller of the command.
     Borrowed(&'r mut Locked<'a>),
-    /// Locked for the command; released when this is dropped.
-    Owned(Locked<'a>),
+    /// Locked for the command; released when this is dropped. Boxed: a `Locked` is
+    /// large, and few commands lock for themselves.
+    Owned(Box<Locked<'a>>),
 }
 
 impl<'r, 'a> Held<'r, 'a> {
@@ -79,7 +80,7 @@ impl<'r, 'a> Held<'r, 'a> {
         );
         let mut fresh = Locked::shard_ids(keys.env(), keys.db, keys.now_ms, ids);
         fresh.touch = keys.touch;
-        Held::Owned(fresh)
+        Held::Owned(Box::new(fresh))
     }
 }
 

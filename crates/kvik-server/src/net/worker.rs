@@ -66,6 +66,11 @@ pub struct Worker {
     stats: Arc<ThreadStats>,
     /// Where the active expiry cycle resumes: (db, shard position).
     expire_cursor: crate::keyspace::ExpireCursor,
+    /// What is left of this tick's active expiry budget, spent in slices of at most
+    /// [`EXPIRE_SLICE`] between polls, so clients wait for one slice at most.
+    expire_left: Duration,
+    /// Expiry CPU time not yet counted in INFO's whole milliseconds.
+    expire_cpu_us: u64,
     /// Deadlines of this thread's blocked clients: (unix ms, connection token).
     block_timers: BTreeSet<(u64, usize)>,
     /// Connections holding replies until their effects are written to the AOF
@@ -159,6 +164,8 @@ impl Worker {
             missed_events: Vec::new(),
             stats,
             expire_cursor: Default::default(),
+            expire_left: Duration::ZERO,
+            expire_cpu_us: 0,
             block_timers: BTreeSet::new(),
             aof_held: Vec::new(),
             defrag_passes_seen: 0,
@@ -198,6 +205,14 @@ impl Worker {
                     timeout = Duration::ZERO;
                 } else {
                     timeout = timeout.min(Duration::from_millis(1));
+                }
+            }
+            // An expiry cycle that ran out of its slice goes on between polls, in
+            // slices, until the tick's budget is spent or nothing more is due.
+            if !self.expire_left.is_zero() {
+                self.active_expire_slice();
+                if !self.expire_left.is_zero() {
+                    timeout = Duration::ZERO;
                 }
             }
             self.write_aof_round();
@@ -803,8 +818,8 @@ impl Worker {
         let active_expire = self.server.hot.active_expire.load(Ordering::Relaxed);
         if active_expire && !self.server.loading.is_active() {
             let effort = self.server.config.read().active_expire_effort;
-            let budget = period * expire_budget_percent(effort) / 100;
-            self.active_expire(budget);
+            self.expire_left = period * expire_budget_percent(effort) / 100;
+            self.active_expire_slice();
         }
     }
 
@@ -851,21 +866,40 @@ impl Worker {
         }
     }
 
-    /// Delete due keys in this thread's share of the shards, for about `budget`.
-    fn active_expire(&mut self, budget: Duration) {
+    /// Delete due keys in this thread's share of the shards for one slice of what
+    /// is left of the tick's budget (none left once nothing more is due, or while
+    /// loading).
+    fn active_expire_slice(&mut self) {
+        if self.server.loading.is_active() {
+            self.expire_left = Duration::ZERO;
+            return;
+        }
         let started = Instant::now();
         let server = &*self.server;
         let env = server.key_env(&self.stats);
         let share = (self.index, server.worker_count());
-        crate::keyspace::active_expire_cycle(&env, share, &mut self.expire_cursor, budget);
+        let slice = self.expire_left.min(EXPIRE_SLICE);
+        let more =
+            crate::keyspace::active_expire_cycle(&env, share, &mut self.expire_cursor, slice);
         let took = started.elapsed();
+        self.expire_left = match more {
+            true => self.expire_left.saturating_sub(took),
+            false => Duration::ZERO,
+        };
+        self.expire_cpu_us += took.as_micros() as u64;
         self.stats
-            .add(&self.stats.expire_cycle_cpu_ms, took.as_millis() as u64);
+            .add(&self.stats.expire_cycle_cpu_ms, self.expire_cpu_us / 1000);
+        self.expire_cpu_us %= 1000;
         server
             .latency
             .note(crate::latency::Event::ExpireCycle, took);
     }
 }
+
+/// The longest the active expiry cycle keeps a thread from its clients at a time
+/// (Redis's fast cycle's limit): a tick's budget (a quarter of the tick at the
+/// default effort) is spent in slices this long, with a poll between them.
+const EXPIRE_SLICE: Duration = Duration::from_millis(1);
 
 /// The highest tick rate (Redis's CONFIG_MAX_HZ).
 const MAX_HZ: u64 = 500;

@@ -3,7 +3,8 @@
 //! `cron`), so it persists, replicates and goes away with DEL; [`run_due`] runs the
 //! jobs whose time has come.
 //!
-//! A job runs where its writes are born: on a master (a server that is nobody's
+//! A job runs where its writes are born (and not while CLIENT PAUSE holds writes):
+//! on a master (a server that is nobody's
 //! replica), never on a plain replica, which applies the master's effects of each run
 //! as it applies any write; on an active replica only the jobs whose last write was
 //! its own (the node that set the job, or ran it last), so a mesh runs each job once.
@@ -93,7 +94,10 @@ enum Due {
 /// Run the jobs whose time has come (a worker's periodic tick calls this).
 pub fn run_due(server: &Server, stats: &ThreadStats) {
     let repl = &server.replication;
-    if (repl.is_replica() && !repl.is_active()) || server.loading.is_active() {
+    // A run is a write: none while a replica, while loading, or while CLIENT PAUSE
+    // keeps the dataset still (the job runs once the pause ends).
+    let paused = server.pause.is_active();
+    if (repl.is_replica() && !repl.is_active()) || server.loading.is_active() || paused {
         return;
     }
     let candidates = server.keyspace.crons.candidates();
