@@ -166,6 +166,9 @@ pub struct Aof {
     /// The background fsync of `everysec` runs: writes wait for it (two seconds
     /// at most), as Redis postpones them while its bio thread fsyncs.
     fsync_running: AtomicBool,
+    /// Held by whoever fsyncs (the writer thread, the fsync thread, a worker whose
+    /// replies wait): one fsync at a time, so that what one releases was synced.
+    sync_lock: Mutex<()>,
     /// A write waits for the background fsync (the writer thread tries it again
     /// every [`writer::RETRY`]).
     write_postponed: AtomicBool,
@@ -225,6 +228,7 @@ impl Aof {
             other_save_running: AtomicBool::new(false),
             delayed_fsyncs: AtomicI64::new(0),
             fsync_running: AtomicBool::new(false),
+            sync_lock: Mutex::new(()),
             write_postponed: AtomicBool::new(false),
             debug_flush_sleep_us: AtomicU64::new(0),
             debug_fsync_sleep_us: AtomicU64::new(0),

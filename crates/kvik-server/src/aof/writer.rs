@@ -3,15 +3,17 @@
 //! Whoever has replies waiting for the AOF writes the whole buffer at once
 //! ([`Aof::write_out`]): a worker thread once per event-loop round, before it
 //! answers the clients whose commands appended effects (as Redis writes before it
-//! replies), so the effects of all its clients of the round cost one write. The
-//! writer thread fsyncs with `always` as soon as replies wait for it (group
-//! commit: every thread's writes since the last fsync share the next one, made on
-//! its own descriptor while workers go on writing). With `everysec` it asks the
-//! fsync thread for one a second (Redis's bio fsync); while that one runs, writes
-//! are postponed (a write would queue behind it in the kernel) and their replies
-//! held, for two seconds at most: then the write goes through anyway and counts in
-//! `aof_delayed_fsync`, as Redis 7.0's `flushAppendOnlyFile` does. The writer also
-//! writes what nobody else did (effects of the active expiry cycle, postponed
+//! replies), so the effects of all its clients of the round cost one write. With
+//! `always`, that worker then fsyncs too when nobody else is at it
+//! ([`Aof::sync_for_held_replies`]), else the writer thread fsyncs as soon as
+//! replies wait for it (group commit: every thread's writes since the last fsync
+//! share the next one, made on its own descriptor while workers go on writing).
+//! With `everysec` the writer thread asks the fsync thread for one a second
+//! (Redis's bio fsync); while that one runs, writes are postponed (a write would
+//! queue behind it in the kernel) and their replies held, for two seconds at
+//! most: then the write goes through anyway and counts in `aof_delayed_fsync`, as
+//! Redis 7.0's `flushAppendOnlyFile` does. The writer also writes what nobody else
+//! did (effects of the active expiry cycle, postponed
 //! writes), and retries a failed write every [`RETRY`]: meanwhile writes are
 //! refused (MISCONF) and held replies stay held, so nothing is acknowledged that is
 //! not written (fsynced with `always`). Must not touch the manifest (the rewrite
@@ -222,6 +224,27 @@ impl Aof {
     /// waited for it. The fsync runs on a handle of its own: workers keep writing
     /// meanwhile, and their writes wait for the next one.
     fn sync(&self) -> bool {
+        let _one_at_a_time = self.sync_lock.lock();
+        self.sync_locked()
+    }
+
+    /// With `always`, a worker whose replies wait for the fsync makes it itself
+    /// when nobody else is at it, instead of handing it to the writer thread and
+    /// waiting to be told: two thread hand-offs fewer for its clients. Another
+    /// thread's fsync under way covers, or its next one will, what this one wrote.
+    pub fn sync_for_held_replies(&self) {
+        if self.fsync_policy() != Fsync::Always
+            || self.fsync_skipped()
+            || !self.unsynced.load(Ordering::Acquire)
+        {
+            return;
+        }
+        if let Some(_one_at_a_time) = self.sync_lock.try_lock() {
+            self.sync_locked();
+        }
+    }
+
+    fn sync_locked(&self) -> bool {
         let (file, pos) = {
             let out = self.output.lock();
             (out.file.clone(), self.written.load(Ordering::Acquire))

@@ -673,7 +673,8 @@ impl Worker {
 
     /// Before the loop sleeps: write the AOF's buffer (every client's effects of
     /// the round at once) and the replies that waited only for that; those that
-    /// wait for an fsync go when the AOF's writer thread says.
+    /// wait for an fsync go once this thread made it (when no other was at one),
+    /// or when the thread that made it says.
     fn write_aof_round(&mut self) {
         let aof = &self.server.aof;
         if aof.has_unwritten() {
@@ -681,6 +682,7 @@ impl Worker {
             let _ = aof.write_out();
         }
         if !self.aof_held.is_empty() {
+            aof.sync_for_held_replies();
             self.flush_aof_held();
         }
     }
