@@ -642,19 +642,23 @@ fn a_failed_write_refuses_writes_with_misconf() {
     assert_eq!(conn.cmd(&["SET", "k", "w"]), b"+OK\r\n");
 }
 
-#[test]
-fn everysec_writes_wait_for_a_stuck_fsync_two_seconds_at_most() {
-    let dir = support::scratch_dir("aof-stuck-fsync");
+/// A server with `appendfsync everysec` whose every fsync now takes `micros`, and
+/// the background fsync of a first write under way.
+fn everysec_with_fsyncs_taking(tag: &str, micros: &str) -> (PathBuf, TestServer, RawConn) {
+    let dir = support::scratch_dir(tag);
     let kvik = kvik_on(&dir, &["--appendfsync", "everysec"]);
     let mut conn = kvik.raw();
-    // The disk takes 30 s per fsync from now on: the background fsync of the
-    // first write gets stuck.
-    assert_eq!(
-        conn.cmd(&["DEBUG", "AOF-FSYNC-SLEEP", "30000000"]),
-        b"+OK\r\n"
-    );
+    assert_eq!(conn.cmd(&["DEBUG", "AOF-FSYNC-SLEEP", micros]), b"+OK\r\n");
     assert_eq!(conn.cmd(&["SET", "first", "1"]), b"+OK\r\n");
     wait_info(&mut conn, "aof_pending_bio_fsync", "1");
+    (dir, kvik, conn)
+}
+
+#[test]
+fn everysec_writes_wait_for_a_stuck_fsync_two_seconds_at_most() {
+    // The disk takes 30 s per fsync from now on: the background fsync of the
+    // first write gets stuck.
+    let (dir, kvik, mut conn) = everysec_with_fsyncs_taking("aof-stuck-fsync", "30000000");
     assert_eq!(conn.info_field("persistence", "aof_delayed_fsync"), "0");
 
     // A write now waits for the fsync, and goes through after two seconds.
@@ -685,16 +689,8 @@ fn everysec_writes_wait_for_a_stuck_fsync_two_seconds_at_most() {
 
 #[test]
 fn everysec_writes_wait_for_a_slow_fsync_to_end() {
-    let dir = support::scratch_dir("aof-slow-fsync");
-    let kvik = kvik_on(&dir, &["--appendfsync", "everysec"]);
-    let mut conn = kvik.raw();
     // Each fsync takes a second: shorter than the two seconds a write waits.
-    assert_eq!(
-        conn.cmd(&["DEBUG", "AOF-FSYNC-SLEEP", "1000000"]),
-        b"+OK\r\n"
-    );
-    assert_eq!(conn.cmd(&["SET", "first", "1"]), b"+OK\r\n");
-    wait_info(&mut conn, "aof_pending_bio_fsync", "1");
+    let (_dir, kvik, mut conn) = everysec_with_fsyncs_taking("aof-slow-fsync", "1000000");
     // The write waits for the fsync, and goes out once it is over, not counted
     // as delayed.
     let mut writer = kvik.raw();

@@ -52,12 +52,13 @@ pub struct Denied {
 /// What the check needs to know about a command line beyond its command id: its
 /// keys, each with the permission it needs ([`READ`] / [`WRITE`] bits), and its
 /// channels, each with whether it is a pattern (PSUBSCRIBE). Asked only when a
-/// selector limits keys or channels; `found` returns false to stop at a refusal.
+/// selector limits keys or channels: each method offers them in order to
+/// `allowed` and returns the argument index of the first one refused.
 /// Generic rather than `dyn`: the check runs on every command of a restricted user,
 /// and a command without channels should cost nothing for them.
 pub trait LineFacts {
-    fn each_key(&self, found: impl FnMut(usize, u8) -> bool);
-    fn each_channel(&self, found: impl FnMut(usize, bool) -> bool);
+    fn first_refused_key(&self, allowed: impl FnMut(usize, u8) -> bool) -> Option<usize>;
+    fn first_refused_channel(&self, allowed: impl FnMut(usize, bool) -> bool) -> Option<usize>;
 }
 
 impl Acl {
@@ -315,14 +316,7 @@ impl Acl {
             }
         }
         if !selector.all_keys {
-            let mut refused = None;
-            line.each_key(|at, need| {
-                let allowed = selector.allows_key(args[at], need);
-                if !allowed {
-                    refused = Some(at);
-                }
-                allowed
-            });
+            let refused = line.first_refused_key(|at, need| selector.allows_key(args[at], need));
             if let Some(arg) = refused {
                 return Err(Denied {
                     reason: Reason::Key,
@@ -331,13 +325,8 @@ impl Acl {
             }
         }
         if !selector.all_channels {
-            let mut refused = None;
-            line.each_channel(|at, is_pattern| {
-                let allowed = channel_allowed(selector, args[at], is_pattern);
-                if !allowed {
-                    refused = Some(at);
-                }
-                allowed
+            let refused = line.first_refused_channel(|at, is_pattern| {
+                channel_allowed(selector, args[at], is_pattern)
             });
             if let Some(arg) = refused {
                 return Err(Denied {

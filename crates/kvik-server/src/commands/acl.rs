@@ -155,7 +155,7 @@ struct Line<'l> {
 
 impl LineFacts for Line<'_> {
     #[inline]
-    fn each_key(&self, mut found: impl FnMut(usize, u8) -> bool) {
+    fn first_refused_key(&self, mut allowed: impl FnMut(usize, u8) -> bool) -> Option<usize> {
         let argc = self.args.len();
         // Most commands: straight from the key specs, nothing collected.
         if self.cmd.refine_keys.is_none() {
@@ -165,34 +165,36 @@ impl LineFacts for Line<'_> {
                     continue;
                 }
                 let need = permission_needed(flags);
-                let mut going = true;
+                let mut refused = None;
                 spec.each_key(self.args, |at| {
-                    going = going && (at >= argc || found(at, need))
+                    if refused.is_none() && at < argc && !allowed(at, need) {
+                        refused = Some(at);
+                    }
                 });
-                if !going {
-                    return;
+                if refused.is_some() {
+                    return refused;
                 }
             }
-            return;
+            return None;
         }
         let mut keys = FoundKeys::default();
         self.cmd.keys_and_flags(self.args, &mut keys);
-        for &(at, flags) in &keys.0 {
-            if flags & key_flags::NOT_KEY != 0 || at >= argc {
-                continue;
-            }
-            if !found(at, permission_needed(flags)) {
-                return;
-            }
-        }
+        keys.0
+            .iter()
+            .filter(|&&(at, flags)| flags & key_flags::NOT_KEY == 0 && at < argc)
+            .find(|&&(at, flags)| !allowed(at, permission_needed(flags)))
+            .map(|&(at, _)| at)
     }
 
     #[inline]
-    fn each_channel(&self, mut found: impl FnMut(usize, bool) -> bool) {
-        let mut going = true;
+    fn first_refused_channel(&self, mut allowed: impl FnMut(usize, bool) -> bool) -> Option<usize> {
+        let mut refused = None;
         self.cmd.channels.each(self.args, |at, pattern| {
-            going = going && found(at, pattern);
+            if refused.is_none() && !allowed(at, pattern) {
+                refused = Some(at);
+            }
         });
+        refused
     }
 }
 

@@ -455,14 +455,7 @@ impl ServerHost {
         merge: Option<OnSeen<'_>>,
     ) -> Result<u64, String> {
         let server = self.server();
-        let (checksum, limits, pace) = {
-            let config = server.config.read();
-            (
-                config.rdbchecksum,
-                crate::persistence::rdb::Limits::from(&server.hot.encoding()),
-                crate::server::saving::loading_pace(&config),
-            )
-        };
+        let (checksum, limits, pace) = self.load_settings();
         if let Some(on_seen) = merge {
             // Key by key: clients (and our own snapshots) go on meanwhile.
             let how = LoadHow {
@@ -502,20 +495,31 @@ impl ServerHost {
             .map_err(|e| e.to_string())
     }
 
+    /// What a load of a master's RDB goes by: `rdbchecksum`, the encoding limits
+    /// and the loading pace.
+    fn load_settings(
+        &self,
+    ) -> (
+        bool,
+        crate::persistence::rdb::Limits,
+        crate::server::saving::LoadingPace,
+    ) {
+        let server = self.server();
+        let config = server.config.read();
+        (
+            config.rdbchecksum,
+            crate::persistence::rdb::Limits::from(&server.hot.encoding()),
+            crate::server::saving::loading_pace(&config),
+        )
+    }
+
     /// `repl-diskless-load swapdb`: read a master's RDB into a keyspace beside the
     /// one clients use, then exchange them; on failure the served dataset stays as
     /// it was. Meanwhile clients are served (`serve`: the master's history is ours,
     /// so the old dataset is an earlier point of the same data) or get -LOADING.
     fn read_rdb_beside(&self, src: &mut dyn std::io::Read, serve: bool) -> Result<u64, String> {
         let server = self.server();
-        let (checksum, limits, pace) = {
-            let config = server.config.read();
-            (
-                config.rdbchecksum,
-                crate::persistence::rdb::Limits::from(&server.hot.encoding()),
-                crate::server::saving::loading_pace(&config),
-            )
-        };
+        let (checksum, limits, pace) = self.load_settings();
         // Whichever state is on lasts until the new dataset is in place.
         let _served = serve.then(|| server.loading.begin_async(pace.interval_bytes));
         let _refused = (!serve).then(|| server.loading.begin(0, pace.interval_bytes));
