@@ -317,6 +317,36 @@ fn selectors_allow_a_line_when_any_selector_does() {
 }
 
 #[test]
+fn key_permissions_follow_what_the_line_does_with_the_key() {
+    let server = TestServer::start(&[]);
+    let mut admin = server.raw();
+    ok(
+        &mut admin,
+        &[
+            "ACL", "SETUSER", "w", "on", "nopass", "+@all", "%W~w*", "%R~r*",
+        ],
+    );
+    let mut user = server.raw();
+    ok(&mut user, &["AUTH", "w", "x"]);
+    let refused =
+        "-NOPERM this user has no permissions to access one of the keys used as arguments\r\n";
+    // SET without GET only writes; with GET it reads too.
+    ok(&mut user, &["SET", "w1", "v"]);
+    assert_eq!(s(user.cmd(&["SET", "w1", "v", "GET"])), refused);
+    assert_eq!(s(user.cmd(&["SET", "r1", "v"])), refused);
+    // BITFIELD with only GET reads; with SET it writes.
+    assert_eq!(
+        s(user.cmd(&["BITFIELD", "r1", "GET", "u8", "0"])),
+        "*1\r\n:0\r\n"
+    );
+    assert_eq!(
+        s(user.cmd(&["BITFIELD", "r1", "SET", "u8", "0", "1"])),
+        refused
+    );
+    assert_eq!(s(user.cmd(&["GET", "w1"])), refused);
+}
+
+#[test]
 fn acl_file_saves_and_loads_users() {
     let file = support::scratch_dir("aclfile").join("users.acl");
     std::fs::write(

@@ -156,34 +156,17 @@ struct Line<'l> {
 impl LineFacts for Line<'_> {
     #[inline]
     fn first_refused_key(&self, mut allowed: impl FnMut(usize, u8) -> bool) -> Option<usize> {
-        let argc = self.args.len();
-        // Most commands: straight from the key specs, nothing collected.
-        if self.cmd.refine_keys.is_none() {
-            for spec in self.cmd.specs() {
-                let flags = self.cmd.spec_flags(spec);
-                if flags & key_flags::NOT_KEY != 0 {
-                    continue;
-                }
-                let need = permission_needed(flags);
-                let mut refused = None;
-                spec.each_key(self.args, |at| {
-                    if refused.is_none() && at < argc && !allowed(at, need) {
-                        refused = Some(at);
-                    }
-                });
-                if refused.is_some() {
-                    return refused;
-                }
-            }
-            return None;
+        if self.cmd.refine_keys.is_some() {
+            return self.first_refused_found_key(allowed);
         }
-        let mut keys = FoundKeys::default();
-        self.cmd.keys_and_flags(self.args, &mut keys);
-        keys.0
-            .iter()
-            .filter(|&&(at, flags)| flags & key_flags::NOT_KEY == 0 && at < argc)
-            .find(|&&(at, flags)| !allowed(at, permission_needed(flags)))
-            .map(|&(at, _)| at)
+        // Most commands: straight from the key specs, nothing collected. A
+        // `variable_flags` spec asks the most any line may, so a line it passes
+        // needs no settling (SET without GET: no refinement on the hot path).
+        let refused = self.first_refused_spec_key(&mut allowed);
+        if refused.is_some() && self.cmd.settle_key_flags.is_some() {
+            return self.first_refused_found_key(allowed);
+        }
+        refused
     }
 
     #[inline]
@@ -195,6 +178,42 @@ impl LineFacts for Line<'_> {
             }
         });
         refused
+    }
+}
+
+impl Line<'_> {
+    /// The first key the specs find, under the specs' own flags, that `allowed` refuses.
+    fn first_refused_spec_key(&self, allowed: &mut impl FnMut(usize, u8) -> bool) -> Option<usize> {
+        let argc = self.args.len();
+        for spec in self.cmd.specs() {
+            let flags = self.cmd.spec_flags(spec);
+            if flags & key_flags::NOT_KEY != 0 {
+                continue;
+            }
+            let need = permission_needed(flags);
+            let mut refused = None;
+            spec.each_key(self.args, |at| {
+                if refused.is_none() && at < argc && !allowed(at, need) {
+                    refused = Some(at);
+                }
+            });
+            if refused.is_some() {
+                return refused;
+            }
+        }
+        None
+    }
+
+    /// The first key of the line's settled and refined keys that `allowed` refuses.
+    fn first_refused_found_key(&self, mut allowed: impl FnMut(usize, u8) -> bool) -> Option<usize> {
+        let argc = self.args.len();
+        let mut keys = FoundKeys::default();
+        self.cmd.keys_and_flags(self.args, &mut keys);
+        keys.0
+            .iter()
+            .filter(|&&(at, flags)| flags & key_flags::NOT_KEY == 0 && at < argc)
+            .find(|&&(at, flags)| !allowed(at, permission_needed(flags)))
+            .map(|&(at, _)| at)
     }
 }
 
@@ -805,4 +824,29 @@ fn help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         ],
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::commands::registry;
+    use crate::commands::table::key_flags;
+
+    /// The ACL skips settling a line's key flags when it passes under its specs'
+    /// flags: sound only while every settled spec is a `variable_flags` one (which
+    /// declares the most a line may ask) and every such spec is settled.
+    #[test]
+    fn settled_key_flags_belong_to_variable_flags_specs() {
+        for (_, cmd) in registry().iter() {
+            let variable = cmd
+                .specs()
+                .iter()
+                .any(|spec| spec.flags & key_flags::VARIABLE_FLAGS != 0);
+            assert_eq!(
+                variable,
+                cmd.settle_key_flags.is_some(),
+                "{}: variable_flags spec and settle_key_flags go together",
+                cmd.name
+            );
+        }
+    }
 }

@@ -476,9 +476,10 @@ pub enum Need {
 pub type Needs = smallvec::SmallVec<[Need; 2]>;
 
 /// What only code can work out about a command line's keys, given the (argument
-/// index, [`key_flags`]) the key specs found: keys no spec finds (SORT's STORE
-/// destination, which may come anywhere among its options) are appended, and the
-/// flags of a `variable_flags` spec are settled (SET without GET only writes).
+/// index, [`key_flags`]) the key specs found. A [`Command::refine_keys`] appends keys
+/// no spec finds (SORT's STORE destination, which may come anywhere among its
+/// options); a [`Command::settle_key_flags`] narrows the flags of a
+/// `variable_flags` spec (SET without GET only writes).
 pub type RefineKeys = fn(&[&[u8]], &mut FoundKeys);
 
 /// The keys of one command line, each with how the command uses it: (argument index,
@@ -537,8 +538,14 @@ pub struct Command {
     /// Its key specs: the first `key_spec_count` of the array.
     pub key_specs: [KeySpec; MAX_KEY_SPECS],
     pub key_spec_count: usize,
-    /// COMMAND GETKEYS(ANDFLAGS)'s last word on the keys the specs found.
+    /// COMMAND GETKEYS(ANDFLAGS)'s last word on the keys the specs found: keys
+    /// only code can find.
     pub refine_keys: Option<RefineKeys>,
+    /// The flags a line gives the keys of its `variable_flags` specs. Such a spec
+    /// declares the most any line asks of its keys, so a check that passes under
+    /// the spec's flags (the ACL's) passes under the settled ones and need not
+    /// settle them.
+    pub settle_key_flags: Option<RefineKeys>,
     /// Hints for clients and proxies (COMMAND INFO's tips), e.g. `nondeterministic_output`.
     pub tips: &'static [&'static str],
     pub lock: Lock,
@@ -571,6 +578,7 @@ impl Command {
             key_specs: [KeySpec::unknown(); MAX_KEY_SPECS],
             key_spec_count: 0,
             refine_keys: None,
+            settle_key_flags: None,
             tips: &[],
             lock: Lock::Keys,
             handler,
@@ -653,6 +661,11 @@ impl Command {
 
     pub const fn refine_keys(mut self, refine: RefineKeys) -> Self {
         self.refine_keys = Some(refine);
+        self
+    }
+
+    pub const fn settle_key_flags(mut self, settle: RefineKeys) -> Self {
+        self.settle_key_flags = Some(settle);
         self
     }
 
@@ -748,6 +761,9 @@ impl Command {
         for spec in self.specs() {
             let flags = self.spec_flags(spec);
             valid &= spec.each_key(args, |at| keys.push(at, flags));
+        }
+        if let Some(settle) = self.settle_key_flags {
+            settle(args, keys);
         }
         if let Some(refine) = self.refine_keys {
             refine(args, keys);

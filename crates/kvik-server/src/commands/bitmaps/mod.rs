@@ -83,7 +83,7 @@ pub const COMMANDS: &[Command] = &[
                 .flags(key_flags::RW | key_flags::ACCESS | key_flags::UPDATE | key_flags::VARIABLE_FLAGS)
                 .notes("This command allows both access and modification of the key"),
         )
-        .refine_keys(bitfield_key_flags)
+        .settle_key_flags(bitfield_key_flags)
         .doc(
             "bitmap",
             "3.2.0",

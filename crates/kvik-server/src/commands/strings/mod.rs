@@ -55,7 +55,7 @@ pub const COMMANDS: &[Command] = &[
                 )
                 .notes("RW and ACCESS due to the optional `GET` argument"),
         )
-        .refine_keys(set_key_flags)
+        .settle_key_flags(set_key_flags)
         .doc("string", "1.0.0", "O(1)", "Set the string value of a key"),
     Command::new("setnx", 3, set::setnx)
         .flags(flags::WRITE | flags::DENYOOM | flags::FAST)
