@@ -6,7 +6,7 @@
 //! to commands, clients and replies, with Redis 7.0's texts.
 
 use super::shared::help_reply;
-use super::table::{acl, flags, key_flags, Command, FoundKeys, Handler};
+use super::table::{acl, flags, key_flags, Channels, Command, FoundKeys, Handler};
 use super::{args, registry, CmdError, CmdResult, Ctx};
 use crate::acl::{Catalog, CommandFacts, Context, Denied, Entry, LineFacts, Reason, User};
 use crate::client::ClientState;
@@ -154,7 +154,7 @@ struct Line<'l> {
 }
 
 impl LineFacts for Line<'_> {
-    #[inline]
+    #[inline(always)]
     fn first_refused_key(&self, mut allowed: impl FnMut(usize, u8) -> bool) -> Option<usize> {
         if self.cmd.refine_keys.is_some() {
             return self.first_refused_found_key(allowed);
@@ -171,6 +171,9 @@ impl LineFacts for Line<'_> {
 
     #[inline]
     fn first_refused_channel(&self, mut allowed: impl FnMut(usize, bool) -> bool) -> Option<usize> {
+        if self.cmd.channels == Channels::None {
+            return None;
+        }
         let mut refused = None;
         self.cmd.channels.each(self.args, |at, pattern| {
             if refused.is_none() && !allowed(at, pattern) {
@@ -183,6 +186,7 @@ impl LineFacts for Line<'_> {
 
 impl Line<'_> {
     /// The first key the specs find, under the specs' own flags, that `allowed` refuses.
+    #[inline(always)]
     fn first_refused_spec_key(&self, allowed: &mut impl FnMut(usize, u8) -> bool) -> Option<usize> {
         let argc = self.args.len();
         for spec in self.cmd.specs() {

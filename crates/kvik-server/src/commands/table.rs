@@ -295,7 +295,7 @@ impl KeySpec {
 
     /// Call `found` with the index of each key this spec finds in `args`. False when
     /// the arguments are malformed (a bad key count); the handler reports the error.
-    #[inline]
+    #[inline(always)]
     pub fn each_key(&self, args: &[&[u8]], mut found: impl FnMut(usize)) -> bool {
         match self.fixed_key() {
             Some(at) if at < args.len() => found(at),
