@@ -729,10 +729,10 @@ fn a_replica_hides_due_members_until_the_masters_removal_arrives() {
     assert_eq!(q(&mut r, "DBSIZE"), ":4\r\n");
     assert_eq!(q(&mut m, "DEBUG PAUSE-CRON 0"), "+OK\r\n");
     poll_until(&mut r, "DBSIZE", ":3\r\n");
-    let offset = m.info_field("replication", "master_repl_offset");
-    support::wait_for("the replica to catch up", || {
-        r.info_field("replication", "slave_repl_offset") == offset
+    // The master's cycle spreads its work over the tick: the other removals may
+    // still be on their way. Once they are in, both hold the same data.
+    support::wait_for("the replica to hold what the master holds", || {
+        q(&mut m, "DEBUG DIGEST") == q(&mut r, "DEBUG DIGEST")
     });
     assert_eq!(q(&mut r, "SMEMBERS set"), "*1\r\n$2\r\nm2\r\n");
-    assert_eq!(q(&mut m, "DEBUG DIGEST"), q(&mut r, "DEBUG DIGEST"));
 }
