@@ -242,6 +242,59 @@ fn a_replica_does_not_run_a_job_itself() {
     wait_for("the promoted node's run", || counter(&mut r, "n") == 1);
 }
 
+/// The run ids in a list the job's script fills, one per run.
+fn runners(c: &mut RawConn) -> Vec<String> {
+    text(c.cmd(&["LRANGE", "who", "0", "-1"]))
+        .lines()
+        .filter(|l| !l.starts_with(['*', '$']))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn an_active_pair_runs_a_job_once_and_takes_over_one_its_owner_let_lapse() {
+    let active = [HZ[0], HZ[1], "--active-replica", "yes"];
+    let a = TestServer::start(&active);
+    let b = TestServer::start(&active);
+    let (mut ca, mut cb) = (a.raw(), b.raw());
+    let (pa, pb) = (a.port().to_string(), b.port().to_string());
+    assert_eq!(ca.cmd(&["REPLICAOF", "127.0.0.1", &pb]), b"+OK\r\n");
+    assert_eq!(cb.cmd(&["REPLICAOF", "127.0.0.1", &pa]), b"+OK\r\n");
+    for c in [&mut ca, &mut cb] {
+        wait_for("the link", || {
+            c.info_field("replication", "master_link_status") == "up"
+        });
+    }
+    let script = "redis.call('rpush', KEYS[1], redis.call('info', 'server'):match('run_id:(%w+)'))";
+    ca.cmd(&[
+        "KEYDB.CRON",
+        "job",
+        "repeat",
+        "0",
+        "100",
+        script,
+        "1",
+        "who",
+    ]);
+    wait_for("five runs, seen on B", || runners(&mut cb).len() >= 5);
+    let (id_a, id_b) = (
+        ca.info_field("server", "run_id"),
+        cb.info_field("server", "run_id"),
+    );
+    assert!(
+        runners(&mut cb).iter().all(|id| *id == id_a),
+        "only the node that set the job runs it"
+    );
+    // A goes down for good: B takes the job over once A has let it lapse.
+    drop(ca);
+    drop(a);
+    wait_for("B's runs", || runners(&mut cb).contains(&id_b));
+    let taken = runners(&mut cb).len();
+    wait_for("B to go on running it", || {
+        runners(&mut cb).len() >= taken + 3
+    });
+}
+
 #[test]
 fn rename_takes_the_job_along() {
     let server = TestServer::start(&HZ);

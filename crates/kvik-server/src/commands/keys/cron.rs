@@ -8,6 +8,10 @@
 //! replica), never on a plain replica, which applies the master's effects of each run
 //! as it applies any write; on an active replica only the jobs whose last write was
 //! its own (the node that set the job, or ran it last), so a mesh runs each job once.
+//! A job its node let lapse (that node is down, or restarted under a new tag) is
+//! taken over: past [`TAKEOVER_GRACE_MS`] overdue plus a wait of each node's own
+//! ([`TAKEOVER_STAGGER_MS`] times its tag), the first node whose wait ends runs it,
+//! and that run, a write of its own, makes the job its own.
 //! A run is one transaction from the server's own client: the script (as EVAL), then
 //! the job set again one interval on (a repeating job) or deleted (a single-shot
 //! one), so replicas, the AOF and the next run all see the same schedule. The job's
@@ -91,6 +95,16 @@ enum Due {
     Now(CronJob),
 }
 
+/// How long past its time a job of another active node waits before any node
+/// takes it over: long enough that a live owner has run it (and its rewrite has
+/// arrived) many times over.
+const TAKEOVER_GRACE_MS: u64 = 2_000;
+
+/// Each node waits this long times its tag (0..1024) on top of the grace, so the
+/// nodes left do not take a lapsed job over at once: the one with the lowest tag
+/// runs it, and its rewrite reaches the others before their turn.
+const TAKEOVER_STAGGER_MS: u64 = 2;
+
 /// Run the jobs whose time has come (a worker's periodic tick calls this).
 pub fn run_due(server: &Server, stats: &ThreadStats) {
     let repl = &server.replication;
@@ -121,11 +135,18 @@ fn due(server: &Server, stats: &ThreadStats, db: usize, name: &[u8], now: u64) -
     };
     let ours =
         !server.replication.is_active() || crate::hlc::tag_of(entry.ts) == crate::hlc::own_tag();
-    if ours && job.next_run_ms() <= now {
+    if (ours && job.next_run_ms() <= now) || lapsed(job, now) {
         Due::Now((**job).clone())
     } else {
         Due::NotYet
     }
+}
+
+/// Has the node that owns `job` let it lapse long enough for this one to take it
+/// over?
+fn lapsed(job: &CronJob, now: u64) -> bool {
+    let wait = TAKEOVER_GRACE_MS + crate::hlc::own_tag() * TAKEOVER_STAGGER_MS;
+    job.next_run_ms().saturating_add(wait) <= now
 }
 
 /// One run, as a transaction of the server's own client in the job's database.
