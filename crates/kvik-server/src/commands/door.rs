@@ -463,7 +463,8 @@ pub fn run_locked<'a>(
 /// writer wins: a key written or removed here at `ts` or later keeps what it holds
 /// (the whole command is dropped when any of its keys is newer). A counter's
 /// increment merges with concurrent ones instead, unless the key was removed after
-/// it. Commands without keys (a flush decides for itself) always apply.
+/// it; a TTL change merges with ours made since the same value write. Commands
+/// without keys (a flush decides for itself) always apply.
 fn replay_is_stale(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) -> bool {
     if !cmd.has(table::flags::WRITE) {
         return false;
@@ -476,6 +477,11 @@ fn replay_is_stale(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) 
         return positions
             .iter()
             .any(|&i| locked.buried_since(db, args[i], ts));
+    }
+    if cmd.has(table::flags::MERGES_AS_TTL) {
+        return positions
+            .iter()
+            .any(|&i| locked.ttl_change_is_stale(db, args[i], ts));
     }
     positions.iter().any(|&i| locked.is_stale(db, args[i], ts))
 }
