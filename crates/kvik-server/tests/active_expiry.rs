@@ -332,3 +332,44 @@ fn wait_converged_or_quiet(pair: &Pair) {
         last = now;
     }
 }
+
+#[test]
+fn tombstones_stay_within_their_bound_and_what_they_forgot_stays_deleted() {
+    let pair = Pair::start(&["--active-replica-tombstones-max-memory", "4kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    for i in 0..200 {
+        a.cmd(&["SET", &format!("d{i}"), "v"]);
+    }
+    pair.converge();
+    pair.cut();
+    // B writes keys A then deletes: older writes, which must not come back though
+    // A forgets their tombstones.
+    for i in 0..200 {
+        b.cmd(&["SET", &format!("d{i}"), "older"]);
+    }
+    b.cmd(&["SET", "made-on-b", "v"]);
+    later();
+    for i in 0..200 {
+        assert_eq!(a.cmd(&["DEL", &format!("d{i}")]), b":1\r\n");
+    }
+    wait_for("the tombstones to fit their bound", || {
+        let bytes: u64 = a
+            .info_field("replication", "active_replica_tombstones_bytes")
+            .parse()
+            .unwrap();
+        bytes <= 4096
+    });
+    assert!(
+        a.info_field("replication", "active_replica_tombstones")
+            .parse::<u64>()
+            .unwrap()
+            < 200
+    );
+    pair.heal();
+    pair.converge();
+    for conn in [&mut a, &mut b] {
+        for i in 0..200 {
+            assert_eq!(conn.cmd(&["EXISTS", &format!("d{i}")]), b":0\r\n", "d{i}");
+        }
+    }
+}

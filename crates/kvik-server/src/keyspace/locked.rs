@@ -413,6 +413,15 @@ impl<'a> Locked<'a> {
             .is_some_and(|g| g.ts_of(key) >= ts)
     }
 
+    /// The timestamp up to which absent `key` of `db` counts as removed here (its
+    /// grave, a flush, or forgotten graves); 0 when it never was.
+    pub fn removed_at(&mut self, db: usize, key: &[u8]) -> u64 {
+        let hash = hash_key(key);
+        self.shard_mut(db, hash)
+            .graves()
+            .map_or(0, |g| g.ts_of(key))
+    }
+
     /// Does this hold shard `id` ([`Keyspace::global_id`])?
     pub fn holds(&self, id: usize) -> bool {
         self.guards.binary_search_by_key(&id, |(g, _)| *g).is_ok()

@@ -147,6 +147,27 @@ impl Keyspace {
         held
     }
 
+    /// Keep the tombstones within `max_bytes`: each shard over its share (its part
+    /// of the total, scaled down to the bound) forgets its oldest behind a horizon
+    /// (see `graves.rs`). Returns how many went.
+    pub fn bound_graves(&self, max_bytes: usize) -> usize {
+        let (_, total) = self.graves_held();
+        if total <= max_bytes {
+            return 0;
+        }
+        let mut forgotten = 0;
+        for db in self.dbs.iter() {
+            for shard in db.shards.iter() {
+                if let Some(graves) = shard.lock().graves_mut() {
+                    let share =
+                        (graves.bytes() as u128 * max_bytes as u128 / total as u128) as usize;
+                    forgotten += graves.forget_oldest(share);
+                }
+            }
+        }
+        forgotten
+    }
+
     /// Drop the tombstones older than `before` (no peer can send anything older any
     /// more). Returns how many went.
     pub fn collect_graves(&self, before: u64) -> usize {
