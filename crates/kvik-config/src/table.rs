@@ -349,6 +349,8 @@ params! {
         "active-expire-effort", LIVE, "1", "Effort (1-10) of the active expiry cycle: its share of each tick is 25% + 2% per step above 1, as in Redis.";
     active_replica: bool = Bool,
         "active-replica", IMM | KDB | LIVE, "no", "A replica accepts writes and sends them to its masters (active-active); conflicts resolve by last writer, counters add up.";
+    active_replica_tombstones_max_memory: u64 = Mem(0, ULL),
+        "active-replica-tombstones-max-memory", LIVE, "0", "Memory an active replica's tombstones may take (0 = no limit). Beyond it each shard forgets its oldest tombstones and drops, as deleted, a peer's write older than them to a key it does not hold (see docs/architecture.md for what that costs a peer away that long).";
     activedefrag: bool = Bool,
         "activedefrag", LIVE, "no", "Enable active memory defragmentation: allocations in under-used jemalloc slabs are moved (jemalloc's utilization query) by an incremental walk of the keyspace.";
     activerehashing: bool = Bool,

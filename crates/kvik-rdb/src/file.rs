@@ -91,6 +91,9 @@ const GRAVES_FLOOR: &[u8] = b"kvik-graves-floor";
 const CRON_SINGLE: &[u8] = b"kvik-cron-single";
 /// A counted key's state (per-node totals), written before the key it belongs to.
 pub const COUNTER: &[u8] = b"kvik-counter";
+/// The timestamp of the value write a key's TTL was changed since (an active
+/// replica's TTL register), written before the key it belongs to.
+pub const TTL_SINCE: &[u8] = b"kvik-ttl-since";
 /// Which writes of each origin the file holds (a full sync between active
 /// replicas), among the header's aux fields.
 pub const SEEN: &str = "kvik-seen";
@@ -98,6 +101,11 @@ pub const SEEN: &str = "kvik-seen";
 /// The state of the counted key written next (its text is the server's).
 pub fn write_counter(out: &mut impl Sink, state: &[u8]) {
     write_aux(out, COUNTER, state);
+}
+
+/// The value write the TTL of the key written next was changed since.
+pub fn write_ttl_since(out: &mut impl Sink, since: u64) {
+    write_aux(out, TTL_SINCE, since.to_string().as_bytes());
 }
 
 /// A removed key's tombstone, in the current database.

@@ -463,7 +463,8 @@ pub fn run_locked<'a>(
 /// writer wins: a key written or removed here at `ts` or later keeps what it holds
 /// (the whole command is dropped when any of its keys is newer). A counter's
 /// increment merges with concurrent ones instead, unless the key was removed after
-/// it. Commands without keys (a flush decides for itself) always apply.
+/// it; a TTL change merges with ours made since the same value write. Commands
+/// without keys (a flush decides for itself) always apply.
 fn replay_is_stale(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) -> bool {
     if !cmd.has(table::flags::WRITE) {
         return false;
@@ -476,6 +477,11 @@ fn replay_is_stale(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) 
         return positions
             .iter()
             .any(|&i| locked.buried_since(db, args[i], ts));
+    }
+    if cmd.has(table::flags::MERGES_AS_TTL) {
+        return positions
+            .iter()
+            .any(|&i| locked.ttl_change_is_stale(db, args[i], ts));
     }
     positions.iter().any(|&i| locked.is_stale(db, args[i], ts))
 }
@@ -498,14 +504,24 @@ fn replay_was_counted(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locke
 /// A peer's write stamped `ts` was dropped because these keys are newer here. The
 /// peer applied its own write, and maybe ours on top of it (a list push, a hash
 /// field), so its value may be neither: send it ours whole, with our timestamp
-/// (RESTORE ... REPLACE ABSTTL), so that both end with the last writer's value.
+/// (RESTORE ... REPLACE ABSTTL), so that both end with the last writer's value. A
+/// key removed here since goes on the peer too (DEL at its removal): the DEL we
+/// sent then may be one the peer never gets (its grave forgotten here, see
+/// keyspace/graves.rs).
 fn repair_newer_keys(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) {
     let db = locked.db;
     for &i in cmd.key_positions(args).iter().flatten() {
         let key = args[i];
-        let Some(entry) = locked.get_in(db, key).filter(|e| e.ts > ts) else {
+        let Some(entry) = locked.get_in(db, key) else {
+            let removed = locked.removed_at(db, key);
+            if removed > ts {
+                locked.propagate_own(db, removed, &[b"DEL", key]);
+            }
             continue;
         };
+        if entry.ts <= ts {
+            continue;
+        }
         let payload = crate::persistence::rdb::payload::dump(&entry.value, false);
         let deadline = entry.expire_at.to_string();
         let key_ts = entry.ts;

@@ -45,13 +45,15 @@ fn info(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         .iter()
         .zip(&wanted)
         .any(|(s, &w)| w && s.name == "keyspace");
-    let db_stats = if keyspace_wanted {
-        let dbs = ctx.server.keyspace.databases();
-        (0..dbs).map(|db| ctx.keys.db_stats(db)).collect()
-    } else {
-        Vec::new()
-    };
-    let text = report(ctx.server, &wanted, db_stats);
+    let mut dbs = DbLines::default();
+    if keyspace_wanted {
+        let count = ctx.server.keyspace.databases();
+        dbs.stats = (0..count).map(|db| ctx.keys.db_stats(db)).collect();
+        if ctx.server.keyspace.keeps_graves() {
+            dbs.digests = (0..count).map(|db| ctx.keys.db_digest(db)).collect();
+        }
+    }
+    let text = report(ctx.server, &wanted, dbs);
     ctx.out.verbatim(b"txt", text.as_bytes());
     Ok(())
 }
@@ -61,7 +63,7 @@ fn info(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 pub fn crash_details(server: &Server) -> String {
     let all: Vec<bool> = SECTIONS.iter().map(|s| s.name != "keyspace").collect();
     let mut out = String::from("\n------ INFO OUTPUT ------\n");
-    out.push_str(&report(server, &all, Vec::new()));
+    out.push_str(&report(server, &all, DbLines::default()));
     out.push_str("\n------ CLIENT LIST OUTPUT ------\n");
     let now = crate::hlc::unix_ms();
     for client in server.clients.all() {
@@ -75,10 +77,24 @@ pub fn crash_details(server: &Server) -> String {
 pub fn everything(server: &Server) -> String {
     let all = vec![true; SECTIONS.len()];
     let keyspace = &server.keyspace;
-    let db_stats = (0..keyspace.databases())
-        .map(|db| keyspace.db_stats(db))
-        .collect();
-    report(server, &all, db_stats)
+    let count = keyspace.databases();
+    let dbs = DbLines {
+        stats: (0..count).map(|db| keyspace.db_stats(db)).collect(),
+        digests: match keyspace.keeps_graves() {
+            true => (0..count).map(|db| keyspace.db_digest(db)).collect(),
+            false => Vec::new(),
+        },
+    };
+    report(server, &all, dbs)
+}
+
+/// What INFO keyspace says of each database, read by the caller.
+#[derive(Default)]
+struct DbLines {
+    /// (keys, keys with a deadline).
+    stats: Vec<(usize, usize)>,
+    /// The digest of each database, while this node replicates actively.
+    digests: Vec<Option<u64>>,
 }
 
 /// One section of the report.
@@ -149,9 +165,9 @@ fn selected_sections(args: &[&[u8]]) -> Vec<bool> {
 }
 
 /// The report's text for the chosen sections.
-fn report(server: &Server, wanted: &[bool], db_stats: Vec<(usize, usize)>) -> String {
+fn report(server: &Server, wanted: &[bool], dbs: DbLines) -> String {
     let mut report = Report {
-        db_stats,
+        dbs,
         ..Report::default()
     };
     for (section, _) in SECTIONS.iter().zip(wanted).filter(|(_, &w)| w) {
@@ -165,8 +181,8 @@ fn report(server: &Server, wanted: &[bool], db_stats: Vec<(usize, usize)>) -> St
 #[derive(Default)]
 struct Report {
     text: String,
-    /// (keys, keys with a deadline) per database, counted by the caller.
-    db_stats: Vec<(usize, usize)>,
+    /// Per database, counted by the caller.
+    dbs: DbLines,
 }
 
 impl Report {
@@ -901,12 +917,21 @@ fn cluster_section(_server: &Server, r: &mut Report) {
 }
 
 /// Non-empty databases. `avg_ttl` stays 0: the expiry cycle does not estimate it yet.
+/// An active replica adds each database's digest (16 hex digits), equal on nodes
+/// that converged.
 fn keyspace_section(_server: &Server, r: &mut Report) {
-    for (db, (keys, expires)) in std::mem::take(&mut r.db_stats).into_iter().enumerate() {
+    let DbLines { stats, digests } = std::mem::take(&mut r.dbs);
+    for (db, (keys, expires)) in stats.into_iter().enumerate() {
         if keys > 0 {
+            let digest = digests
+                .get(db)
+                .copied()
+                .flatten()
+                .map(|d| format!(",digest={d:016x}"))
+                .unwrap_or_default();
             r.field(
                 &format!("db{db}"),
-                format_args!("keys={keys},expires={expires},avg_ttl=0"),
+                format_args!("keys={keys},expires={expires},avg_ttl=0{digest}"),
             );
         }
     }

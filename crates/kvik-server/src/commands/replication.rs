@@ -619,6 +619,10 @@ impl crate::replication::Host for ServerHost {
         self.server().keyspace.collect_graves(before)
     }
 
+    fn bound_graves(&self, max_bytes: usize) -> usize {
+        self.server().keyspace.bound_graves(max_bytes)
+    }
+
     fn merge(&self, src: &mut dyn std::io::Read, on_seen: &dyn Fn(&[u8])) -> Result<u64, String> {
         self.read_rdb(src, Some(on_seen))
     }

@@ -64,6 +64,10 @@ pub mod flags {
     /// peer's increment merges with concurrent ones (they add up) instead of losing
     /// to the newest write, as a counter should.
     pub const MERGES_AS_COUNTER: u32 = 1 << 27;
+    /// Changes a key's TTL (EXPIRE family, PERSIST): under active replication a
+    /// peer's change merges by max with the changes made here since the key's value
+    /// was written, instead of losing to the newest write (see keyspace/ttl.rs).
+    pub const MERGES_AS_TTL: u32 = 1 << 30;
 
     /// Flag names in COMMAND INFO order.
     pub const NAMES: &[(u32, &str)] = &[

@@ -10,7 +10,8 @@
 //!
 //! Graves exist only in shards of a node that replicates actively (a plain node pays
 //! one `None` per shard). They are dropped once old enough that no peer can still
-//! send anything older ([`Graves::collect`]), and their bytes are counted for INFO.
+//! send anything older ([`Graves::collect`]), and their bytes are counted for INFO
+//! and bounded (`active-replica-tombstones-max-memory`, [`Graves::forget_oldest`]).
 //!
 //! Owns the graves of one shard. Must not decide when a write is replayed: the
 //! command door asks through [`super::Locked::is_stale`].
@@ -23,6 +24,10 @@ pub struct Graves {
     keys: HashMap<Box<[u8]>, u64>,
     /// Every key is dead up to this timestamp (the last flush).
     floor: u64,
+    /// Graves up to this timestamp were forgotten to bound their memory (see
+    /// [`Graves::forget_oldest`]): a key not here counts as removed up to it. Not a
+    /// flush: keys that live here stay, and snapshots do not carry it.
+    horizon: u64,
     /// Bytes the graves hold (keys plus the map's share per grave).
     bytes: usize,
 }
@@ -34,12 +39,17 @@ const GRAVE_OVERHEAD: usize = 16 + 8 + 8;
 impl Graves {
     /// The timestamp up to which `key` is dead (0: never deleted).
     pub fn ts_of(&self, key: &[u8]) -> u64 {
-        self.keys.get(key).copied().unwrap_or(0).max(self.floor)
+        self.keys
+            .get(key)
+            .copied()
+            .unwrap_or(0)
+            .max(self.floor)
+            .max(self.horizon)
     }
 
     /// `key` was removed at `ts`.
     pub fn bury(&mut self, key: &[u8], ts: u64) {
-        if ts <= self.floor {
+        if ts <= self.floor.max(self.horizon) {
             return;
         }
         match self.keys.get_mut(key) {
@@ -61,7 +71,7 @@ impl Graves {
             }
             None => 0,
         };
-        ts.max(self.floor)
+        ts.max(self.floor).max(self.horizon)
     }
 
     /// Every key of the shard was removed at `ts` (a flush).
@@ -91,6 +101,38 @@ impl Graves {
             keep
         });
         was - self.keys.len()
+    }
+
+    /// Bound the graves' memory to `max_bytes`: forget the oldest, raising the
+    /// horizon to the newest forgotten. Returns how many went.
+    pub fn forget_oldest(&mut self, max_bytes: usize) -> usize {
+        if self.bytes <= max_bytes {
+            return 0;
+        }
+        let mut by_age: Vec<(u64, usize)> = self
+            .keys
+            .iter()
+            .map(|(key, &ts)| (ts, key.len() + GRAVE_OVERHEAD))
+            .collect();
+        by_age.sort_unstable();
+        let mut left = self.bytes;
+        let mut newest_forgotten = 0;
+        for (ts, bytes) in by_age {
+            if left <= max_bytes {
+                break;
+            }
+            left -= bytes;
+            newest_forgotten = ts;
+        }
+        self.horizon = self.horizon.max(newest_forgotten);
+        // Graves at the horizon go too: it covers them.
+        self.collect(newest_forgotten + 1)
+    }
+
+    /// The timestamp up to which a key not here counts as removed because its grave
+    /// was forgotten (0: none was).
+    pub fn horizon(&self) -> u64 {
+        self.horizon
     }
 
     pub fn len(&self) -> usize {
@@ -132,5 +174,24 @@ mod tests {
         graves.bury(b"d", 30);
         assert_eq!(graves.collect(31), 1);
         assert_eq!(graves.len(), 0);
+    }
+
+    #[test]
+    fn over_its_bound_a_shard_forgets_its_oldest_graves_behind_a_horizon() {
+        let mut graves = Graves::default();
+        for ts in 1..=10u64 {
+            graves.bury(format!("k{ts:02}").as_bytes(), ts * 10);
+        }
+        let each = 3 + GRAVE_OVERHEAD;
+        assert_eq!(graves.forget_oldest(10 * each), 0);
+        assert_eq!(graves.forget_oldest(4 * each), 6);
+        assert_eq!(graves.len(), 4);
+        assert!(graves.bytes() <= 4 * each);
+        assert_eq!(graves.horizon(), 60);
+        // A forgotten key, and any key not here, counts as removed up to it.
+        assert_eq!(graves.ts_of(b"k03"), 60);
+        assert_eq!(graves.ts_of(b"never"), 60);
+        assert_eq!(graves.ts_of(b"k09"), 90);
+        assert_eq!(graves.floor(), 0, "not a flush");
     }
 }

@@ -413,6 +413,15 @@ impl<'a> Locked<'a> {
             .is_some_and(|g| g.ts_of(key) >= ts)
     }
 
+    /// The timestamp up to which absent `key` of `db` counts as removed here (its
+    /// grave, a flush, or forgotten graves); 0 when it never was.
+    pub fn removed_at(&mut self, db: usize, key: &[u8]) -> u64 {
+        let hash = hash_key(key);
+        self.shard_mut(db, hash)
+            .graves()
+            .map_or(0, |g| g.ts_of(key))
+    }
+
     /// Does this hold shard `id` ([`Keyspace::global_id`])?
     pub fn holds(&self, id: usize) -> bool {
         self.guards.binary_search_by_key(&id, |(g, _)| *g).is_ok()
@@ -711,25 +720,60 @@ impl<'a> Locked<'a> {
         self.env.bus.notify(class, event, db, key);
     }
 
-    /// Give a live key a deadline (0 = persist). Returns false if the key is absent.
+    /// Give a live key a deadline (0 = persist). Returns false if the key is absent,
+    /// or if its TTL register keeps the deadline it has (see [`Locked::keeps_ttl`]):
+    /// a peer's change kept that way still merged, and stamps the key with its
+    /// timestamp when newer, as on the node that made it.
     pub fn set_expire(&mut self, key: &[u8], at: u64) -> bool {
         let hash = hash_key(key);
         let db = self.db;
-        if self.expire_if_due(db, hash, key) {
-            return false;
-        }
-        let Some(previous_ts) = self.shard_mut(db, hash).find(hash, key).map(|e| e.ts) else {
+        let kept = self.keeps_ttl(key, at);
+        let replayed = crate::hlc::imposed_now().is_some();
+        let shard = self.shard_mut(db, hash);
+        let since = shard.ttl_since(hash, key);
+        let Some(previous_ts) = shard.find(hash, key).map(|e| e.ts) else {
             return false;
         };
+        if kept && !replayed {
+            return false;
+        }
+        // A peer's older change that merges keeps the key's newer timestamp.
         let ts = self.stamp(previous_ts);
         let shard = self.shard_mut(db, hash);
-        shard.set_expire(hash, key, at);
-        if let Some(e) = shard.find_mut(hash, key) {
-            e.ts = ts;
+        if !kept {
+            shard.set_expire(hash, key, at);
         }
+        shard.restamp(hash, key, ts);
+        shard.note_ttl_change(key, since.unwrap_or(previous_ts), ts);
         self.dirty += 1;
         self.env.keyspace.signal_modified(db, key);
-        true
+        !kept
+    }
+
+    /// Would a TTL change of live `key` to deadline `at` (0: none; a past one
+    /// deletes) leave it as it is? Under active replication a key's TTL changes
+    /// since its last value write merge by max (see `ttl.rs`): one that does not
+    /// lengthen the TTL is kept out, as GT keeps it out. Also true for an absent key.
+    pub fn keeps_ttl(&mut self, key: &[u8], at: u64) -> bool {
+        let hash = hash_key(key);
+        let db = self.db;
+        if self.expire_if_due(db, hash, key) {
+            return true;
+        }
+        let shard = self.shard_mut(db, hash);
+        let Some(current) = shard.find(hash, key).map(|e| e.expire_at) else {
+            return true;
+        };
+        shard.ttl_since(hash, key).is_some() && !super::ttl::lengthens(at, current)
+    }
+
+    /// Is a peer's TTL change of `key` stamped `ts` too old to apply here? Only
+    /// when the key's value was written, or the key removed, after it: one older
+    /// than our own TTL change since the same value write merges with it.
+    pub fn ttl_change_is_stale(&mut self, db: usize, key: &[u8], ts: u64) -> bool {
+        let hash = hash_key(key);
+        let shard = self.shard_mut(db, hash);
+        shard.newest_ts(hash, key) > ts && shard.ttl_since(hash, key).is_none_or(|v| v >= ts)
     }
 
     /// Record that a live key's value was changed in place (APPEND, INCR ...): stamps it
@@ -792,9 +836,7 @@ impl<'a> Locked<'a> {
             return false;
         };
         let ts = self.stamp(previous_ts);
-        if let Some(e) = self.shard_mut(db, hash).find_mut(hash, key) {
-            e.ts = ts;
-        }
+        self.shard_mut(db, hash).restamp(hash, key, ts);
         self.dirty += 1;
         true
     }
@@ -891,6 +933,18 @@ impl<'a> Locked<'a> {
             totals.1 += shard.volatile_len();
         });
         totals
+    }
+
+    /// The digest of database `db` (see `digest.rs`), read as [`Locked::db_stats`]
+    /// reads; `None` unless this node replicates actively.
+    pub fn db_digest(&mut self, db: usize) -> Option<u64> {
+        let mut digest = None;
+        self.each_shard(db, |shard| {
+            if let Some(part) = shard.digest() {
+                digest = Some(digest.unwrap_or(0) ^ part);
+            }
+        });
+        digest
     }
 
     /// Bytes of bookkeeping of database `db`: its tables' slots and its expiry

@@ -128,7 +128,10 @@ impl ShardData {
                 let gone = pop_due(entry, now_ms, limit.saturating_sub(removed));
                 if !gone.is_empty() {
                     removed += gone.len();
+                    let before = entry.ts;
                     on_key(entry, &gone);
+                    super::shard::flip(&mut self.digest, entry.key(), before);
+                    super::shard::flip(&mut self.digest, entry.key(), entry.ts);
                 }
                 if is_empty_collection(&entry.value) {
                     emptied.push(entry.key().to_vec());
@@ -226,10 +229,14 @@ impl Locked<'_> {
         }
         let gone = pop_due(entry, now, usize::MAX);
         let mut effects = Vec::new();
+        let before = entry.ts;
         env.members_expired(db, entry, &gone, now, |ts, argv| {
             effects.push((ts, argv.iter().map(|a| a.to_vec()).collect::<Vec<_>>()));
         });
-        let emptied = is_empty_collection(&entry.value);
+        let (emptied, after) = (is_empty_collection(&entry.value), entry.ts);
+        let shard = self.shard_mut(db, hash);
+        super::shard::flip(&mut shard.digest, key, before);
+        super::shard::flip(&mut shard.digest, key, after);
         for (ts, argv) in effects {
             let argv: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
             // Not the command's own write: it goes everywhere, as an expired key's DEL.

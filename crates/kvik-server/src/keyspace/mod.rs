@@ -15,6 +15,7 @@ mod access;
 mod capture;
 mod counters;
 mod crons;
+mod digest;
 mod entry;
 mod eviction;
 mod expire;
@@ -23,6 +24,7 @@ mod locked;
 mod members;
 mod observers;
 mod shard;
+mod ttl;
 
 pub use access::{access_clock, idle_seconds, AccessClock, ClockMode};
 pub use capture::ShardCapture;
@@ -35,6 +37,7 @@ pub use kvik_util::hash::hash_key;
 pub use locked::{KeyEnv, Locked, WaitGate};
 pub use observers::{KeyObserver, KeyObservers};
 pub use shard::ShardData;
+pub use ttl::KeyTtl;
 
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -142,6 +145,27 @@ impl Keyspace {
             }
         }
         held
+    }
+
+    /// Keep the tombstones within `max_bytes`: each shard over its share (its part
+    /// of the total, scaled down to the bound) forgets its oldest behind a horizon
+    /// (see `graves.rs`). Returns how many went.
+    pub fn bound_graves(&self, max_bytes: usize) -> usize {
+        let (_, total) = self.graves_held();
+        if total <= max_bytes {
+            return 0;
+        }
+        let mut forgotten = 0;
+        for db in self.dbs.iter() {
+            for shard in db.shards.iter() {
+                if let Some(graves) = shard.lock().graves_mut() {
+                    let share =
+                        (graves.bytes() as u128 * max_bytes as u128 / total as u128) as usize;
+                    forgotten += graves.forget_oldest(share);
+                }
+            }
+        }
+        forgotten
     }
 
     /// Drop the tombstones older than `before` (no peer can send anything older any
@@ -254,6 +278,13 @@ impl Keyspace {
     /// through [`Locked::db_stats`], which reuses the shards they hold).
     pub fn db_len(&self, db: usize) -> usize {
         self.db_stats(db).0
+    }
+
+    /// The digest of a database (see `digest.rs`), locking each shard in turn, for
+    /// callers that hold none; `None` unless this node replicates actively.
+    pub fn db_digest(&self, db: usize) -> Option<u64> {
+        let parts = self.dbs[db].shards.iter().map(|s| s.lock().digest());
+        parts.fold(None, |sum, part| part.map(|p| sum.unwrap_or(0) ^ p))
     }
 
     /// (keys, keys with a deadline) of a database, locking each shard in turn, for

@@ -15,6 +15,7 @@
 
 use super::counters::Counter;
 use super::graves::Graves;
+use super::ttl::{self, KeyTtl, TtlMarks};
 use super::{Entry, EntryBox, EntryData};
 use crate::types::Value;
 use hashbrown::HashTable;
@@ -41,6 +42,21 @@ pub struct ShardData {
     /// instead of a map's 48, for the nodes (most) that never count.
     #[allow(clippy::box_collection)]
     counters: Option<Box<HashMap<Box<[u8]>, Counter>>>,
+    /// Keys whose TTL changed since their value was written, while this node
+    /// replicates actively (see `ttl.rs`); `None` otherwise.
+    ttl_marks: Option<Box<TtlMarks>>,
+    /// The XOR of the entries' digest parts, while this node replicates actively
+    /// (see `digest.rs`); `None` otherwise. Every change of an entry's key or
+    /// timestamp goes through a method here that keeps it (see
+    /// [`ShardData::restamp`]).
+    pub(super) digest: Option<u64>,
+}
+
+/// Add or take out (XOR) an entry's part of a shard's digest, if it keeps one.
+pub(super) fn flip(digest: &mut Option<u64>, key: &[u8], ts: u64) {
+    if let Some(sum) = digest {
+        *sum ^= super::digest::part(key, ts);
+    }
 }
 
 impl ShardData {
@@ -88,10 +104,17 @@ impl ShardData {
             (true, false) => {
                 self.graves = Some(Box::default());
                 self.counters = Some(Box::default());
+                self.ttl_marks = Some(Box::default());
+                let sum = self
+                    .iter()
+                    .fold(0, |sum, e| sum ^ super::digest::part(e.key(), e.ts));
+                self.digest = Some(sum);
             }
             (false, true) => {
                 self.graves = None;
                 self.counters = None;
+                self.ttl_marks = None;
+                self.digest = None;
             }
             _ => {}
         }
@@ -140,7 +163,8 @@ impl ShardData {
             if let Some(entry) = self.find_mut(hash, key) {
                 entry.value =
                     crate::types::Value::Str(crate::types::string::StrValue::Int(ours.value()));
-                entry.ts = entry.ts.max(ours.newest_ts());
+                let ts = entry.ts.max(ours.newest_ts());
+                self.restamp(hash, key, ts);
             }
             self.set_counter(key, ours);
         }
@@ -172,6 +196,53 @@ impl ShardData {
         if let Some(counters) = &mut self.counters {
             counters.remove(key);
         }
+        self.forget_ttl(key);
+    }
+
+    /// The value write `key` has had TTL changes since (see `ttl.rs`): `None` when
+    /// its last write was not a TTL change, or no marks are kept.
+    pub fn ttl_since(&self, hash: u64, key: &[u8]) -> Option<u64> {
+        self.ttl_since_of(self.find(hash, key)?)
+    }
+
+    /// [`ShardData::ttl_since`] of an entry of this shard.
+    pub fn ttl_since_of(&self, entry: &Entry) -> Option<u64> {
+        self.ttl_marks.as_deref()?.since(entry.key(), entry.ts)
+    }
+
+    /// `key`'s TTL changed on the value written at `since`; the key now carries
+    /// timestamp `at`.
+    pub fn note_ttl_change(&mut self, key: &[u8], since: u64, at: u64) {
+        if let Some(marks) = &mut self.ttl_marks {
+            marks.note(key, since, at);
+        }
+    }
+
+    fn forget_ttl(&mut self, key: &[u8]) {
+        if let Some(marks) = &mut self.ttl_marks {
+            marks.forget(key);
+        }
+    }
+
+    /// A peer's full sync holds `key` with `theirs`: when both copies hold the
+    /// same value write and a TTL changed since on either side, the TTL registers
+    /// merge into ours (true); otherwise the newer copy wins whole (false).
+    pub fn merge_ttl(&mut self, hash: u64, key: &[u8], theirs: KeyTtl) -> bool {
+        let Some(entry) = self.find(hash, key) else {
+            return false;
+        };
+        let ours = KeyTtl {
+            ts: entry.ts,
+            since: self.ttl_since(hash, key),
+            expire_at: entry.expire_at,
+        };
+        let Some((expire_at, ts, since)) = ttl::merge(ours, theirs) else {
+            return false;
+        };
+        self.set_expire(hash, key, expire_at);
+        self.restamp(hash, key, ts);
+        self.note_ttl_change(key, since, ts);
+        true
     }
 
     /// Each counted key's current state, for a snapshot sent to a peer.
@@ -187,10 +258,12 @@ impl ShardData {
         if let Some(graves) = &mut self.graves {
             graves.unbury(entry.key());
         }
+        self.forget_ttl(entry.key());
         if entry.expire_at != 0 {
             index_add(&mut self.expires, entry.expire_at, hash);
         }
         super::members::note(&mut self.member_deadlines, hash, &entry.value);
+        flip(&mut self.digest, entry.key(), entry.ts);
         match self.table.entry(
             hash,
             |e| e.key() == entry.key(),
@@ -198,6 +271,7 @@ impl ShardData {
         ) {
             hashbrown::hash_table::Entry::Occupied(mut slot) => {
                 let old = std::mem::replace(slot.get_mut(), entry);
+                flip(&mut self.digest, old.key(), old.ts);
                 if old.expire_at != 0 {
                     index_remove(&mut self.expires, old.expire_at, hash);
                 }
@@ -226,8 +300,13 @@ impl ShardData {
             .entry(hash, |e| e.key() == key, |e| super::hash_key(e.key()))
         {
             hashbrown::hash_table::Entry::Occupied(mut slot) => {
+                if let Some(marks) = &mut self.ttl_marks {
+                    marks.forget(key);
+                }
                 let entry = slot.get_mut();
                 let new = data(entry.ts);
+                flip(&mut self.digest, key, entry.ts);
+                flip(&mut self.digest, key, new.ts);
                 if entry.expire_at != new.expire_at {
                     if entry.expire_at != 0 {
                         index_remove(&mut self.expires, entry.expire_at, hash);
@@ -245,6 +324,7 @@ impl ShardData {
                 // A key written again after its removal is stamped past its grave.
                 let buried = self.graves.as_mut().map_or(0, |g| g.unbury(key));
                 let new = data(buried);
+                flip(&mut self.digest, key, new.ts);
                 if new.expire_at != 0 {
                     index_add(&mut self.expires, new.expire_at, hash);
                 }
@@ -258,10 +338,34 @@ impl ShardData {
     pub fn remove(&mut self, hash: u64, key: &[u8]) -> Option<EntryBox> {
         let slot = self.table.find_entry(hash, |e| e.key() == key).ok()?;
         let (old, _) = slot.remove();
+        flip(&mut self.digest, old.key(), old.ts);
         if old.expire_at != 0 {
             index_remove(&mut self.expires, old.expire_at, hash);
         }
         Some(old)
+    }
+
+    /// Give a live key the write timestamp `ts`: the one way an entry's timestamp
+    /// changes in place, so the digest follows.
+    pub fn restamp(&mut self, hash: u64, key: &[u8], ts: u64) {
+        if let Some(entry) = self.table.find_mut(hash, |e| e.key() == key) {
+            flip(&mut self.digest, key, entry.ts);
+            flip(&mut self.digest, key, ts);
+            entry.ts = ts;
+        }
+    }
+
+    /// This shard's share of its database's digest (see `digest.rs`); `None`
+    /// unless the node replicates actively.
+    pub fn digest(&self) -> Option<u64> {
+        debug_assert_eq!(
+            self.digest,
+            self.digest.map(|_| self
+                .iter()
+                .fold(0, |sum, e| sum ^ super::digest::part(e.key(), e.ts))),
+            "a write changed an entry without keeping the digest"
+        );
+        self.digest
     }
 
     /// Change a key's deadline (0 = persist). Returns false if the key is absent.
@@ -302,6 +406,7 @@ impl ShardData {
                 e.expire_at == at && super::hash_key(e.key()) == hash
             }) {
                 let (entry, _) = slot.remove();
+                flip(&mut self.digest, entry.key(), entry.ts);
                 index_remove(&mut self.expires, at, hash);
                 let key: Option<Box<[u8]>> = self.graves.is_some().then(|| entry.key().into());
                 let ts = on_expired(entry);
@@ -333,6 +438,9 @@ impl ShardData {
         }
         self.expires.clear();
         self.member_deadlines.clear();
+        if let Some(sum) = &mut self.digest {
+            *sum = 0;
+        }
         std::mem::take(&mut self.table)
     }
 

@@ -57,6 +57,8 @@ pub trait Host: Send + Sync {
     fn dataset_is_empty(&self) -> bool;
     /// Drop the tombstones of keys removed before timestamp `before`; how many went.
     fn collect_graves(&self, before: u64) -> usize;
+    /// Forget the oldest tombstones beyond `max_bytes`; how many went.
+    fn bound_graves(&self, max_bytes: usize) -> usize;
     /// Merge the RDB read from `src` into the dataset, as an active replica takes a
     /// full sync: a key replaces ours only when its write is newer (by the
     /// timestamps the file carries), and the file's tombstones remove older keys.
@@ -537,6 +539,14 @@ impl Replication {
         self.host().collect_graves(before);
     }
 
+    /// Active replication: keep the tombstones within
+    /// `active-replica-tombstones-max-memory` (0: no bound).
+    fn bound_graves(&self, max_bytes: u64) {
+        if max_bytes > 0 && self.is_active() {
+            self.host().bound_graves(max_bytes as usize);
+        }
+    }
+
     /// The PING a master sends its replicas every `repl-ping-replica-period`.
     pub fn ping_replicas(&self) {
         if !self.is_replica() && self.replicas.count() > 0 {
@@ -551,6 +561,7 @@ fn cron(repl: &std::sync::Weak<Replication>) {
     let mut last_ping = std::time::Instant::now();
     let mut no_replicas_since = None;
     let mut settled_since = None;
+    let mut last_bound = std::time::Instant::now();
     loop {
         std::thread::sleep(std::time::Duration::from_millis(100));
         let Some(repl) = repl.upgrade() else {
@@ -561,6 +572,10 @@ fn cron(repl: &std::sync::Weak<Replication>) {
         }
         let config = repl.host().config();
         repl.expire_backlog(&mut no_replicas_since, config.repl_backlog_ttl);
+        if last_bound.elapsed().as_secs() >= 1 {
+            repl.bound_graves(config.active_replica_tombstones_max_memory);
+            last_bound = std::time::Instant::now();
+        }
         let period = config.repl_ping_replica_period.max(1) as u64;
         if last_ping.elapsed().as_secs() >= period {
             repl.ping_replicas();

@@ -149,6 +149,12 @@ impl Snapshot {
                     file::write_counter(&mut out, counter.encode().as_bytes());
                 }
             }
+            if let Some(since) = shard
+                .ttl_since_of(entry)
+                .filter(|_| self.settings.timestamps)
+            {
+                file::write_ttl_since(&mut out, since);
+            }
             file::write_key(
                 &mut out,
                 entry.key(),

@@ -6,7 +6,7 @@
 
 use super::KeyDelay;
 use crate::keyspace::{
-    hash_key, AccessClock, Counter, EntryBox, EntryData, Keyspace, Locked, ShardData,
+    hash_key, AccessClock, Counter, EntryBox, EntryData, KeyTtl, Keyspace, Locked, ShardData,
 };
 use crate::loading::Loading;
 use crate::persistence::rdb::file::{self, KeyMeta, LoadError, Visitor};
@@ -81,6 +81,8 @@ struct IntoKeyspace<'l, 'a> {
     keep_expired: bool,
     /// The counter's state written before the next key (active replication).
     next_counter: Option<Counter>,
+    /// The value write the next key's TTL was changed since (active replication).
+    next_ttl_since: Option<u64>,
     /// Told the `kvik-seen` field (active replication).
     on_seen: Option<OnSeen<'l>>,
     /// Where progress goes, and the loaded bytes at which others were last served.
@@ -130,6 +132,9 @@ impl Visitor for IntoKeyspace<'_, '_> {
             }
             name if name == file::COUNTER => {
                 self.next_counter = Counter::decode(value.as_bytes());
+            }
+            name if name == file::TTL_SINCE => {
+                self.next_ttl_since = value.parse().ok();
             }
             name if name == file::SEEN.as_bytes() => {
                 if let Some(on_seen) = self.on_seen {
@@ -182,6 +187,8 @@ impl Visitor for IntoKeyspace<'_, '_> {
     ) -> Result<(), LoadError> {
         self.key_delay.after_keys(1);
         self.serve_others()?;
+        // What was written before this key belongs to it, kept or not.
+        let (counter, ttl_since) = (self.next_counter.take(), self.next_ttl_since.take());
         if meta.expire_at != 0 && meta.expire_at < self.now_ms && !self.keep_expired {
             self.loaded.expired += 1;
             return Ok(());
@@ -206,11 +213,23 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 .unwrap_or_else(|| crate::hlc::next_after(0, self.now_ms)),
         };
         let entry = EntryBox::new(&key, data, access);
-        let (merge, ts, counter) = (self.merge, meta.ts, self.next_counter.take());
+        let (merge, ts) = (self.merge, meta.ts);
+        let their_ttl = ts.map(|ts| KeyTtl {
+            ts,
+            since: ttl_since,
+            expire_at: meta.expire_at,
+        });
         let Some(replaced) = self.target.with_shard(db, shard, |s| {
             // A key both nodes counted: the per-node totals merge.
             if let Some(theirs) = counter.as_ref().filter(|_| merge) {
                 if s.merge_counter(hash, &key, theirs) {
+                    return None;
+                }
+            }
+            // The same value on both sides, its TTL changed on one or both: the
+            // TTL registers merge.
+            if let Some(theirs) = their_ttl.filter(|_| merge) {
+                if s.merge_ttl(hash, &key, theirs) {
                     return None;
                 }
             }
@@ -358,6 +377,7 @@ pub fn read_into(
         merge: how.merge,
         keep_expired: how.keep_expired,
         next_counter: None,
+        next_ttl_since: None,
         on_seen: how.on_seen,
         loading: how.loading.map(|l| (l, l.loaded_bytes())),
         key_delay: KeyDelay::new(how.key_delay_us),

@@ -6,6 +6,9 @@
 //! replica, or an AOF replayed later, expires the key at the same instant whatever
 //! its own clock says when the effect arrives. A deadline already in the past deletes
 //! the key on the spot and propagates `DEL key`.
+//!
+//! Under active replication these commands change a TTL register that merges by max
+//! across nodes (`keyspace/ttl.rs`): the table flags them `MERGES_AS_TTL`.
 
 use super::super::{args, CmdError, CmdResult, Ctx};
 use super::count_read;
@@ -154,12 +157,18 @@ fn set_deadline(ctx: &mut Ctx, args: &[&[u8]], time: TimeArg) -> CmdResult {
         ctx.out.int(0);
         return Ok(());
     }
-    if when <= now as i64 {
+    // Under active replication a TTL that was changed since the key's value was
+    // written only grows (see keyspace/ttl.rs), as if GT were given: a deadline
+    // already past may then leave the key as it is.
+    let deadline = when.max(1) as u64;
+    if when <= now as i64 && !ctx.keys.keeps_ttl(key, deadline) {
         ctx.keys.remove(key);
         ctx.keys.notify(class::GENERIC, "del", key);
         ctx.propagate(&[b"DEL", key]);
+    } else if !ctx.keys.set_expire(key, deadline) {
+        ctx.out.int(0);
+        return Ok(());
     } else {
-        ctx.keys.set_expire(key, when as u64);
         ctx.keys.notify(class::GENERIC, "expire", key);
         // PEXPIREAT already says what it did; the others are rewritten to it, their
         // conditions kept.

@@ -122,25 +122,25 @@ pub const COMMANDS: &[Command] = &[
         .lock(Lock::Args(relocate::copy_needs))
         .doc("generic", "6.2.0", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.", "Copy a key"),
     Command::new("expire", -3, expire::expire)
-        .flags(flags::WRITE | flags::FAST)
+        .flags(flags::WRITE | flags::FAST | flags::MERGES_AS_TTL)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
         .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc("generic", "1.0.0", "O(1)", "Set a key's time to live in seconds"),
     Command::new("pexpire", -3, expire::pexpire)
-        .flags(flags::WRITE | flags::FAST)
+        .flags(flags::WRITE | flags::FAST | flags::MERGES_AS_TTL)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
         .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc("generic", "2.6.0", "O(1)", "Set a key's time to live in milliseconds"),
     Command::new("expireat", -3, expire::expireat)
-        .flags(flags::WRITE | flags::FAST)
+        .flags(flags::WRITE | flags::FAST | flags::MERGES_AS_TTL)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
         .key_flags(key_flags::RW | key_flags::UPDATE)
         .doc("generic", "1.2.0", "O(1)", "Set the expiration for a key as a UNIX timestamp"),
     Command::new("pexpireat", -3, expire::pexpireat)
-        .flags(flags::WRITE | flags::FAST)
+        .flags(flags::WRITE | flags::FAST | flags::MERGES_AS_TTL)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
         .key_flags(key_flags::RW | key_flags::UPDATE)
@@ -186,7 +186,7 @@ pub const COMMANDS: &[Command] = &[
         .keys(1, 1, 1)
         .doc("generic", "7.0.0", "O(1)", "Get the expiration Unix timestamp for a key in milliseconds"),
     Command::new("persist", -2, expire::persist)
-        .flags(flags::WRITE | flags::FAST)
+        .flags(flags::WRITE | flags::FAST | flags::MERGES_AS_TTL)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
         .key_flags(key_flags::RW | key_flags::UPDATE)
