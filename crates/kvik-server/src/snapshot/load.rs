@@ -79,8 +79,9 @@ struct IntoKeyspace<'l, 'a> {
     merge: bool,
     /// Keys whose deadline passed are kept: a replica's master deletes them.
     keep_expired: bool,
-    /// The counter's state written before the next key (active replication).
-    next_counter: Option<Counter>,
+    /// The counted states written before the next key (active replication): the
+    /// whole key's (`None`) or its elements'.
+    next_counters: Vec<(Option<Vec<u8>>, Counter)>,
     /// Told the `kvik-seen` field (active replication).
     on_seen: Option<OnSeen<'l>>,
     /// Where progress goes, and the loaded bytes at which others were last served.
@@ -108,6 +109,58 @@ impl IntoKeyspace<'_, '_> {
     }
 }
 
+/// Put a file's key into `s`, with the counted states the file wrote before it.
+/// Loading a file, the key goes in. Merging a peer's (`merge`), a whole key both
+/// nodes counted merges its per-node totals; otherwise the key goes in only where it
+/// is the newest write (last writer wins, tombstones included), and then each
+/// element both nodes counted merges its totals into whichever value was kept.
+/// `None` when the key was not put in; else the entry it replaced.
+fn merge_key(
+    s: &mut ShardData,
+    hash: u64,
+    entry: EntryBox,
+    ts: Option<u64>,
+    merge: bool,
+    counters: Vec<(Option<Vec<u8>>, Counter)>,
+) -> Option<Option<EntryBox>> {
+    let key = entry.key().to_vec();
+    if !merge {
+        let replaced = s.insert(hash, entry);
+        for (member, counter) in counters {
+            s.set_counter(&key, member.as_deref(), counter);
+        }
+        return Some(replaced);
+    }
+    let (whole, members): (Vec<_>, Vec<_>) = counters.into_iter().partition(|c| c.0.is_none());
+    if let Some((_, theirs)) = whole.first() {
+        if s.merge_counter(hash, &key, None, theirs) {
+            return None;
+        }
+    }
+    let older = ts.is_some_and(|ts| s.newest_ts(hash, &key) >= ts);
+    // Our current element states, taken before their key may be replaced.
+    let ours: Vec<Option<Counter>> = members
+        .iter()
+        .map(|(m, _)| s.counter_of(hash, &key, m.as_deref()).cloned())
+        .collect();
+    let replaced = (!older).then(|| s.insert(hash, entry));
+    if let (false, Some((_, theirs))) = (older, whole.into_iter().next()) {
+        s.set_counter(&key, None, theirs);
+    }
+    for ((member, theirs), ours) in members.into_iter().zip(ours) {
+        let member = member.as_deref();
+        match ours {
+            Some(mut ours) => {
+                ours.merge(&theirs, true);
+                s.put_counter(hash, &key, member, ours);
+            }
+            None if !older => s.set_counter(&key, member, theirs),
+            None => {}
+        }
+    }
+    replaced
+}
+
 impl Visitor for IntoKeyspace<'_, '_> {
     fn aux(&mut self, name: &[u8], value: &[u8]) {
         let value = String::from_utf8_lossy(value);
@@ -129,7 +182,8 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 }
             }
             name if name == file::COUNTER => {
-                self.next_counter = Counter::decode(value.as_bytes());
+                self.next_counters
+                    .extend(crate::keyspace::decode_counter_aux(value.as_bytes()));
             }
             name if name == file::SEEN.as_bytes() => {
                 if let Some(on_seen) = self.on_seen {
@@ -206,25 +260,10 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 .unwrap_or_else(|| crate::hlc::next_after(0, self.now_ms)),
         };
         let entry = EntryBox::new(&key, data, access);
-        let (merge, ts, counter) = (self.merge, meta.ts, self.next_counter.take());
+        let (merge, ts) = (self.merge, meta.ts);
+        let counters = std::mem::take(&mut self.next_counters);
         let Some(replaced) = self.target.with_shard(db, shard, |s| {
-            // A key both nodes counted: the per-node totals merge.
-            if let Some(theirs) = counter.as_ref().filter(|_| merge) {
-                if s.merge_counter(hash, &key, theirs) {
-                    return None;
-                }
-            }
-            // An active-replication peer's key is merged only where it is the
-            // newest write (last writer wins, tombstones included).
-            let older = ts.is_some_and(|ts| merge && s.newest_ts(hash, &key) >= ts);
-            if older {
-                return None;
-            }
-            let replaced = s.insert(hash, entry);
-            if let Some(counter) = counter {
-                s.set_counter(&key, counter);
-            }
-            Some(replaced)
+            merge_key(s, hash, entry, ts, merge, counters)
         }) else {
             return Ok(());
         };
@@ -357,7 +396,7 @@ pub fn read_into(
         loaded: Loaded::default(),
         merge: how.merge,
         keep_expired: how.keep_expired,
-        next_counter: None,
+        next_counters: Vec::new(),
         on_seen: how.on_seen,
         loading: how.loading.map(|l| (l, l.loaded_bytes())),
         key_delay: KeyDelay::new(how.key_delay_us),

@@ -11,6 +11,7 @@
 
 #![allow(dead_code)]
 
+pub mod active;
 pub mod in_process;
 pub mod proxy;
 

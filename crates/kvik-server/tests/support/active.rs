@@ -1,0 +1,140 @@
+//! Active replication's test rig: two kvik nodes, each an active replica of the
+//! other, whose links run through TCP proxies that cut and heal them.
+
+use super::proxy::Proxy;
+use super::{wait_for, RawConn, TestServer};
+use std::time::Duration;
+
+/// Two active nodes A and B, each following the other through a proxy.
+pub struct Pair {
+    pub a: TestServer,
+    pub b: TestServer,
+    /// The proxy in front of A (B's link to A) and the one in front of B.
+    pub to_a: Proxy,
+    pub to_b: Proxy,
+}
+
+pub const ACTIVE: &[&str] = &[
+    "--logfile",
+    "kvik.log",
+    "--active-replica",
+    "yes",
+    "--enable-debug-command",
+    "yes",
+];
+
+impl Pair {
+    pub fn start(extra: &[&str]) -> Pair {
+        let args: Vec<&str> = ACTIVE.iter().chain(extra).copied().collect();
+        let a = TestServer::start(&args);
+        let b = TestServer::start(&args);
+        let to_a = Proxy::start(&a.addr());
+        let to_b = Proxy::start(&b.addr());
+        let pair = Pair { a, b, to_a, to_b };
+        let (pa, pb) = (pair.to_a.port().to_string(), pair.to_b.port().to_string());
+        assert_eq!(
+            pair.a.raw().cmd(&["REPLICAOF", "127.0.0.1", &pb]),
+            b"+OK\r\n"
+        );
+        assert_eq!(
+            pair.b.raw().cmd(&["REPLICAOF", "127.0.0.1", &pa]),
+            b"+OK\r\n"
+        );
+        pair.wait_linked();
+        pair
+    }
+
+    pub fn wait_linked(&self) {
+        for node in [&self.a, &self.b] {
+            let mut conn = node.raw();
+            let up = std::time::Instant::now() + Duration::from_secs(10);
+            while conn.info_field("replication", "master_link_status") != "up" {
+                if std::time::Instant::now() > up {
+                    panic!(
+                        "the link did not come up:\n{}\n{}",
+                        log(&self.a),
+                        log(&self.b)
+                    );
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+
+    pub fn cut(&self) {
+        self.to_a.cut();
+        self.to_b.cut();
+        for node in [&self.a, &self.b] {
+            let mut conn = node.raw();
+            wait_for("the link to go down", || {
+                conn.info_field("replication", "master_link_status") == "down"
+            });
+        }
+    }
+
+    pub fn heal(&self) {
+        self.to_a.heal();
+        self.to_b.heal();
+        self.wait_linked();
+    }
+
+    /// Wait until both nodes hold the same dataset; on a timeout, say which keys
+    /// differ.
+    pub fn converge(&self) -> Vec<u8> {
+        let (mut a, mut b) = (self.a.raw(), self.b.raw());
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while a.cmd(&["DEBUG", "DIGEST"]) != b.cmd(&["DEBUG", "DIGEST"]) {
+            if std::time::Instant::now() > deadline {
+                panic!(
+                    "the nodes did not converge: {}",
+                    differences(&mut a, &mut b)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        a.cmd(&["DEBUG", "DIGEST"])
+    }
+}
+
+/// The keys whose values differ between two nodes, with both values.
+pub fn differences(a: &mut RawConn, b: &mut RawConn) -> String {
+    let keys = |c: &mut RawConn| -> Vec<String> {
+        let reply = String::from_utf8_lossy(&c.cmd(&["KEYS", "*"])).into_owned();
+        reply
+            .split("\r\n")
+            .filter(|l| !l.is_empty() && !l.starts_with('*') && !l.starts_with('$'))
+            .map(str::to_string)
+            .collect()
+    };
+    let mut all = keys(a);
+    all.extend(keys(b));
+    all.sort();
+    all.dedup();
+    let mut out = String::new();
+    for key in all {
+        let (x, y) = (a.cmd(&["DUMP", &key]), b.cmd(&["DUMP", &key]));
+        if x != y {
+            let show = |c: &mut RawConn| {
+                let kind = String::from_utf8_lossy(&c.cmd(&["TYPE", &key])).into_owned();
+                let value = match kind.trim() {
+                    "+string" => c.cmd(&["GET", &key]),
+                    "+list" => c.cmd(&["LRANGE", &key, "0", "-1"]),
+                    "+set" => c.cmd(&["SMEMBERS", &key]),
+                    "+hash" => c.cmd(&["HGETALL", &key]),
+                    _ => Vec::new(),
+                };
+                format!(
+                    "{} {}",
+                    kind.trim(),
+                    String::from_utf8_lossy(&value).replace("\r\n", " ")
+                )
+            };
+            out.push_str(&format!("\n{key}: A {} | B {}", show(a), show(b)));
+        }
+    }
+    out
+}
+
+pub fn log(node: &TestServer) -> String {
+    std::fs::read_to_string(node.dir().join("kvik.log")).unwrap_or_default()
+}
