@@ -337,13 +337,11 @@ impl Link {
         wire.counted = 0;
         let _turn = repl.sync_turn();
         // Which writes of each origin the master's snapshot holds: dropped when met
-        // again through another link, from before its first key is merged.
+        // again through another link, from before its first key is merged; no
+        // link applies those origins' writes until the merge ends.
         let holds = std::cell::RefCell::new(None);
         let on_seen = |text: &[u8]| match active::decode_marks(text) {
-            Some(marks) => {
-                repl.seen.merging(&marks);
-                *holds.borrow_mut() = Some(marks);
-            }
+            Some(marks) => *holds.borrow_mut() = Some(repl.seen.merging(marks)),
             None => log_warning!("Ignoring a malformed kvik-seen field from master"),
         };
         let keys = match intake {
@@ -377,8 +375,8 @@ impl Link {
         if active {
             // Merged into our own history, which goes on: only the link's place in
             // the master's stream is new, and our snapshots hold the writes it held.
-            if let Some(marks) = holds.into_inner() {
-                repl.seen.merged(&marks);
+            if let Some(merging) = holds.into_inner() {
+                merging.merged();
             }
             *self.history.lock() = Some((replid.to_string(), offset));
             return Ok(());
