@@ -10,7 +10,8 @@
 //! itself (its own writes coming back around a ring) and what it has admitted
 //! already (the same write reaching it by two paths of a mesh). A transaction
 //! travels as a run MULTI ... EXEC of one origin, under one number, and is kept or
-//! dropped whole.
+//! dropped whole: a run a broken link cut before its EXEC is taken back
+//! ([`Turn::open_run`]) and applied whole when it comes again.
 //!
 //! Each origin numbers its writes 1, 2, 3, ... ([`crate::effects::Birth::seq`]),
 //! and a node applies them in that order ([`Mark`]): a counter's per-node totals
@@ -168,6 +169,15 @@ impl Mark {
         true
     }
 
+    /// `seq`, admitted last, was not applied after all (a transaction cut before
+    /// its EXEC): it is to be admitted again.
+    pub fn take_back(&mut self, seq: u64) {
+        if self.floor == seq {
+            self.floor -= 1;
+        }
+        self.ahead.remove(&seq);
+    }
+
     /// Note `seq` as met, in whatever order.
     pub fn add(&mut self, seq: u64) {
         if !self.holds(seq) {
@@ -216,10 +226,31 @@ pub struct Seen {
 pub struct Turn<'s> {
     seen: &'s Seen,
     origin: NodeId,
+    /// The number of a transaction admitted under this turn whose EXEC has not run.
+    open_run: Option<u64>,
+}
+
+impl Turn<'_> {
+    /// Transaction `seq` was admitted (its MULTI ran): the turn is held until its
+    /// EXEC, and a turn dropped before that (the link broke inside the run) takes
+    /// the admission back, so that the whole run is applied when it comes again.
+    pub fn open_run(&mut self, seq: u64) {
+        self.open_run = Some(seq);
+    }
+
+    /// The transaction's EXEC ran.
+    pub fn close_run(&mut self) {
+        self.open_run = None;
+    }
 }
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
+        if let Some(seq) = self.open_run.take() {
+            if let Some(mark) = self.seen.admitted.lock().get_mut(&self.origin) {
+                mark.take_back(seq);
+            }
+        }
         self.seen.busy.lock().remove(&self.origin);
         self.seen.freed.notify_all();
     }
@@ -250,6 +281,7 @@ impl Seen {
         Turn {
             seen: self,
             origin: *origin,
+            open_run: None,
         }
     }
 
@@ -460,6 +492,22 @@ mod tests {
         assert!(!link.is_finished(), "the link waits for the merge");
         merging.merged();
         assert_eq!(link.join().unwrap(), "03030303030303030303030303030303:4");
+    }
+
+    #[test]
+    fn a_transaction_cut_before_its_exec_is_admitted_again() {
+        let seen = Seen::default();
+        assert!(seen.admit_now(&[1; 16], 1));
+        let mut turn = seen.turn(&[1; 16]);
+        assert!(seen.admit_now(&[1; 16], 2));
+        turn.open_run(2);
+        drop(turn);
+        assert!(seen.admit_now(&[1; 16], 2), "the cut run comes again whole");
+        let mut turn = seen.turn(&[1; 16]);
+        turn.open_run(2);
+        turn.close_run();
+        drop(turn);
+        assert!(!seen.admit_now(&[1; 16], 2));
     }
 
     #[test]
