@@ -191,9 +191,8 @@ fn three_masters_in_a_mesh_converge() {
             }
         }
     }
-    // The mesh forms before the nodes write the same keys: three masters writing
-    // one key while their full syncs merge can still end apart under heavy load
-    // (see docs/compatibility.md); the restarted-node case writes while it forms.
+    // The mesh forms before the nodes write (tests/active_mesh.rs writes while it
+    // forms).
     let mut conns: Vec<RawConn> = nodes.iter().map(|n| n.raw()).collect();
     for conn in conns.iter_mut() {
         wait_for("every link to come up", || {

@@ -400,15 +400,6 @@ pub fn run_locked<'a>(
     if own_group {
         locked.begin_effect_group();
     }
-    // Active replication counts increments per node, for full syncs to merge.
-    let counts = cmd.has(table::flags::MERGES_AS_COUNTER) && server.keyspace.keeps_graves();
-    let counted = match counts {
-        true => cmd.key_positions(args).and_then(|positions| {
-            let (db, key) = (locked.db, args[*positions.first()?]);
-            Some((key, locked.counter_before(db, key)?))
-        }),
-        false => None,
-    };
     let started = Instant::now();
     let mut ctx = Ctx {
         server,
@@ -434,10 +425,6 @@ pub fn run_locked<'a>(
         && !ctx.client.running_script
     {
         remember_reads(server, ctx.client, cmd, args);
-    }
-    if let (Some((key, before)), Ok(())) = (counted, &result) {
-        let db = ctx.keys.db;
-        ctx.keys.count_increment(db, key, before);
     }
     let changes = ctx.keys.dirty() - dirty_before + ctx.extra_dirty;
     if changes > 0 && !ctx.propagated {
@@ -474,9 +461,11 @@ fn replay_is_stale(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) 
     };
     let db = locked.db;
     if cmd.has(table::flags::MERGES_AS_COUNTER) {
-        return positions
-            .iter()
-            .any(|&i| locked.buried_since(db, args[i], ts));
+        // A counter restarts from a newer write of another kind (a SET, an HSET).
+        let member = cmd.counted_member.and_then(|at| args.get(at).copied());
+        return positions.iter().any(|&i| {
+            locked.buried_since(db, args[i], ts) || locked.reset_after(db, args[i], member, ts)
+        });
     }
     if cmd.has(table::flags::MERGES_AS_TTL) {
         return positions
@@ -494,10 +483,11 @@ fn replay_was_counted(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locke
         return false;
     }
     let db = locked.db;
+    let member = cmd.counted_member.and_then(|at| args.get(at).copied());
     cmd.key_positions(args).is_some_and(|positions| {
         positions
             .iter()
-            .any(|&i| locked.has_counted(db, args[i], ts))
+            .any(|&i| locked.has_counted(db, args[i], member, ts))
     })
 }
 

@@ -567,6 +567,10 @@ pub struct Command {
     pub redact: Option<Redact>,
     /// The arguments that are pub/sub channels, for the ACL.
     pub channels: Channels,
+    /// For a [`flags::MERGES_AS_COUNTER`] command that adds to an element of its key
+    /// (HINCRBY's field, ZINCRBY's member): the argument naming the element, whose
+    /// own count a replayed increment is checked against.
+    pub counted_member: Option<usize>,
 }
 
 /// Replaces the secrets among a command's arguments with a placeholder.
@@ -594,6 +598,7 @@ impl Command {
             script: None,
             redact: None,
             channels: Channels::None,
+            counted_member: None,
         }
     }
 
@@ -709,6 +714,13 @@ impl Command {
 
     pub const fn channels(mut self, channels: Channels) -> Self {
         self.channels = channels;
+        self
+    }
+
+    /// Counts, under active replication, the element argument `at` names (see
+    /// [`Command::counted_member`]).
+    pub const fn counts_member(mut self, at: usize) -> Self {
+        self.counted_member = Some(at);
         self
     }
 

@@ -1,41 +1,143 @@
-//! Counters of an active-replication node: what each node added to a key since
-//! the write the increments build on.
+//! Counters of an active-replication node: what each node added to a key (or to a
+//! hash field, or a sorted-set member's score) since the write the increments build
+//! on.
 //!
 //! Two nodes that increment one key during a partition must both end with the sum of
 //! all increments. While they exchange their streams that holds by itself (a peer's
 //! INCR is replayed, not judged by last writer). A long break heals by a full sync,
-//! which carries states, not operations: so each node keeps, for the keys it counts,
-//! the base (the write the counting started from: its timestamp and value) and per
-//! node the total it added since with the timestamp of its last increment. Merging
-//! two states on the same base takes each node's newer total (a node's total only
-//! changes with its own increments, so the newer one includes the older); a newer
-//! base wins outright (a SET resets the counter, increments made before it are
-//! forgotten). The key's value is the base plus the totals, kept materialized in the
-//! entry, so reads pay nothing.
+//! which carries states, not operations: so each node keeps, for the keys and
+//! elements it counts, the base (the write the counting started from: its timestamp
+//! and value) and per node the total it added since with the timestamp of its last
+//! increment. Merging two states on the same base takes each node's newer total (a
+//! node's total only changes with its own increments, so the newer one includes the
+//! older); a newer base wins outright (a SET resets the counter, increments made
+//! before it are forgotten). The value is the base plus the totals, kept
+//! materialized in the entry, so reads pay nothing.
 //!
-//! A state is current only while its newest timestamp is the key's: any other write
-//! to the key makes it stale, and the next increment starts a new one from that
-//! write. Kept per shard, only while the node replicates actively.
+//! Every counting command (INCR, INCRBY, DECR, DECRBY, INCRBYFLOAT, HINCRBY,
+//! HINCRBYFLOAT, ZINCRBY) counts here. Float sums depend on the order of their
+//! terms, so the value is always computed one way, the base then each node's total
+//! in node-id order, each node's total being the sum of its increments in the order
+//! it made them (every node applies an origin's writes in that order): the nodes end
+//! with the same bytes whatever order they heard the increments in. INCRBYFLOAT and
+//! HINCRBYFLOAT sum in long double precision and print as Redis does; ZINCRBY's
+//! scores are doubles.
 //!
-//! Owns the state and its merge. Must not decide when an increment is replayed:
-//! the command door records increments through [`super::Locked::count_increment`].
+//! A whole key's state is current only while its newest timestamp is the key's: any
+//! other write to the key makes it stale, and the next increment starts a new one
+//! from that write. An element's state is current while the element holds the
+//! state's value (a write of the other fields leaves it current; one of the element
+//! that stores another value, or removes it, makes it stale; elements carry no
+//! timestamp of their own), and two states of an element are on the same base when
+//! the bases hold the same value. Kept per shard, only while the node replicates
+//! actively.
+//!
+//! Owns the states, their merge and their materialized values. Must not decide when
+//! an increment is replayed: the counting commands record increments through
+//! [`super::Locked::count_start`] and [`super::Locked::count_end`].
 
 use crate::effects::NodeId;
+use crate::types::string::StrValue;
+use crate::types::Value;
+use crate::util::numbers::{incr_by_float, parse_i64};
 use smallvec::SmallVec;
+use std::collections::HashMap;
 
-/// One counted key.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A counted number: an integer (INCR, HINCRBY), a long double kept as the text
+/// Redis prints it (INCRBYFLOAT, HINCRBYFLOAT) or a score (ZINCRBY).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Num {
+    Int(i64),
+    Float(Box<[u8]>),
+    Score(f64),
+}
+
+impl Num {
+    /// `self + other`: integers wrap (each node's INCR refused what overflows), a
+    /// float term makes the sum a long double, scores add as doubles. A float sum
+    /// that is not finite keeps `self` (each node refused such an increment).
+    pub fn add(&self, other: &Num) -> Num {
+        match (self, other) {
+            (Num::Int(a), Num::Int(b)) => Num::Int(a.wrapping_add(*b)),
+            (Num::Score(a), b) | (b, Num::Score(a)) => Num::Score(a + b.as_f64()),
+            (a, b) => match incr_by_float(&a.text(), &b.text()) {
+                Ok(sum) => Num::Float(sum.into()),
+                Err(_) => self.clone(),
+            },
+        }
+    }
+
+    fn as_f64(&self) -> f64 {
+        match self {
+            Num::Int(n) => *n as f64,
+            Num::Score(x) => *x,
+            Num::Float(text) => std::str::from_utf8(text)
+                .ok()
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(0.0),
+        }
+    }
+
+    /// The number as a string or hash field holds it.
+    pub fn text(&self) -> Vec<u8> {
+        match self {
+            Num::Int(n) => itoa::Buffer::new().format(*n).as_bytes().to_vec(),
+            Num::Float(text) => text.to_vec(),
+            Num::Score(x) => x.to_string().into_bytes(),
+        }
+    }
+
+    /// Zero, of the kind `self` is.
+    fn zero_like(&self) -> Num {
+        match self {
+            Num::Int(_) => Num::Int(0),
+            Num::Float(_) => Num::Float(b"0"[..].into()),
+            Num::Score(_) => Num::Score(0.0),
+        }
+    }
+
+    /// The text form of a snapshot: integers as they are, `f<text>` for a long
+    /// double, `s<double>` for a score (Rust's shortest form, which reads back
+    /// exactly).
+    fn encode(&self) -> String {
+        match self {
+            Num::Int(n) => n.to_string(),
+            Num::Float(text) => format!("f{}", String::from_utf8_lossy(text)),
+            Num::Score(x) => format!("s{x}"),
+        }
+    }
+
+    fn decode(text: &str) -> Option<Num> {
+        if let Some(float) = text.strip_prefix('f') {
+            return incr_by_float(float.as_bytes(), b"0")
+                .ok()
+                .map(|_| Num::Float(float.as_bytes().into()));
+        }
+        if let Some(score) = text.strip_prefix('s') {
+            return score
+                .parse()
+                .ok()
+                .filter(|x: &f64| !x.is_nan())
+                .map(Num::Score);
+        }
+        text.parse().ok().map(Num::Int)
+    }
+}
+
+/// One counted key or element.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Counter {
     /// The write the counting started from.
     pub base_ts: u64,
-    pub base: i64,
-    /// Per node: what it added since the base, and its last increment's timestamp.
-    pub parts: SmallVec<[(NodeId, i64, u64); 2]>,
+    pub base: Num,
+    /// Per node, in node-id order: what it added since the base, and its last
+    /// increment's timestamp.
+    pub parts: SmallVec<[(NodeId, Num, u64); 2]>,
 }
 
 impl Counter {
-    /// Counting starts on a key that held `base`, written at `base_ts`.
-    pub fn new(base_ts: u64, base: i64) -> Counter {
+    /// Counting starts on a key (or element) that held `base`, written at `base_ts`.
+    pub fn new(base_ts: u64, base: Num) -> Counter {
         Counter {
             base_ts,
             base,
@@ -48,12 +150,12 @@ impl Counter {
         self.parts.iter().map(|p| p.2).fold(self.base_ts, u64::max)
     }
 
-    /// The key's value: the base plus every node's total (wrapping, as the totals
-    /// themselves never overflow past what INCR allowed on each node).
-    pub fn value(&self) -> i64 {
+    /// The value: the base plus every node's total, in node-id order (the one order
+    /// every node sums in).
+    pub fn value(&self) -> Num {
         self.parts
             .iter()
-            .fold(self.base, |sum, p| sum.wrapping_add(p.1))
+            .fold(self.base.clone(), |sum, p| sum.add(&p.1))
     }
 
     /// Is `node`'s increment stamped `ts` in its total already? A node's
@@ -64,36 +166,41 @@ impl Counter {
         self.parts.iter().any(|p| p.0 == *node && p.2 >= ts)
     }
 
-    /// `node` added `delta` at `ts`.
-    pub fn add(&mut self, node: NodeId, delta: i64, ts: u64) {
-        match self.parts.iter_mut().find(|p| p.0 == node) {
-            Some(part) => {
-                part.1 = part.1.wrapping_add(delta);
+    /// `node` added `by` at `ts`.
+    pub fn add(&mut self, node: NodeId, by: &Num, ts: u64) {
+        match self.parts.binary_search_by(|p| p.0.cmp(&node)) {
+            Ok(at) => {
+                let part = &mut self.parts[at];
+                part.1 = part.1.add(by);
                 part.2 = part.2.max(ts);
             }
-            None => self.parts.push((node, delta, ts)),
+            Err(at) => self.parts.insert(at, (node, by.zero_like().add(by), ts)),
         }
     }
 
-    /// Take in a peer's state of the same key. Returns whether ours changed.
-    pub fn merge(&mut self, theirs: &Counter) -> bool {
-        if theirs.base_ts > self.base_ts {
-            *self = theirs.clone();
-            return true;
-        }
-        if theirs.base_ts < self.base_ts {
+    /// Take in a peer's state of the same key or element. Returns whether ours
+    /// changed. The states are on the same base when their bases have one
+    /// timestamp, or (`by_value`: an element's, whose writes have no timestamp of
+    /// their own) hold one value; otherwise the newer base wins.
+    pub fn merge(&mut self, theirs: &Counter, by_value: bool) -> bool {
+        let same_base = theirs.base_ts == self.base_ts || (by_value && theirs.base == self.base);
+        if !same_base {
+            if theirs.base_ts > self.base_ts {
+                *self = theirs.clone();
+                return true;
+            }
             return false;
         }
         let mut changed = false;
-        for &(node, total, ts) in &theirs.parts {
-            match self.parts.iter_mut().find(|p| p.0 == node) {
-                Some(part) if part.2 >= ts => {}
-                Some(part) => {
-                    *part = (node, total, ts);
+        for (node, total, ts) in &theirs.parts {
+            match self.parts.binary_search_by(|p| p.0.cmp(node)) {
+                Ok(at) if self.parts[at].2 >= *ts => {}
+                Ok(at) => {
+                    self.parts[at] = (*node, total.clone(), *ts);
                     changed = true;
                 }
-                None => {
-                    self.parts.push((node, total, ts));
+                Err(at) => {
+                    self.parts.insert(at, (*node, total.clone(), *ts));
                     changed = true;
                 }
             }
@@ -104,9 +211,9 @@ impl Counter {
     /// The state as text, for a snapshot's aux field:
     /// `<base_ts> <base> [<node hex>:<total>:<ts>]...`.
     pub fn encode(&self) -> String {
-        let mut text = format!("{} {}", self.base_ts, self.base);
+        let mut text = format!("{} {}", self.base_ts, self.base.encode());
         for (node, total, ts) in &self.parts {
-            text.push_str(&format!(" {}:{total}:{ts}", hex::encode(node)));
+            text.push_str(&format!(" {}:{}:{ts}", hex::encode(node), total.encode()));
         }
         text
     }
@@ -116,35 +223,136 @@ impl Counter {
         let text = std::str::from_utf8(text).ok()?;
         let mut words = text.split(' ');
         let base_ts = words.next()?.parse().ok()?;
-        let base = words.next()?.parse().ok()?;
+        let base = Num::decode(words.next()?)?;
         let mut counter = Counter::new(base_ts, base);
         for word in words {
             let mut fields = word.split(':');
             let node = NodeId::try_from(hex::decode(fields.next()?).ok()?.as_slice()).ok()?;
-            let total = fields.next()?.parse().ok()?;
+            let total = Num::decode(fields.next()?)?;
             let ts = fields.next()?.parse().ok()?;
-            counter.parts.push((node, total, ts));
+            match counter.parts.binary_search_by(|p| p.0.cmp(&node)) {
+                Err(at) => counter.parts.insert(at, (node, total, ts)),
+                Ok(_) => return None,
+            }
         }
         Some(counter)
     }
 }
 
+/// The counted states of one key: of the whole key (a string), or of its elements
+/// (hash fields, sorted-set members).
+#[derive(Debug, Default, Clone)]
+pub struct Counted {
+    pub whole: Option<Counter>,
+    pub members: HashMap<Box<[u8]>, Counter>,
+}
+
+/// A snapshot's aux field for an element's state: `m <member hex> <state>`; a
+/// whole key's is the state alone.
+pub fn encode_member(member: &[u8], counter: &Counter) -> String {
+    format!("m {} {}", hex::encode(member), counter.encode())
+}
+
+/// A state read from a snapshot's aux field: the element it counts (`None`: the
+/// whole key) and the state.
+pub fn decode_aux(text: &[u8]) -> Option<(Option<Vec<u8>>, Counter)> {
+    match text.strip_prefix(b"m ") {
+        None => Some((None, Counter::decode(text)?)),
+        Some(rest) => {
+            let at = rest.iter().position(|&b| b == b' ')?;
+            let member = hex::decode(&rest[..at]).ok()?;
+            Some((Some(member), Counter::decode(&rest[at + 1..])?))
+        }
+    }
+}
+
+/// What `member` of `value` (the whole string when `None`) holds, read as a number
+/// of `like`'s kind; a missing element or key is zero. `None` when it holds no such
+/// number (the command refuses it).
+pub fn element(value: Option<&Value>, member: Option<&[u8]>, like: &Num) -> Option<Num> {
+    let text: Option<Vec<u8>> = match (value, member) {
+        (None, _) => None,
+        (Some(Value::Str(s)), None) => {
+            if let (Num::Int(_), Some(n)) = (like, s.as_i64()) {
+                return Some(Num::Int(n));
+            }
+            Some(s.bytes(&mut itoa::Buffer::new()).to_vec())
+        }
+        (Some(Value::Hash(h)), Some(field)) => h.get(field).map(<[u8]>::to_vec),
+        (Some(Value::ZSet(z)), Some(m)) => return Some(Num::Score(z.score(m).unwrap_or(0.0))),
+        _ => return None,
+    };
+    let Some(text) = text else {
+        return Some(like.zero_like());
+    };
+    match like {
+        Num::Int(_) => parse_i64(&text).map(Num::Int),
+        Num::Float(_) => incr_by_float(&text, b"0")
+            .ok()
+            .map(|_| Num::Float(text.into())),
+        Num::Score(_) => None,
+    }
+}
+
+/// Does `member` of `value` hold exactly `num` (an element's state is current)?
+pub fn holds(value: &Value, member: &[u8], num: &Num) -> bool {
+    match (value, num) {
+        (Value::ZSet(z), Num::Score(x)) => z.score(member) == Some(*x),
+        (Value::Hash(h), num) => h.get(member) == Some(&num.text()[..]),
+        _ => false,
+    }
+}
+
+/// Store `num` as what `member` of `value` (the whole string when `None`) holds.
+/// The element exists (it was just incremented, or a merged state's element is
+/// kept): a hash field's new value replaces the old in place.
+pub fn materialize(value: &mut Value, member: Option<&[u8]>, num: &Num) {
+    match (value, member, num) {
+        (Value::Str(s), None, Num::Int(n)) => *s = StrValue::Int(*n),
+        (Value::Str(s), None, num) => *s = StrValue::from_bytes_unencoded(&num.text()),
+        (Value::Hash(h), Some(field), num) if h.get(field).is_some() => {
+            h.insert(field, &num.text(), IN_PLACE);
+        }
+        (Value::ZSet(z), Some(m), Num::Score(x)) if z.score(m).is_some() => {
+            z.set_score(m, *x, SCORE_IN_PLACE);
+        }
+        _ => {}
+    }
+}
+
+/// Limits that never convert a hash: a field replaced in place changes neither the
+/// count of fields nor, past a few bytes, the size of a number's text.
+const IN_PLACE: crate::types::hash::Limits = crate::types::hash::Limits {
+    max_listpack_entries: usize::MAX,
+    max_listpack_value: usize::MAX,
+};
+
+/// The same for a sorted set: a member's score changes, the members stay.
+const SCORE_IN_PLACE: crate::types::zset::Limits = crate::types::zset::Limits {
+    max_entries: usize::MAX,
+    max_value: usize::MAX,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn int(n: i64) -> Num {
+        Num::Int(n)
+    }
+
     #[test]
     fn increments_on_both_sides_of_a_partition_add_up() {
         // SET k 1 everywhere, then A adds 3 and B adds 1 apart.
-        let mut a = Counter::new(10, 1);
-        a.add([1; 16], 1, 11);
-        a.add([1; 16], 2, 12);
-        let mut b = Counter::new(10, 1);
-        b.add([2; 16], 1, 13);
+        let mut a = Counter::new(10, int(1));
+        a.add([1; 16], &int(1), 11);
+        a.add([1; 16], &int(2), 12);
+        let mut b = Counter::new(10, int(1));
+        b.add([2; 16], &int(1), 13);
         let (a0, b0) = (a.clone(), b.clone());
-        assert!(a.merge(&b0) && b.merge(&a0));
-        assert_eq!((a.value(), b.value()), (5, 5));
-        assert!(!a.merge(&b), "merging again changes nothing");
+        assert!(a.merge(&b0, false) && b.merge(&a0, false));
+        assert_eq!((a.value(), b.value()), (int(5), int(5)));
+        assert!(!a.merge(&b, false), "merging again changes nothing");
         assert_eq!(a.newest_ts(), 13);
         assert!(a.holds(&[2; 16], 13) && a.holds(&[1; 16], 11));
         assert!(!a.holds(&[2; 16], 14) && !a.holds(&[3; 16], 1));
@@ -152,20 +360,53 @@ mod tests {
 
     #[test]
     fn a_newer_base_wins_and_an_older_one_loses() {
-        let mut old = Counter::new(10, 1);
-        old.add([1; 16], 5, 11);
-        let reset = Counter::new(20, 100);
-        assert!(!reset.clone().merge(&old));
-        assert!(old.merge(&reset));
-        assert_eq!(old.value(), 100);
+        let mut old = Counter::new(10, int(1));
+        old.add([1; 16], &int(5), 11);
+        let reset = Counter::new(20, int(100));
+        assert!(!reset.clone().merge(&old, false));
+        assert!(old.merge(&reset, false));
+        assert_eq!(old.value(), int(100));
+    }
+
+    #[test]
+    fn elements_on_the_same_value_share_their_base() {
+        let mut a = Counter::new(10, Num::Score(1.5));
+        a.add([1; 16], &Num::Score(1.0), 30);
+        let mut b = Counter::new(8, Num::Score(1.5));
+        b.add([2; 16], &Num::Score(0.25), 31);
+        assert!(!a.clone().merge(&b, false), "another base, older");
+        assert!(a.merge(&b, true));
+        assert_eq!(a.value(), Num::Score(2.75));
+    }
+
+    #[test]
+    fn float_sums_are_the_same_whatever_order_the_increments_came_in() {
+        let float = |t: &str| Num::Float(t.as_bytes().into());
+        let (mut a, mut b) = (Counter::new(1, float("1")), Counter::new(1, float("1")));
+        a.add([2; 16], &float("0.2"), 5);
+        a.add([1; 16], &float("0.1"), 4);
+        b.add([1; 16], &float("0.1"), 4);
+        b.add([2; 16], &float("0.2"), 5);
+        assert_eq!(a, b);
+        assert_eq!(a.value().text(), b"1.3");
+        let mixed = int(5).add(&float("0.5"));
+        assert_eq!(mixed, float("5.5"));
     }
 
     #[test]
     fn the_text_form_reads_back() {
-        let mut c = Counter::new(7, -3);
-        c.add([0xab; 16], 9, 8);
-        assert_eq!(Counter::decode(c.encode().as_bytes()), Some(c));
+        let mut c = Counter::new(7, int(-3));
+        c.add([0xab; 16], &int(9), 8);
+        c.add([0x01; 16], &Num::Float(b"1.25"[..].into()), 9);
+        assert_eq!(Counter::decode(c.encode().as_bytes()), Some(c.clone()));
+        let mut s = Counter::new(7, Num::Score(0.1));
+        s.add([0xab; 16], &Num::Score(-1e300), 8);
+        assert_eq!(Counter::decode(s.encode().as_bytes()), Some(s.clone()));
+        let aux = encode_member(b"f 1", &s);
+        assert_eq!(decode_aux(aux.as_bytes()), Some((Some(b"f 1".to_vec()), s)));
+        assert_eq!(decode_aux(c.encode().as_bytes()), Some((None, c)));
         assert_eq!(Counter::decode(b"x 1"), None);
         assert_eq!(Counter::decode(b"1 2 zz:1:2"), None);
+        assert_eq!(Counter::decode(b"1 fnope"), None);
     }
 }

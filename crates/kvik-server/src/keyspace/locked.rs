@@ -15,7 +15,7 @@
 //! ([`Locked::begin_effect_group`]): its effects are held here and appended together
 //! by [`Locked::finish_effect_group`], wrapped in MULTI ... EXEC, before its locks go.
 
-use super::{hash_key, AccessClock, Entry, EntryBox, EntryData, Keyspace, ShardData};
+use super::{hash_key, AccessClock, Counter, Entry, EntryBox, EntryData, Keyspace, Num, ShardData};
 use crate::effects::{EffectLog, GroupedEffect, Targets};
 use crate::lazyfree::Cause;
 use crate::stats::ThreadStats;
@@ -351,58 +351,92 @@ impl<'a> Locked<'a> {
         crate::effects::as_own(|| self.emit(db, ts, argv, Targets::ALL));
     }
 
-    /// Before a counter's increment of `key` (active replication): the newest
-    /// timestamp the key has seen and the integer it holds (0 when absent). `None`
-    /// when this node counts nothing or the key holds no integer.
-    pub fn counter_before(&mut self, db: usize, key: &[u8]) -> Option<(u64, i64)> {
+    /// Before a counting command adds `by` to `key` (`member` of it, when given) of
+    /// the selected database (active replication): the state the increment adds to,
+    /// the key's current one or a new one from what the key holds now. `None` when
+    /// this node counts nothing, or the key holds no such number (the command
+    /// refuses it). Changes nothing: hand it to [`Locked::count_end`] once the
+    /// command wrote.
+    pub fn count_start(&mut self, key: &[u8], member: Option<&[u8]>, by: &Num) -> Option<Counter> {
+        // One relaxed load for the nodes (most) that count nothing.
+        if !self.env.keyspace.keeps_graves() {
+            return None;
+        }
+        let db = self.db;
+        let live = self.get_in(db, key).is_some();
         let hash = hash_key(key);
         let shard = self.shard_mut(db, hash);
         if !shard.keeps_counters() {
             return None;
         }
-        let value = match shard.find(hash, key) {
-            None => 0,
-            Some(entry) => entry.value.as_str()?.as_i64()?,
-        };
-        Some((shard.newest_ts(hash, key), value))
-    }
-
-    /// After a counter's increment of `key`: add it to the key's state, as the
-    /// writing node's (ours, or the peer's being replayed). A key written otherwise
-    /// since the state's last increment starts a new state on that write.
-    pub fn count_increment(&mut self, db: usize, key: &[u8], before: (u64, i64)) {
-        let node = crate::effects::birth_now().map_or(self.env.effects.origin(), |b| b.origin);
-        let hash = hash_key(key);
-        let shard = self.shard_mut(db, hash);
-        let Some(entry) = shard.find(hash, key) else {
-            return;
-        };
-        let Some(now) = entry.value.as_str().and_then(|s| s.as_i64()) else {
-            return;
-        };
-        let delta = now.wrapping_sub(before.1);
-        if delta == 0 {
-            return;
+        if let Some(current) = shard.counter_of(hash, key, member) {
+            return Some(current.clone());
         }
-        let ts = crate::hlc::imposed_now().unwrap_or(entry.ts);
-        let mut counter = shard
-            .counter_as_of(key, before.0)
-            .cloned()
-            .unwrap_or_else(|| super::Counter::new(before.0, before.1));
-        counter.add(node, delta, ts);
-        shard.set_counter(key, counter);
+        let value = live
+            .then(|| shard.find(hash, key))
+            .flatten()
+            .map(|e| &e.value);
+        let base = super::counters::element(value, member, by)?;
+        Some(Counter::new(shard.newest_ts(hash, key), base))
     }
 
-    /// Is the increment of `key` stamped `ts` that a peer's write being replayed
-    /// makes counted here already (its node's total in the key's state holds it)?
-    pub fn has_counted(&mut self, db: usize, key: &[u8], ts: u64) -> bool {
+    /// After a counting command added `by` to `key` (`member` of it) on the state
+    /// [`Locked::count_start`] gave: record it as the writing node's (ours, or the
+    /// peer's being replayed) and store the value the state gives (the base and each
+    /// node's total, summed in one order on every node). Returns that value, for the
+    /// reply.
+    pub fn count_end(
+        &mut self,
+        key: &[u8],
+        member: Option<&[u8]>,
+        mut counter: Counter,
+        by: &Num,
+    ) -> Num {
+        let node = crate::effects::birth_now().map_or(self.env.effects.origin(), |b| b.origin);
+        let (db, hash) = (self.db, hash_key(key));
+        let shard = self.shard_mut(db, hash);
+        let Some(entry) = shard.find_mut(hash, key) else {
+            return by.clone();
+        };
+        let ts = crate::hlc::imposed_now().unwrap_or(entry.ts);
+        counter.add(node, by, ts);
+        let value = counter.value();
+        super::counters::materialize(&mut entry.value, member, &value);
+        shard.set_counter(key, member, counter);
+        value
+    }
+
+    /// Is the increment of `key` (`member` of it) stamped `ts` that a peer's write
+    /// being replayed makes counted here already (its node's total in the state
+    /// holds it)?
+    pub fn has_counted(&mut self, db: usize, key: &[u8], member: Option<&[u8]>, ts: u64) -> bool {
         let Some(birth) = crate::effects::birth_now() else {
             return false;
         };
         let hash = hash_key(key);
         self.shard_mut(db, hash)
-            .counter(hash, key)
+            .counter_of(hash, key, member)
             .is_some_and(|c| c.holds(&birth.origin, ts))
+    }
+
+    /// Was counted key `key` (`member` of it) of `db` written after `ts` by a write
+    /// that is not an increment (its counting restarts from that write)? A peer's
+    /// increment stamped `ts` is then older than the reset and dropped. An element
+    /// without a current state may have been written at any time up to its key's
+    /// last write (elements carry no timestamp of their own): the key's timestamp
+    /// decides, which drops an increment older than a write of another field too
+    /// (the nodes still converge: the dropping node sends its value whole).
+    pub fn reset_after(&mut self, db: usize, key: &[u8], member: Option<&[u8]>, ts: u64) -> bool {
+        let hash = hash_key(key);
+        let shard = self.shard_mut(db, hash);
+        if !shard.keeps_counters() {
+            return false;
+        }
+        let reset = match shard.counter_of(hash, key, member) {
+            Some(counter) => counter.base_ts,
+            None => shard.find(hash, key).map_or(0, |e| e.ts),
+        };
+        reset > ts
     }
 
     /// Has `key` of `db` been removed at `ts` or later (it may live again since)?

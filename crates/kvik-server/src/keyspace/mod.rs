@@ -28,7 +28,9 @@ mod ttl;
 
 pub use access::{access_clock, idle_seconds, AccessClock, ClockMode};
 pub use capture::ShardCapture;
-pub use counters::Counter;
+pub use counters::{
+    decode_aux as decode_counter_aux, encode_member as encode_member_counter, Counter, Num,
+};
 pub use crons::CronIndex;
 pub use entry::{Entry, EntryBox, EntryData};
 pub use eviction::{Evictor, Policy};

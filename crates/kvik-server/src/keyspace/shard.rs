@@ -13,7 +13,7 @@
 //! Invariant kept by every method here: an entry has `expire_at != 0` exactly when its
 //! (expire_at, hash) pair is counted in `expires`.
 
-use super::counters::Counter;
+use super::counters::{self, Counted, Counter};
 use super::graves::Graves;
 use super::ttl::{self, KeyTtl, TtlMarks};
 use super::{Entry, EntryBox, EntryData};
@@ -41,7 +41,7 @@ pub struct ShardData {
     /// `counters.rs`); `None` otherwise. Boxed: 8 bytes in each of the many shards
     /// instead of a map's 48, for the nodes (most) that never count.
     #[allow(clippy::box_collection)]
-    counters: Option<Box<HashMap<Box<[u8]>, Counter>>>,
+    counters: Option<Box<HashMap<Box<[u8]>, Counted>>>,
     /// Keys whose TTL changed since their value was written, while this node
     /// replicates actively (see `ttl.rs`); `None` otherwise.
     ttl_marks: Option<Box<TtlMarks>>,
@@ -130,45 +130,94 @@ impl ShardData {
         self.counters.as_ref().is_some_and(|c| !c.is_empty())
     }
 
-    /// The current state of counted key `key`: `None` when it has none, or when a
-    /// write of another kind came after its last increment.
+    /// The current state of counted key `key` (a whole string): `None` when it has
+    /// none, or when a write of another kind came after its last increment.
     pub fn counter(&self, hash: u64, key: &[u8]) -> Option<&Counter> {
         let ts = self.find(hash, key).map(|e| e.ts)?;
-        self.counter_as_of(key, ts)
-    }
-
-    /// The state of counted key `key` if its last increment was the key's write at
-    /// `ts` (the key's timestamp before the command running now changed it).
-    pub fn counter_as_of(&self, key: &[u8], ts: u64) -> Option<&Counter> {
         self.counters
             .as_ref()?
-            .get(key)
+            .get(key)?
+            .whole
+            .as_ref()
             .filter(|c| c.newest_ts() == ts)
     }
 
-    /// Record `counter` as the state of `key`.
-    pub fn set_counter(&mut self, key: &[u8], counter: Counter) {
-        if let Some(counters) = &mut self.counters {
-            counters.insert(key.into(), counter);
+    /// The current state of counted element `member` of `key`: `None` when it has
+    /// none, or when the element no longer holds the state's value.
+    pub fn member_counter(&self, hash: u64, key: &[u8], member: &[u8]) -> Option<&Counter> {
+        let entry = self.find(hash, key)?;
+        self.counters
+            .as_ref()?
+            .get(key)?
+            .members
+            .get(member)
+            .filter(|c| counters::holds(&entry.value, member, &c.value()))
+    }
+
+    /// The current state of `key` (`member` of it, when given).
+    pub fn counter_of(&self, hash: u64, key: &[u8], member: Option<&[u8]>) -> Option<&Counter> {
+        match member {
+            None => self.counter(hash, key),
+            Some(member) => self.member_counter(hash, key, member),
         }
     }
 
-    /// Merge a peer's state of counted key `key` into ours, which is current: the
-    /// entry takes the merged value. Returns false (nothing done) when ours is not.
-    pub fn merge_counter(&mut self, hash: u64, key: &[u8], theirs: &Counter) -> bool {
-        let Some(mut ours) = self.counter(hash, key).cloned() else {
+    /// The current states of `key`'s elements, for a snapshot sent to a peer.
+    pub fn member_counters(&self, hash: u64, key: &[u8]) -> Vec<(&[u8], &Counter)> {
+        let Some(counted) = self.counters.as_ref().and_then(|c| c.get(key)) else {
+            return Vec::new();
+        };
+        counted
+            .members
+            .keys()
+            .filter_map(|m| Some((&**m, self.member_counter(hash, key, m)?)))
+            .collect()
+    }
+
+    /// Record `counter` as the state of `key` (`member` of it, when given).
+    pub fn set_counter(&mut self, key: &[u8], member: Option<&[u8]>, counter: Counter) {
+        let Some(counters) = &mut self.counters else {
+            return;
+        };
+        let counted = counters.entry(key.into()).or_default();
+        match member {
+            None => counted.whole = Some(counter),
+            Some(member) => {
+                counted.members.insert(member.into(), counter);
+            }
+        }
+    }
+
+    /// Merge a peer's state of counted `key` (`member` of it) into ours, which is
+    /// current: the entry takes the merged value. Returns false (nothing done) when
+    /// ours is not.
+    pub fn merge_counter(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        member: Option<&[u8]>,
+        theirs: &Counter,
+    ) -> bool {
+        let Some(mut ours) = self.counter_of(hash, key, member).cloned() else {
             return false;
         };
-        if ours.merge(theirs) {
-            if let Some(entry) = self.find_mut(hash, key) {
-                entry.value =
-                    crate::types::Value::Str(crate::types::string::StrValue::Int(ours.value()));
-                let ts = entry.ts.max(ours.newest_ts());
-                self.restamp(hash, key, ts);
-            }
-            self.set_counter(key, ours);
+        if ours.merge(theirs, member.is_some()) {
+            self.put_counter(hash, key, member, ours);
         }
         true
+    }
+
+    /// Record `counter` as the state of `key` (`member` of it), the entry taking its
+    /// value (a whole key, its newest timestamp too).
+    pub fn put_counter(&mut self, hash: u64, key: &[u8], member: Option<&[u8]>, counter: Counter) {
+        if let Some(entry) = self.find_mut(hash, key) {
+            counters::materialize(&mut entry.value, member, &counter.value());
+            if member.is_none() {
+                let ts = entry.ts.max(counter.newest_ts());
+                self.restamp(hash, key, ts);
+            }
+        }
+        self.set_counter(key, member, counter);
     }
 
     pub fn graves(&self) -> Option<&Graves> {
@@ -243,14 +292,6 @@ impl ShardData {
         self.restamp(hash, key, ts);
         self.note_ttl_change(key, since, ts);
         true
-    }
-
-    /// Each counted key's current state, for a snapshot sent to a peer.
-    pub fn counters(&self) -> impl Iterator<Item = (&[u8], &Counter)> {
-        self.counters
-            .iter()
-            .flat_map(|c| c.iter())
-            .map(|(k, c)| (&**k, c))
     }
 
     /// Insert or replace; returns the entry that was replaced.

@@ -10,7 +10,8 @@
 //! itself (its own writes coming back around a ring) and what it has admitted
 //! already (the same write reaching it by two paths of a mesh). A transaction
 //! travels as a run MULTI ... EXEC of one origin, under one number, and is kept or
-//! dropped whole.
+//! dropped whole: a run a broken link cut before its EXEC is taken back
+//! ([`Turn::open_run`]) and applied whole when it comes again.
 //!
 //! Each origin numbers its writes 1, 2, 3, ... ([`crate::effects::Birth::seq`]),
 //! and a node applies them in that order ([`Mark`]): a counter's per-node totals
@@ -168,6 +169,15 @@ impl Mark {
         true
     }
 
+    /// `seq`, admitted last, was not applied after all (a transaction cut before
+    /// its EXEC): it is to be admitted again.
+    pub fn take_back(&mut self, seq: u64) {
+        if self.floor == seq {
+            self.floor -= 1;
+        }
+        self.ahead.remove(&seq);
+    }
+
     /// Note `seq` as met, in whatever order.
     pub fn add(&mut self, seq: u64) {
         if !self.holds(seq) {
@@ -216,10 +226,31 @@ pub struct Seen {
 pub struct Turn<'s> {
     seen: &'s Seen,
     origin: NodeId,
+    /// The number of a transaction admitted under this turn whose EXEC has not run.
+    open_run: Option<u64>,
+}
+
+impl Turn<'_> {
+    /// Transaction `seq` was admitted (its MULTI ran): the turn is held until its
+    /// EXEC, and a turn dropped before that (the link broke inside the run) takes
+    /// the admission back, so that the whole run is applied when it comes again.
+    pub fn open_run(&mut self, seq: u64) {
+        self.open_run = Some(seq);
+    }
+
+    /// The transaction's EXEC ran.
+    pub fn close_run(&mut self) {
+        self.open_run = None;
+    }
 }
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
+        if let Some(seq) = self.open_run.take() {
+            if let Some(mark) = self.seen.admitted.lock().get_mut(&self.origin) {
+                mark.take_back(seq);
+            }
+        }
         self.seen.busy.lock().remove(&self.origin);
         self.seen.freed.notify_all();
     }
@@ -250,6 +281,7 @@ impl Seen {
         Turn {
             seen: self,
             origin: *origin,
+            open_run: None,
         }
     }
 
@@ -269,21 +301,43 @@ impl Seen {
 
     /// A peer's snapshot holding `marks` is being merged: its writes met again
     /// through another link are dropped from now on. Each origin's write being
-    /// applied now ends first (it might be one of them).
-    pub fn merging(&self, marks: &Marks) {
-        for (origin, mark) in marks {
-            let _turn = self.turn(origin);
-            join(
-                &mut self.admitted.lock(),
-                &Marks::from([(*origin, mark.clone())]),
-            );
+    /// applied now ends first (it might be one of them), and until the merge ends
+    /// (the [`Merging`] is dropped) no link applies a write of those origins: one
+    /// that follows the snapshot's, applied before the snapshot's key is merged,
+    /// would leave that key newer here than the snapshot's, which the merge would
+    /// then drop with the writes it held (an origin's writes seen here would skip
+    /// some).
+    pub fn merging(&self, marks: Marks) -> Merging<'_> {
+        let mut origins: Vec<NodeId> = marks.keys().copied().collect();
+        origins.sort_unstable();
+        let turns = origins.iter().map(|origin| self.turn(origin)).collect();
+        join(&mut self.admitted.lock(), &marks);
+        Merging {
+            seen: self,
+            marks,
+            _turns: turns,
         }
     }
 
     /// A peer's snapshot holding `marks` is merged: our own snapshots hold its
     /// writes from now on.
-    pub fn merged(&self, marks: &Marks) {
+    fn merged(&self, marks: &Marks) {
         join(&mut self.applied.lock(), marks);
+    }
+}
+
+/// A peer's snapshot being merged ([`Seen::merging`]): holds its origins' turns.
+pub struct Merging<'s> {
+    seen: &'s Seen,
+    marks: Marks,
+    _turns: Vec<Turn<'s>>,
+}
+
+impl Merging<'_> {
+    /// The whole snapshot is merged: our own snapshots hold its writes from now on,
+    /// and the links apply its origins' later writes again.
+    pub fn merged(self) {
+        self.seen.merged(&self.marks);
     }
 }
 
@@ -423,6 +477,40 @@ mod tests {
     }
 
     #[test]
+    fn no_link_applies_a_merging_snapshots_origin_until_the_merge_ends() {
+        let seen = std::sync::Arc::new(Seen::default());
+        let marks = decode_marks(b"03030303030303030303030303030303:4").unwrap();
+        let merging = seen.merging(marks);
+        let link = {
+            let seen = seen.clone();
+            std::thread::spawn(move || {
+                let _turn = seen.turn(&[3; 16]);
+                seen.applied_now()
+            })
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!link.is_finished(), "the link waits for the merge");
+        merging.merged();
+        assert_eq!(link.join().unwrap(), "03030303030303030303030303030303:4");
+    }
+
+    #[test]
+    fn a_transaction_cut_before_its_exec_is_admitted_again() {
+        let seen = Seen::default();
+        assert!(seen.admit_now(&[1; 16], 1));
+        let mut turn = seen.turn(&[1; 16]);
+        assert!(seen.admit_now(&[1; 16], 2));
+        turn.open_run(2);
+        drop(turn);
+        assert!(seen.admit_now(&[1; 16], 2), "the cut run comes again whole");
+        let mut turn = seen.turn(&[1; 16]);
+        turn.open_run(2);
+        turn.close_run();
+        drop(turn);
+        assert!(!seen.admit_now(&[1; 16], 2));
+    }
+
+    #[test]
     fn one_origins_turn_is_held_by_one_link_at_a_time() {
         let seen = std::sync::Arc::new(Seen::default());
         let turn = seen.turn(&[1; 16]);
@@ -448,12 +536,12 @@ mod tests {
         let theirs = decode_marks(seen.applied_now().as_bytes()).unwrap();
         assert_eq!(theirs[&[3; 16]].floor, 2);
         let peer = Seen::default();
-        peer.merging(&theirs);
+        let merging = peer.merging(theirs.clone());
         assert!(!peer.admit_now(&[3; 16], 2) && !peer.admit_now(&[3; 16], 5));
         assert!(peer.admit_now(&[3; 16], 3) && peer.admit_now(&[3; 16], 4));
         assert!(peer.admit_now(&[3; 16], 6), "5 was in the snapshot");
         assert_eq!(peer.applied_now(), "");
-        peer.merged(&theirs);
+        merging.merged();
         assert_eq!(decode_marks(peer.applied_now().as_bytes()), Some(theirs));
         assert_eq!(decode_marks(b""), Some(Marks::new()));
         assert_eq!(decode_marks(b"zz:1"), None);

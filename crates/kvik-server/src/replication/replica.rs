@@ -101,6 +101,16 @@ struct Group<'r> {
     /// Inside MULTI ... EXEC of a transaction being applied: its origin's turn,
     /// held until the EXEC ran.
     applying: Option<active::Turn<'r>>,
+    /// Bytes of the open transaction (applying or skipping), counted as the place
+    /// reached in the master's stream only at its EXEC: a link broken inside it
+    /// resumes at its MULTI.
+    held: u64,
+}
+
+impl Group<'_> {
+    fn is_open(&self) -> bool {
+        self.skipping || self.applying.is_some()
+    }
 }
 
 impl Link {
@@ -337,13 +347,11 @@ impl Link {
         wire.counted = 0;
         let _turn = repl.sync_turn();
         // Which writes of each origin the master's snapshot holds: dropped when met
-        // again through another link, from before its first key is merged.
+        // again through another link, from before its first key is merged; no
+        // link applies those origins' writes until the merge ends.
         let holds = std::cell::RefCell::new(None);
         let on_seen = |text: &[u8]| match active::decode_marks(text) {
-            Some(marks) => {
-                repl.seen.merging(&marks);
-                *holds.borrow_mut() = Some(marks);
-            }
+            Some(marks) => *holds.borrow_mut() = Some(repl.seen.merging(marks)),
             None => log_warning!("Ignoring a malformed kvik-seen field from master"),
         };
         let keys = match intake {
@@ -377,8 +385,8 @@ impl Link {
         if active {
             // Merged into our own history, which goes on: only the link's place in
             // the master's stream is new, and our snapshots hold the writes it held.
-            if let Some(marks) = holds.into_inner() {
-                repl.seen.merged(&marks);
+            if let Some(merging) = holds.into_inner() {
+                merging.merged();
             }
             *self.history.lock() = Some((replid.to_string(), offset));
             return Ok(());
@@ -419,15 +427,23 @@ impl Link {
                         } else {
                             host.apply(&mut master, &args);
                         }
-                        self.passed(repl, &data[..consumed]);
+                        if group.is_open() {
+                            group.held += consumed as u64;
+                        } else {
+                            self.passed(repl, &data[..consumed], std::mem::take(&mut group.held));
+                        }
                         start += consumed;
                         if self.ack_asked.swap(false, Ordering::AcqRel) {
                             send_ack(&mut wire.stream, before)?;
                             last_ack = Instant::now();
                         }
                     }
+                    Ok(Parsed::Skip { consumed }) if group.is_open() => {
+                        group.held += consumed as u64;
+                        start += consumed;
+                    }
                     Ok(Parsed::Skip { consumed }) => {
-                        self.passed(repl, &data[..consumed]);
+                        self.passed(repl, &data[..consumed], 0);
                         start += consumed;
                     }
                     Ok(Parsed::Incomplete { .. }) => break,
@@ -477,14 +493,15 @@ impl Link {
     }
 
     /// Bytes of the master's stream were applied: a chain passes them on to its own
-    /// replicas verbatim; an active node, whose stream is its own, counts them as
-    /// the place reached in the master's.
-    fn passed(&self, repl: &Replication, bytes: &[u8]) {
+    /// replicas verbatim; an active node, whose stream is its own, counts them (and
+    /// the `held` bytes of the transaction they end) as the place reached in the
+    /// master's.
+    fn passed(&self, repl: &Replication, bytes: &[u8], held: u64) {
         if !repl.is_active() {
             return repl.backlog.append_raw(bytes);
         }
         if let Some(history) = self.history.lock().as_mut() {
-            history.1 += bytes.len() as u64;
+            history.1 += held + bytes.len() as u64;
         }
     }
 
@@ -553,9 +570,12 @@ impl Link {
             0 => apply(),
             ts => crate::hlc::imposed(ts, apply),
         }
+        let mut turn = turn;
         if !is("EXEC") && (in_group || is("MULTI")) {
+            turn.open_run(seq);
             group.applying = Some(turn);
         } else {
+            turn.close_run();
             repl.seen.done(&envelope.origin, seq);
         }
     }

@@ -148,6 +148,10 @@ impl Snapshot {
                 if let Some(counter) = shard.counter(hash, entry.key()) {
                     file::write_counter(&mut out, counter.encode().as_bytes());
                 }
+                for (member, counter) in shard.member_counters(hash, entry.key()) {
+                    let aux = crate::keyspace::encode_member_counter(member, counter);
+                    file::write_counter(&mut out, aux.as_bytes());
+                }
             }
             if let Some(since) = shard
                 .ttl_since_of(entry)

@@ -79,8 +79,9 @@ struct IntoKeyspace<'l, 'a> {
     merge: bool,
     /// Keys whose deadline passed are kept: a replica's master deletes them.
     keep_expired: bool,
-    /// The counter's state written before the next key (active replication).
-    next_counter: Option<Counter>,
+    /// The counted states written before the next key (active replication): the
+    /// whole key's (`None`) or its elements'.
+    next_counters: Vec<(Option<Vec<u8>>, Counter)>,
     /// The value write the next key's TTL was changed since (active replication).
     next_ttl_since: Option<u64>,
     /// Told the `kvik-seen` field (active replication).
@@ -110,6 +111,67 @@ impl IntoKeyspace<'_, '_> {
     }
 }
 
+/// Put a file's key into `s`, with the counted states the file wrote before it.
+/// Loading a file, the key goes in. Merging a peer's (`merge`), a whole key both
+/// nodes counted merges its per-node totals, a key both hold with the same value
+/// write merges its TTL registers (`their_ttl`); otherwise the key goes in only where it
+/// is the newest write (last writer wins, tombstones included), and then each
+/// element both nodes counted merges its totals into whichever value was kept.
+/// `None` when the key was not put in; else the entry it replaced.
+fn merge_key(
+    s: &mut ShardData,
+    hash: u64,
+    entry: EntryBox,
+    ts: Option<u64>,
+    merge: bool,
+    counters: Vec<(Option<Vec<u8>>, Counter)>,
+    their_ttl: Option<KeyTtl>,
+) -> Option<Option<EntryBox>> {
+    let key = entry.key().to_vec();
+    if !merge {
+        let replaced = s.insert(hash, entry);
+        for (member, counter) in counters {
+            s.set_counter(&key, member.as_deref(), counter);
+        }
+        return Some(replaced);
+    }
+    let (whole, members): (Vec<_>, Vec<_>) = counters.into_iter().partition(|c| c.0.is_none());
+    if let Some((_, theirs)) = whole.first() {
+        if s.merge_counter(hash, &key, None, theirs) {
+            return None;
+        }
+    }
+    // The same value on both sides, its TTL changed on one or both: the TTL
+    // registers merge.
+    if let Some(theirs) = their_ttl {
+        if s.merge_ttl(hash, &key, theirs) {
+            return None;
+        }
+    }
+    let older = ts.is_some_and(|ts| s.newest_ts(hash, &key) >= ts);
+    // Our current element states, taken before their key may be replaced.
+    let ours: Vec<Option<Counter>> = members
+        .iter()
+        .map(|(m, _)| s.counter_of(hash, &key, m.as_deref()).cloned())
+        .collect();
+    let replaced = (!older).then(|| s.insert(hash, entry));
+    if let (false, Some((_, theirs))) = (older, whole.into_iter().next()) {
+        s.set_counter(&key, None, theirs);
+    }
+    for ((member, theirs), ours) in members.into_iter().zip(ours) {
+        let member = member.as_deref();
+        match ours {
+            Some(mut ours) => {
+                ours.merge(&theirs, true);
+                s.put_counter(hash, &key, member, ours);
+            }
+            None if !older => s.set_counter(&key, member, theirs),
+            None => {}
+        }
+    }
+    replaced
+}
+
 impl Visitor for IntoKeyspace<'_, '_> {
     fn aux(&mut self, name: &[u8], value: &[u8]) {
         let value = String::from_utf8_lossy(value);
@@ -131,7 +193,8 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 }
             }
             name if name == file::COUNTER => {
-                self.next_counter = Counter::decode(value.as_bytes());
+                self.next_counters
+                    .extend(crate::keyspace::decode_counter_aux(value.as_bytes()));
             }
             name if name == file::TTL_SINCE => {
                 self.next_ttl_since = value.parse().ok();
@@ -188,7 +251,10 @@ impl Visitor for IntoKeyspace<'_, '_> {
         self.key_delay.after_keys(1);
         self.serve_others()?;
         // What was written before this key belongs to it, kept or not.
-        let (counter, ttl_since) = (self.next_counter.take(), self.next_ttl_since.take());
+        let (counters, ttl_since) = (
+            std::mem::take(&mut self.next_counters),
+            self.next_ttl_since.take(),
+        );
         if meta.expire_at != 0 && meta.expire_at < self.now_ms && !self.keep_expired {
             self.loaded.expired += 1;
             return Ok(());
@@ -220,30 +286,7 @@ impl Visitor for IntoKeyspace<'_, '_> {
             expire_at: meta.expire_at,
         });
         let Some(replaced) = self.target.with_shard(db, shard, |s| {
-            // A key both nodes counted: the per-node totals merge.
-            if let Some(theirs) = counter.as_ref().filter(|_| merge) {
-                if s.merge_counter(hash, &key, theirs) {
-                    return None;
-                }
-            }
-            // The same value on both sides, its TTL changed on one or both: the
-            // TTL registers merge.
-            if let Some(theirs) = their_ttl.filter(|_| merge) {
-                if s.merge_ttl(hash, &key, theirs) {
-                    return None;
-                }
-            }
-            // An active-replication peer's key is merged only where it is the
-            // newest write (last writer wins, tombstones included).
-            let older = ts.is_some_and(|ts| merge && s.newest_ts(hash, &key) >= ts);
-            if older {
-                return None;
-            }
-            let replaced = s.insert(hash, entry);
-            if let Some(counter) = counter {
-                s.set_counter(&key, counter);
-            }
-            Some(replaced)
+            merge_key(s, hash, entry, ts, merge, counters, their_ttl)
         }) else {
             return Ok(());
         };
@@ -376,7 +419,7 @@ pub fn read_into(
         loaded: Loaded::default(),
         merge: how.merge,
         keep_expired: how.keep_expired,
-        next_counter: None,
+        next_counters: Vec::new(),
         next_ttl_since: None,
         on_seen: how.on_seen,
         loading: how.loading.map(|l| (l, l.loaded_bytes())),

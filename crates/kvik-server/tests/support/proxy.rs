@@ -3,11 +3,12 @@
 //! refuses new ones (as a partition does, the peers see their sockets close or stay
 //! silent), `heal` lets connections through again. `stall` keeps the connections
 //! open but holds every byte (a link that stopped moving, as a congested network or
-//! a stopped peer looks), `resume` lets the held bytes go.
+//! a stopped peer looks), `resume` lets the held bytes go. `stall_after` lets a
+//! given number of bytes more through first (a cut that lands inside a write).
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
@@ -21,6 +22,8 @@ struct State {
     cut: AtomicBool,
     stalled: AtomicBool,
     stopped: AtomicBool,
+    /// Bytes that may still pass before the proxy stalls (`u64::MAX`: no limit).
+    budget: AtomicU64,
     /// Both ends of every open link, to shut them down on `cut`.
     links: Mutex<Vec<TcpStream>>,
 }
@@ -35,6 +38,7 @@ impl Proxy {
             cut: AtomicBool::new(false),
             stalled: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
+            budget: AtomicU64::new(u64::MAX),
             links: Mutex::new(Vec::new()),
         });
         let target = target.to_string();
@@ -66,7 +70,19 @@ impl Proxy {
     }
 
     pub fn resume(&self) {
+        self.state.budget.store(u64::MAX, Ordering::SeqCst);
         self.state.stalled.store(false, Ordering::SeqCst);
+    }
+
+    /// Let `bytes` more bytes through (both directions together), then stall.
+    pub fn stall_after(&self, bytes: u64) {
+        self.state.budget.store(bytes, Ordering::SeqCst);
+    }
+
+    /// Is the proxy holding bytes back ([`Proxy::stall`], or a spent
+    /// [`Proxy::stall_after`])?
+    pub fn is_stalled(&self) -> bool {
+        self.state.stalled.load(Ordering::SeqCst)
     }
 }
 
@@ -74,6 +90,27 @@ impl Drop for Proxy {
     fn drop(&mut self) {
         self.state.stopped.store(true, Ordering::SeqCst);
         self.cut();
+    }
+}
+
+impl State {
+    /// Of `n` bytes read, how many go through before the budget is spent (the
+    /// proxy stalls when it is).
+    fn spend(&self, n: usize) -> usize {
+        let mut passing = n;
+        let _ = self
+            .budget
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                if left == u64::MAX {
+                    return None;
+                }
+                passing = n.min(left as usize);
+                Some(left - passing as u64)
+            });
+        if passing < n {
+            self.stalled.store(true, Ordering::SeqCst);
+        }
+        passing
     }
 }
 
@@ -115,12 +152,16 @@ fn pump(mut from: TcpStream, mut to: TcpStream, state: Arc<State>) {
             match from.read(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
+                    let passing = state.spend(n);
+                    if to.write_all(&buf[..passing]).is_err() {
+                        break;
+                    }
                     while state.stalled.load(Ordering::SeqCst)
                         && !state.stopped.load(Ordering::SeqCst)
                     {
                         thread::sleep(Duration::from_millis(5));
                     }
-                    if to.write_all(&buf[..n]).is_err() {
+                    if to.write_all(&buf[passing..n]).is_err() {
                         break;
                     }
                 }

@@ -4,13 +4,21 @@
 //! HINCRBYFLOAT computes in long double precision and stores the text it replies
 //! with; it propagates as `HSET key field <result>`, so that replicas store the same
 //! bytes whatever their floating point does.
+//!
+//! Under active replication both count the field (`Locked::count_start` before the
+//! write, `Locked::count_end` after): it takes, and the reply shows, the value of
+//! its counted state, and HINCRBYFLOAT travels as itself, so that peers add the
+//! increment to this node's total instead of overwriting theirs.
 
 use super::{limits, write_hash};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
+use crate::keyspace::Num;
 use crate::util::numbers::{hincr_by_float, parse_hincr_increment, parse_i64};
 
 pub fn hincrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (field, increment) = (args[2], args::int(args[3])?);
+    let by = Num::Int(increment);
+    let counting = ctx.keys.count_start(args[1], Some(field), &by);
     let limits = limits(ctx);
     let sum = write_hash(ctx.keys, args[1], "hincrby", |hash| {
         let current = match hash.get(field) {
@@ -25,6 +33,11 @@ pub fn hincrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         hash.insert(field, itoa::Buffer::new().format(sum).as_bytes(), limits);
         Ok((sum, 1))
     })?;
+    let sum = match counting.map(|c| ctx.keys.count_end(args[1], Some(field), c, &by)) {
+        Some(Num::Int(counted)) => counted,
+        Some(counted) => parse_i64(&counted.text()).unwrap_or(sum),
+        None => sum,
+    };
     ctx.out.int(sum);
     Ok(())
 }
@@ -32,6 +45,8 @@ pub fn hincrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 pub fn hincrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (key, field) = (args[1], args[2]);
     let increment = parse_hincr_increment(args[3]).map_err(|e| CmdError::from(e.message()))?;
+    let by = Num::Float(args[3].into());
+    let counting = ctx.keys.count_start(key, Some(field), &by);
     let limits = limits(ctx);
     let sum = write_hash(ctx.keys, key, "hincrbyfloat", |hash| {
         let sum =
@@ -39,7 +54,15 @@ pub fn hincrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         hash.insert(field, &sum, limits);
         Ok((sum, 1))
     })?;
-    ctx.out.bulk(&sum);
-    ctx.propagate(&[b"HSET", key, field, &sum]);
+    match counting {
+        Some(counter) => {
+            let counted = ctx.keys.count_end(key, Some(field), counter, &by);
+            ctx.out.bulk(&counted.text());
+        }
+        None => {
+            ctx.out.bulk(&sum);
+            ctx.propagate(&[b"HSET", key, field, &sum]);
+        }
+    }
     Ok(())
 }

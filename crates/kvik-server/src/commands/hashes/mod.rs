@@ -212,6 +212,7 @@ pub const COMMANDS: &[Command] = &[
         "Increment the integer value of a hash field by the given number",
     )
     .flags(WRITES | flags::MERGES_AS_COUNTER)
+    .counts_member(2)
     .acl(WRITE_FAST),
     hash_command(
         "hincrbyfloat",
@@ -221,7 +222,8 @@ pub const COMMANDS: &[Command] = &[
         "O(1)",
         "Increment the float value of a hash field by the given amount",
     )
-    .flags(WRITES)
+    .flags(WRITES | flags::MERGES_AS_COUNTER)
+    .counts_member(2)
     .acl(WRITE_FAST),
     hash_command(
         "hrandfield",

@@ -5,9 +5,15 @@
 //! precision (see [`incr_by_float`]), stores the text it replies with (never
 //! int-encoded, as in Redis), and propagates as `SET key <result> KEEPTTL`, so that
 //! replicas hold the same bytes whatever their floating point does.
+//!
+//! Under active replication every one of them counts (`Locked::count_start` before
+//! the write, `Locked::count_end` after): the key takes, and the reply shows, the
+//! value of its counted state, and INCRBYFLOAT travels as itself, so that peers add
+//! the increment to this node's total instead of overwriting theirs.
 
 use super::{store, Expiry};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
+use crate::keyspace::Num;
 use crate::notify::class;
 use crate::types::string::StrValue;
 use crate::util::numbers::{incr_by_float, IncrFloatError};
@@ -33,6 +39,8 @@ pub fn decrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 /// Add `delta` to the integer at `key`.
 fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
+    let by = Num::Int(delta);
+    let counting = ctx.keys.count_start(key, None, &by);
     let current = match ctx.keys.get(key) {
         None => 0,
         Some(entry) => entry
@@ -46,6 +54,11 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
         .checked_add(delta)
         .ok_or(CmdError::from(errors::OVERFLOW))?;
     store(ctx.keys, key, StrValue::Int(new), Expiry::Keep);
+    let new = match counting.map(|c| ctx.keys.count_end(key, None, c, &by)) {
+        Some(Num::Int(counted)) => counted,
+        Some(counted) => crate::util::numbers::parse_i64(&counted.text()).unwrap_or(new),
+        None => new,
+    };
     ctx.keys.notify(class::STRING, "incrby", key);
     ctx.out.int(new);
     Ok(())
@@ -53,6 +66,8 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
 
 pub fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (key, increment) = (args[1], args[2]);
+    let by = Num::Float(increment.into());
+    let counting = ctx.keys.count_start(key, None, &by);
     let mut digits = itoa::Buffer::new();
     let sum = match ctx.keys.get(key) {
         None => incr_by_float(b"0", increment),
@@ -77,7 +92,14 @@ pub fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         Expiry::Keep,
     );
     ctx.keys.notify(class::STRING, "incrbyfloat", key);
-    ctx.out.bulk(&sum);
-    ctx.propagate(&[b"SET", key, &sum, b"KEEPTTL"]);
+    match counting {
+        Some(counter) => ctx
+            .out
+            .bulk(&ctx.keys.count_end(key, None, counter, &by).text()),
+        None => {
+            ctx.out.bulk(&sum);
+            ctx.propagate(&[b"SET", key, &sum, b"KEEPTTL"]);
+        }
+    }
     Ok(())
 }

@@ -226,7 +226,7 @@ pub const COMMANDS: &[Command] = &[
             "Decrement the integer value of a key by the given number",
         ),
     Command::new("incrbyfloat", 3, counters::incrbyfloat)
-        .flags(flags::WRITE | flags::DENYOOM | flags::FAST)
+        .flags(flags::WRITE | flags::DENYOOM | flags::FAST | flags::MERGES_AS_COUNTER)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
         .doc(

@@ -3,6 +3,7 @@
 
 use super::{change_zset, limits, write_score, zset_mut, NAN_SCORE};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
+use crate::keyspace::Num;
 use crate::notify::class;
 use crate::types::zset::{Limits, ZSet};
 use crate::types::Value;
@@ -91,12 +92,21 @@ pub fn zincrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         incr: true,
         ..AddOptions::default()
     };
+    // Under active replication the member's score counts: it takes, and the reply
+    // shows, the value of its counted state (see `Locked::count_start`).
+    let by = Num::Score(increment);
+    let counting = ctx.keys.count_start(args[1], Some(args[3]), &by);
     let limits = limits(ctx.server);
     let added = add_to(ctx, args[1], options, limits, &[(increment, args[3])])?;
-    match added.as_ref().and_then(|outcomes| outcomes.first()) {
-        Some(Outcome::Added(score) | Outcome::Scored { score, .. }) => write_score(ctx.out, *score),
+    let score = match added.as_ref().and_then(|outcomes| outcomes.first()) {
+        Some(Outcome::Added(score) | Outcome::Scored { score, .. }) => *score,
         _ => unreachable!("ZINCRBY always scores its member"),
-    }
+    };
+    let score = match counting.map(|c| ctx.keys.count_end(args[1], Some(args[3]), c, &by)) {
+        Some(Num::Score(counted)) => counted,
+        _ => score,
+    };
+    write_score(ctx.out, score);
     Ok(())
 }
 

@@ -73,6 +73,7 @@ pub const COMMANDS: &[Command] = &[
         .doc("sorted-set", "1.2.0", "O(log(N)) for each item added, where N is the number of elements in the sorted set.", "Add one or more members to a sorted set, or update its score if it already exists"),
     Command::new("zincrby", 4, add::zincrby)
         .flags(flags::WRITE | flags::DENYOOM | flags::FAST | flags::MERGES_AS_COUNTER)
+        .counts_member(3)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
         .key_flags(key_flags::RW | key_flags::ACCESS | key_flags::UPDATE)

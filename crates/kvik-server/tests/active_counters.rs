@@ -1,0 +1,210 @@
+//! Active replication's counters: every counting command (INCR and its kin,
+//! INCRBYFLOAT, HINCRBY, HINCRBYFLOAT, ZINCRBY) merges as a counter. Increments
+//! made on both sides of a partition add up on both nodes, whether the heal is a
+//! partial resync (the streams are exchanged) or a full sync (the states are
+//! merged); float sums end with the same bytes on both; a plain write made after
+//! them resets the counter by last writer wins.
+
+mod support;
+
+use std::time::Duration;
+use support::active::Pair;
+use support::{wait_for, RawConn};
+
+/// One counting command's case: how to set the counter up, read it, add to it and
+/// write it plainly.
+struct Case {
+    setup: &'static [&'static str],
+    read: &'static [&'static str],
+    /// What A adds, three times, and B once.
+    on_a: &'static [&'static str],
+    on_b: &'static [&'static str],
+    /// A plain write of the counted key or element, and what it leaves to read.
+    reset: &'static [&'static str],
+    reset_reads: &'static str,
+}
+
+fn text(reply: &[u8]) -> String {
+    String::from_utf8_lossy(reply).into_owned()
+}
+
+/// The number a reply (integer or bulk) holds.
+fn number(reply: &[u8]) -> f64 {
+    let reply = text(reply);
+    let body = reply.trim_end().rsplit("\r\n").next().unwrap_or("");
+    body.trim_start_matches(':').parse().unwrap_or(f64::NAN)
+}
+
+/// Write `n` values of 1 KiB on `conn`: more than the backlog holds, so the heal
+/// cannot be a partial resync.
+fn fill(conn: &mut RawConn, side: &str, n: usize) {
+    let filler = "v".repeat(1024);
+    for i in 0..n {
+        conn.cmd(&["SET", &format!("{side}:{i}"), &filler]);
+    }
+}
+
+fn full_syncs(conn: &mut RawConn) -> u64 {
+    conn.info_field("stats", "sync_full").parse().unwrap()
+}
+
+/// Cut the link, run `during` on both sides (A first), heal and wait for the
+/// nodes to converge; with `filler` writes per side, the heal must be a full
+/// sync.
+fn partition(pair: &Pair, filler: usize, during: impl FnOnce(&mut RawConn, &mut RawConn)) {
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    pair.cut();
+    during(&mut a, &mut b);
+    fill(&mut a, "a", filler);
+    fill(&mut b, "b", filler);
+    let full_before = full_syncs(&mut a) + full_syncs(&mut b);
+    pair.heal();
+    pair.converge();
+    let full_after = full_syncs(&mut a) + full_syncs(&mut b);
+    assert_eq!(
+        full_after > full_before,
+        filler > 0,
+        "a full sync exactly when the writes overflowed the backlog"
+    );
+}
+
+/// Both nodes read the same bytes; returns them.
+fn same_on_both(pair: &Pair, read: &[&str]) -> Vec<u8> {
+    let (x, y) = (pair.a.raw().cmd(read), pair.b.raw().cmd(read));
+    assert_eq!(text(&x), text(&y), "{read:?}");
+    x
+}
+
+/// The increments of both sides add up after a partial resync and after a full
+/// sync, and a plain write made after an increment resets the counter.
+fn counts_through_partitions(case: &Case, expected_gain: f64) {
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    a.cmd(case.setup);
+    wait_for("the setup to reach B", || {
+        b.cmd(case.read) == a.cmd(case.read)
+    });
+    for filler in [0, 200] {
+        let before = number(&a.cmd(case.read));
+        partition(&pair, filler, |a, b| {
+            for _ in 0..3 {
+                a.cmd(case.on_a);
+            }
+            b.cmd(case.on_b);
+        });
+        let after = number(&same_on_both(&pair, case.read));
+        assert!(
+            (after - before - expected_gain).abs() < 1e-9,
+            "{:?} after {filler} filler writes: {before} -> {after}",
+            case.on_a
+        );
+    }
+    for filler in [0, 200] {
+        a.cmd(case.setup);
+        partition(&pair, filler, |a, b| {
+            b.cmd(case.on_b);
+            std::thread::sleep(Duration::from_millis(5));
+            a.cmd(case.reset);
+        });
+        let reads = text(&same_on_both(&pair, case.read));
+        assert_eq!(reads, case.reset_reads, "{filler} filler writes");
+    }
+}
+
+#[test]
+fn seed_004_case_1_increments_on_both_sides_give_five_on_both() {
+    let pair = Pair::start(&[]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    for filler in [0, 4000] {
+        assert_eq!(a.cmd(&["SET", "k", "1"]), b"+OK\r\n");
+        wait_for("k to reach B", || b.cmd(&["GET", "k"]) == b"$1\r\n1\r\n");
+        partition(&pair, filler, |a, b| {
+            for n in 2..=4 {
+                assert_eq!(a.cmd(&["INCR", "k"]), format!(":{n}\r\n").into_bytes());
+            }
+            assert_eq!(b.cmd(&["INCR", "k"]), b":2\r\n");
+        });
+        for conn in [&mut a, &mut b] {
+            assert_eq!(
+                conn.cmd(&["GET", "k"]),
+                b"$1\r\n5\r\n",
+                "{filler} filler writes"
+            );
+        }
+    }
+}
+
+#[test]
+fn incrby_and_decrby_merge_as_counters() {
+    counts_through_partitions(
+        &Case {
+            setup: &["SET", "n", "10"],
+            read: &["GET", "n"],
+            on_a: &["INCRBY", "n", "7"],
+            on_b: &["DECRBY", "n", "2"],
+            reset: &["SET", "n", "100"],
+            reset_reads: "$3\r\n100\r\n",
+        },
+        19.0,
+    );
+}
+
+#[test]
+fn incrbyfloat_merges_as_a_counter_with_the_same_bytes_on_both() {
+    counts_through_partitions(
+        &Case {
+            setup: &["SET", "f", "1.5"],
+            read: &["GET", "f"],
+            on_a: &["INCRBYFLOAT", "f", "0.1"],
+            on_b: &["INCRBYFLOAT", "f", "0.7"],
+            reset: &["SET", "f", "2.5"],
+            reset_reads: "$3\r\n2.5\r\n",
+        },
+        1.0,
+    );
+}
+
+#[test]
+fn hincrby_merges_each_field_as_a_counter() {
+    counts_through_partitions(
+        &Case {
+            setup: &["HSET", "h", "f", "1", "other", "x"],
+            read: &["HGET", "h", "f"],
+            on_a: &["HINCRBY", "h", "f", "3"],
+            on_b: &["HINCRBY", "h", "f", "-1"],
+            reset: &["HSET", "h", "f", "42"],
+            reset_reads: "$2\r\n42\r\n",
+        },
+        8.0,
+    );
+}
+
+#[test]
+fn hincrbyfloat_merges_each_field_as_a_counter_with_the_same_bytes_on_both() {
+    counts_through_partitions(
+        &Case {
+            setup: &["HSET", "h", "f", "0.3", "other", "x"],
+            read: &["HGET", "h", "f"],
+            on_a: &["HINCRBYFLOAT", "h", "f", "0.1"],
+            on_b: &["HINCRBYFLOAT", "h", "f", "1.3"],
+            reset: &["HSET", "h", "f", "7.25"],
+            reset_reads: "$4\r\n7.25\r\n",
+        },
+        1.6,
+    );
+}
+
+#[test]
+fn zincrby_merges_each_member_as_a_counter_with_the_same_score_on_both() {
+    counts_through_partitions(
+        &Case {
+            setup: &["ZADD", "z", "0.3", "m", "5", "other"],
+            read: &["ZSCORE", "z", "m"],
+            on_a: &["ZINCRBY", "z", "0.1", "m"],
+            on_b: &["ZINCRBY", "z", "1.3", "m"],
+            reset: &["ZADD", "z", "9", "m"],
+            reset_reads: "$1\r\n9\r\n",
+        },
+        1.6,
+    );
+}

@@ -1,0 +1,125 @@
+//! Active replication of a transaction that a broken link cuts in the middle: the
+//! peer received its MULTI and some of its commands, not its EXEC. The peer never
+//! shows part of it, and after the heal (a partial resync, or a full sync) it holds
+//! the whole transaction, applied once. (A full sync merges the snapshot key by
+//! key, so while it runs the transaction's keys appear one by one, as any keys of
+//! the snapshot do: that heal is watched before and after, not during.)
+
+mod support;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use support::active::Pair;
+use support::{wait_for, RawConn};
+
+const KEYS: usize = 100;
+const VALUE_BYTES: usize = 4096;
+
+fn exists_all(conn: &mut RawConn) -> usize {
+    let mut args = vec!["EXISTS".to_string()];
+    args.extend((0..KEYS).map(|i| format!("t:{i}")));
+    let reply = String::from_utf8_lossy(&conn.cmd(&args)).into_owned();
+    reply.trim_start_matches(':').trim_end().parse().unwrap()
+}
+
+/// Run one big transaction on A while B's link to A lets only `passing` bytes of it
+/// through, then cut that link, check B shows none of it, write `filler` values of 1 KiB on
+/// A (more than the backlog holds: the heal is a full sync), heal, and check B
+/// holds all of it once (an INCR inside it counted once). Returns the full syncs
+/// the heal made.
+fn cut_inside_a_transaction(pair: &Pair, passing: u64, filler: usize) -> u64 {
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    a.cmd(&["SET", "runs", "0"]);
+    wait_for("the first write to reach B", || {
+        b.cmd(&["GET", "runs"]) == b"$1\r\n0\r\n"
+    });
+    // B watches, every moment it can, that it holds all of the transaction or none.
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (done, mut conn) = (done.clone(), pair.b.raw());
+        std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            while !done.load(Ordering::SeqCst) {
+                let n = exists_all(&mut conn);
+                if n != 0 && n != KEYS {
+                    seen.push(n);
+                }
+            }
+            seen
+        })
+    };
+    pair.to_a.stall_after(passing);
+    let value = "x".repeat(VALUE_BYTES);
+    assert_eq!(a.cmd(&["MULTI"]), b"+OK\r\n");
+    a.cmd(&["INCR", "runs"]);
+    for i in 0..KEYS {
+        assert_eq!(a.cmd(&["SET", &format!("t:{i}"), &value]), b"+QUEUED\r\n");
+    }
+    let replies = a.cmd(&["EXEC"]);
+    assert!(replies.starts_with(b"*101\r\n"), "{:?}", &replies[..10]);
+    wait_for("the link to stall inside the transaction", || {
+        pair.to_a.is_stalled()
+    });
+    assert_eq!(exists_all(&mut b), 0, "B shows none of a cut transaction");
+    let full_syncs = |a: &mut RawConn, b: &mut RawConn| -> u64 {
+        let served = |c: &mut RawConn| c.info_field("stats", "sync_full").parse::<u64>().unwrap();
+        served(a) + served(b)
+    };
+    let full_before = full_syncs(&mut a, &mut b);
+    pair.cut();
+    pair.to_a.resume();
+    assert_eq!(exists_all(&mut b), 0);
+    let small = "v".repeat(1024);
+    for i in 0..filler {
+        a.cmd(&["SET", &format!("a:{i}"), &small]);
+    }
+    if filler > 0 {
+        // The heal is watched before and after, not during (see the top).
+        done.store(true, Ordering::SeqCst);
+        // B forgets its place in A's stream: its link to A starts anew, with a full
+        // sync (the backlog keeps what a replica that fell behind still needs, so
+        // the writes alone would not force one).
+        assert_eq!(b.cmd(&["REPLICAOF", "NO", "ONE"]), b"+OK\r\n");
+    }
+    if filler > 0 {
+        pair.to_a.heal();
+        pair.to_b.heal();
+        let port = pair.to_a.port().to_string();
+        assert_eq!(b.cmd(&["REPLICAOF", "127.0.0.1", &port]), b"+OK\r\n");
+        pair.wait_linked();
+    } else {
+        pair.heal();
+    }
+    pair.converge();
+    done.store(true, Ordering::SeqCst);
+    assert_eq!(
+        watcher.join().unwrap(),
+        Vec::<usize>::new(),
+        "partial views"
+    );
+    assert_eq!(exists_all(&mut b), KEYS);
+    assert_eq!(b.cmd(&["GET", "runs"]), b"$1\r\n1\r\n", "applied once");
+    full_syncs(&mut a, &mut b) - full_before
+}
+
+#[test]
+fn a_transaction_cut_in_the_middle_is_applied_whole_after_a_partial_resync() {
+    let pair = Pair::start(&["--repl-backlog-size", "4mb"]);
+    // About half of the transaction's envelopes reach B.
+    let half = (KEYS * VALUE_BYTES / 2) as u64;
+    assert_eq!(
+        cut_inside_a_transaction(&pair, half, 0),
+        0,
+        "a partial resync"
+    );
+}
+
+#[test]
+fn a_transaction_cut_in_the_middle_is_applied_whole_after_a_full_sync() {
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let half = (KEYS * VALUE_BYTES / 2) as u64;
+    assert!(
+        cut_inside_a_transaction(&pair, half, 200) > 0,
+        "a full sync"
+    );
+}
