@@ -100,6 +100,14 @@ pub fn write_counter(out: &mut impl Sink, state: &[u8]) {
     write_aux(out, COUNTER, state);
 }
 
+/// The element timestamps of the collection written next (active replication;
+/// its bytes are the server's).
+pub const ELEMENTS: &[u8] = b"kvik-elements";
+
+pub fn write_elements(out: &mut impl Sink, state: &[u8]) {
+    write_aux(out, ELEMENTS, state);
+}
+
 /// A removed key's tombstone, in the current database.
 pub fn write_grave(out: &mut impl Sink, key: &[u8], ts: u64) {
     let mut value = format!("{ts}:").into_bytes();

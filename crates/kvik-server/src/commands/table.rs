@@ -556,7 +556,15 @@ pub struct Command {
     pub redact: Option<Redact>,
     /// The arguments that are pub/sub channels, for the ACL.
     pub channels: Channels,
+    /// For a write of set members, hash fields or sorted-set members: where its
+    /// arguments name them, so that active replication merges it element by element
+    /// (see `keyspace/elements.rs`).
+    pub elements: Option<ElementsOf>,
 }
+
+/// Where a command's arguments name the elements of its key's collection (`None`
+/// when these arguments name none).
+pub type ElementsOf = fn(&[&[u8]]) -> Option<crate::keyspace::ElementSpan>;
 
 /// Replaces the secrets among a command's arguments with a placeholder.
 pub type Redact = fn(&mut [&[u8]]);
@@ -582,6 +590,7 @@ impl Command {
             script: None,
             redact: None,
             channels: Channels::None,
+            elements: None,
         }
     }
 
@@ -692,6 +701,11 @@ impl Command {
 
     pub const fn channels(mut self, channels: Channels) -> Self {
         self.channels = channels;
+        self
+    }
+
+    pub const fn elements(mut self, elements: ElementsOf) -> Self {
+        self.elements = Some(elements);
         self
     }
 

@@ -14,6 +14,7 @@
 //! (expire_at, hash) pair is counted in `expires`.
 
 use super::counters::Counter;
+use super::elements::Elements;
 use super::graves::Graves;
 use super::{Entry, EntryBox, EntryData};
 use crate::types::Value;
@@ -41,6 +42,10 @@ pub struct ShardData {
     /// instead of a map's 48, for the nodes (most) that never count.
     #[allow(clippy::box_collection)]
     counters: Option<Box<HashMap<Box<[u8]>, Counter>>>,
+    /// Element timestamps of collections written element by element while this node
+    /// replicates actively (see `elements.rs`); `None` otherwise.
+    #[allow(clippy::box_collection)]
+    elements: Option<Box<HashMap<Box<[u8]>, Elements>>>,
 }
 
 impl ShardData {
@@ -88,10 +93,12 @@ impl ShardData {
             (true, false) => {
                 self.graves = Some(Box::default());
                 self.counters = Some(Box::default());
+                self.elements = Some(Box::default());
             }
             (false, true) => {
                 self.graves = None;
                 self.counters = None;
+                self.elements = None;
             }
             _ => {}
         }
@@ -172,6 +179,97 @@ impl ShardData {
         if let Some(counters) = &mut self.counters {
             counters.remove(key);
         }
+        if let Some(elements) = &mut self.elements {
+            elements.remove(key);
+        }
+    }
+
+    /// Whether any collection here has element timestamps.
+    pub fn marks_any(&self) -> bool {
+        self.elements.as_ref().is_some_and(|all| !all.is_empty())
+    }
+
+    /// The current element timestamps of `key`: `None` when it has none, or when a
+    /// write that was not element by element came after its last element write.
+    pub fn elements(&self, hash: u64, key: &[u8]) -> Option<&Elements> {
+        let ts = self.find(hash, key).map(|e| e.ts)?;
+        self.elements_as_of(key, ts)
+    }
+
+    /// The element timestamps of `key` if its last element write was the key's
+    /// write at `ts`.
+    pub fn elements_as_of(&self, key: &[u8], ts: u64) -> Option<&Elements> {
+        self.elements
+            .as_ref()?
+            .get(key)
+            .filter(|state| state.newest == ts)
+    }
+
+    /// The element timestamps of `key` to mark a write in: the current ones if the
+    /// key's newest timestamp before the write was `before`, else a new state whose
+    /// unmarked elements count as written at `before`. `None` while this node keeps
+    /// none (it does not replicate actively).
+    pub fn elements_to_mark(&mut self, key: &[u8], before: u64) -> Option<&mut Elements> {
+        let all = self.elements.as_mut()?;
+        let state = all
+            .entry(key.into())
+            .or_insert_with(|| Elements::new(before));
+        if state.newest != before {
+            *state = Elements::new(before);
+        }
+        Some(state)
+    }
+
+    /// Merge a peer's collection `theirs` with its element timestamps into ours,
+    /// element by element, when ours has current ones and is of the same type
+    /// (returns false, nothing done, otherwise). A merge that removes every element
+    /// removes the key, leaving its grave.
+    pub fn merge_elements(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        theirs: &Value,
+        their_state: &Elements,
+        limits: &super::elements::MergeLimits,
+    ) -> bool {
+        let Some(ours) = self.elements(hash, key).cloned() else {
+            return false;
+        };
+        let Some(entry) = self.find_mut(hash, key) else {
+            return false;
+        };
+        let Some(merged) =
+            super::elements::merge(&mut entry.value, &ours, theirs, their_state, limits)
+        else {
+            return false;
+        };
+        entry.ts = entry.ts.max(merged.newest);
+        let (ts, emptied) = (entry.ts, super::elements::is_empty(&entry.value));
+        if emptied {
+            if let Some(entry) = self.remove(hash, key) {
+                entry.free(false);
+            }
+            self.bury(key, ts);
+        } else {
+            self.set_elements(key, merged);
+        }
+        true
+    }
+
+    /// Record `state` as the element timestamps of `key` (a merged full sync).
+    pub fn set_elements(&mut self, key: &[u8], state: Elements) {
+        if let Some(all) = &mut self.elements {
+            all.insert(key.into(), state);
+        }
+    }
+
+    /// Bytes the element timestamps of this shard hold.
+    pub fn elements_bytes(&self) -> usize {
+        self.elements
+            .iter()
+            .flat_map(|all| all.iter())
+            .map(|(key, state)| key.len() + state.bytes())
+            .sum()
     }
 
     /// Each counted key's current state, for a snapshot sent to a peer.

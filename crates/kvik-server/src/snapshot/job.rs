@@ -142,11 +142,18 @@ impl Snapshot {
             return out;
         }
         let counters = self.settings.timestamps && shard.counts_any();
+        let elements = self.settings.timestamps && shard.marks_any();
         for entry in shard.iter() {
             if counters {
                 let hash = crate::keyspace::hash_key(entry.key());
                 if let Some(counter) = shard.counter(hash, entry.key()) {
                     file::write_counter(&mut out, counter.encode().as_bytes());
+                }
+            }
+            if elements {
+                let hash = crate::keyspace::hash_key(entry.key());
+                if let Some(state) = shard.elements(hash, entry.key()) {
+                    file::write_elements(&mut out, &state.encode());
                 }
             }
             file::write_key(

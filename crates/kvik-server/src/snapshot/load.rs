@@ -8,6 +8,7 @@ use super::KeyDelay;
 use crate::keyspace::{
     hash_key, AccessClock, Counter, EntryBox, EntryData, Keyspace, Locked, ShardData,
 };
+use crate::keyspace::{Elements, MergeLimits};
 use crate::loading::Loading;
 use crate::persistence::rdb::file::{self, KeyMeta, LoadError, Visitor};
 use crate::persistence::rdb::Limits;
@@ -81,6 +82,10 @@ struct IntoKeyspace<'l, 'a> {
     keep_expired: bool,
     /// The counter's state written before the next key (active replication).
     next_counter: Option<Counter>,
+    /// The element timestamps written before the next key (active replication).
+    next_elements: Option<Elements>,
+    /// What a merge that adds elements to a collection needs.
+    merge_limits: MergeLimits,
     /// Told the `kvik-seen` field (active replication).
     on_seen: Option<OnSeen<'l>>,
     /// Where progress goes, and the loaded bytes at which others were last served.
@@ -110,6 +115,10 @@ impl IntoKeyspace<'_, '_> {
 
 impl Visitor for IntoKeyspace<'_, '_> {
     fn aux(&mut self, name: &[u8], value: &[u8]) {
+        if name == file::ELEMENTS {
+            self.next_elements = Elements::decode(value);
+            return;
+        }
         let value = String::from_utf8_lossy(value);
         match name {
             b"redis-ver" => log_notice!("Loading RDB produced by version {value}"),
@@ -207,7 +216,14 @@ impl Visitor for IntoKeyspace<'_, '_> {
         };
         let entry = EntryBox::new(&key, data, access);
         let (merge, ts, counter) = (self.merge, meta.ts, self.next_counter.take());
+        let (elements, limits) = (self.next_elements.take(), self.merge_limits);
         let Some(replaced) = self.target.with_shard(db, shard, |s| {
+            // A collection both nodes wrote element by element: the elements merge.
+            if let Some(theirs) = elements.as_ref().filter(|_| merge) {
+                if s.merge_elements(hash, &key, &entry.value, theirs, &limits) {
+                    return None;
+                }
+            }
             // A key both nodes counted: the per-node totals merge.
             if let Some(theirs) = counter.as_ref().filter(|_| merge) {
                 if s.merge_counter(hash, &key, theirs) {
@@ -223,6 +239,9 @@ impl Visitor for IntoKeyspace<'_, '_> {
             let replaced = s.insert(hash, entry);
             if let Some(counter) = counter {
                 s.set_counter(&key, counter);
+            }
+            if let Some(state) = elements {
+                s.set_elements(&key, state);
             }
             Some(replaced)
         }) else {
@@ -358,6 +377,12 @@ pub fn read_into(
         merge: how.merge,
         keep_expired: how.keep_expired,
         next_counter: None,
+        next_elements: None,
+        merge_limits: MergeLimits {
+            max_intset: limits.max_intset,
+            hash: limits.hash,
+            zset: limits.zset,
+        },
         on_seen: how.on_seen,
         loading: how.loading.map(|l| (l, l.loaded_bytes())),
         key_delay: KeyDelay::new(how.key_delay_us),

@@ -3,6 +3,7 @@
 
 use super::{change_zset, limits, write_score, zset_mut, NAN_SCORE};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
+use crate::keyspace::ElementSpan;
 use crate::notify::class;
 use crate::types::zset::{Limits, ZSet};
 use crate::types::Value;
@@ -48,13 +49,29 @@ enum Outcome {
     },
 }
 
-pub fn zadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+/// ZADD's options and where its score-member pairs start.
+fn zadd_options(args: &[&[u8]]) -> (AddOptions, usize) {
     let mut options = AddOptions::default();
     let mut first_pair = 2;
     while let Some(flag) = args.get(first_pair).and_then(|arg| options.flag(arg)) {
         *flag = true;
         first_pair += 1;
     }
+    (options, first_pair)
+}
+
+/// Where ZADD names its members (the command table's `elements`): the second of
+/// each pair after its options.
+pub fn zadd_elements(args: &[&[u8]]) -> Option<ElementSpan> {
+    Some(ElementSpan {
+        first: zadd_options(args).1,
+        step: 2,
+        at: 1,
+    })
+}
+
+pub fn zadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (options, first_pair) = zadd_options(args);
     let pairs = &args[first_pair..];
     if pairs.is_empty() || !pairs.len().is_multiple_of(2) {
         return Err(errors::SYNTAX.into());
