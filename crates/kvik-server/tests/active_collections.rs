@@ -238,3 +238,31 @@ fn collections_written_apart_merge_element_by_element_through_a_full_sync() {
     assert_ne!(a.info_field("stats", "sync_full"), full_a, "a full sync");
     assert_ne!(b.info_field("stats", "sync_full"), full_b, "a full sync");
 }
+
+#[test]
+fn element_timestamps_go_once_no_peer_can_send_anything_older() {
+    let pair = Pair::start(&[]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    let members: Vec<String> = (0..100).map(|i| format!("m{i}")).collect();
+    let mut sadd = vec!["SADD", "s"];
+    sadd.extend(members.iter().map(String::as_str));
+    assert_eq!(a.cmd(&sadd), b":100\r\n");
+    a.cmd(&["HSET", "h", "f", "1"]);
+    a.cmd(&["HDEL", "h", "f"]);
+    wait_for("the set to reach B", || {
+        b.cmd(&["SCARD", "s"]) == b":100\r\n"
+    });
+    let held = |conn: &mut RawConn| {
+        (
+            conn.info_field("replication", "active_replica_element_collections"),
+            conn.info_field("replication", "active_replica_element_marks"),
+        )
+    };
+    assert_eq!(held(&mut a), ("1".to_string(), "100".to_string()));
+    assert_eq!(held(&mut b), ("1".to_string(), "100".to_string()));
+    support::wait_for_within(Duration::from_secs(30), "the timestamps to go", || {
+        held(&mut a) == ("0".to_string(), "0".to_string())
+            && held(&mut b) == ("0".to_string(), "0".to_string())
+    });
+    pair.converge();
+}

@@ -263,13 +263,25 @@ impl ShardData {
         }
     }
 
-    /// Bytes the element timestamps of this shard hold.
-    pub fn elements_bytes(&self) -> usize {
-        self.elements
-            .iter()
-            .flat_map(|all| all.iter())
-            .map(|(key, state)| key.len() + state.bytes())
-            .sum()
+    /// Element timestamps kept here: (collections, marked elements).
+    pub fn elements_held(&self) -> (usize, usize) {
+        self.elements.as_ref().map_or((0, 0), |all| {
+            (all.len(), all.values().map(|state| state.marks.len()).sum())
+        })
+    }
+
+    /// Forget element timestamps older than `before` (no peer can send an older
+    /// write any more): a collection not written since goes back to costing
+    /// nothing, the others lose their old tombstones.
+    pub fn collect_elements(&mut self, before: u64) {
+        if let Some(all) = &mut self.elements {
+            all.retain(|_, state| state.newest >= before);
+            for state in all.values_mut() {
+                state
+                    .marks
+                    .retain(|_, mark| mark.alive || mark.ts >= before);
+            }
+        }
     }
 
     /// Each counted key's current state, for a snapshot sent to a peer.

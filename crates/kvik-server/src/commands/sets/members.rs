@@ -2,7 +2,10 @@
 //! SMEMBERS and SMOVE.
 //!
 //! Effects: each propagates as itself when it changed something, and not at all
-//! otherwise (`call` appends the argv when a key was changed).
+//! otherwise (`call` appends the argv when a key was changed); on an active
+//! replica SADD and SREM of an existing set propagate even when they changed
+//! nothing (see `door.rs`: an add of a member already there is still a write its
+//! peers must mark).
 
 use super::{max_intset, read_set, reply_set, write_set};
 use crate::commands::shared::settle_collection;

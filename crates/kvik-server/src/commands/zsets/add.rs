@@ -61,10 +61,12 @@ fn zadd_options(args: &[&[u8]]) -> (AddOptions, usize) {
 }
 
 /// Where ZADD names its members (the command table's `elements`): the second of
-/// each pair after its options.
+/// each pair after its options. ZADD INCR names none: an increment does not merge
+/// as a score written (last writer wins per key instead).
 pub fn zadd_elements(args: &[&[u8]]) -> Option<ElementSpan> {
-    Some(ElementSpan {
-        first: zadd_options(args).1,
+    let (options, first) = zadd_options(args);
+    (!options.incr).then_some(ElementSpan {
+        first,
         step: 2,
         at: 1,
     })
