@@ -459,7 +459,7 @@ pub fn run_locked<'a>(
     // concurrent removal there would win.
     let element_write = marking.is_some()
         && result.is_ok()
-        && cmd.elements.is_some()
+        && cmd.elements.and_then(|of| of(args)).is_some()
         && !cmd.has(table::flags::MERGES_AS_COUNTER)
         && args.get(1).is_some_and(|&key| {
             let db = ctx.keys.db;

@@ -441,7 +441,17 @@ impl<'a> Locked<'a> {
         for effect in group.iter().skip(since) {
             let argv: smallvec::SmallVec<[&[u8]; 8]> =
                 effect.argv.iter().map(Vec::as_slice).collect();
-            let Some((span, key)) = span_of(&argv).zip(argv.get(1)) else {
+            let Some(span) = span_of(&argv) else {
+                // A write of the whole key (RESTORE, DEL, a STORE, EXPIRE ...): the
+                // marks no longer describe what it holds, even where its timestamp
+                // is theirs (a repair met at the same timestamp).
+                for &(db, key, _) in before.iter().filter(|k| k.0 == effect.db) {
+                    let hash = hash_key(key);
+                    self.shard_mut(db, hash).forget_elements(key);
+                }
+                continue;
+            };
+            let Some(key) = argv.get(1) else {
                 continue;
             };
             let Some(&(_, _, was)) = before
@@ -465,11 +475,13 @@ impl<'a> Locked<'a> {
     ) {
         let hash = hash_key(key);
         let shard = self.shard_mut(db, hash);
-        let Some(value) = shard.find(hash, key).map(|e| &e.value) else {
-            return;
-        };
+        // A write that emptied the collection removed it: its elements are gone.
+        let value = shard.find(hash, key).map(|e| &e.value);
         let alive: smallvec::SmallVec<[(&[u8], bool); 8]> = elements
-            .map(|element| (element, super::elements::holds(value, element)))
+            .map(|element| {
+                let held = value.is_some_and(|v| super::elements::holds(v, element));
+                (element, held)
+            })
             .collect();
         let Some(state) = shard.elements_to_mark(key, before) else {
             return;

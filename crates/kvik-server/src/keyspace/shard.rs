@@ -171,16 +171,14 @@ impl ShardData {
     }
 
     /// `key` was removed at `ts`: leave its grave, when graves are kept (and forget
-    /// its counting).
+    /// its counting; its element timestamps go stale unless the removal was an
+    /// element write, which marks them).
     pub fn bury(&mut self, key: &[u8], ts: u64) {
         if let Some(graves) = &mut self.graves {
             graves.bury(key, ts);
         }
         if let Some(counters) = &mut self.counters {
             counters.remove(key);
-        }
-        if let Some(elements) = &mut self.elements {
-            elements.remove(key);
         }
     }
 
@@ -190,10 +188,11 @@ impl ShardData {
     }
 
     /// The current element timestamps of `key`: `None` when it has none, or when a
-    /// write that was not element by element came after its last element write.
+    /// write that was not element by element came after its last element write. A
+    /// collection emptied by an element write keeps them, under its grave: the
+    /// removal of its last elements says nothing of the others a peer added meanwhile.
     pub fn elements(&self, hash: u64, key: &[u8]) -> Option<&Elements> {
-        let ts = self.find(hash, key).map(|e| e.ts)?;
-        self.elements_as_of(key, ts)
+        self.elements_as_of(key, self.newest_ts(hash, key))
     }
 
     /// The element timestamps of `key` if its last element write was the key's
@@ -254,6 +253,13 @@ impl ShardData {
             self.set_elements(key, merged);
         }
         true
+    }
+
+    /// Drop the element timestamps of `key` (a write replaced what it holds).
+    pub fn forget_elements(&mut self, key: &[u8]) {
+        if let Some(all) = &mut self.elements {
+            all.remove(key);
+        }
     }
 
     /// Record `state` as the element timestamps of `key` (a merged full sync).

@@ -7,6 +7,7 @@ use crate::keyspace::ElementSpan;
 use crate::notify::class;
 use crate::types::zset::{Limits, ZSet};
 use crate::types::Value;
+use crate::util::numbers::write_f64;
 
 /// ZADD's options.
 #[derive(Default, Clone, Copy)]
@@ -61,11 +62,13 @@ fn zadd_options(args: &[&[u8]]) -> (AddOptions, usize) {
 }
 
 /// Where ZADD names its members (the command table's `elements`): the second of
-/// each pair after its options. ZADD INCR names none: an increment does not merge
-/// as a score written (last writer wins per key instead).
+/// each pair after its options. With INCR, NX, XX, GT or LT it names none: what
+/// such a write does depends on the member's score where it runs, which a peer's
+/// may not share, so it merges by last writer of the key instead.
 pub fn zadd_elements(args: &[&[u8]]) -> Option<ElementSpan> {
-    let (options, first) = zadd_options(args);
-    (!options.incr).then_some(ElementSpan {
+    let (o, first) = zadd_options(args);
+    let conditional = o.incr || o.nx || o.xx || o.gt || o.lt;
+    (!conditional).then_some(ElementSpan {
         first,
         step: 2,
         at: 1,
@@ -86,7 +89,42 @@ pub fn zadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let limits = limits(ctx.server);
     // XX on a missing key has nothing to do.
     let outcomes = add_to(ctx, args[1], options, limits, &scored)?.unwrap_or_default();
+    let conditional = options.nx || options.xx || options.gt || options.lt;
+    if conditional && !options.incr && ctx.server.keyspace.keeps_graves() {
+        propagate_scores_set(ctx, args[1], &scored, &outcomes);
+    }
     reply_to_zadd(ctx, options, &outcomes)
+}
+
+/// An active replica sends what a conditional ZADD (NX, XX, GT, LT) did, as a plain
+/// ZADD of the scores it set: a peer whose members differ merges those member by
+/// member instead of deciding the conditions on its own.
+fn propagate_scores_set(ctx: &mut Ctx, key: &[u8], scored: &[(f64, &[u8])], outcomes: &[Outcome]) {
+    let set: Vec<(Vec<u8>, &[u8])> = scored
+        .iter()
+        .zip(outcomes)
+        .filter_map(|(&(_, member), outcome)| match *outcome {
+            Outcome::Added(score)
+            | Outcome::Scored {
+                score,
+                changed: true,
+            } => {
+                let mut text = Vec::new();
+                write_f64(&mut text, score);
+                Some((text, member))
+            }
+            _ => None,
+        })
+        .collect();
+    if set.is_empty() {
+        return;
+    }
+    let mut argv: Vec<&[u8]> = vec![b"ZADD", key];
+    for (score, member) in &set {
+        argv.push(score);
+        argv.push(member);
+    }
+    ctx.propagate(&argv);
 }
 
 /// The option combinations Redis refuses, with its texts.
