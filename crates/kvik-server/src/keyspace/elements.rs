@@ -13,14 +13,16 @@
 //! states element by element the same way.
 //!
 //! Marks are kept per shard, only while the node replicates actively, and only for
-//! collections written while it does (a plain node pays one `None` per shard). A
-//! state is current only while its newest timestamp is the key's: a write that is
-//! not element by element (a STORE, RESTORE, EXPIRE) makes it stale, and the key
-//! falls back to last writer wins per key until an element write starts a new one.
+//! collections written while it does (a plain node pays one `None` per shard), and
+//! forgotten once no peer can send an older write. A state is current only while
+//! its newest timestamp is the key's (a collection emptied by an element write
+//! keeps it under its grave); a write that is not element by element (a STORE,
+//! RESTORE, EXPIRE) drops it, and the key falls back to last writer wins per key
+//! until an element write starts a new one.
 //!
-//! Owns the marks, their merge and their text form. Must not decide when a write is
-//! replayed: the command door asks through [`super::Locked::element_ts`] and
-//! records through [`super::Locked::mark_elements`].
+//! Owns the marks, their merge and their byte form. Must not decide when a write is
+//! replayed: the command door asks through [`super::Locked::current_elements`] and
+//! records through [`super::Locked::mark_elements_since`].
 
 use crate::types::Value;
 use std::collections::HashMap;
