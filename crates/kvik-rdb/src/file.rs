@@ -108,6 +108,14 @@ pub fn write_ttl_since(out: &mut impl Sink, since: u64) {
     write_aux(out, TTL_SINCE, since.to_string().as_bytes());
 }
 
+/// The element timestamps of the collection written next (active replication;
+/// its bytes are the server's).
+pub const ELEMENTS: &[u8] = b"kvik-elements";
+
+pub fn write_elements(out: &mut impl Sink, state: &[u8]) {
+    write_aux(out, ELEMENTS, state);
+}
+
 /// A removed key's tombstone, in the current database.
 pub fn write_grave(out: &mut impl Sink, key: &[u8], ts: u64) {
     let mut value = format!("{ts}:").into_bytes();

@@ -16,6 +16,7 @@ use crate::latency::Event;
 use crate::server::Server;
 use crate::stats::ThreadStats;
 use kvik_resp::ReplyWriter;
+use smallvec::SmallVec;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -381,12 +382,22 @@ pub fn run_locked<'a>(
     locked: &mut Locked<'a>,
 ) -> Ran {
     let cmd: &'static Command = registry().get(id);
+    let elements_kept: SmallVec<[&[u8]; 8]>;
+    let mut args = args;
     // Only the client applying a master's stream replays peers' writes: others
     // never look at the clock's thread-local here.
     if let Some(ts) = client.is_master.then(crate::hlc::imposed_now).flatten() {
-        if replay_is_stale(cmd, args, ts, locked) {
-            repair_newer_keys(cmd, args, ts, locked);
-            return Ran::dropped();
+        match newer_elements_left_out(cmd, args, ts, locked) {
+            Some(kept) if kept.is_empty() => return Ran::dropped(),
+            Some(kept) => {
+                elements_kept = kept;
+                args = &elements_kept;
+            }
+            None if replay_is_stale(cmd, args, ts, locked) => {
+                repair_newer_keys(cmd, args, ts, locked);
+                return Ran::dropped();
+            }
+            None => {}
         }
         if replay_was_counted(cmd, args, ts, locked) {
             return Ran::dropped();
@@ -400,6 +411,9 @@ pub fn run_locked<'a>(
     if own_group {
         locked.begin_effect_group();
     }
+    // Active replication marks the elements its writes name, for peers to merge by.
+    let marking = (server.keyspace.keeps_graves() && cmd.has(table::flags::WRITE))
+        .then(|| keys_before(cmd, args, locked));
     let started = Instant::now();
     let mut ctx = Ctx {
         server,
@@ -427,9 +441,24 @@ pub fn run_locked<'a>(
         remember_reads(server, ctx.client, cmd, args);
     }
     let changes = ctx.keys.dirty() - dirty_before + ctx.extra_dirty;
-    if changes > 0 && !ctx.propagated {
+    // Under active replication an element write that changed nothing (SADD of a
+    // member already there) still travels: it is an add the peers must mark, or a
+    // concurrent removal there would win.
+    let element_write = marking.is_some()
+        && result.is_ok()
+        && cmd.elements.and_then(|of| of(args)).is_some()
+        && !cmd.has(table::flags::MERGES_AS_COUNTER)
+        && args.get(1).is_some_and(|&key| {
+            let db = ctx.keys.db;
+            ctx.keys.get_in(db, key).is_some()
+        });
+    if (changes > 0 || element_write) && !ctx.propagated {
         let db = ctx.keys.db;
         ctx.keys.propagate(db, args);
+    }
+    if let Some((since, before)) = &marking {
+        ctx.keys
+            .mark_elements_since(*since, before, elements_of_effect);
     }
     if own_group {
         ctx.keys.finish_effect_group();
@@ -473,6 +502,75 @@ fn replay_is_stale(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) 
             .any(|&i| locked.ttl_change_is_stale(db, args[i], ts));
     }
     positions.iter().any(|&i| locked.is_stale(db, args[i], ts))
+}
+
+/// Active replication: a peer's write stamped `ts` of elements of a collection
+/// that merges element by element (its key's element timestamps are current here):
+/// the arguments without the elements written here since, which keep what they
+/// hold (empty: nothing is left to apply). A counter's increment of a field is
+/// left out only where the field was removed since. `None` when the write does not
+/// merge by element here (it is judged per key), or when an element it names has
+/// no timestamp of its own and the collection's is newer (only the key's
+/// timestamp says, so the key decides, repair included).
+fn newer_elements_left_out<'a>(
+    cmd: &Command,
+    args: &[&'a [u8]],
+    ts: u64,
+    locked: &mut Locked,
+) -> Option<SmallVec<[&'a [u8]; 8]>> {
+    let span = cmd.elements.and_then(|of| of(args))?;
+    let key = *args.get(1)?;
+    let state = locked.current_elements(locked.db, key)?;
+    let counter = cmd.has(table::flags::MERGES_AS_COUNTER);
+    let mut kept: SmallVec<[&[u8]; 8]> = args.iter().take(span.first).copied().collect();
+    let head = kept.len();
+    for item in args.get(span.first..)?.chunks_exact(span.step) {
+        let element = item[span.at];
+        let element_ts = state.ts_of(element);
+        if !counter && element_ts > ts && !state.marks.contains_key(element) {
+            return None;
+        }
+        let applies = match counter {
+            true => !state.removed_since(element, ts),
+            false => element_ts <= ts,
+        };
+        if applies {
+            kept.extend_from_slice(item);
+        }
+    }
+    if kept.len() == head {
+        kept.clear();
+    }
+    Some(kept)
+}
+
+/// Each key a write names, with its database and newest timestamp before it ran.
+type KeysBefore<'a> = SmallVec<[(usize, &'a [u8], u64); 2]>;
+
+/// Before a write runs on an active-replication node: where the effects of the
+/// open group end, and the newest timestamp of each key the command names (the
+/// element timestamps of those keys are marked after it, see
+/// [`Locked::mark_elements_since`]).
+fn keys_before<'a>(
+    cmd: &Command,
+    args: &[&'a [u8]],
+    locked: &mut Locked,
+) -> (usize, KeysBefore<'a>) {
+    let db = locked.db;
+    let before = cmd
+        .key_positions(args)
+        .iter()
+        .flatten()
+        .map(|&at| (db, args[at], locked.newest_ts(db, args[at])))
+        .collect();
+    (locked.group_len(), before)
+}
+
+/// Where an effect names the elements of its collection (the command table's
+/// `elements` of the effect's command).
+fn elements_of_effect(argv: &[&[u8]]) -> Option<crate::keyspace::ElementSpan> {
+    let id = registry().lookup(argv.first()?)?;
+    registry().get(id).elements.and_then(|of| of(argv))
 }
 
 /// Active replication: is a peer's increment stamped `ts` one this node counted

@@ -767,6 +767,10 @@ fn replication_section(server: &Server, r: &mut Report) {
         let (graves, bytes) = server.keyspace.graves_held();
         r.field("active_replica_tombstones", graves);
         r.field("active_replica_tombstones_bytes", bytes);
+        // Element timestamps of sets, hashes and sorted sets written while active.
+        let (collections, marks) = server.keyspace.elements_held();
+        r.field("active_replica_element_collections", collections);
+        r.field("active_replica_element_marks", marks);
     }
     let replicas = repl.replicas.all();
     r.field("connected_slaves", replicas.len());

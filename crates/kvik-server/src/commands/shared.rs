@@ -3,7 +3,9 @@
 //! ranges of LRANGE/LTRIM and ZRANGE/ZREMRANGEBYRANK, the end of a change to a
 //! collection (an emptied one is deleted), the error for an unknown
 //! subcommand of a container (CLIENT, DEBUG, PUBSUB, SLOWLOG, XGROUP, XINFO ...) and
-//! the layout of the containers' HELP replies.
+//! the layout of the containers' HELP replies, and where the writes of set
+//! members, hash fields and sorted-set members name their elements (active
+//! replication merges them element by element).
 //!
 //! Plain argument parsing (integers, floats, option names) is [`super::args`]; a
 //! helper used by one family stays in that family.
@@ -153,6 +155,36 @@ pub fn help_reply(out: &mut ReplyWriter, container: &str, lines: &[&str]) {
     }
     out.simple("HELP");
     out.simple("    Prints this help.");
+}
+
+/// Where a write names the elements of its collection, for active replication's
+/// merge (the command table's `elements`): one element per argument after the key
+/// (SADD, SREM, HDEL, ZREM).
+pub fn one_element_per_arg(_: &[&[u8]]) -> Option<crate::keyspace::ElementSpan> {
+    Some(crate::keyspace::ElementSpan {
+        first: 2,
+        step: 1,
+        at: 0,
+    })
+}
+
+/// Pairs after the key, the element first: HSET's and HMSET's field and value,
+/// HINCRBY's field and increment.
+pub fn element_then_value(_: &[&[u8]]) -> Option<crate::keyspace::ElementSpan> {
+    Some(crate::keyspace::ElementSpan {
+        first: 2,
+        step: 2,
+        at: 0,
+    })
+}
+
+/// Pairs after the key, the element second: ZINCRBY's increment and member.
+pub fn value_then_element(_: &[&[u8]]) -> Option<crate::keyspace::ElementSpan> {
+    Some(crate::keyspace::ElementSpan {
+        first: 2,
+        step: 2,
+        at: 1,
+    })
 }
 
 #[cfg(test)]

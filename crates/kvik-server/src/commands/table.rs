@@ -571,7 +571,15 @@ pub struct Command {
     /// (HINCRBY's field, ZINCRBY's member): the argument naming the element, whose
     /// own count a replayed increment is checked against.
     pub counted_member: Option<usize>,
+    /// For a write of set members, hash fields or sorted-set members: where its
+    /// arguments name them, so that active replication merges it element by element
+    /// (see `keyspace/elements.rs`).
+    pub elements: Option<ElementsOf>,
 }
+
+/// Where a command's arguments name the elements of its key's collection (`None`
+/// when these arguments name none).
+pub type ElementsOf = fn(&[&[u8]]) -> Option<crate::keyspace::ElementSpan>;
 
 /// Replaces the secrets among a command's arguments with a placeholder.
 pub type Redact = fn(&mut [&[u8]]);
@@ -599,6 +607,7 @@ impl Command {
             redact: None,
             channels: Channels::None,
             counted_member: None,
+            elements: None,
         }
     }
 
@@ -721,6 +730,11 @@ impl Command {
     /// [`Command::counted_member`]).
     pub const fn counts_member(mut self, at: usize) -> Self {
         self.counted_member = Some(at);
+        self
+    }
+
+    pub const fn elements(mut self, elements: ElementsOf) -> Self {
+        self.elements = Some(elements);
         self
     }
 

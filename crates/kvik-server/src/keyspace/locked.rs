@@ -439,6 +439,99 @@ impl<'a> Locked<'a> {
         reset > ts
     }
 
+    /// The newest timestamp `key` of `db` has seen: its last write, or its removal.
+    pub fn newest_ts(&mut self, db: usize, key: &[u8]) -> u64 {
+        let hash = hash_key(key);
+        self.shard_mut(db, hash).newest_ts(hash, key)
+    }
+
+    /// The current element timestamps of collection `key` (active replication), if
+    /// its last write was element by element.
+    pub fn current_elements(&mut self, db: usize, key: &[u8]) -> Option<&super::Elements> {
+        let hash = hash_key(key);
+        self.shard_mut(db, hash).elements(hash, key)
+    }
+
+    /// How many effects the open group holds (where the next command's start).
+    pub fn group_len(&self) -> usize {
+        self.group.as_ref().map_or(0, Vec::len)
+    }
+
+    /// Active replication: mark the elements named by the effects of the open group
+    /// from the `since`th on with each effect's timestamp, alive or removed as the
+    /// collection now holds them. `span_of` says where an effect names elements
+    /// (`None`: it does not); `before` gives the newest timestamp each key the
+    /// command wrote had before it ran (keys it does not give are not marked: their
+    /// state goes stale, and they merge per key).
+    pub fn mark_elements_since(
+        &mut self,
+        since: usize,
+        before: &[(usize, &[u8], u64)],
+        span_of: impl Fn(&[&[u8]]) -> Option<super::ElementSpan>,
+    ) {
+        let Some(group) = self.group.take() else {
+            return;
+        };
+        for effect in group.iter().skip(since) {
+            let argv: smallvec::SmallVec<[&[u8]; 8]> =
+                effect.argv.iter().map(Vec::as_slice).collect();
+            let Some(span) = span_of(&argv) else {
+                // A write of the whole key (RESTORE, DEL, a STORE, EXPIRE ...): the
+                // marks no longer describe what it holds, even where its timestamp
+                // is theirs (a repair met at the same timestamp).
+                for &(db, key, _) in before.iter().filter(|k| k.0 == effect.db) {
+                    let hash = hash_key(key);
+                    self.shard_mut(db, hash).forget_elements(key);
+                }
+                continue;
+            };
+            let Some(key) = argv.get(1) else {
+                continue;
+            };
+            let Some(&(_, _, was)) = before
+                .iter()
+                .find(|(db, k, _)| *db == effect.db && k == key)
+            else {
+                continue;
+            };
+            self.mark_elements(effect.db, key, was, effect.ts, span.elements(&argv));
+        }
+        self.group = Some(group);
+    }
+
+    fn mark_elements<'e>(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        before: u64,
+        ts: u64,
+        elements: impl Iterator<Item = &'e [u8]>,
+    ) {
+        let hash = hash_key(key);
+        let shard = self.shard_mut(db, hash);
+        // A write that emptied the collection removed it: its elements are gone.
+        let value = shard.find(hash, key).map(|e| &e.value);
+        let alive: smallvec::SmallVec<[(&[u8], bool); 8]> = elements
+            .map(|element| {
+                let held = value.is_some_and(|v| super::elements::holds(v, element));
+                (element, held)
+            })
+            .collect();
+        let Some(state) = shard.elements_to_mark(key, before) else {
+            return;
+        };
+        for (element, alive) in alive {
+            state.mark(element, ts, alive);
+        }
+        // An add of a member already there changed nothing, yet it is a write of
+        // the element (it must beat an older concurrent removal): the key is
+        // stamped with it, and the state stays current.
+        let newest = state.newest;
+        if let Some(ts) = shard.find(hash, key).map(|entry| entry.ts.max(newest)) {
+            shard.restamp(hash, key, ts);
+        }
+    }
+
     /// Has `key` of `db` been removed at `ts` or later (it may live again since)?
     pub fn buried_since(&mut self, db: usize, key: &[u8], ts: u64) -> bool {
         let hash = hash_key(key);

@@ -16,6 +16,7 @@ mod capture;
 mod counters;
 mod crons;
 mod digest;
+mod elements;
 mod entry;
 mod eviction;
 mod expire;
@@ -32,6 +33,7 @@ pub use counters::{
     decode_aux as decode_counter_aux, encode_member as encode_member_counter, Counter, Num,
 };
 pub use crons::CronIndex;
+pub use elements::{ElementSpan, Elements, MergeLimits};
 pub use entry::{Entry, EntryBox, EntryData};
 pub use eviction::{Evictor, Policy};
 pub use expire::{active_expire_cycle, ExpireCursor};
@@ -170,15 +172,31 @@ impl Keyspace {
         forgotten
     }
 
+    /// Element timestamps kept (active replication): collections that have them,
+    /// and marked elements (tombstones included).
+    pub fn elements_held(&self) -> (usize, usize) {
+        let mut held = (0, 0);
+        for db in self.dbs.iter() {
+            for shard in db.shards.iter() {
+                let (collections, marks) = shard.lock().elements_held();
+                held.0 += collections;
+                held.1 += marks;
+            }
+        }
+        held
+    }
+
     /// Drop the tombstones older than `before` (no peer can send anything older any
-    /// more). Returns how many went.
+    /// more), element timestamps included. Returns how many key tombstones went.
     pub fn collect_graves(&self, before: u64) -> usize {
         let mut collected = 0;
         for db in self.dbs.iter() {
             for shard in db.shards.iter() {
-                if let Some(graves) = shard.lock().graves_mut() {
+                let mut shard = shard.lock();
+                if let Some(graves) = shard.graves_mut() {
                     collected += graves.collect(before);
                 }
+                shard.collect_elements(before);
             }
         }
         collected

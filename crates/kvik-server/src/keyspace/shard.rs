@@ -14,6 +14,7 @@
 //! (expire_at, hash) pair is counted in `expires`.
 
 use super::counters::{self, Counted, Counter};
+use super::elements::Elements;
 use super::graves::Graves;
 use super::ttl::{self, KeyTtl, TtlMarks};
 use super::{Entry, EntryBox, EntryData};
@@ -50,6 +51,10 @@ pub struct ShardData {
     /// timestamp goes through a method here that keeps it (see
     /// [`ShardData::restamp`]).
     pub(super) digest: Option<u64>,
+    /// Element timestamps of collections written element by element while this node
+    /// replicates actively (see `elements.rs`); `None` otherwise.
+    #[allow(clippy::box_collection)]
+    elements: Option<Box<HashMap<Box<[u8]>, Elements>>>,
 }
 
 /// Add or take out (XOR) an entry's part of a shard's digest, if it keeps one.
@@ -109,12 +114,14 @@ impl ShardData {
                     .iter()
                     .fold(0, |sum, e| sum ^ super::digest::part(e.key(), e.ts));
                 self.digest = Some(sum);
+                self.elements = Some(Box::default());
             }
             (false, true) => {
                 self.graves = None;
                 self.counters = None;
                 self.ttl_marks = None;
                 self.digest = None;
+                self.elements = None;
             }
             _ => {}
         }
@@ -237,7 +244,8 @@ impl ShardData {
     }
 
     /// `key` was removed at `ts`: leave its grave, when graves are kept (and forget
-    /// its counting).
+    /// its counting; its element timestamps go stale unless the removal was an
+    /// element write, which marks them).
     pub fn bury(&mut self, key: &[u8], ts: u64) {
         if let Some(graves) = &mut self.graves {
             graves.bury(key, ts);
@@ -292,6 +300,117 @@ impl ShardData {
         self.restamp(hash, key, ts);
         self.note_ttl_change(key, since, ts);
         true
+    }
+
+    /// Whether any collection here has element timestamps.
+    pub fn marks_any(&self) -> bool {
+        self.elements.as_ref().is_some_and(|all| !all.is_empty())
+    }
+
+    /// The current element timestamps of `key`: `None` when it has none, or when a
+    /// write that was not element by element came after its last element write. A
+    /// collection emptied by an element write keeps them, under its grave: the
+    /// removal of its last elements says nothing of the others a peer added meanwhile.
+    pub fn elements(&self, hash: u64, key: &[u8]) -> Option<&Elements> {
+        self.elements_as_of(key, self.newest_ts(hash, key))
+    }
+
+    /// The element timestamps of `key` if its last element write was the key's
+    /// write at `ts`.
+    pub fn elements_as_of(&self, key: &[u8], ts: u64) -> Option<&Elements> {
+        self.elements
+            .as_ref()?
+            .get(key)
+            .filter(|state| state.newest == ts)
+    }
+
+    /// The element timestamps of `key` to mark a write in: the current ones if the
+    /// key's newest timestamp before the write was `before`, else a new state whose
+    /// unmarked elements count as written at `before`. `None` while this node keeps
+    /// none (it does not replicate actively).
+    pub fn elements_to_mark(&mut self, key: &[u8], before: u64) -> Option<&mut Elements> {
+        let all = self.elements.as_mut()?;
+        let state = all
+            .entry(key.into())
+            .or_insert_with(|| Elements::new(before));
+        if state.newest != before {
+            *state = Elements::new(before);
+        }
+        Some(state)
+    }
+
+    /// Merge a peer's collection `theirs` with its element timestamps into ours,
+    /// element by element, when ours has current ones and is of the same type
+    /// (returns false, nothing done, otherwise). A merge that removes every element
+    /// removes the key, leaving its grave.
+    pub fn merge_elements(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        theirs: &Value,
+        their_state: &Elements,
+        limits: &super::elements::MergeLimits,
+    ) -> bool {
+        let Some(ours) = self.elements(hash, key).cloned() else {
+            return false;
+        };
+        let Some(entry) = self.find_mut(hash, key) else {
+            return false;
+        };
+        let Some(merged) =
+            super::elements::merge(&mut entry.value, &ours, theirs, their_state, limits)
+        else {
+            return false;
+        };
+        let (ts, emptied) = (
+            entry.ts.max(merged.newest),
+            super::elements::is_empty(&entry.value),
+        );
+        self.restamp(hash, key, ts);
+        if emptied {
+            if let Some(entry) = self.remove(hash, key) {
+                entry.free(false);
+            }
+            self.bury(key, ts);
+        } else {
+            self.set_elements(key, merged);
+        }
+        true
+    }
+
+    /// Drop the element timestamps of `key` (a write replaced what it holds).
+    pub fn forget_elements(&mut self, key: &[u8]) {
+        if let Some(all) = &mut self.elements {
+            all.remove(key);
+        }
+    }
+
+    /// Record `state` as the element timestamps of `key` (a merged full sync).
+    pub fn set_elements(&mut self, key: &[u8], state: Elements) {
+        if let Some(all) = &mut self.elements {
+            all.insert(key.into(), state);
+        }
+    }
+
+    /// Element timestamps kept here: (collections, marked elements).
+    pub fn elements_held(&self) -> (usize, usize) {
+        self.elements.as_ref().map_or((0, 0), |all| {
+            (all.len(), all.values().map(|state| state.marks.len()).sum())
+        })
+    }
+
+    /// Forget element timestamps older than `before` (no peer can send an older
+    /// write any more): a collection not written since goes back to costing
+    /// nothing, the others lose their old tombstones.
+    pub fn collect_elements(&mut self, before: u64) {
+        if let Some(all) = &mut self.elements {
+            all.retain(|_, state| state.newest >= before);
+            for state in all.values_mut() {
+                state
+                    .marks
+                    .retain(|_, mark| mark.alive || mark.ts >= before);
+            }
+        }
     }
 
     /// Insert or replace; returns the entry that was replaced.

@@ -142,6 +142,7 @@ impl Snapshot {
             return out;
         }
         let counters = self.settings.timestamps && shard.counts_any();
+        let elements = self.settings.timestamps && shard.marks_any();
         for entry in shard.iter() {
             if counters {
                 let hash = crate::keyspace::hash_key(entry.key());
@@ -158,6 +159,12 @@ impl Snapshot {
                 .filter(|_| self.settings.timestamps)
             {
                 file::write_ttl_since(&mut out, since);
+            }
+            if elements {
+                let hash = crate::keyspace::hash_key(entry.key());
+                if let Some(state) = shard.elements(hash, entry.key()) {
+                    file::write_elements(&mut out, &state.encode());
+                }
             }
             file::write_key(
                 &mut out,

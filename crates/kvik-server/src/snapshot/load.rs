@@ -8,6 +8,7 @@ use super::KeyDelay;
 use crate::keyspace::{
     hash_key, AccessClock, Counter, EntryBox, EntryData, KeyTtl, Keyspace, Locked, ShardData,
 };
+use crate::keyspace::{Elements, MergeLimits};
 use crate::loading::Loading;
 use crate::persistence::rdb::file::{self, KeyMeta, LoadError, Visitor};
 use crate::persistence::rdb::Limits;
@@ -79,11 +80,10 @@ struct IntoKeyspace<'l, 'a> {
     merge: bool,
     /// Keys whose deadline passed are kept: a replica's master deletes them.
     keep_expired: bool,
-    /// The counted states written before the next key (active replication): the
-    /// whole key's (`None`) or its elements'.
-    next_counters: Vec<(Option<Vec<u8>>, Counter)>,
-    /// The value write the next key's TTL was changed since (active replication).
-    next_ttl_since: Option<u64>,
+    /// What the file wrote before the next key about it (active replication).
+    next: Beside,
+    /// What a merge that adds elements to a collection needs.
+    merge_limits: MergeLimits,
     /// Told the `kvik-seen` field (active replication).
     on_seen: Option<OnSeen<'l>>,
     /// Where progress goes, and the loaded bytes at which others were last served.
@@ -111,29 +111,53 @@ impl IntoKeyspace<'_, '_> {
     }
 }
 
-/// Put a file's key into `s`, with the counted states the file wrote before it.
-/// Loading a file, the key goes in. Merging a peer's (`merge`), a whole key both
-/// nodes counted merges its per-node totals, a key both hold with the same value
-/// write merges its TTL registers (`their_ttl`); otherwise the key goes in only where it
-/// is the newest write (last writer wins, tombstones included), and then each
-/// element both nodes counted merges its totals into whichever value was kept.
-/// `None` when the key was not put in; else the entry it replaced.
+/// What an active replica's snapshot writes before a key about it: its counted
+/// states (the whole key's, `None`, or its elements'), the value write its TTL was
+/// changed since, and its element timestamps.
+#[derive(Default)]
+struct Beside {
+    counters: Vec<(Option<Vec<u8>>, Counter)>,
+    ttl_since: Option<u64>,
+    elements: Option<Elements>,
+}
+
+/// Put a file's key into `s`, with what the file wrote before it. Loading a file,
+/// the key goes in. Merging a peer's (`merge`): a collection both nodes wrote
+/// element by element merges its elements, a whole key both counted merges its
+/// per-node totals, a key both hold with the same value write merges its TTL
+/// registers; otherwise the key goes in only where it is the newest write (last
+/// writer wins, tombstones included), and then each element both nodes counted
+/// merges its totals into whichever value was kept. `None` when the key was not put
+/// in; else the entry it replaced.
 fn merge_key(
     s: &mut ShardData,
     hash: u64,
     entry: EntryBox,
     ts: Option<u64>,
     merge: bool,
-    counters: Vec<(Option<Vec<u8>>, Counter)>,
-    their_ttl: Option<KeyTtl>,
+    beside: Beside,
+    limits: &MergeLimits,
 ) -> Option<Option<EntryBox>> {
     let key = entry.key().to_vec();
+    let Beside {
+        counters,
+        ttl_since,
+        elements,
+    } = beside;
     if !merge {
         let replaced = s.insert(hash, entry);
         for (member, counter) in counters {
             s.set_counter(&key, member.as_deref(), counter);
         }
+        if let Some(state) = elements {
+            s.set_elements(&key, state);
+        }
         return Some(replaced);
+    }
+    if let Some(theirs) = &elements {
+        if s.merge_elements(hash, &key, &entry.value, theirs, limits) {
+            return None;
+        }
     }
     let (whole, members): (Vec<_>, Vec<_>) = counters.into_iter().partition(|c| c.0.is_none());
     if let Some((_, theirs)) = whole.first() {
@@ -143,6 +167,11 @@ fn merge_key(
     }
     // The same value on both sides, its TTL changed on one or both: the TTL
     // registers merge.
+    let their_ttl = ts.map(|ts| KeyTtl {
+        ts,
+        since: ttl_since,
+        expire_at: entry.expire_at,
+    });
     if let Some(theirs) = their_ttl {
         if s.merge_ttl(hash, &key, theirs) {
             return None;
@@ -155,8 +184,13 @@ fn merge_key(
         .map(|(m, _)| s.counter_of(hash, &key, m.as_deref()).cloned())
         .collect();
     let replaced = (!older).then(|| s.insert(hash, entry));
-    if let (false, Some((_, theirs))) = (older, whole.into_iter().next()) {
-        s.set_counter(&key, None, theirs);
+    if !older {
+        if let Some((_, theirs)) = whole.into_iter().next() {
+            s.set_counter(&key, None, theirs);
+        }
+        if let Some(state) = elements {
+            s.set_elements(&key, state);
+        }
     }
     for ((member, theirs), ours) in members.into_iter().zip(ours) {
         let member = member.as_deref();
@@ -174,6 +208,10 @@ fn merge_key(
 
 impl Visitor for IntoKeyspace<'_, '_> {
     fn aux(&mut self, name: &[u8], value: &[u8]) {
+        if name == file::ELEMENTS {
+            self.next.elements = Elements::decode(value);
+            return;
+        }
         let value = String::from_utf8_lossy(value);
         match name {
             b"redis-ver" => log_notice!("Loading RDB produced by version {value}"),
@@ -193,11 +231,12 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 }
             }
             name if name == file::COUNTER => {
-                self.next_counters
+                self.next
+                    .counters
                     .extend(crate::keyspace::decode_counter_aux(value.as_bytes()));
             }
             name if name == file::TTL_SINCE => {
-                self.next_ttl_since = value.parse().ok();
+                self.next.ttl_since = value.parse().ok();
             }
             name if name == file::SEEN.as_bytes() => {
                 if let Some(on_seen) = self.on_seen {
@@ -251,10 +290,7 @@ impl Visitor for IntoKeyspace<'_, '_> {
         self.key_delay.after_keys(1);
         self.serve_others()?;
         // What was written before this key belongs to it, kept or not.
-        let (counters, ttl_since) = (
-            std::mem::take(&mut self.next_counters),
-            self.next_ttl_since.take(),
-        );
+        let beside = std::mem::take(&mut self.next);
         if meta.expire_at != 0 && meta.expire_at < self.now_ms && !self.keep_expired {
             self.loaded.expired += 1;
             return Ok(());
@@ -279,14 +315,9 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 .unwrap_or_else(|| crate::hlc::next_after(0, self.now_ms)),
         };
         let entry = EntryBox::new(&key, data, access);
-        let (merge, ts) = (self.merge, meta.ts);
-        let their_ttl = ts.map(|ts| KeyTtl {
-            ts,
-            since: ttl_since,
-            expire_at: meta.expire_at,
-        });
+        let (merge, ts, limits) = (self.merge, meta.ts, self.merge_limits);
         let Some(replaced) = self.target.with_shard(db, shard, |s| {
-            merge_key(s, hash, entry, ts, merge, counters, their_ttl)
+            merge_key(s, hash, entry, ts, merge, beside, &limits)
         }) else {
             return Ok(());
         };
@@ -419,8 +450,12 @@ pub fn read_into(
         loaded: Loaded::default(),
         merge: how.merge,
         keep_expired: how.keep_expired,
-        next_counters: Vec::new(),
-        next_ttl_since: None,
+        next: Beside::default(),
+        merge_limits: MergeLimits {
+            max_intset: limits.max_intset,
+            hash: limits.hash,
+            zset: limits.zset,
+        },
         on_seen: how.on_seen,
         loading: how.loading.map(|l| (l, l.loaded_bytes())),
         key_delay: KeyDelay::new(how.key_delay_us),

@@ -24,6 +24,7 @@ mod read;
 pub(crate) mod scan;
 mod write;
 
+use super::shared;
 use super::shared::settle_collection;
 use super::table::{acl, flags, key_flags, Command};
 use super::{errors, CmdError, Ctx};
@@ -72,7 +73,8 @@ pub const COMMANDS: &[Command] = &[
     )
     .flags(WRITES)
     .acl(WRITE_FAST)
-    .key_flags(key_flags::RW | key_flags::UPDATE),
+    .key_flags(key_flags::RW | key_flags::UPDATE)
+    .elements(shared::element_then_value),
     hash_command(
         "hsetnx",
         4,
@@ -94,7 +96,8 @@ pub const COMMANDS: &[Command] = &[
     )
     .flags(WRITES)
     .acl(WRITE_FAST)
-    .key_flags(key_flags::RW | key_flags::UPDATE),
+    .key_flags(key_flags::RW | key_flags::UPDATE)
+    .elements(shared::element_then_value),
     hash_command(
         "keydb.hrename",
         4,
@@ -147,7 +150,8 @@ pub const COMMANDS: &[Command] = &[
     )
     .flags(flags::WRITE | flags::FAST)
     .acl(WRITE_FAST)
-    .key_flags(key_flags::RW | key_flags::DELETE),
+    .key_flags(key_flags::RW | key_flags::DELETE)
+    .elements(shared::one_element_per_arg),
     hash_command(
         "hexists",
         3,
@@ -213,7 +217,8 @@ pub const COMMANDS: &[Command] = &[
     )
     .flags(WRITES | flags::MERGES_AS_COUNTER)
     .counts_member(2)
-    .acl(WRITE_FAST),
+    .acl(WRITE_FAST)
+    .elements(shared::element_then_value),
     hash_command(
         "hincrbyfloat",
         4,
@@ -224,7 +229,8 @@ pub const COMMANDS: &[Command] = &[
     )
     .flags(WRITES | flags::MERGES_AS_COUNTER)
     .counts_member(2)
-    .acl(WRITE_FAST),
+    .acl(WRITE_FAST)
+    .elements(shared::element_then_value),
     hash_command(
         "hrandfield",
         -2,

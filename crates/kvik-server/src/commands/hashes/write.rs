@@ -55,6 +55,11 @@ pub fn hsetnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         hash.insert(field, value, limits);
         Ok((true, 1))
     })?;
+    // An active replica sends the field it set (HSET): a peer that holds the field
+    // already takes the last writer's value instead of keeping its own.
+    if added && ctx.server.keyspace.keeps_graves() {
+        ctx.propagate(&[b"HSET", args[1], field, value]);
+    }
     ctx.out.int(i64::from(added));
     Ok(())
 }

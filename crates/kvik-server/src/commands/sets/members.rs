@@ -2,7 +2,10 @@
 //! SMEMBERS and SMOVE.
 //!
 //! Effects: each propagates as itself when it changed something, and not at all
-//! otherwise (`call` appends the argv when a key was changed).
+//! otherwise (`call` appends the argv when a key was changed); on an active
+//! replica SADD and SREM of an existing set propagate even when they changed
+//! nothing (see `door.rs`: an add of a member already there is still a write its
+//! peers must mark), and SMOVE propagates as the SREM and SADD it made.
 
 use super::{max_intset, read_set, reply_set, write_set};
 use crate::commands::shared::settle_collection;
@@ -135,6 +138,13 @@ pub fn smove(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     };
     if added {
         ctx.keys.notify(class::SET, "sadd", destination);
+    }
+    // An active replica sends what the move did, member by member: a peer whose
+    // source set differs merges the removal and the add (see `keyspace/elements.rs`)
+    // instead of repeating the move on its own sets.
+    if ctx.server.keyspace.keeps_graves() {
+        ctx.propagate(&[b"SREM", source, member]);
+        ctx.propagate(&[b"SADD", destination, member]);
     }
     ctx.out.int(1);
     Ok(())

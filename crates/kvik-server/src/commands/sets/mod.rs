@@ -17,6 +17,7 @@ mod members;
 mod random;
 mod scan;
 
+use super::shared;
 use super::table::{acl, flags, key_flags, Command};
 use super::{errors, CmdError, Ctx};
 use crate::keyspace::Locked;
@@ -55,7 +56,8 @@ pub const COMMANDS: &[Command] = &[
             "1.0.0",
             "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
             "Add one or more members to a set",
-        ),
+        )
+        .elements(shared::one_element_per_arg),
     Command::new("srem", -3, members::srem)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
@@ -66,7 +68,8 @@ pub const COMMANDS: &[Command] = &[
             "1.0.0",
             "O(N) where N is the number of members to be removed.",
             "Remove one or more members from a set",
-        ),
+        )
+        .elements(shared::one_element_per_arg),
     Command::new("smembers", 2, members::smembers)
         .flags(flags::READONLY)
         .acl(READ_SLOW)

@@ -3,10 +3,12 @@
 
 use super::{change_zset, limits, write_score, zset_mut, NAN_SCORE};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
+use crate::keyspace::ElementSpan;
 use crate::keyspace::Num;
 use crate::notify::class;
 use crate::types::zset::{Limits, ZSet};
 use crate::types::Value;
+use crate::util::numbers::write_f64;
 
 /// ZADD's options.
 #[derive(Default, Clone, Copy)]
@@ -49,13 +51,33 @@ enum Outcome {
     },
 }
 
-pub fn zadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+/// ZADD's options and where its score-member pairs start.
+fn zadd_options(args: &[&[u8]]) -> (AddOptions, usize) {
     let mut options = AddOptions::default();
     let mut first_pair = 2;
     while let Some(flag) = args.get(first_pair).and_then(|arg| options.flag(arg)) {
         *flag = true;
         first_pair += 1;
     }
+    (options, first_pair)
+}
+
+/// Where ZADD names its members (the command table's `elements`): the second of
+/// each pair after its options. With INCR, NX, XX, GT or LT it names none: what
+/// such a write does depends on the member's score where it runs, which a peer's
+/// may not share, so it merges by last writer of the key instead.
+pub fn zadd_elements(args: &[&[u8]]) -> Option<ElementSpan> {
+    let (o, first) = zadd_options(args);
+    let conditional = o.incr || o.nx || o.xx || o.gt || o.lt;
+    (!conditional).then_some(ElementSpan {
+        first,
+        step: 2,
+        at: 1,
+    })
+}
+
+pub fn zadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (options, first_pair) = zadd_options(args);
     let pairs = &args[first_pair..];
     if pairs.is_empty() || !pairs.len().is_multiple_of(2) {
         return Err(errors::SYNTAX.into());
@@ -68,7 +90,42 @@ pub fn zadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let limits = limits(ctx.server);
     // XX on a missing key has nothing to do.
     let outcomes = add_to(ctx, args[1], options, limits, &scored)?.unwrap_or_default();
+    let conditional = options.nx || options.xx || options.gt || options.lt;
+    if conditional && !options.incr && ctx.server.keyspace.keeps_graves() {
+        propagate_scores_set(ctx, args[1], &scored, &outcomes);
+    }
     reply_to_zadd(ctx, options, &outcomes)
+}
+
+/// An active replica sends what a conditional ZADD (NX, XX, GT, LT) did, as a plain
+/// ZADD of the scores it set: a peer whose members differ merges those member by
+/// member instead of deciding the conditions on its own.
+fn propagate_scores_set(ctx: &mut Ctx, key: &[u8], scored: &[(f64, &[u8])], outcomes: &[Outcome]) {
+    let set: Vec<(Vec<u8>, &[u8])> = scored
+        .iter()
+        .zip(outcomes)
+        .filter_map(|(&(_, member), outcome)| match *outcome {
+            Outcome::Added(score)
+            | Outcome::Scored {
+                score,
+                changed: true,
+            } => {
+                let mut text = Vec::new();
+                write_f64(&mut text, score);
+                Some((text, member))
+            }
+            _ => None,
+        })
+        .collect();
+    if set.is_empty() {
+        return;
+    }
+    let mut argv: Vec<&[u8]> = vec![b"ZADD", key];
+    for (score, member) in &set {
+        argv.push(score);
+        argv.push(member);
+    }
+    ctx.propagate(&argv);
 }
 
 /// The option combinations Redis refuses, with its texts.

@@ -27,6 +27,7 @@ mod range;
 mod read;
 mod scan;
 
+use super::shared;
 use super::shared::settle_collection;
 use super::table::{acl, flags, key_flags, Command};
 use super::{errors, CmdError};
@@ -70,20 +71,23 @@ pub const COMMANDS: &[Command] = &[
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
         .key_flags(key_flags::RW | key_flags::UPDATE)
-        .doc("sorted-set", "1.2.0", "O(log(N)) for each item added, where N is the number of elements in the sorted set.", "Add one or more members to a sorted set, or update its score if it already exists"),
+        .doc("sorted-set", "1.2.0", "O(log(N)) for each item added, where N is the number of elements in the sorted set.", "Add one or more members to a sorted set, or update its score if it already exists")
+        .elements(add::zadd_elements),
     Command::new("zincrby", 4, add::zincrby)
         .flags(flags::WRITE | flags::DENYOOM | flags::FAST | flags::MERGES_AS_COUNTER)
         .counts_member(3)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
         .key_flags(key_flags::RW | key_flags::ACCESS | key_flags::UPDATE)
-        .doc("sorted-set", "1.2.0", "O(log(N)) where N is the number of elements in the sorted set.", "Increment the score of a member in a sorted set"),
+        .doc("sorted-set", "1.2.0", "O(log(N)) where N is the number of elements in the sorted set.", "Increment the score of a member in a sorted set")
+        .elements(shared::value_then_element),
     Command::new("zrem", -3, add::zrem)
         .flags(flags::WRITE | flags::FAST)
         .acl(WRITE_FAST)
         .keys(1, 1, 1)
         .key_flags(RW_DELETE)
-        .doc("sorted-set", "1.2.0", "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.", "Remove one or more members from a sorted set"),
+        .doc("sorted-set", "1.2.0", "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.", "Remove one or more members from a sorted set")
+        .elements(shared::one_element_per_arg),
     Command::new("zcard", 2, read::zcard)
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
