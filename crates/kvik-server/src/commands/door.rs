@@ -387,17 +387,20 @@ pub fn run_locked<'a>(
     // Only the client applying a master's stream replays peers' writes: others
     // never look at the clock's thread-local here.
     if let Some(ts) = client.is_master.then(crate::hlc::imposed_now).flatten() {
-        match newer_elements_left_out(cmd, args, ts, locked) {
-            Some(kept) if kept.is_empty() => return Ran::dropped(),
-            Some(kept) => {
-                elements_kept = kept;
-                args = &elements_kept;
-            }
-            None if replay_is_stale(cmd, args, ts, locked) => {
-                repair_newer_keys(cmd, args, ts, locked);
-                return Ran::dropped();
-            }
-            None => {}
+        let elements = newer_elements_left_out(cmd, args, ts, locked);
+        if elements.as_ref().is_some_and(|kept| kept.is_empty()) {
+            return Ran::dropped();
+        }
+        // An element increment is judged as a counter too: a plain write of its
+        // element newer than it (the counter's reset) drops it.
+        let judged_whole = elements.is_none() || cmd.has(table::flags::MERGES_AS_COUNTER);
+        if judged_whole && replay_is_stale(cmd, args, ts, locked) {
+            repair_newer_keys(cmd, args, ts, locked);
+            return Ran::dropped();
+        }
+        if let Some(kept) = elements {
+            elements_kept = kept;
+            args = &elements_kept;
         }
         if replay_was_counted(cmd, args, ts, locked) {
             return Ran::dropped();

@@ -422,19 +422,23 @@ impl<'a> Locked<'a> {
     /// Was counted key `key` (`member` of it) of `db` written after `ts` by a write
     /// that is not an increment (its counting restarts from that write)? A peer's
     /// increment stamped `ts` is then older than the reset and dropped. An element
-    /// without a current state may have been written at any time up to its key's
-    /// last write (elements carry no timestamp of their own): the key's timestamp
-    /// decides, which drops an increment older than a write of another field too
-    /// (the nodes still converge: the dropping node sends its value whole).
+    /// without a current state is judged by its own timestamp where its collection
+    /// keeps element timestamps, else by its key's last write (which drops an
+    /// increment older than a write of another field too; the nodes still
+    /// converge: the dropping node sends its value whole).
     pub fn reset_after(&mut self, db: usize, key: &[u8], member: Option<&[u8]>, ts: u64) -> bool {
         let hash = hash_key(key);
         let shard = self.shard_mut(db, hash);
         if !shard.keeps_counters() {
             return false;
         }
+        let element_ts = |shard: &ShardData| {
+            let element = member?;
+            Some(shard.elements(hash, key)?.ts_of(element))
+        };
         let reset = match shard.counter_of(hash, key, member) {
             Some(counter) => counter.base_ts,
-            None => shard.find(hash, key).map_or(0, |e| e.ts),
+            None => element_ts(shard).unwrap_or_else(|| shard.find(hash, key).map_or(0, |e| e.ts)),
         };
         reset > ts
     }

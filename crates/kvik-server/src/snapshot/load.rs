@@ -154,12 +154,17 @@ fn merge_key(
         }
         return Some(replaced);
     }
+    let (whole, members): (Vec<_>, Vec<_>) = counters.into_iter().partition(|c| c.0.is_none());
     if let Some(theirs) = &elements {
+        // Our element states, taken before the merge restamps the key (a state is
+        // current only while its newest write is the key's).
+        let ours = our_member_counters(s, hash, &key, &members);
         if s.merge_elements(hash, &key, &entry.value, theirs, limits) {
+            // The elements both nodes counted add up on top of the merged value.
+            put_member_counters(s, hash, &key, members, ours, true);
             return None;
         }
     }
-    let (whole, members): (Vec<_>, Vec<_>) = counters.into_iter().partition(|c| c.0.is_none());
     if let Some((_, theirs)) = whole.first() {
         if s.merge_counter(hash, &key, None, theirs) {
             return None;
@@ -179,10 +184,7 @@ fn merge_key(
     }
     let older = ts.is_some_and(|ts| s.newest_ts(hash, &key) >= ts);
     // Our current element states, taken before their key may be replaced.
-    let ours: Vec<Option<Counter>> = members
-        .iter()
-        .map(|(m, _)| s.counter_of(hash, &key, m.as_deref()).cloned())
-        .collect();
+    let ours = our_member_counters(s, hash, &key, &members);
     let replaced = (!older).then(|| s.insert(hash, entry));
     if !older {
         if let Some((_, theirs)) = whole.into_iter().next() {
@@ -192,18 +194,46 @@ fn merge_key(
             s.set_elements(&key, state);
         }
     }
+    put_member_counters(s, hash, &key, members, ours, older);
+    replaced
+}
+
+type MemberCounters = Vec<(Option<Vec<u8>>, Counter)>;
+
+/// Our states of the elements of `key` a peer's snapshot counted.
+fn our_member_counters(
+    s: &ShardData,
+    hash: u64,
+    key: &[u8],
+    members: &MemberCounters,
+) -> Vec<Option<Counter>> {
+    members
+        .iter()
+        .map(|(m, _)| s.counter_of(hash, key, m.as_deref()).cloned())
+        .collect()
+}
+
+/// Each element both nodes counted takes the merged totals; one only the peer
+/// counted takes the peer's state when the peer's value was kept (`!ours_kept`).
+fn put_member_counters(
+    s: &mut ShardData,
+    hash: u64,
+    key: &[u8],
+    members: MemberCounters,
+    ours: Vec<Option<Counter>>,
+    ours_kept: bool,
+) {
     for ((member, theirs), ours) in members.into_iter().zip(ours) {
         let member = member.as_deref();
         match ours {
             Some(mut ours) => {
                 ours.merge(&theirs, true);
-                s.put_counter(hash, &key, member, ours);
+                s.put_counter(hash, key, member, ours);
             }
-            None if !older => s.set_counter(&key, member, theirs),
+            None if !ours_kept => s.set_counter(key, member, theirs),
             None => {}
         }
     }
-    replaced
 }
 
 impl Visitor for IntoKeyspace<'_, '_> {
