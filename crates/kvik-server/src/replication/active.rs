@@ -43,6 +43,11 @@ use std::time::{Duration, Instant};
 /// The command name of the envelope.
 pub const RREPLAY: &[u8] = b"RREPLAY";
 
+/// The capability (`REPLCONF capa`) by which an active replica says it reads
+/// kvik's envelopes; a replica that names itself (`REPLCONF uuid`) without it is
+/// KeyDB's, and gets KeyDB's.
+pub const KVIK_CAPA: &str = "kvik-rreplay";
+
 /// A node id as KeyDB writes it: the 36-character canonical UUID text.
 pub fn uuid_text(id: &NodeId) -> String {
     let hex = hex::encode(id);
@@ -67,22 +72,63 @@ pub fn parse_uuid(text: &[u8]) -> Option<NodeId> {
 pub fn encode(birth: &Birth, db: usize, ts: u64, argv: &[&[u8]], out: &mut Vec<u8>) {
     let mut command = Vec::with_capacity(64);
     encode_command(argv, &mut command);
-    let uuid = uuid_text(&birth.origin);
+    seal(&birth.origin, &command, db, ts, Some(birth.seq), out);
+}
+
+/// A write as KeyDB's stream carries it: where it was born, its database and its
+/// timestamp there.
+pub struct KeyDbWrite<'a> {
+    pub origin: &'a NodeId,
+    pub db: usize,
+    pub ts: u64,
+    pub argv: &'a [&'a [u8]],
+}
+
+/// Append the envelope of one write in KeyDB 6.3's layout for a KeyDB active
+/// replica: `RREPLAY <our uuid> <command> <db> <mvcc>`, `mvcc` past every one
+/// before it in the stream (KeyDB drops a write whose timestamp is not past the
+/// last one it applied from the same uuid). A write born elsewhere travels as a
+/// KeyDB node forwards what it replayed: its command is the envelope of its
+/// origin, `RREPLAY <origin uuid> <command> <db> <ts>`, so that the origin (a
+/// KeyDB node) recognises its own write and drops it.
+pub fn encode_keydb(own: &NodeId, write: &KeyDbWrite<'_>, mvcc: u64, out: &mut Vec<u8>) {
+    let mut command = Vec::with_capacity(64);
+    encode_command(write.argv, &mut command);
+    if write.origin != own {
+        let inner = std::mem::take(&mut command);
+        seal(write.origin, &inner, write.db, write.ts, None, &mut command);
+    }
+    seal(own, &command, write.db, mvcc, None, out);
+}
+
+/// Append `RREPLAY <origin uuid> <command> <db> <ts> [<seq>]`.
+fn seal(origin: &NodeId, command: &[u8], db: usize, ts: u64, seq: Option<u64>, out: &mut Vec<u8>) {
+    let uuid = uuid_text(origin);
     let mut number = itoa::Buffer::new();
     let db = number.format(db).to_owned();
     let ts = number.format(ts).to_owned();
-    let seq = number.format(birth.seq);
-    encode_command(
-        &[
-            RREPLAY,
-            uuid.as_bytes(),
-            &command,
-            db.as_bytes(),
-            ts.as_bytes(),
-            seq.as_bytes(),
-        ],
-        out,
-    );
+    let seq = seq.map(|seq| number.format(seq).to_owned());
+    let mut args: Vec<&[u8]> = vec![
+        RREPLAY,
+        uuid.as_bytes(),
+        command,
+        db.as_bytes(),
+        ts.as_bytes(),
+    ];
+    args.extend(seq.as_ref().map(|seq| seq.as_bytes()));
+    encode_command(&args, out);
+}
+
+/// The HLC timestamp of a write whose KeyDB `mvcc` timestamp is
+/// `milliseconds << 20 | counter`: the milliseconds stay where they are (the HLC
+/// puts them at the same place), the counter takes the HLC's counter bits (KeyDB's
+/// counts the writes of one millisecond; past 1023 of them it stays at 1023) and
+/// the low bits name the origin, as every HLC timestamp does.
+pub fn hlc_of_mvcc(mvcc: u64, origin: &NodeId) -> u64 {
+    let logical = (1u64 << crate::hlc::LOGICAL_BITS) - 1;
+    let counter =
+        (mvcc & logical).min((1 << (crate::hlc::LOGICAL_BITS - crate::hlc::TAG_BITS)) - 1);
+    (mvcc & !logical) | counter << crate::hlc::TAG_BITS | crate::hlc::tag_for(origin)
 }
 
 /// An envelope, opened.
@@ -93,13 +139,15 @@ pub struct Envelope<'a> {
     pub command: &'a [u8],
     /// `None`: the database the stream selected last (KeyDB's three-argument form).
     pub db: Option<usize>,
-    /// 0 when the sender gave none (the write is then stamped here).
+    /// 0 when the sender gave none (the write is then stamped here). A KeyDB
+    /// sender's MVCC timestamp comes converted ([`hlc_of_mvcc`]).
     pub ts: u64,
     /// `None` when the sender gave none (KeyDB): nothing to recognise it by.
     pub seq: Option<u64>,
 }
 
 /// Open `RREPLAY uuid command [db [ts [seq]]]`; `None` when it is malformed.
+/// Without `seq` it is KeyDB's envelope, whose timestamp is its MVCC form.
 pub fn open<'a>(args: &[&'a [u8]]) -> Option<Envelope<'a>> {
     if args.len() < 3 || args.len() > 6 {
         return None;
@@ -110,12 +158,19 @@ pub fn open<'a>(args: &[&'a [u8]]) -> Option<Envelope<'a>> {
             Some(text) => std::str::from_utf8(text).ok()?.parse().ok().map(Some),
         }
     };
+    let origin = parse_uuid(args[1])?;
+    let seq = number(5)?;
+    let ts = match (number(4)?.unwrap_or(0), seq) {
+        (0, _) => 0,
+        (ts, Some(_)) => ts,
+        (mvcc, None) => hlc_of_mvcc(mvcc, &origin),
+    };
     Some(Envelope {
-        origin: parse_uuid(args[1])?,
+        origin,
         command: args[2],
         db: number(3)?.map(|db| db as usize),
-        ts: number(4)?.unwrap_or(0),
-        seq: number(5)?,
+        ts,
+        seq,
     })
 }
 
@@ -206,6 +261,9 @@ pub struct Seen {
     /// effect sink), that were done with no effect, or that a merged snapshot
     /// held. What a snapshot taken now holds.
     applied: Mutex<Marks>,
+    /// Per origin, the timestamp of the last unnumbered write admitted (a KeyDB
+    /// peer's).
+    unnumbered: Mutex<HashMap<NodeId, u64>>,
     /// The origins whose write a link is admitting and applying now.
     busy: Mutex<HashSet<NodeId>>,
     freed: Condvar,
@@ -227,16 +285,23 @@ impl Drop for Turn<'_> {
 
 impl Seen {
     /// Is the write `seq` of `origin` the next one to apply here? If so it counts
-    /// as admitted from now. Unnumbered writes (0: a KeyDB peer's) always are.
+    /// as admitted from now. Unnumbered writes (0: a KeyDB peer's) go by their
+    /// timestamp `ts`, as KeyDB decides: admitted when it is past the last one
+    /// admitted from their origin (or when they carry none).
     /// `settled`: is every link up (asked only when a write waits for a gap)?
-    pub fn admit(&self, origin: &NodeId, seq: u64, settled: &dyn Fn() -> bool) -> bool {
-        seq == 0
-            || self
-                .admitted
-                .lock()
-                .entry(*origin)
-                .or_default()
-                .admit(seq, Instant::now(), settled)
+    pub fn admit(&self, origin: &NodeId, seq: u64, ts: u64, settled: &dyn Fn() -> bool) -> bool {
+        if seq == 0 {
+            let mut unnumbered = self.unnumbered.lock();
+            let last = unnumbered.entry(*origin).or_default();
+            let newer = ts == 0 || ts > *last;
+            *last = (*last).max(ts);
+            return newer;
+        }
+        self.admitted
+            .lock()
+            .entry(*origin)
+            .or_default()
+            .admit(seq, Instant::now(), settled)
     }
 
     /// Wait for `origin`'s turn: a write of it is admitted and applied (a
@@ -349,7 +414,7 @@ mod tests {
 
     impl Seen {
         fn admit_now(&self, origin: &NodeId, seq: u64) -> bool {
-            self.admit(origin, seq, &|| true)
+            self.admit(origin, seq, 0, &|| true)
         }
     }
 
@@ -389,6 +454,68 @@ mod tests {
         assert_eq!((envelope.db, envelope.ts, envelope.seq), (None, 0, None));
         assert!(open(&[b"RREPLAY", b"nope", b"x"]).is_none());
         assert!(open(&[b"RREPLAY", args[1], b"x", b"zero"]).is_none());
+    }
+
+    /// The arguments of the one command `bytes` holds.
+    fn args_of(bytes: &[u8]) -> Vec<Vec<u8>> {
+        let mut parser = kvik_resp::RequestParser::new();
+        let parsed = parser.parse(bytes, kvik_resp::Limits::default()).unwrap();
+        assert!(
+            matches!(parsed, kvik_resp::Parsed::Command { consumed } if consumed == bytes.len())
+        );
+        parser.args(bytes).map(<[u8]>::to_vec).collect()
+    }
+
+    fn refs(args: &[Vec<u8>]) -> Vec<&[u8]> {
+        args.iter().map(Vec::as_slice).collect()
+    }
+
+    #[test]
+    fn keydbs_envelopes_wrap_what_they_forward_and_their_timestamps_convert() {
+        let argv: [&[u8]; 3] = [b"SET", b"k", b"v"];
+        let write = KeyDbWrite {
+            origin: &[2; 16],
+            db: 4,
+            ts: 7 << 20 | 3,
+            argv: &argv,
+        };
+        let mut out = Vec::new();
+        encode_keydb(&[1; 16], &write, 9 << 20, &mut out);
+        let outer_args = args_of(&out);
+        let outer_refs = refs(&outer_args);
+        let outer = open(&outer_refs).unwrap();
+        assert_eq!(
+            (outer_args.len(), outer.origin, outer.db, outer.seq),
+            (5, [1; 16], Some(4), None)
+        );
+        assert_eq!(outer.ts, hlc_of_mvcc(9 << 20, &[1; 16]));
+        let inner_args = args_of(outer.command);
+        let inner_refs = refs(&inner_args);
+        let inner = open(&inner_refs).unwrap();
+        assert_eq!((inner.origin, inner.db), ([2; 16], Some(4)));
+        assert_eq!(inner.command, b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n");
+        assert_eq!(inner.ts, 7 << 20 | 3 << 10 | crate::hlc::tag_for(&[2; 16]));
+        // Our own writes go flat.
+        let mut flat = Vec::new();
+        let own = KeyDbWrite {
+            origin: &[1; 16],
+            ..write
+        };
+        encode_keydb(&[1; 16], &own, 9 << 20, &mut flat);
+        let flat_args = args_of(&flat);
+        assert_eq!(open(&refs(&flat_args)).unwrap().command, inner.command);
+        // Past 1023 writes in a millisecond the counter stays at its top.
+        assert_eq!(hlc_of_mvcc(5 << 20 | 4000, &[0; 16]) >> 10, 5 << 10 | 1023);
+    }
+
+    #[test]
+    fn a_keydb_write_is_admitted_when_it_is_newer_than_its_origins_last() {
+        let seen = Seen::default();
+        let admit = |ts| seen.admit(&[7; 16], 0, ts, &|| true);
+        assert!(admit(10) && admit(11));
+        assert!(!admit(11) && !admit(5), "met already");
+        assert!(admit(0) && admit(0), "without a timestamp, always");
+        assert!(admit(12));
     }
 
     #[test]
