@@ -48,6 +48,29 @@ pub const RREPLAY: &[u8] = b"RREPLAY";
 /// KeyDB's, and gets KeyDB's.
 pub const KVIK_CAPA: &str = "kvik-rreplay";
 
+/// The marker that stands in a peer's stream for `n` bytes left out there (the
+/// envelopes of the peer's own writes, which it would drop): `REPLCONF SKIPPED
+/// <n>`. The peer counts it as those `n` bytes, so its offsets stay the
+/// stream's.
+pub fn encode_skip(n: u64, out: &mut Vec<u8>) {
+    let mut number = itoa::Buffer::new();
+    encode_command(&[b"REPLCONF", SKIPPED, number.format(n).as_bytes()], out);
+}
+
+/// The bytes a marker ([`encode_skip`]) stands for, when `args` is one.
+pub fn skipped(args: &[&[u8]]) -> Option<u64> {
+    match args {
+        [replconf, word, n]
+            if replconf.eq_ignore_ascii_case(b"REPLCONF") && word.eq_ignore_ascii_case(SKIPPED) =>
+        {
+            std::str::from_utf8(n).ok()?.parse().ok()
+        }
+        _ => None,
+    }
+}
+
+const SKIPPED: &[u8] = b"SKIPPED";
+
 /// A node id as KeyDB writes it: the 36-character canonical UUID text.
 pub fn uuid_text(id: &NodeId) -> String {
     let hex = hex::encode(id);

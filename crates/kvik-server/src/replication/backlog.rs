@@ -78,6 +78,27 @@ struct Ring {
     /// KeyDB's stream: the last MVCC timestamp sent, per origin (KeyDB drops a
     /// write whose timestamp is not past the last one of its origin).
     mvcc: HashMap<NodeId, u64>,
+    /// The own stream under active replication: where each envelope lies and
+    /// where it was born, oldest first (a peer's feed leaves out the ones born
+    /// there).
+    envelopes_at: VecDeque<Extent>,
+    /// The origins [`Extent::origin`] numbers.
+    origins: Vec<NodeId>,
+}
+
+/// Where one envelope lies in the stream.
+#[derive(Clone, Copy)]
+struct Extent {
+    start: u64,
+    len: u32,
+    /// Its origin's place in [`Ring::origins`].
+    origin: u16,
+}
+
+impl Extent {
+    fn end(&self) -> u64 {
+        self.start + u64::from(self.len)
+    }
 }
 
 /// One stream: its ring and offset.
@@ -105,6 +126,8 @@ impl Stream {
                 envelopes: None,
                 replid: String::new(),
                 mvcc: HashMap::new(),
+                envelopes_at: VecDeque::new(),
+                origins: Vec::new(),
             }),
             offset: AtomicU64::new(0),
             active: AtomicBool::new(false),
@@ -130,7 +153,34 @@ impl Stream {
             let drop = ring.bytes.len() - keep;
             ring.bytes.drain(..drop);
             ring.start += drop as u64;
+            while ring
+                .envelopes_at
+                .front()
+                .is_some_and(|e| e.start < ring.start)
+            {
+                ring.envelopes_at.pop_front();
+            }
         }
+    }
+
+    /// Note that the envelope of a write born at `origin` is about to be appended,
+    /// `len` bytes.
+    fn note_envelope(&self, ring: &mut Ring, origin: &NodeId, len: usize) {
+        let index = match ring.origins.iter().position(|o| o == origin) {
+            Some(index) => index,
+            None => {
+                ring.origins.push(*origin);
+                ring.origins.len() - 1
+            }
+        };
+        let (Ok(origin), Ok(len)) = (u16::try_from(index), u32::try_from(len)) else {
+            return;
+        };
+        ring.envelopes_at.push_back(Extent {
+            start: self.offset.load(Ordering::Relaxed),
+            len,
+            origin,
+        });
     }
 
     /// Append one effect in this stream's form (nothing when it does not go to
@@ -147,6 +197,7 @@ impl Stream {
                     seq: effect.seq,
                 };
                 super::active::encode(&birth, effect.db, effect.ts, effect.argv, &mut bytes);
+                self.note_envelope(&mut ring, &effect.origin, bytes.len());
             }
             (Layout::KeyDb, Some((id, _))) => {
                 // Each envelope's timestamp past the one before it, as KeyDB's
@@ -211,6 +262,7 @@ impl Stream {
     fn free(&self) {
         let mut ring = self.ring.lock();
         ring.bytes = VecDeque::new();
+        ring.envelopes_at = VecDeque::new();
         ring.start = self.offset();
         ring.db = None;
         ring.in_group = false;
@@ -272,6 +324,7 @@ impl Backlog {
         let own = self.own();
         let mut ring = own.ring.lock();
         ring.bytes.clear();
+        ring.envelopes_at.clear();
         ring.start = offset;
         ring.db = None;
         ring.in_group = false;
@@ -408,11 +461,62 @@ impl Backlog {
             return Read::Lost;
         }
         let n = (ring.bytes.len() - from).min(max);
-        let (a, b) = ring.bytes.as_slices();
-        let (end, split) = (from + n, a.len());
-        out.extend_from_slice(&a[from.min(split)..end.min(split)]);
-        out.extend_from_slice(&b[from.saturating_sub(split)..end.saturating_sub(split)]);
+        copy(&ring, from, from + n, out);
         Read::Copied(n)
+    }
+
+    /// Copy the own stream from `offset` as [`Backlog::read`] does, for the feed
+    /// of the active peer `peer`, leaving out the envelopes of the writes born
+    /// there (it would drop them): each run of them becomes one marker saying how
+    /// many bytes it held ([`super::active::encode_skip`]), which the peer counts
+    /// as those bytes, so its offsets stay the stream's. `Copied` says how far the
+    /// stream was read (bytes copied and left out).
+    pub fn read_for_peer(&self, offset: u64, max: usize, peer: &NodeId, out: &mut Vec<u8>) -> Read {
+        let ring = self.own().ring.lock();
+        let end = ring.start + ring.bytes.len() as u64;
+        if offset < ring.start || offset > end {
+            return Read::Lost;
+        }
+        let Some(peer) = ring.origins.iter().position(|o| o == peer) else {
+            drop(ring);
+            return self.read(Layout::Own, offset, max, out);
+        };
+        let extents = &ring.envelopes_at;
+        let mut next = extents.partition_point(|e| e.start < offset);
+        let (mut at, mut copied) = (offset, 0);
+        while at < end && copied < max {
+            // The peer's next envelope, and the bytes before it.
+            while extents
+                .get(next)
+                .is_some_and(|e| usize::from(e.origin) != peer)
+            {
+                next += 1;
+            }
+            let skip_at = extents.get(next).map_or(end, |e| e.start);
+            if skip_at > at {
+                let upto = skip_at.min(at.saturating_add((max - copied) as u64));
+                copy(
+                    &ring,
+                    (at - ring.start) as usize,
+                    (upto - ring.start) as usize,
+                    out,
+                );
+                copied += (upto - at) as usize;
+                at = upto;
+                continue;
+            }
+            let mut run_end = at;
+            while let Some(e) = extents
+                .get(next)
+                .filter(|e| e.start == run_end && usize::from(e.origin) == peer)
+            {
+                run_end = e.end();
+                next += 1;
+            }
+            super::active::encode_skip(run_end - at, out);
+            at = run_end;
+        }
+        Read::Copied((at - offset) as usize)
     }
 
     /// Can a `layout` replica continue from `offset` (the next byte it needs)?
@@ -433,6 +537,14 @@ impl Backlog {
             wake();
         }
     }
+}
+
+/// Append the ring's bytes `from..to` (indexes into the ring) to `out`.
+fn copy(ring: &Ring, from: usize, to: usize, out: &mut Vec<u8>) {
+    let (a, b) = ring.bytes.as_slices();
+    let split = a.len();
+    out.extend_from_slice(&a[from.min(split)..to.min(split)]);
+    out.extend_from_slice(&b[from.saturating_sub(split)..to.saturating_sub(split)]);
 }
 
 const PING: &[u8] = b"*1\r\n$4\r\nPING\r\n";
@@ -615,5 +727,75 @@ mod tests {
             at += consumed;
         }
         assert_eq!(stamps, [50 << 20, (50 << 20) + 1]);
+    }
+
+    #[test]
+    fn a_peer_reads_the_stream_without_its_own_writes_but_counts_their_bytes() {
+        let (own, peer, other) = ([1; 16], [2; 16], [3; 16]);
+        let log = EffectLog::new(own);
+        let backlog = Arc::new(Backlog::new(1 << 20));
+        backlog.set_from_effects(true);
+        backlog.set_envelopes(Some((own, true)));
+        log.add_sink(backlog.clone(), |_| {});
+        backlog.mark_sync_point(Layout::Own);
+        let born_at = |origin: NodeId, seq: u64, key: &[u8]| {
+            let birth = Birth { origin, seq };
+            crate::effects::replaying(birth, || log.append(0, seq << 20, &[b"SET", key, b"v"]));
+        };
+        born_at(peer, 1, b"p1");
+        born_at(peer, 2, b"p2");
+        log.append(0, 3 << 20, &[b"SET", b"mine", b"v"]);
+        backlog.ping();
+        born_at(other, 1, b"o1");
+        born_at(peer, 3, b"p3");
+        let whole = side(&backlog, Layout::Own, 0);
+        let mut all = Vec::new();
+        assert_eq!(
+            backlog.read_for_peer(0, usize::MAX, &peer, &mut all),
+            Read::Copied(whole.len())
+        );
+        // What the peer receives: markers for its writes, the rest as it is.
+        let mut parser = kvik_resp::RequestParser::new();
+        let (mut at, mut counted, mut keys) = (0, 0, Vec::new());
+        while at < all.len() {
+            let data = &all[at..];
+            let kvik_resp::Parsed::Command { consumed } =
+                parser.parse(data, kvik_resp::Limits::default()).unwrap()
+            else {
+                panic!("whole commands")
+            };
+            let args: Vec<&[u8]> = parser.args(data).collect();
+            match super::super::active::skipped(&args) {
+                Some(n) => counted += n as usize,
+                None => {
+                    counted += consumed;
+                    match super::super::active::open(&args) {
+                        Some(envelope) => {
+                            assert_ne!(envelope.origin, peer);
+                            keys.push(envelope.command.to_vec());
+                        }
+                        None => keys.push(args[0].to_vec()),
+                    }
+                }
+            }
+            at += consumed;
+        }
+        assert_eq!(counted, whole.len(), "the offsets are the stream's");
+        assert_eq!(keys.len(), 3, "mine, PING, o1");
+        assert!(all.len() < whole.len());
+        // Read a few bytes at a time, from any place the peer can stand at.
+        let mut pieces = Vec::new();
+        let mut cursor = 0;
+        while cursor < whole.len() as u64 {
+            let Read::Copied(n) = backlog.read_for_peer(cursor, 7, &peer, &mut pieces) else {
+                panic!("lost")
+            };
+            cursor += n as u64;
+        }
+        assert_eq!(pieces, all);
+        // A feed for a node that wrote nothing here reads the stream whole.
+        let mut plain = Vec::new();
+        backlog.read_for_peer(0, usize::MAX, &[9; 16], &mut plain);
+        assert_eq!(plain, whole);
     }
 }

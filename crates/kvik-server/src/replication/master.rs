@@ -20,6 +20,7 @@
 
 use super::backlog::{Layout, Offsets, Read, LAYOUTS};
 use super::{Replication, SyncPoint};
+use crate::effects::NodeId;
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -71,6 +72,9 @@ pub struct Feed {
     pub hello: Hello,
     /// The stream it reads.
     pub layout: Layout,
+    /// An active kvik peer: the envelopes of its own writes are left out of what
+    /// it reads (it would drop them), markers counting their bytes instead.
+    peer: Option<NodeId>,
     stage: Mutex<Stage>,
     room: Condvar,
     /// The offset the replica acknowledged last (REPLCONF ACK) and when (unix ms).
@@ -101,12 +105,14 @@ impl Feed {
         layout: Layout,
         stage: Stage,
     ) -> Feed {
+        let peer = hello.uuid.filter(|_| hello.kvik && layout == Layout::Own);
         Feed {
             client_id,
             worker,
             ip,
             hello,
             layout,
+            peer,
             stage: Mutex::new(stage),
             room: Condvar::new(),
             ack_offset: AtomicU64::new(0),
@@ -170,7 +176,7 @@ impl Feed {
                     _ => Filled::Going,
                 }
             }
-            Stage::Online { cursor } => match repl.backlog.read(self.layout, *cursor, max, out) {
+            Stage::Online { cursor } => match self.read(repl, *cursor, max, out) {
                 Read::Copied(n) => {
                     *cursor += n as u64;
                     drop(stage);
@@ -194,6 +200,14 @@ impl Feed {
             },
             Stage::AwaitAck { .. } => Filled::Going,
             Stage::Done => Filled::Finished,
+        }
+    }
+
+    /// The stream from `cursor`, as this replica reads it.
+    fn read(&self, repl: &Replication, cursor: u64, max: usize, out: &mut Vec<u8>) -> Read {
+        match &self.peer {
+            Some(peer) if repl.is_active() => repl.backlog.read_for_peer(cursor, max, peer, out),
+            _ => repl.backlog.read(self.layout, cursor, max, out),
         }
     }
 

@@ -414,12 +414,17 @@ impl Link {
                     Ok(Parsed::Command { consumed }) => {
                         let before = self.ack_offset(repl);
                         let args: SmallVec<[&[u8]; 8]> = parser.args(data).collect();
-                        if args[0].eq_ignore_ascii_case(active::RREPLAY) {
-                            self.replay(repl, &mut master, &args, &mut group, 0);
-                        } else {
-                            host.apply(&mut master, &args);
+                        match active::skipped(&args).filter(|_| repl.is_active()) {
+                            Some(n) => self.left_out(n, consumed),
+                            None if args[0].eq_ignore_ascii_case(active::RREPLAY) => {
+                                self.replay(repl, &mut master, &args, &mut group, 0);
+                                self.passed(repl, &data[..consumed]);
+                            }
+                            None => {
+                                host.apply(&mut master, &args);
+                                self.passed(repl, &data[..consumed]);
+                            }
                         }
-                        self.passed(repl, &data[..consumed]);
                         start += consumed;
                         if self.ack_asked.swap(false, Ordering::AcqRel) {
                             send_ack(&mut wire.stream, before)?;
@@ -486,6 +491,16 @@ impl Link {
         if let Some(history) = self.history.lock().as_mut() {
             history.1 += bytes.len() as u64;
         }
+    }
+
+    /// The master left `n` bytes of its stream out (our own writes), sending a
+    /// marker of `marker` bytes instead: our place in its stream moves past them.
+    fn left_out(&self, n: u64, marker: usize) {
+        if let Some(history) = self.history.lock().as_mut() {
+            history.1 += n;
+        }
+        self.read_offset
+            .fetch_add(n.saturating_sub(marker as u64), Ordering::AcqRel);
     }
 
     /// Apply the write inside an `RREPLAY` envelope as the peer's: stamped with its
