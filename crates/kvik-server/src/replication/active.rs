@@ -37,6 +37,7 @@
 
 use crate::effects::{encode_command, Birth, EffectRef, EffectSink, NodeId};
 use parking_lot::{Condvar, Mutex};
+use smallvec::SmallVec;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -73,29 +74,49 @@ const SKIPPED: &[u8] = b"SKIPPED";
 
 /// A node id as KeyDB writes it: the 36-character canonical UUID text.
 pub fn uuid_text(id: &NodeId) -> String {
-    let hex = hex::encode(id);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    uuid_bytes(id).iter().map(|&b| char::from(b)).collect()
+}
+
+/// [`uuid_text`] on the stack: every envelope carries one.
+fn uuid_bytes(id: &NodeId) -> [u8; 36] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut text = [b'-'; 36];
+    let mut at = 0;
+    for (i, byte) in id.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            at += 1;
+        }
+        text[at] = HEX[usize::from(byte >> 4)];
+        text[at + 1] = HEX[usize::from(byte & 15)];
+        at += 2;
+    }
+    text
 }
 
 /// The node id a UUID text names (with or without dashes).
 pub fn parse_uuid(text: &[u8]) -> Option<NodeId> {
-    let hex: Vec<u8> = text.iter().copied().filter(|&b| b != b'-').collect();
-    let bytes = hex::decode(hex).ok()?;
-    NodeId::try_from(bytes.as_slice()).ok()
+    let mut digits = text
+        .iter()
+        .filter(|&&b| b != b'-')
+        .map(|&b| char::from(b).to_digit(16));
+    let mut id = NodeId::default();
+    for byte in &mut id {
+        let (high, low) = (digits.next()??, digits.next()??);
+        *byte = (high << 4 | low) as u8;
+    }
+    digits.next().is_none().then_some(id)
 }
 
 /// Append the envelope of one effect to `out`.
 pub fn encode(birth: &Birth, db: usize, ts: u64, argv: &[&[u8]], out: &mut Vec<u8>) {
-    let mut command = Vec::with_capacity(64);
-    encode_command(argv, &mut command);
-    seal(&birth.origin, &command, db, ts, Some(birth.seq), out);
+    seal(
+        &birth.origin,
+        Inside::Argv(argv),
+        db,
+        ts,
+        Some(birth.seq),
+        out,
+    );
 }
 
 /// A write as KeyDB's stream carries it: where it was born, its database and its
@@ -115,31 +136,67 @@ pub struct KeyDbWrite<'a> {
 /// origin, `RREPLAY <origin uuid> <command> <db> <ts>`, so that the origin (a
 /// KeyDB node) recognises its own write and drops it.
 pub fn encode_keydb(own: &NodeId, write: &KeyDbWrite<'_>, mvcc: u64, out: &mut Vec<u8>) {
-    let mut command = Vec::with_capacity(64);
-    encode_command(write.argv, &mut command);
-    if write.origin != own {
-        let inner = std::mem::take(&mut command);
-        seal(write.origin, &inner, write.db, write.ts, None, &mut command);
+    let argv = Inside::Argv(write.argv);
+    if write.origin == own {
+        return seal(own, argv, write.db, mvcc, None, out);
     }
-    seal(own, &command, write.db, mvcc, None, out);
+    let mut inner = Vec::new();
+    seal(write.origin, argv, write.db, write.ts, None, &mut inner);
+    seal(own, Inside::Encoded(&inner), write.db, mvcc, None, out);
 }
 
-/// Append `RREPLAY <origin uuid> <command> <db> <ts> [<seq>]`.
-fn seal(origin: &NodeId, command: &[u8], db: usize, ts: u64, seq: Option<u64>, out: &mut Vec<u8>) {
-    let uuid = uuid_text(origin);
+/// The command an envelope carries: to encode, or encoded already.
+enum Inside<'a> {
+    Argv(&'a [&'a [u8]]),
+    Encoded(&'a [u8]),
+}
+
+/// Append `RREPLAY <origin uuid> <command> <db> <ts> [<seq>]`, the command
+/// encoded in place (this runs for every write an active node replicates).
+fn seal(
+    origin: &NodeId,
+    inside: Inside<'_>,
+    db: usize,
+    ts: u64,
+    seq: Option<u64>,
+    out: &mut Vec<u8>,
+) {
+    let (mut db_text, mut ts_text, mut seq_text) = (
+        itoa::Buffer::new(),
+        itoa::Buffer::new(),
+        itoa::Buffer::new(),
+    );
+    let mut tail: SmallVec<[&[u8]; 3]> = SmallVec::new();
+    tail.push(db_text.format(db).as_bytes());
+    tail.push(ts_text.format(ts).as_bytes());
+    tail.extend(seq.map(|seq| seq_text.format(seq).as_bytes()));
     let mut number = itoa::Buffer::new();
-    let db = number.format(db).to_owned();
-    let ts = number.format(ts).to_owned();
-    let seq = seq.map(|seq| number.format(seq).to_owned());
-    let mut args: Vec<&[u8]> = vec![
-        RREPLAY,
-        uuid.as_bytes(),
-        command,
-        db.as_bytes(),
-        ts.as_bytes(),
-    ];
-    args.extend(seq.as_ref().map(|seq| seq.as_bytes()));
-    encode_command(&args, out);
+    out.push(b'*');
+    out.extend_from_slice(number.format(3 + tail.len()).as_bytes());
+    out.extend_from_slice(b"\r\n$7\r\nRREPLAY\r\n$36\r\n");
+    out.extend_from_slice(&uuid_bytes(origin));
+    out.extend_from_slice(b"\r\n$");
+    match inside {
+        Inside::Argv(argv) => {
+            let len = crate::effects::Effect::encoded_len(argv);
+            out.extend_from_slice(number.format(len).as_bytes());
+            out.extend_from_slice(b"\r\n");
+            encode_command(argv, out);
+        }
+        Inside::Encoded(command) => {
+            out.extend_from_slice(number.format(command.len()).as_bytes());
+            out.extend_from_slice(b"\r\n");
+            out.extend_from_slice(command);
+        }
+    }
+    out.extend_from_slice(b"\r\n");
+    for arg in tail {
+        out.push(b'$');
+        out.extend_from_slice(number.format(arg.len()).as_bytes());
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
 }
 
 /// The HLC timestamp of a write whose KeyDB `mvcc` timestamp is
@@ -463,7 +520,13 @@ mod tests {
             (envelope.db, envelope.ts, envelope.seq),
             (Some(3), 123456, Some(77))
         );
-        assert_eq!(uuid_text(&[0xab; 16]).len(), 36);
+        let id = *b"\x01\x23\x45\x67\x89\xab\xcd\xef\xfe\xdc\xba\x98\x76\x54\x32\x10";
+        assert_eq!(uuid_text(&id), "01234567-89ab-cdef-fedc-ba9876543210");
+        assert_eq!(parse_uuid(uuid_text(&id).as_bytes()), Some(id));
+        assert_eq!(parse_uuid(b"0123456789ABCDEFfedcba9876543210"), Some(id));
+        assert_eq!(parse_uuid(b"01234567-89ab-cdef-fedc-ba987654321"), None);
+        assert_eq!(parse_uuid(b"01234567-89ab-cdef-fedc-ba98765432100"), None);
+        assert_eq!(parse_uuid(b"0123456g-89ab-cdef-fedc-ba9876543210"), None);
     }
 
     #[test]

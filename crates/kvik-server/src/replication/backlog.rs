@@ -84,6 +84,9 @@ struct Ring {
     envelopes_at: VecDeque<Extent>,
     /// The origins [`Extent::origin`] numbers.
     origins: Vec<NodeId>,
+    /// Where each effect is encoded before it is appended (kept, so that
+    /// encoding allocates nothing once it is big enough).
+    scratch: Vec<u8>,
 }
 
 /// Where one envelope lies in the stream.
@@ -128,6 +131,7 @@ impl Stream {
                 mvcc: HashMap::new(),
                 envelopes_at: VecDeque::new(),
                 origins: Vec::new(),
+                scratch: Vec::new(),
             }),
             offset: AtomicU64::new(0),
             active: AtomicBool::new(false),
@@ -188,9 +192,12 @@ impl Stream {
     fn take(&self, layout: Layout, own: Option<(NodeId, bool)>, effect: &EffectRef<'_>) {
         let mut ring = self.ring.lock();
         let forwarded = own.is_some_and(|(id, forward)| !forward && effect.origin != id);
-        let mut bytes = Vec::with_capacity(64);
+        if forwarded && layout != Layout::Plain {
+            return;
+        }
+        let mut bytes = std::mem::take(&mut ring.scratch);
+        bytes.clear();
         match (layout, own) {
-            (Layout::Own, Some(_)) | (Layout::KeyDb, Some(_)) if forwarded => return,
             (Layout::Own, Some(_)) => {
                 let birth = Birth {
                     origin: effect.origin,
@@ -230,6 +237,7 @@ impl Stream {
             }
         }
         self.push(&mut ring, &bytes);
+        ring.scratch = bytes;
         match effect.argv.first() {
             Some(name) if name.eq_ignore_ascii_case(b"MULTI") => ring.in_group = true,
             Some(name) if name.eq_ignore_ascii_case(b"EXEC") => {
