@@ -50,10 +50,15 @@ thread_local! {
 
 /// Take this node's tag from its id (called once, at start-up).
 pub fn set_node_tag(node_id: &[u8]) {
+    TAG.store(tag_for(node_id), Ordering::Relaxed);
+}
+
+/// The tag of the node whose id is `node_id`.
+pub fn tag_for(node_id: &[u8]) -> u64 {
     let tag = node_id
         .iter()
         .fold(0u64, |acc, &b| acc.rotate_left(8) ^ u64::from(b));
-    TAG.store(tag & TAG_MASK, Ordering::Relaxed);
+    tag & TAG_MASK
 }
 
 /// This node's tag: the one the timestamps of its own writes carry.

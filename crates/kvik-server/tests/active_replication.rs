@@ -8,7 +8,8 @@ mod support;
 
 use std::time::Duration;
 use support::active::{differences, log, Lcg, Pair, ACTIVE};
-use support::{wait_for, RawConn, TestServer};
+use support::proxy::Proxy;
+use support::{wait_for, RawConn, RealRedis, TestServer};
 
 fn get(conn: &mut RawConn, key: &str) -> Vec<u8> {
     conn.cmd(&["GET", key])
@@ -411,4 +412,88 @@ fn a_mesh_node_killed_and_restarted_from_its_save_catches_up() {
         format!("${}\r\n{total}\r\n", total.to_string().len()).into_bytes()
     );
     let _ = std::fs::remove_dir_all(&saved);
+}
+
+/// Writes on both nodes of the pair, of several types and in two databases, from
+/// two threads while `during` runs.
+fn write_on_both_while(pair: &Pair, tag: &str, during: impl FnOnce()) {
+    let writer = |node: &TestServer, side: &'static str| {
+        let mut c = node.raw();
+        let tag = tag.to_string();
+        move || {
+            for i in 0..200 {
+                c.cmd(&["SET", &format!("{tag}:{side}:{i}"), "v"]);
+                c.cmd(&["SADD", &format!("{tag}:set:{side}"), &i.to_string()]);
+                c.cmd(&["INCR", &format!("{tag}:count")]);
+                if i % 50 == 0 {
+                    c.cmd(&["SELECT", "4"]);
+                    c.cmd(&["HSET", &format!("{tag}:h"), side, &i.to_string()]);
+                    c.cmd(&["SELECT", "0"]);
+                }
+            }
+        }
+    };
+    let a = std::thread::spawn(writer(&pair.a, "a"));
+    let b = std::thread::spawn(writer(&pair.b, "b"));
+    during();
+    a.join().unwrap();
+    b.join().unwrap();
+}
+
+/// A redis-server replica of one node of an active pair: it reads no envelope, so
+/// that node sends it plain commands (with SELECTs) in a stream of its own, with
+/// its own offsets: a full sync first, then every write made on either node, and
+/// after a break a partial resync.
+#[test]
+fn a_redis_replica_of_an_active_node_follows_the_writes_of_both_nodes() {
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    let pair = Pair::start(&[]);
+    let to_a = Proxy::start(&pair.a.addr());
+    let port = to_a.port().to_string();
+    let mut redis = None;
+    write_on_both_while(&pair, "sync", || {
+        redis = Some(RealRedis::start(&[
+            "--enable-debug-command",
+            "yes",
+            "--replicaof",
+            "127.0.0.1",
+            &port,
+        ]));
+    });
+    let redis = redis.unwrap();
+    let (mut a, mut r) = (pair.a.raw(), redis.raw());
+    let in_sync = |r: &mut RawConn, a: &mut RawConn| {
+        wait_for("the redis replica to hold the pair's dataset", || {
+            r.info_field("replication", "master_link_status") == "up"
+                && r.cmd(&["DEBUG", "DIGEST"]) == a.cmd(&["DEBUG", "DIGEST"])
+        });
+    };
+    let digest = pair.converge();
+    in_sync(&mut r, &mut a);
+    assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(r.cmd(&["GET", "sync:count"]), b"$3\r\n400\r\n");
+    write_on_both_while(&pair, "live", || {});
+    pair.converge();
+    in_sync(&mut r, &mut a);
+    assert_eq!(r.cmd(&["SCARD", "live:set:b"]), b":200\r\n");
+    // Cut, written on both meanwhile, healed: the replica continues where it was.
+    let full = a.info_field("stats", "sync_full");
+    let partial: u64 = a.info_field("stats", "sync_partial_ok").parse().unwrap();
+    to_a.cut();
+    wait_for("the replica to see its link down", || {
+        r.info_field("replication", "master_link_status") == "down"
+    });
+    write_on_both_while(&pair, "cut", || {});
+    to_a.heal();
+    pair.converge();
+    in_sync(&mut r, &mut a);
+    assert_eq!(r.cmd(&["GET", "cut:count"]), b"$3\r\n400\r\n");
+    assert_eq!(a.info_field("stats", "sync_full"), full, "no full sync");
+    let resumed: u64 = a.info_field("stats", "sync_partial_ok").parse().unwrap();
+    assert_eq!(resumed, partial + 1);
+    // Redis logs every error its master's stream makes it answer.
+    let log = redis.stdout();
+    assert!(!log.contains("sending an error to its master"), "{log}");
 }

@@ -357,6 +357,8 @@ pub struct ReplicaHello {
     pub plain_sync: bool,
     /// `uuid`: an active replica's node id (KeyDB's handshake).
     pub uuid: Option<[u8; 16]>,
+    /// `capa kvik-rreplay`: it reads kvik's envelopes (a kvik active replica).
+    pub kvik: bool,
 }
 
 impl ClientState {

@@ -204,6 +204,9 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(errors::SYNTAX.into());
     }
     let repl = &ctx.server.replication;
+    // KeyDB's replies: our uuid for the replica's, and our capabilities (an active
+    // node says so) for its `capa`.
+    let mut reply = None;
     for pair in args[1..].chunks(2) {
         let (option, value) = (pair[0], pair[1]);
         if args::is(option, "ACK") {
@@ -230,6 +233,7 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 return Err("ERR Invalid UUID".into());
             };
             ctx.client.replica_hello.uuid = Some(id);
+            reply = Some(crate::replication::active::uuid_text(&repl.node_id));
         } else if args::is(option, "listening-port") {
             let port = args::int(value)?;
             ctx.client.replica_hello.listening_port = u16::try_from(port).unwrap_or(0);
@@ -238,6 +242,11 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         } else if args::is(option, "capa") {
             if args::is(value, "eof") {
                 ctx.client.replica_hello.eof = true;
+            } else if args::is(value, crate::replication::active::KVIK_CAPA) {
+                ctx.client.replica_hello.kvik = true;
+            }
+            if repl.is_active() {
+                reply.get_or_insert_with(|| "OK active-replica".to_string());
             }
         } else if args::is(option, "rdb-only") {
             ctx.client.replica_hello.rdb_only = args::int(value)? == 1;
@@ -251,7 +260,10 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             .into());
         }
     }
-    ctx.out.ok();
+    match reply {
+        Some(line) => ctx.out.simple(&line),
+        None => ctx.out.ok(),
+    }
     Ok(())
 }
 
@@ -264,7 +276,7 @@ fn wait(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if repl.is_replica() {
         return Err("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.".into());
     }
-    let offset = repl.offset();
+    let offset = repl.backlog.offsets();
     let acked = repl.replicas.acked(offset);
     if acked as i64 >= wanted || !super::blocking::may_block(ctx.client) {
         ctx.out.int(acked as i64);

@@ -38,52 +38,178 @@
 
 use crate::effects::{encode_command, Birth, EffectRef, EffectSink, NodeId};
 use parking_lot::{Condvar, Mutex};
+use smallvec::SmallVec;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 /// The command name of the envelope.
 pub const RREPLAY: &[u8] = b"RREPLAY";
 
+/// The capability (`REPLCONF capa`) by which an active replica says it reads
+/// kvik's envelopes; a replica that names itself (`REPLCONF uuid`) without it is
+/// KeyDB's, and gets KeyDB's.
+pub const KVIK_CAPA: &str = "kvik-rreplay";
+
+/// The marker that stands in a peer's stream for `n` bytes left out there (the
+/// envelopes of the peer's own writes, which it would drop): `REPLCONF SKIPPED
+/// <n>`. The peer counts it as those `n` bytes, so its offsets stay the
+/// stream's.
+pub fn encode_skip(n: u64, out: &mut Vec<u8>) {
+    let mut number = itoa::Buffer::new();
+    encode_command(&[b"REPLCONF", SKIPPED, number.format(n).as_bytes()], out);
+}
+
+/// The bytes a marker ([`encode_skip`]) stands for, when `args` is one.
+pub fn skipped(args: &[&[u8]]) -> Option<u64> {
+    match args {
+        [replconf, word, n]
+            if replconf.eq_ignore_ascii_case(b"REPLCONF") && word.eq_ignore_ascii_case(SKIPPED) =>
+        {
+            std::str::from_utf8(n).ok()?.parse().ok()
+        }
+        _ => None,
+    }
+}
+
+const SKIPPED: &[u8] = b"SKIPPED";
+
 /// A node id as KeyDB writes it: the 36-character canonical UUID text.
 pub fn uuid_text(id: &NodeId) -> String {
-    let hex = hex::encode(id);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    uuid_bytes(id).iter().map(|&b| char::from(b)).collect()
+}
+
+/// [`uuid_text`] on the stack: every envelope carries one.
+fn uuid_bytes(id: &NodeId) -> [u8; 36] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut text = [b'-'; 36];
+    let mut at = 0;
+    for (i, byte) in id.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            at += 1;
+        }
+        text[at] = HEX[usize::from(byte >> 4)];
+        text[at + 1] = HEX[usize::from(byte & 15)];
+        at += 2;
+    }
+    text
 }
 
 /// The node id a UUID text names (with or without dashes).
 pub fn parse_uuid(text: &[u8]) -> Option<NodeId> {
-    let hex: Vec<u8> = text.iter().copied().filter(|&b| b != b'-').collect();
-    let bytes = hex::decode(hex).ok()?;
-    NodeId::try_from(bytes.as_slice()).ok()
+    let mut digits = text
+        .iter()
+        .filter(|&&b| b != b'-')
+        .map(|&b| char::from(b).to_digit(16));
+    let mut id = NodeId::default();
+    for byte in &mut id {
+        let (high, low) = (digits.next()??, digits.next()??);
+        *byte = (high << 4 | low) as u8;
+    }
+    digits.next().is_none().then_some(id)
 }
 
 /// Append the envelope of one effect to `out`.
 pub fn encode(birth: &Birth, db: usize, ts: u64, argv: &[&[u8]], out: &mut Vec<u8>) {
-    let mut command = Vec::with_capacity(64);
-    encode_command(argv, &mut command);
-    let uuid = uuid_text(&birth.origin);
-    let mut number = itoa::Buffer::new();
-    let db = number.format(db).to_owned();
-    let ts = number.format(ts).to_owned();
-    let seq = number.format(birth.seq);
-    encode_command(
-        &[
-            RREPLAY,
-            uuid.as_bytes(),
-            &command,
-            db.as_bytes(),
-            ts.as_bytes(),
-            seq.as_bytes(),
-        ],
+    seal(
+        &birth.origin,
+        Inside::Argv(argv),
+        db,
+        ts,
+        Some(birth.seq),
         out,
     );
+}
+
+/// A write as KeyDB's stream carries it: where it was born, its database and its
+/// timestamp there.
+pub struct KeyDbWrite<'a> {
+    pub origin: &'a NodeId,
+    pub db: usize,
+    pub ts: u64,
+    pub argv: &'a [&'a [u8]],
+}
+
+/// Append the envelope of one write in KeyDB 6.3's layout for a KeyDB active
+/// replica: `RREPLAY <our uuid> <command> <db> <mvcc>`, `mvcc` past every one
+/// before it in the stream (KeyDB drops a write whose timestamp is not past the
+/// last one it applied from the same uuid). A write born elsewhere travels as a
+/// KeyDB node forwards what it replayed: its command is the envelope of its
+/// origin, `RREPLAY <origin uuid> <command> <db> <ts>`, so that the origin (a
+/// KeyDB node) recognises its own write and drops it.
+pub fn encode_keydb(own: &NodeId, write: &KeyDbWrite<'_>, mvcc: u64, out: &mut Vec<u8>) {
+    let argv = Inside::Argv(write.argv);
+    if write.origin == own {
+        return seal(own, argv, write.db, mvcc, None, out);
+    }
+    let mut inner = Vec::new();
+    seal(write.origin, argv, write.db, write.ts, None, &mut inner);
+    seal(own, Inside::Encoded(&inner), write.db, mvcc, None, out);
+}
+
+/// The command an envelope carries: to encode, or encoded already.
+enum Inside<'a> {
+    Argv(&'a [&'a [u8]]),
+    Encoded(&'a [u8]),
+}
+
+/// Append `RREPLAY <origin uuid> <command> <db> <ts> [<seq>]`, the command
+/// encoded in place (this runs for every write an active node replicates).
+fn seal(
+    origin: &NodeId,
+    inside: Inside<'_>,
+    db: usize,
+    ts: u64,
+    seq: Option<u64>,
+    out: &mut Vec<u8>,
+) {
+    let (mut db_text, mut ts_text, mut seq_text) = (
+        itoa::Buffer::new(),
+        itoa::Buffer::new(),
+        itoa::Buffer::new(),
+    );
+    let mut tail: SmallVec<[&[u8]; 3]> = SmallVec::new();
+    tail.push(db_text.format(db).as_bytes());
+    tail.push(ts_text.format(ts).as_bytes());
+    tail.extend(seq.map(|seq| seq_text.format(seq).as_bytes()));
+    let mut number = itoa::Buffer::new();
+    out.push(b'*');
+    out.extend_from_slice(number.format(3 + tail.len()).as_bytes());
+    out.extend_from_slice(b"\r\n$7\r\nRREPLAY\r\n$36\r\n");
+    out.extend_from_slice(&uuid_bytes(origin));
+    out.extend_from_slice(b"\r\n$");
+    match inside {
+        Inside::Argv(argv) => {
+            let len = crate::effects::Effect::encoded_len(argv);
+            out.extend_from_slice(number.format(len).as_bytes());
+            out.extend_from_slice(b"\r\n");
+            encode_command(argv, out);
+        }
+        Inside::Encoded(command) => {
+            out.extend_from_slice(number.format(command.len()).as_bytes());
+            out.extend_from_slice(b"\r\n");
+            out.extend_from_slice(command);
+        }
+    }
+    out.extend_from_slice(b"\r\n");
+    for arg in tail {
+        out.push(b'$');
+        out.extend_from_slice(number.format(arg.len()).as_bytes());
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// The HLC timestamp of a write whose KeyDB `mvcc` timestamp is
+/// `milliseconds << 20 | counter`: the milliseconds stay where they are (the HLC
+/// puts them at the same place), the counter takes the HLC's counter bits (KeyDB's
+/// counts the writes of one millisecond; past 1023 of them it stays at 1023) and
+/// the low bits name the origin, as every HLC timestamp does.
+pub fn hlc_of_mvcc(mvcc: u64, origin: &NodeId) -> u64 {
+    let logical = (1u64 << crate::hlc::LOGICAL_BITS) - 1;
+    let counter =
+        (mvcc & logical).min((1 << (crate::hlc::LOGICAL_BITS - crate::hlc::TAG_BITS)) - 1);
+    (mvcc & !logical) | counter << crate::hlc::TAG_BITS | crate::hlc::tag_for(origin)
 }
 
 /// An envelope, opened.
@@ -94,13 +220,15 @@ pub struct Envelope<'a> {
     pub command: &'a [u8],
     /// `None`: the database the stream selected last (KeyDB's three-argument form).
     pub db: Option<usize>,
-    /// 0 when the sender gave none (the write is then stamped here).
+    /// 0 when the sender gave none (the write is then stamped here). A KeyDB
+    /// sender's MVCC timestamp comes converted ([`hlc_of_mvcc`]).
     pub ts: u64,
     /// `None` when the sender gave none (KeyDB): nothing to recognise it by.
     pub seq: Option<u64>,
 }
 
 /// Open `RREPLAY uuid command [db [ts [seq]]]`; `None` when it is malformed.
+/// Without `seq` it is KeyDB's envelope, whose timestamp is its MVCC form.
 pub fn open<'a>(args: &[&'a [u8]]) -> Option<Envelope<'a>> {
     if args.len() < 3 || args.len() > 6 {
         return None;
@@ -111,12 +239,19 @@ pub fn open<'a>(args: &[&'a [u8]]) -> Option<Envelope<'a>> {
             Some(text) => std::str::from_utf8(text).ok()?.parse().ok().map(Some),
         }
     };
+    let origin = parse_uuid(args[1])?;
+    let seq = number(5)?;
+    let ts = match (number(4)?.unwrap_or(0), seq) {
+        (0, _) => 0,
+        (ts, Some(_)) => ts,
+        (mvcc, None) => hlc_of_mvcc(mvcc, &origin),
+    };
     Some(Envelope {
-        origin: parse_uuid(args[1])?,
+        origin,
         command: args[2],
         db: number(3)?.map(|db| db as usize),
-        ts: number(4)?.unwrap_or(0),
-        seq: number(5)?,
+        ts,
+        seq,
     })
 }
 
@@ -216,6 +351,9 @@ pub struct Seen {
     /// effect sink), that were done with no effect, or that a merged snapshot
     /// held. What a snapshot taken now holds.
     applied: Mutex<Marks>,
+    /// Per origin, the timestamp of the last unnumbered write admitted (a KeyDB
+    /// peer's).
+    unnumbered: Mutex<HashMap<NodeId, u64>>,
     /// The origins whose write a link is admitting and applying now.
     busy: Mutex<HashSet<NodeId>>,
     freed: Condvar,
@@ -258,16 +396,23 @@ impl Drop for Turn<'_> {
 
 impl Seen {
     /// Is the write `seq` of `origin` the next one to apply here? If so it counts
-    /// as admitted from now. Unnumbered writes (0: a KeyDB peer's) always are.
+    /// as admitted from now. Unnumbered writes (0: a KeyDB peer's) go by their
+    /// timestamp `ts`, as KeyDB decides: admitted when it is past the last one
+    /// admitted from their origin (or when they carry none).
     /// `settled`: is every link up (asked only when a write waits for a gap)?
-    pub fn admit(&self, origin: &NodeId, seq: u64, settled: &dyn Fn() -> bool) -> bool {
-        seq == 0
-            || self
-                .admitted
-                .lock()
-                .entry(*origin)
-                .or_default()
-                .admit(seq, Instant::now(), settled)
+    pub fn admit(&self, origin: &NodeId, seq: u64, ts: u64, settled: &dyn Fn() -> bool) -> bool {
+        if seq == 0 {
+            let mut unnumbered = self.unnumbered.lock();
+            let last = unnumbered.entry(*origin).or_default();
+            let newer = ts == 0 || ts > *last;
+            *last = (*last).max(ts);
+            return newer;
+        }
+        self.admitted
+            .lock()
+            .entry(*origin)
+            .or_default()
+            .admit(seq, Instant::now(), settled)
     }
 
     /// Wait for `origin`'s turn: a write of it is admitted and applied (a
@@ -403,7 +548,7 @@ mod tests {
 
     impl Seen {
         fn admit_now(&self, origin: &NodeId, seq: u64) -> bool {
-            self.admit(origin, seq, &|| true)
+            self.admit(origin, seq, 0, &|| true)
         }
     }
 
@@ -429,7 +574,13 @@ mod tests {
             (envelope.db, envelope.ts, envelope.seq),
             (Some(3), 123456, Some(77))
         );
-        assert_eq!(uuid_text(&[0xab; 16]).len(), 36);
+        let id = *b"\x01\x23\x45\x67\x89\xab\xcd\xef\xfe\xdc\xba\x98\x76\x54\x32\x10";
+        assert_eq!(uuid_text(&id), "01234567-89ab-cdef-fedc-ba9876543210");
+        assert_eq!(parse_uuid(uuid_text(&id).as_bytes()), Some(id));
+        assert_eq!(parse_uuid(b"0123456789ABCDEFfedcba9876543210"), Some(id));
+        assert_eq!(parse_uuid(b"01234567-89ab-cdef-fedc-ba987654321"), None);
+        assert_eq!(parse_uuid(b"01234567-89ab-cdef-fedc-ba98765432100"), None);
+        assert_eq!(parse_uuid(b"0123456g-89ab-cdef-fedc-ba9876543210"), None);
     }
 
     #[test]
@@ -443,6 +594,68 @@ mod tests {
         assert_eq!((envelope.db, envelope.ts, envelope.seq), (None, 0, None));
         assert!(open(&[b"RREPLAY", b"nope", b"x"]).is_none());
         assert!(open(&[b"RREPLAY", args[1], b"x", b"zero"]).is_none());
+    }
+
+    /// The arguments of the one command `bytes` holds.
+    fn args_of(bytes: &[u8]) -> Vec<Vec<u8>> {
+        let mut parser = kvik_resp::RequestParser::new();
+        let parsed = parser.parse(bytes, kvik_resp::Limits::default()).unwrap();
+        assert!(
+            matches!(parsed, kvik_resp::Parsed::Command { consumed } if consumed == bytes.len())
+        );
+        parser.args(bytes).map(<[u8]>::to_vec).collect()
+    }
+
+    fn refs(args: &[Vec<u8>]) -> Vec<&[u8]> {
+        args.iter().map(Vec::as_slice).collect()
+    }
+
+    #[test]
+    fn keydbs_envelopes_wrap_what_they_forward_and_their_timestamps_convert() {
+        let argv: [&[u8]; 3] = [b"SET", b"k", b"v"];
+        let write = KeyDbWrite {
+            origin: &[2; 16],
+            db: 4,
+            ts: 7 << 20 | 3,
+            argv: &argv,
+        };
+        let mut out = Vec::new();
+        encode_keydb(&[1; 16], &write, 9 << 20, &mut out);
+        let outer_args = args_of(&out);
+        let outer_refs = refs(&outer_args);
+        let outer = open(&outer_refs).unwrap();
+        assert_eq!(
+            (outer_args.len(), outer.origin, outer.db, outer.seq),
+            (5, [1; 16], Some(4), None)
+        );
+        assert_eq!(outer.ts, hlc_of_mvcc(9 << 20, &[1; 16]));
+        let inner_args = args_of(outer.command);
+        let inner_refs = refs(&inner_args);
+        let inner = open(&inner_refs).unwrap();
+        assert_eq!((inner.origin, inner.db), ([2; 16], Some(4)));
+        assert_eq!(inner.command, b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n");
+        assert_eq!(inner.ts, 7 << 20 | 3 << 10 | crate::hlc::tag_for(&[2; 16]));
+        // Our own writes go flat.
+        let mut flat = Vec::new();
+        let own = KeyDbWrite {
+            origin: &[1; 16],
+            ..write
+        };
+        encode_keydb(&[1; 16], &own, 9 << 20, &mut flat);
+        let flat_args = args_of(&flat);
+        assert_eq!(open(&refs(&flat_args)).unwrap().command, inner.command);
+        // Past 1023 writes in a millisecond the counter stays at its top.
+        assert_eq!(hlc_of_mvcc(5 << 20 | 4000, &[0; 16]) >> 10, 5 << 10 | 1023);
+    }
+
+    #[test]
+    fn a_keydb_write_is_admitted_when_it_is_newer_than_its_origins_last() {
+        let seen = Seen::default();
+        let admit = |ts| seen.admit(&[7; 16], 0, ts, &|| true);
+        assert!(admit(10) && admit(11));
+        assert!(!admit(11) && !admit(5), "met already");
+        assert!(admit(0) && admit(0), "without a timestamp, always");
+        assert!(admit(12));
     }
 
     #[test]

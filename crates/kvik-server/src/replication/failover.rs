@@ -125,11 +125,11 @@ impl Replication {
 
     /// A replica online that acknowledged our whole stream (the one named, if any).
     fn synced_replica(&self, named: Option<&(String, u16)>) -> Option<(String, u16)> {
-        let offset = self.offset();
         self.replicas.all().into_iter().find_map(|feed| {
             let at = (feed.ip.clone(), feed.hello.listening_port);
             let wanted = named.is_none_or(|n| *n == at);
-            let synced = feed.is_online() && feed.ack_offset.load(Ordering::Acquire) == offset;
+            let synced = feed.is_online()
+                && feed.ack_offset.load(Ordering::Acquire) == feed.stream_end(self);
             (wanted && synced).then_some(at)
         })
     }

@@ -18,8 +18,9 @@
 //!
 //! Owns the feeds and the sync threads. Must not touch connections or sockets.
 
-use super::backlog::Read;
+use super::backlog::{Layout, Offsets, Read, LAYOUTS};
 use super::{Replication, SyncPoint};
+use crate::effects::NodeId;
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -69,6 +70,11 @@ pub struct Feed {
     pub worker: usize,
     pub ip: String,
     pub hello: Hello,
+    /// The stream it reads.
+    pub layout: Layout,
+    /// An active kvik peer: the envelopes of its own writes are left out of what
+    /// it reads (it would drop them), markers counting their bytes instead.
+    peer: Option<NodeId>,
     stage: Mutex<Stage>,
     room: Condvar,
     /// The offset the replica acknowledged last (REPLCONF ACK) and when (unix ms).
@@ -93,12 +99,20 @@ pub enum Filled {
 }
 
 impl Feed {
-    fn new(client_id: u64, worker: usize, ip: String, hello: Hello, stage: Stage) -> Feed {
+    fn new(
+        (client_id, worker, ip): (u64, usize, String),
+        hello: Hello,
+        layout: Layout,
+        stage: Stage,
+    ) -> Feed {
+        let peer = hello.uuid.filter(|_| hello.kvik && layout == Layout::Own);
         Feed {
             client_id,
             worker,
             ip,
             hello,
+            layout,
+            peer,
             stage: Mutex::new(stage),
             room: Condvar::new(),
             ack_offset: AtomicU64::new(0),
@@ -162,7 +176,7 @@ impl Feed {
                     _ => Filled::Going,
                 }
             }
-            Stage::Online { cursor } => match repl.backlog.read(*cursor, max, out) {
+            Stage::Online { cursor } => match self.read(repl, *cursor, max, out) {
                 Read::Copied(n) => {
                     *cursor += n as u64;
                     drop(stage);
@@ -173,7 +187,7 @@ impl Feed {
                     Filled::Going
                 }
                 Read::Lost => {
-                    let kept = repl.backlog.grow_retention();
+                    let kept = repl.backlog.grow_retention(self.layout);
                     crate::log_warning!(
                         "Client id={} addr={}:{} (replica) is too far behind: its stream is gone from the backlog; closing it (the backlog now keeps up to {kept} bytes for replicas)",
                         self.client_id,
@@ -186,6 +200,14 @@ impl Feed {
             },
             Stage::AwaitAck { .. } => Filled::Going,
             Stage::Done => Filled::Finished,
+        }
+    }
+
+    /// The stream from `cursor`, as this replica reads it.
+    fn read(&self, repl: &Replication, cursor: u64, max: usize, out: &mut Vec<u8>) -> Read {
+        match &self.peer {
+            Some(peer) if repl.is_active() => repl.backlog.read_for_peer(cursor, max, peer, out),
+            _ => repl.backlog.read(self.layout, cursor, max, out),
         }
     }
 
@@ -215,6 +237,12 @@ impl Feed {
             Stage::Transfer { .. } => "send_bulk",
             Stage::Online { .. } | Stage::AwaitAck { .. } | Stage::Done => "online",
         }
+    }
+
+    /// The end of the stream this replica reads: what it acknowledges once it
+    /// has everything.
+    pub fn stream_end(&self, repl: &Replication) -> u64 {
+        repl.backlog.offsets()[self.layout as usize]
     }
 
     pub fn is_online(&self) -> bool {
@@ -379,10 +407,17 @@ impl Replicas {
         }
     }
 
-    /// Tell the backlog the oldest offset a replica still needs.
+    /// Tell the backlog the oldest offset of each stream a replica still needs.
     fn update_needed(&self, repl: &Replication) {
-        let needed = self.feeds.lock().iter().filter_map(|f| f.needs()).min();
-        repl.backlog.set_needed(needed.unwrap_or(u64::MAX));
+        let feeds = self.feeds.lock();
+        for layout in LAYOUTS {
+            let needed = feeds
+                .iter()
+                .filter(|f| f.layout == layout)
+                .filter_map(|f| f.needs())
+                .min();
+            repl.backlog.set_needed(layout, needed.unwrap_or(u64::MAX));
+        }
     }
 
     /// Replicas online whose last ack is at most `max_lag_secs` old
@@ -399,12 +434,13 @@ impl Replicas {
             .count()
     }
 
-    /// Replicas that acknowledged `offset` at least (WAIT).
-    pub fn acked(&self, offset: u64) -> usize {
+    /// Replicas that acknowledged their stream up to `offsets` at least (WAIT;
+    /// the end of each stream, by [`Layout`], when the write was made).
+    pub fn acked(&self, offsets: Offsets) -> usize {
         self.feeds
             .lock()
             .iter()
-            .filter(|f| f.ack_offset.load(Ordering::Acquire) >= offset)
+            .filter(|f| f.ack_offset.load(Ordering::Acquire) >= offsets[f.layout as usize])
             .count()
     }
 
@@ -412,10 +448,13 @@ impl Replicas {
         self.feeds.lock().push(feed);
     }
 
-    /// Add `feed` to a full sync of its framing that has not begun, if there is one.
+    /// Add `feed` to a full sync of its framing and stream that has not begun, if
+    /// there is one.
     fn join_waiting(&self, diskless: bool, feed: &Arc<Feed>) -> Option<Arc<Job>> {
         let waiting = self.waiting.lock();
-        let job = waiting.iter().find(|j| j.diskless == diskless)?;
+        let job = waiting
+            .iter()
+            .find(|j| j.diskless == diskless && j.layout == feed.layout)?;
         job.members.lock().push(feed.clone());
         Some(job.clone())
     }
@@ -443,14 +482,15 @@ pub fn psync(
     asked: Option<(&str, u64)>,
 ) -> Psync {
     let counts = &repl.replicas.syncs;
+    let layout = layout_for(repl, &hello);
+    let who = (client_id, worker, ip);
     if let Some((replid, offset)) = asked.filter(|_| !hello.rdb_only) {
-        if repl.can_continue(replid, offset) {
+        if repl.can_continue(layout, replid, offset) {
             counts.partial_ok.fetch_add(1, Ordering::Relaxed);
-            let ids = repl.ids();
             // PSYNC counts from 1; the cursor is the bytes before.
             let cursor = offset - 1;
             let stage = Stage::Online { cursor };
-            let feed = Arc::new(Feed::new(client_id, worker, ip, hello, stage));
+            let feed = Arc::new(Feed::new(who, hello, layout, stage));
             feed.ack_offset.store(cursor, Ordering::Release);
             repl.replicas.add(feed.clone());
             repl.replicas.update_needed(repl);
@@ -458,9 +498,9 @@ pub fn psync(
                 "Partial resynchronization request from {}:{} accepted. Sending {} bytes of backlog starting from offset {offset}.",
                 feed.ip,
                 feed.hello.listening_port,
-                repl.offset().saturating_sub(cursor)
+                feed.stream_end(repl).saturating_sub(cursor)
             );
-            return Psync::Continue(ids.replid);
+            return Psync::Continue(replid.to_string());
         }
         // `PSYNC ? -1` names no history: it asks for a full sync, it is not refused one.
         if replid != "?" {
@@ -472,7 +512,7 @@ pub fn psync(
     let stage = Stage::WaitSnapshot {
         chunks: VecDeque::new(),
     };
-    let mut feed = Feed::new(client_id, worker, ip, hello, stage);
+    let mut feed = Feed::new(who, hello, layout, stage);
     feed.diskless = diskless;
     let feed = Arc::new(feed);
     repl.replicas.add(feed.clone());
@@ -488,6 +528,7 @@ pub fn psync(
     }
     let job = Arc::new(Job {
         diskless,
+        layout,
         members: Mutex::new(vec![feed.clone()]),
         since: Instant::now(),
     });
@@ -508,6 +549,17 @@ pub fn psync(
     Psync::Full
 }
 
+/// The stream a replica that said `hello` reads: under active replication, a
+/// kvik peer reads the own stream (kvik's envelopes), a KeyDB node (it names
+/// itself, not as kvik's) KeyDB's envelopes, any other replica plain commands.
+fn layout_for(repl: &Replication, hello: &Hello) -> Layout {
+    match (repl.is_active(), hello.uuid, hello.kvik) {
+        (false, _, _) | (true, Some(_), true) => Layout::Own,
+        (true, Some(_), false) => Layout::KeyDb,
+        (true, None, _) => Layout::Plain,
+    }
+}
+
 /// One full sync: one snapshot, sent to every replica that joined before its point
 /// in time. A diskless one waits `repl-diskless-sync-delay` seconds from its first
 /// replica for others to join (starting early once
@@ -515,6 +567,8 @@ pub fn psync(
 /// at once, and the replicas asking while it waits for another snapshot join it.
 struct Job {
     diskless: bool,
+    /// The stream its replicas read.
+    layout: Layout,
     /// The replicas it serves. Replicas join while the job is in
     /// [`Replicas::waiting`]; once its point is passed the list only shrinks (a
     /// replica gone).
@@ -632,8 +686,8 @@ impl Job {
     fn point(&self, repl: &Replication, eof_mark: Option<&str>) -> SyncPoint {
         repl.replicas.close_waiting(self);
         repl.listen_effects();
-        let offset = repl.backlog.mark_sync_point();
-        let replid = repl.replid();
+        let (side_replid, offset) = repl.backlog.mark_sync_point(self.layout);
+        let replid = side_replid.unwrap_or_else(|| repl.replid());
         let members = self.live_members();
         crate::log_notice!(
             "Starting a full sync snapshot ({}) for {} replica(s): {}",
@@ -663,7 +717,7 @@ impl Job {
         SyncPoint {
             replid,
             offset,
-            seen: repl.is_active().then(|| repl.seen.applied_now()),
+            seen: (repl.is_active() && self.layout == Layout::Own).then(|| repl.seen.applied_now()),
         }
     }
 

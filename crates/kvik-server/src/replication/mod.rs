@@ -150,7 +150,7 @@ pub struct Replication {
     /// A FAILOVER under way.
     failover: Mutex<Option<failover::Failover>>,
     /// Clients in WAIT: (their wait, the offset, how many replicas).
-    waits: Mutex<Vec<(Arc<crate::blocking::Waiter>, u64, usize)>>,
+    waits: Mutex<Vec<(Arc<crate::blocking::Waiter>, backlog::Offsets, usize)>>,
     host: OnceLock<Arc<dyn Host>>,
 }
 
@@ -442,13 +442,19 @@ impl Replication {
         crate::log_notice!("Restored the replication ID and offset from the RDB file ({offset})");
     }
 
-    /// May a replica continue at `offset` of history `replid` (PSYNC's offset:
-    /// 1-based, the first byte it lacks)?
-    pub fn can_continue(&self, replid: &str, offset: u64) -> bool {
-        let ids = self.ids.lock();
-        let known =
-            replid == ids.replid || (replid == ids.replid2 && offset as i64 <= ids.second_offset);
-        known && offset > 0 && self.backlog.holds(offset - 1)
+    /// May a replica that reads the `layout` stream continue at `offset` of
+    /// history `replid` (PSYNC's offset: 1-based, the first byte it lacks)? A side
+    /// stream's history is its own id alone.
+    pub fn can_continue(&self, layout: backlog::Layout, replid: &str, offset: u64) -> bool {
+        let known = match layout {
+            backlog::Layout::Own => {
+                let ids = self.ids.lock();
+                replid == ids.replid
+                    || (replid == ids.replid2 && offset as i64 <= ids.second_offset)
+            }
+            side => self.backlog.replid_of(side).as_deref() == Some(replid),
+        };
+        known && offset > 0 && self.backlog.holds(layout, offset - 1)
     }
 
     /// INFO's `master_repl_offset`, ROLE's offset.
@@ -458,7 +464,12 @@ impl Replication {
 
     /// WAIT: `waiter` waits until `wanted` replicas acknowledged `offset`; the
     /// replicas are asked for their acknowledgement now.
-    pub fn add_wait(&self, waiter: Arc<crate::blocking::Waiter>, offset: u64, wanted: usize) {
+    pub fn add_wait(
+        &self,
+        waiter: Arc<crate::blocking::Waiter>,
+        offset: backlog::Offsets,
+        wanted: usize,
+    ) {
         self.waits.lock().push((waiter, offset, wanted));
         self.backlog.ask_acks();
     }
@@ -520,12 +531,11 @@ impl Replication {
         const KEEP: std::time::Duration = std::time::Duration::from_secs(10);
         let links = self.links();
         let replicas = self.replicas.all();
-        let offset = self.offset();
         let settled = self.is_active()
             && links.iter().all(|l| l.is_up())
-            && replicas
-                .iter()
-                .all(|f| f.is_online() && f.ack_offset.load(Ordering::Acquire) >= offset);
+            && replicas.iter().all(|f| {
+                f.is_online() && f.ack_offset.load(Ordering::Acquire) >= f.stream_end(self)
+            });
         if !settled {
             *settled_since = None;
             return;

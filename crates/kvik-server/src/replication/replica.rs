@@ -422,15 +422,29 @@ impl Link {
                     Ok(Parsed::Command { consumed }) => {
                         let before = self.ack_offset(repl);
                         let args: SmallVec<[&[u8]; 8]> = parser.args(data).collect();
-                        if args[0].eq_ignore_ascii_case(active::RREPLAY) {
-                            self.replay(repl, &mut master, &args, &mut group);
-                        } else {
-                            host.apply(&mut master, &args);
-                        }
-                        if group.is_open() {
-                            group.held += consumed as u64;
-                        } else {
-                            self.passed(repl, &data[..consumed], std::mem::take(&mut group.held));
+                        match active::skipped(&args).filter(|_| repl.is_active()) {
+                            // Our own writes, left out: the place in the master's
+                            // stream moves past them (at EXEC, inside a transaction).
+                            Some(n) => {
+                                self.skip_marker(n, consumed);
+                                match group.is_open() {
+                                    true => group.held += n,
+                                    false => self.advance_history(n),
+                                }
+                            }
+                            None => {
+                                if args[0].eq_ignore_ascii_case(active::RREPLAY) {
+                                    self.replay(repl, &mut master, &args, &mut group, 0);
+                                } else {
+                                    host.apply(&mut master, &args);
+                                }
+                                if group.is_open() {
+                                    group.held += consumed as u64;
+                                } else {
+                                    let held = std::mem::take(&mut group.held);
+                                    self.passed(repl, &data[..consumed], held);
+                                }
+                            }
                         }
                         start += consumed;
                         if self.ack_asked.swap(false, Ordering::AcqRel) {
@@ -500,8 +514,20 @@ impl Link {
         if !repl.is_active() {
             return repl.backlog.append_raw(bytes);
         }
+        self.advance_history(held + bytes.len() as u64);
+    }
+
+    /// The master left `n` bytes of its stream out (our own writes), sending a
+    /// marker of `marker` bytes instead: what we read of its stream counts them.
+    fn skip_marker(&self, n: u64, marker: usize) {
+        self.read_offset
+            .fetch_add(n.saturating_sub(marker as u64), Ordering::AcqRel);
+    }
+
+    /// Our place in the master's stream moves `n` bytes on.
+    fn advance_history(&self, n: u64) {
         if let Some(history) = self.history.lock().as_mut() {
-            history.1 += held + bytes.len() as u64;
+            history.1 += n;
         }
     }
 
@@ -510,12 +536,15 @@ impl Link {
     /// write and travels on as the peer's. A write born here, or applied already
     /// (met by another path of a mesh), is dropped; a transaction is kept or
     /// dropped whole. Each write is admitted and applied under its origin's turn.
+    /// A KeyDB peer wraps the envelopes it forwards in its own: such a one is
+    /// opened in turn (`depth` envelopes deep), once the outer one is admitted.
     fn replay<'r>(
         &self,
         repl: &'r Replication,
         master: &mut ClientState,
         args: &[&[u8]],
         group: &mut Group<'r>,
+        depth: usize,
     ) {
         let Some(envelope) = active::open(args) else {
             log_warning!(
@@ -539,6 +568,21 @@ impl Link {
         }
         let argv: SmallVec<[&[u8]; 8]> = parser.args(command).collect();
         let seq = envelope.seq.unwrap_or(0);
+        let settled = || repl.links().iter().all(|l| l.is_up());
+        if argv[0].eq_ignore_ascii_case(active::RREPLAY) && depth < MAX_NESTING {
+            let admitted = {
+                let _turn = repl.seen.turn(&envelope.origin);
+                repl.seen
+                    .admit(&envelope.origin, seq, envelope.ts, &settled)
+            };
+            if admitted {
+                if let Some(db) = envelope.db {
+                    master.db = db;
+                }
+                self.replay(repl, master, &argv, group, depth + 1);
+            }
+            return;
+        }
         let is = |name: &str| argv[0].eq_ignore_ascii_case(name.as_bytes());
         if group.skipping {
             group.skipping = !is("EXEC");
@@ -549,8 +593,10 @@ impl Link {
             Some(turn) => (turn, true),
             None => {
                 let turn = repl.seen.turn(&envelope.origin);
-                let settled = || repl.links().iter().all(|l| l.is_up());
-                if !repl.seen.admit(&envelope.origin, seq, &settled) {
+                if !repl
+                    .seen
+                    .admit(&envelope.origin, seq, envelope.ts, &settled)
+                {
                     group.skipping = is("MULTI");
                     return;
                 }
@@ -580,6 +626,10 @@ impl Link {
         }
     }
 }
+
+/// How many envelopes deep a forwarded write is opened (a chain of KeyDB nodes
+/// wraps it once per node it passed).
+const MAX_NESTING: usize = 8;
 
 /// How a replica takes a full sync's RDB (`repl-diskless-load`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -788,7 +838,23 @@ fn handshake(
             log_notice!("(Non critical) Master does not understand REPLCONF ip-address: {reply}");
         }
     }
-    wire.send(&["REPLCONF", "capa", "eof", "capa", "psync2"])?;
+    // An active replica also says what KeyDB's say (`activeExpire`: it expires
+    // keys itself) and that it is kvik's: a kvik master then sends it kvik's
+    // envelopes (a KeyDB master ignores what it does not know).
+    match uuid {
+        Some(_) => wire.send(&[
+            "REPLCONF",
+            "capa",
+            "eof",
+            "capa",
+            "psync2",
+            "capa",
+            "activeExpire",
+            "capa",
+            active::KVIK_CAPA,
+        ])?,
+        None => wire.send(&["REPLCONF", "capa", "eof", "capa", "psync2"])?,
+    }
     let reply = wire.reply_line()?;
     if reply.starts_with('-') {
         log_notice!("(Non critical) Master does not understand REPLCONF capa: {reply}");

@@ -195,13 +195,11 @@ fn watch(server: &Server) {
 /// Every replica acknowledged the whole stream (Redis's isReadyToShutdown: replicas
 /// still syncing count as lagging).
 fn replicas_in_sync(server: &Server) -> bool {
-    let offset = server.replication.offset();
-    server
-        .replication
-        .replicas
+    let repl = &server.replication;
+    repl.replicas
         .all()
         .iter()
-        .all(|feed| feed.ack_offset.load(Ordering::Acquire) == offset)
+        .all(|feed| feed.ack_offset.load(Ordering::Acquire) == feed.stream_end(repl))
 }
 
 /// The last steps (Redis's finishShutdown): say which replicas lag, refuse to
@@ -245,11 +243,11 @@ fn log_replicas(server: &Server) {
     if replicas.is_empty() {
         return;
     }
-    let offset = server.replication.offset();
     let now = crate::hlc::unix_ms();
     let mut lagging = 0;
     for feed in &replicas {
         let acked = feed.ack_offset.load(Ordering::Acquire);
+        let offset = feed.stream_end(&server.replication);
         if acked == offset {
             continue;
         }
