@@ -84,6 +84,10 @@ pub struct Feed {
     diskless: bool,
     /// The worker must look at the feed (a wake-up is on its way).
     wake_pending: AtomicBool,
+    /// The replica acknowledged while its payload was still counted as in
+    /// transfer (the last chunk written, the transfer not yet marked done): it has
+    /// the whole payload, so its stream starts without waiting for another ACK.
+    acked_in_transfer: AtomicBool,
     /// The connection is gone.
     closed: AtomicBool,
 }
@@ -119,6 +123,7 @@ impl Feed {
             ack_ms: AtomicU64::new(crate::hlc::unix_ms()),
             diskless: false,
             wake_pending: AtomicBool::new(false),
+            acked_in_transfer: AtomicBool::new(false),
             closed: AtomicBool::new(false),
         }
     }
@@ -165,7 +170,8 @@ impl Feed {
                             self.ip,
                             self.hello.listening_port
                         );
-                        *stage = match self.diskless {
+                        let acked = self.acked_in_transfer.load(Ordering::Acquire);
+                        *stage = match self.diskless && !acked {
                             true => Stage::AwaitAck { cursor },
                             false => Stage::Online { cursor },
                         };
@@ -214,11 +220,13 @@ impl Feed {
     /// The replica acknowledged: a stream waiting for that starts.
     fn acked(&self, repl: &Replication) {
         let mut stage = self.stage.lock();
-        if let Stage::AwaitAck { cursor } = *stage {
-            *stage = Stage::Online { cursor };
-            drop(stage);
-            self.wake(repl);
+        match *stage {
+            Stage::AwaitAck { cursor } => *stage = Stage::Online { cursor },
+            Stage::Transfer { .. } => self.acked_in_transfer.store(true, Ordering::Release),
+            _ => return,
         }
+        drop(stage);
+        self.wake(repl);
     }
 
     /// The offset this replica needs next, while its connection is up.

@@ -135,18 +135,21 @@ fn due(server: &Server, stats: &ThreadStats, db: usize, name: &[u8], now: u64) -
     };
     let ours =
         !server.replication.is_active() || crate::hlc::tag_of(entry.ts) == crate::hlc::own_tag();
-    if (ours && job.next_run_ms() <= now) || lapsed(job, now) {
+    if (ours && job.next_run_ms() <= now) || lapsed(job, entry.ts, now) {
         Due::Now((**job).clone())
     } else {
         Due::NotYet
     }
 }
 
-/// Has the node that owns `job` let it lapse long enough for this one to take it
-/// over?
-fn lapsed(job: &CronJob, now: u64) -> bool {
+/// Has the node that owns `job` (last written at `written`) let it lapse long
+/// enough for this one to take it over? Counted from its run's time, or from its
+/// last write when that came later (a job set with a start long past is due at
+/// once, and its owner is about to run it).
+fn lapsed(job: &CronJob, written: u64, now: u64) -> bool {
     let wait = TAKEOVER_GRACE_MS + crate::hlc::own_tag() * TAKEOVER_STAGGER_MS;
-    job.next_run_ms().saturating_add(wait) <= now
+    let due = job.next_run_ms().max(crate::hlc::physical_ms(written));
+    due.saturating_add(wait) <= now
 }
 
 /// One run, as a transaction of the server's own client in the job's database.
