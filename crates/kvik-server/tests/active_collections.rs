@@ -10,83 +10,9 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
-use support::proxy::Proxy;
-use support::{wait_for, RawConn, TestServer};
-
-/// Two active nodes A and B, each following the other through a proxy.
-struct Pair {
-    a: TestServer,
-    b: TestServer,
-    to_a: Proxy,
-    to_b: Proxy,
-}
-
-impl Pair {
-    fn start(extra: &[&str]) -> Pair {
-        let mut args = vec![
-            "--logfile",
-            "kvik.log",
-            "--active-replica",
-            "yes",
-            "--enable-debug-command",
-            "yes",
-        ];
-        args.extend_from_slice(extra);
-        let a = TestServer::start(&args);
-        let b = TestServer::start(&args);
-        let to_a = Proxy::start(&a.addr());
-        let to_b = Proxy::start(&b.addr());
-        let pair = Pair { a, b, to_a, to_b };
-        let (pa, pb) = (pair.to_a.port().to_string(), pair.to_b.port().to_string());
-        assert_eq!(
-            pair.a.raw().cmd(&["REPLICAOF", "127.0.0.1", &pb]),
-            b"+OK\r\n"
-        );
-        assert_eq!(
-            pair.b.raw().cmd(&["REPLICAOF", "127.0.0.1", &pa]),
-            b"+OK\r\n"
-        );
-        pair.wait_link("up");
-        pair
-    }
-
-    fn wait_link(&self, status: &str) {
-        for node in [&self.a, &self.b] {
-            let mut conn = node.raw();
-            wait_for(&format!("the link to be {status}"), || {
-                conn.info_field("replication", "master_link_status") == status
-            });
-        }
-    }
-
-    fn cut(&self) {
-        self.to_a.cut();
-        self.to_b.cut();
-        self.wait_link("down");
-    }
-
-    fn heal(&self) {
-        self.to_a.heal();
-        self.to_b.heal();
-        self.wait_link("up");
-    }
-
-    /// Wait until both nodes hold the same dataset.
-    fn converge(&self) {
-        let (mut a, mut b) = (self.a.raw(), self.b.raw());
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while a.cmd(&["DEBUG", "DIGEST"]) != b.cmd(&["DEBUG", "DIGEST"]) {
-            assert!(
-                Instant::now() < deadline,
-                "the nodes did not converge:\nA {}\nB {}",
-                dump(&mut a),
-                dump(&mut b)
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
+use std::time::Duration;
+use support::active::Pair;
+use support::{wait_for, RawConn};
 
 /// Every key but the fillers with its type and contents, one line each, for a
 /// failure's message.

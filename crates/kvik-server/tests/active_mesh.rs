@@ -6,8 +6,8 @@ mod support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-use support::active::{differences, log, ACTIVE};
+use std::time::Duration;
+use support::active::ACTIVE;
 use support::{RawConn, TestServer};
 
 #[test]
@@ -55,27 +55,7 @@ fn three_masters_written_while_their_mesh_forms_converge() {
     std::thread::sleep(Duration::from_millis(300));
     stop.store(true, Ordering::Relaxed);
     let rounds: u64 = writers.into_iter().map(|w| w.join().unwrap()).sum();
-    let digest = |conn: &mut RawConn| conn.cmd(&["DEBUG", "DIGEST"]);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let first = digest(&mut conns[0]);
-        if conns.iter_mut().all(|c| digest(c) == first) {
-            break;
-        }
-        if Instant::now() > deadline {
-            let (head, tail) = conns.split_at_mut(1);
-            let apart: Vec<String> = tail
-                .iter_mut()
-                .map(|c| differences(&mut head[0], c))
-                .collect();
-            let logs: Vec<String> = nodes.iter().map(log).collect();
-            panic!(
-                "the mesh did not converge: {apart:?}\n{}",
-                logs.join("\n----\n")
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    support::active::converge_mesh(&nodes, Duration::from_secs(30));
     // Every increment counted once on every node.
     let hits = format!("${}\r\n{rounds}\r\n", rounds.to_string().len());
     assert_eq!(

@@ -7,7 +7,7 @@
 mod support;
 
 use std::time::Duration;
-use support::active::{differences, log, Lcg, Pair, ACTIVE};
+use support::active::{converge_mesh, Lcg, Pair, ACTIVE};
 use support::proxy::Proxy;
 use support::{wait_for, RawConn, RealRedis, TestServer};
 
@@ -344,32 +344,7 @@ fn a_mesh_node_killed_and_restarted_from_its_save_catches_up() {
             conn.info_field("replication", "master_global_link_status") == "up"
         });
     }
-    let mesh_digest = |nodes: &[TestServer]| {
-        let mut conns: Vec<RawConn> = nodes.iter().map(|n| n.raw()).collect();
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        loop {
-            let first = conns[0].cmd(&["DEBUG", "DIGEST"]);
-            if conns
-                .iter_mut()
-                .all(|c| c.cmd(&["DEBUG", "DIGEST"]) == first)
-            {
-                return;
-            }
-            if std::time::Instant::now() > deadline {
-                let (head, tail) = conns.split_at_mut(1);
-                let diff: Vec<String> = tail
-                    .iter_mut()
-                    .map(|c| differences(&mut head[0], c))
-                    .collect();
-                let logs: Vec<String> = nodes.iter().map(log).collect();
-                panic!(
-                    "the mesh did not converge: {diff:?}\n{}",
-                    logs.join("\n-----\n")
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
+    let mesh_digest = |nodes: &[TestServer]| converge_mesh(nodes, Duration::from_secs(20));
     mesh_digest(&nodes);
     let mut c = nodes[2].raw();
     assert_eq!(c.cmd(&["SAVE"]), b"+OK\r\n");

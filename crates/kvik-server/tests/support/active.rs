@@ -151,3 +151,33 @@ impl Lcg {
         (self.0 >> 33) % n
     }
 }
+
+/// Wait until every node of a mesh holds the same dataset (DEBUG DIGEST, within
+/// `limit`); on a timeout, say which keys differ from the first node and show
+/// every node's log.
+pub fn converge_mesh(nodes: &[TestServer], limit: Duration) {
+    let mut conns: Vec<RawConn> = nodes.iter().map(|n| n.raw()).collect();
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let first = conns[0].cmd(&["DEBUG", "DIGEST"]);
+        if conns
+            .iter_mut()
+            .all(|c| c.cmd(&["DEBUG", "DIGEST"]) == first)
+        {
+            return;
+        }
+        if std::time::Instant::now() > deadline {
+            let (head, tail) = conns.split_at_mut(1);
+            let diff: Vec<String> = tail
+                .iter_mut()
+                .map(|c| differences(&mut head[0], c))
+                .collect();
+            let logs: Vec<String> = nodes.iter().map(log).collect();
+            panic!(
+                "the mesh did not converge: {diff:?}\n{}",
+                logs.join("\n-----\n")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
