@@ -199,17 +199,21 @@ pub struct Effect {
 /// Append the RESP multibulk encoding of `argv` to `out`: an effect as replicas and
 /// the AOF receive it (and the commands a replica sends its master).
 pub fn encode_command(argv: &[&[u8]], out: &mut Vec<u8>) {
-    let mut number = itoa::Buffer::new();
     out.push(b'*');
-    out.extend_from_slice(number.format(argv.len()).as_bytes());
+    out.extend_from_slice(itoa::Buffer::new().format(argv.len()).as_bytes());
     out.extend_from_slice(b"\r\n");
     for arg in argv {
-        out.push(b'$');
-        out.extend_from_slice(number.format(arg.len()).as_bytes());
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
+        encode_bulk(arg, out);
     }
+}
+
+/// Append one RESP bulk string.
+pub fn encode_bulk(arg: &[u8], out: &mut Vec<u8>) {
+    out.push(b'$');
+    out.extend_from_slice(itoa::Buffer::new().format(arg.len()).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(arg);
+    out.extend_from_slice(b"\r\n");
 }
 
 impl Effect {

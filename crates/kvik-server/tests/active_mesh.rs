@@ -36,21 +36,8 @@ fn three_masters_written_while_their_mesh_forms_converge() {
             })
         })
         .collect();
-    for (i, node) in nodes.iter().enumerate() {
-        let mut conn = node.raw();
-        for (j, peer) in nodes.iter().enumerate() {
-            if i != j {
-                let port = peer.port().to_string();
-                assert_eq!(conn.cmd(&["REPLICAOF", "127.0.0.1", &port]), b"+OK\r\n");
-            }
-        }
-    }
+    support::active::join_mesh(&nodes);
     let mut conns: Vec<RawConn> = nodes.iter().map(|n| n.raw()).collect();
-    for conn in conns.iter_mut() {
-        support::wait_for("every link to come up", || {
-            conn.info_field("replication", "master_global_link_status") == "up"
-        });
-    }
     // Writes go on a moment after the mesh is up, through the streams.
     std::thread::sleep(Duration::from_millis(300));
     stop.store(true, Ordering::Relaxed);

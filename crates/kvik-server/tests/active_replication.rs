@@ -7,7 +7,7 @@
 mod support;
 
 use std::time::Duration;
-use support::active::{converge_mesh, Lcg, Pair, ACTIVE};
+use support::active::{converge_mesh, join_mesh, Lcg, Pair, ACTIVE};
 use support::proxy::Proxy;
 use support::{wait_for, RawConn, RealRedis, TestServer};
 
@@ -183,23 +183,10 @@ fn three_masters_in_a_mesh_converge() {
     let args = ["--multi-master", "yes"];
     let all: Vec<&str> = ACTIVE.iter().chain(&args).copied().collect();
     let nodes: Vec<TestServer> = (0..3).map(|_| TestServer::start(&all)).collect();
-    for (i, node) in nodes.iter().enumerate() {
-        let mut conn = node.raw();
-        for (j, peer) in nodes.iter().enumerate() {
-            if i != j {
-                let port = peer.port().to_string();
-                assert_eq!(conn.cmd(&["REPLICAOF", "127.0.0.1", &port]), b"+OK\r\n");
-            }
-        }
-    }
     // The mesh forms before the nodes write (tests/active_mesh.rs writes while it
     // forms).
+    join_mesh(&nodes);
     let mut conns: Vec<RawConn> = nodes.iter().map(|n| n.raw()).collect();
-    for conn in conns.iter_mut() {
-        wait_for("every link to come up", || {
-            conn.info_field("replication", "master_global_link_status") == "up"
-        });
-    }
     for round in 0..50 {
         for (i, conn) in conns.iter_mut().enumerate() {
             conn.cmd(&["SET", &format!("k{}", round % 10), &format!("{i}-{round}")]);

@@ -69,6 +69,17 @@ fn sync_rdb() -> Vec<u8> {
     rdb
 }
 
+/// The capabilities a KeyDB 6.3 active replica announces (`syncWithMaster`).
+const KEYDB_CAPA: [&str; 7] = [
+    "REPLCONF",
+    "capa",
+    "eof",
+    "capa",
+    "psync2",
+    "capa",
+    "activeExpire",
+];
+
 /// Read one command (a RESP array of bulk strings) from the replica.
 fn read_command(r: &mut BufReader<TcpStream>) -> Vec<String> {
     let mut line = String::new();
@@ -258,18 +269,7 @@ fn kvik_is_an_active_replica_of_an_active_keydb_master() {
             .unwrap_or_else(|| panic!("no REPLCONF {what}: {said:?}"))
     };
     let capa = replconf("capa");
-    assert_eq!(
-        capa[..7],
-        [
-            "REPLCONF",
-            "capa",
-            "eof",
-            "capa",
-            "psync2",
-            "capa",
-            "activeExpire"
-        ]
-    );
+    assert_eq!(capa[..7], KEYDB_CAPA);
     let uuid = &replconf("uuid")[2];
     assert_eq!(uuid.len(), 36);
 
@@ -358,15 +358,7 @@ fn a_keydb_active_replica_of_kvik_gets_keydbs_envelopes() {
     let replica_uuid = "9a1e1c56-08b2-4b39-8f3e-5f0f6a0a9c11";
     let hello = [
         encode_command(&["REPLCONF", "listening-port", "6380"]),
-        encode_command(&[
-            "REPLCONF",
-            "capa",
-            "eof",
-            "capa",
-            "psync2",
-            "capa",
-            "activeExpire",
-        ]),
+        encode_command(&KEYDB_CAPA),
         encode_command(&["REPLCONF", "uuid", replica_uuid]),
     ];
     w.write_all(&hello.concat()).unwrap();

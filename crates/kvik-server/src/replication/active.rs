@@ -36,7 +36,7 @@
 //! Owns the envelope and the per-origin marks. Must not apply anything: the link
 //! runs the unwrapped command through the [`super::Host`].
 
-use crate::effects::{encode_command, Birth, EffectRef, EffectSink, NodeId};
+use crate::effects::{encode_bulk, encode_command, Birth, EffectRef, EffectSink, NodeId};
 use parking_lot::{Condvar, Mutex};
 use smallvec::SmallVec;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -176,27 +176,20 @@ fn seal(
     out.extend_from_slice(number.format(3 + tail.len()).as_bytes());
     out.extend_from_slice(b"\r\n$7\r\nRREPLAY\r\n$36\r\n");
     out.extend_from_slice(&uuid_bytes(origin));
-    out.extend_from_slice(b"\r\n$");
+    out.extend_from_slice(b"\r\n");
     match inside {
         Inside::Argv(argv) => {
             let len = crate::effects::Effect::encoded_len(argv);
+            out.push(b'$');
             out.extend_from_slice(number.format(len).as_bytes());
             out.extend_from_slice(b"\r\n");
             encode_command(argv, out);
-        }
-        Inside::Encoded(command) => {
-            out.extend_from_slice(number.format(command.len()).as_bytes());
             out.extend_from_slice(b"\r\n");
-            out.extend_from_slice(command);
         }
+        Inside::Encoded(command) => encode_bulk(command, out),
     }
-    out.extend_from_slice(b"\r\n");
     for arg in tail {
-        out.push(b'$');
-        out.extend_from_slice(number.format(arg.len()).as_bytes());
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
+        encode_bulk(arg, out);
     }
 }
 

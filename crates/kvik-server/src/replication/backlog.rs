@@ -670,14 +670,20 @@ mod tests {
         out
     }
 
+    /// An active node's backlog (envelopes, forwarding), fed by its effect log.
+    fn active_backlog(own: NodeId) -> (EffectLog, Arc<Backlog>) {
+        let log = EffectLog::new(own);
+        let backlog = Arc::new(Backlog::new(1 << 20));
+        backlog.set_from_effects(true);
+        backlog.set_envelopes(Some((own, true)));
+        log.add_sink(backlog.clone(), |_| {});
+        (log, backlog)
+    }
+
     #[test]
     fn an_active_nodes_plain_replicas_get_plain_commands_in_a_stream_of_their_own() {
         let own_id = [1; 16];
-        let log = EffectLog::new(own_id);
-        let backlog = Arc::new(Backlog::new(1 << 20));
-        backlog.set_from_effects(true);
-        backlog.set_envelopes(Some((own_id, true)));
-        log.add_sink(backlog.clone(), |_| {});
+        let (log, backlog) = active_backlog(own_id);
         backlog.mark_sync_point(Layout::Own);
         log.append(2, 1, &[b"SET", b"k", b"v"]);
         let (replid, start) = backlog.mark_sync_point(Layout::Plain);
@@ -704,11 +710,7 @@ mod tests {
     #[test]
     fn keydb_replicas_get_keydbs_envelopes_with_rising_timestamps() {
         let own_id = [1; 16];
-        let log = EffectLog::new(own_id);
-        let backlog = Arc::new(Backlog::new(1 << 20));
-        backlog.set_from_effects(true);
-        backlog.set_envelopes(Some((own_id, true)));
-        log.add_sink(backlog.clone(), |_| {});
+        let (log, backlog) = active_backlog(own_id);
         backlog.mark_sync_point(Layout::KeyDb);
         log.append(0, 50 << 20, &[b"SET", b"k", b"v"]);
         log.append(0, 40 << 20, &[b"SET", b"k", b"w"]);
@@ -740,11 +742,7 @@ mod tests {
     #[test]
     fn a_peer_reads_the_stream_without_its_own_writes_but_counts_their_bytes() {
         let (own, peer, other) = ([1; 16], [2; 16], [3; 16]);
-        let log = EffectLog::new(own);
-        let backlog = Arc::new(Backlog::new(1 << 20));
-        backlog.set_from_effects(true);
-        backlog.set_envelopes(Some((own, true)));
-        log.add_sink(backlog.clone(), |_| {});
+        let (log, backlog) = active_backlog(own);
         backlog.mark_sync_point(Layout::Own);
         let born_at = |origin: NodeId, seq: u64, key: &[u8]| {
             let birth = Birth { origin, seq };

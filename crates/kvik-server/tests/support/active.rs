@@ -181,3 +181,23 @@ pub fn converge_mesh(nodes: &[TestServer], limit: Duration) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Make each node a replica of every other (a multi-master mesh) and wait until
+/// every node has all its links up.
+pub fn join_mesh(nodes: &[TestServer]) {
+    for (i, node) in nodes.iter().enumerate() {
+        let mut conn = node.raw();
+        for (j, peer) in nodes.iter().enumerate() {
+            if i != j {
+                let port = peer.port().to_string();
+                assert_eq!(conn.cmd(&["REPLICAOF", "127.0.0.1", &port]), b"+OK\r\n");
+            }
+        }
+    }
+    for node in nodes {
+        let mut conn = node.raw();
+        wait_for("every link to come up", || {
+            conn.info_field("replication", "master_global_link_status") == "up"
+        });
+    }
+}
