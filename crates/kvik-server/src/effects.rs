@@ -140,6 +140,9 @@ pub struct EffectRef<'a> {
     pub seq: u64,
     /// Where it goes; never [`Targets::NONE`].
     pub targets: Targets,
+    /// For a removal of elements under active replication: the newest add of each
+    /// it saw (keyspace/elements.rs); empty otherwise.
+    pub observed: &'a [u64],
 }
 
 impl EffectRef<'_> {
@@ -158,6 +161,7 @@ impl EffectRef<'_> {
             origin: self.origin,
             seq: self.seq,
             targets: self.targets,
+            observed: self.observed.to_vec(),
         }
     }
 }
@@ -194,6 +198,8 @@ pub struct Effect {
     pub seq: u64,
     /// Where it goes; never [`Targets::NONE`].
     pub targets: Targets,
+    /// See [`EffectRef::observed`].
+    pub observed: Vec<u64>,
 }
 
 /// Append the RESP multibulk encoding of `argv` to `out`: an effect as replicas and
@@ -237,6 +243,8 @@ pub struct GroupedEffect {
     pub ts: u64,
     pub argv: Vec<Vec<u8>>,
     pub targets: Targets,
+    /// See [`EffectRef::observed`].
+    pub observed: Vec<u64>,
 }
 
 struct Inner {
@@ -298,7 +306,7 @@ impl EffectLog {
         }
         let mut inner = self.inner.lock();
         let birth = self.birth(&mut inner, targets);
-        self.push(&mut inner, birth, db, ts, argv, targets);
+        self.push(&mut inner, birth, Self::draft(db, ts, argv, targets));
         self.note_sinks(&inner);
     }
 
@@ -320,30 +328,34 @@ impl EffectLog {
             })
     }
 
-    /// Give one effect its offset and hand it to every sink.
-    fn push(
-        &self,
-        inner: &mut Inner,
-        birth: Birth,
-        db: usize,
-        ts: u64,
-        argv: &[&[u8]],
-        targets: Targets,
-    ) {
+    /// Give one effect (born as `birth`; its offset is filled in here) its offset
+    /// and hand it to every sink.
+    fn push(&self, inner: &mut Inner, birth: Birth, effect: EffectRef<'_>) {
         let effect = EffectRef {
             offset: inner.offset,
-            db,
-            argv,
-            ts,
             origin: birth.origin,
             seq: birth.seq,
-            targets,
+            ..effect
         };
-        if targets.replicas() {
-            inner.offset += Effect::encoded_len(argv);
+        if effect.targets.replicas() {
+            inner.offset += Effect::encoded_len(effect.argv);
             self.offset.store(inner.offset, Ordering::Relaxed);
         }
         inner.sinks.retain(|s| s.take(&effect));
+    }
+
+    /// An effect of `argv` for `targets`, its offset and birth yet to come.
+    fn draft<'a>(db: usize, ts: u64, argv: &'a [&'a [u8]], targets: Targets) -> EffectRef<'a> {
+        EffectRef {
+            offset: 0,
+            db,
+            argv,
+            ts,
+            origin: NodeId::default(),
+            seq: 0,
+            targets,
+            observed: &[],
+        }
     }
 
     /// Stop recording once the last sink has gone.
@@ -371,35 +383,20 @@ impl EffectLog {
         let (first, last) = (&group[0], &group[group.len() - 1]);
         let birth = self.birth(&mut inner, if wrap { Targets::ALL } else { first.targets });
         if wrap {
-            self.push(
-                &mut inner,
-                birth,
-                first.db,
-                first.ts,
-                &[b"MULTI"],
-                Targets::ALL,
-            );
+            let multi = Self::draft(first.db, first.ts, &[b"MULTI"], Targets::ALL);
+            self.push(&mut inner, birth, multi);
         }
         for effect in group {
             let argv: Vec<&[u8]> = effect.argv.iter().map(Vec::as_slice).collect();
-            self.push(
-                &mut inner,
-                birth,
-                effect.db,
-                effect.ts,
-                &argv,
-                effect.targets,
-            );
+            let draft = EffectRef {
+                observed: &effect.observed,
+                ..Self::draft(effect.db, effect.ts, &argv, effect.targets)
+            };
+            self.push(&mut inner, birth, draft);
         }
         if wrap {
-            self.push(
-                &mut inner,
-                birth,
-                last.db,
-                last.ts,
-                &[b"EXEC"],
-                Targets::ALL,
-            );
+            let exec = Self::draft(last.db, last.ts, &[b"EXEC"], Targets::ALL);
+            self.push(&mut inner, birth, exec);
         }
         self.note_sinks(&inner);
     }
@@ -486,6 +483,7 @@ mod tests {
             ts: 1,
             argv: vec![word.to_vec()],
             targets: Targets::ALL,
+            observed: Vec::new(),
         };
         log.append_group(&[effect(2, b"A"), effect(3, b"B")]);
         log.append_group(&[effect(0, b"C")]);

@@ -11,6 +11,10 @@ pub struct Queued {
     /// Its id in the command table, resolved when it was queued.
     pub id: usize,
     pub args: Vec<Vec<u8>>,
+    /// A peer's removal of collection elements replayed inside its transaction:
+    /// what it saw of each (see [`crate::keyspace::replaying_removal`]), for EXEC
+    /// to run it with.
+    pub removal_seen: Vec<u64>,
 }
 
 /// A client's transaction between MULTI and EXEC.
@@ -37,6 +41,7 @@ impl Transaction {
         self.queued.push(Queued {
             id,
             args: args.iter().map(|a| a.to_vec()).collect(),
+            removal_seen: crate::keyspace::removal_seen_now(),
         });
     }
 

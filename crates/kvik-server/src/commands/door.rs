@@ -384,11 +384,12 @@ pub fn run_locked<'a>(
     let cmd: &'static Command = registry().get(id);
     let elements_kept: SmallVec<[&[u8]; 8]>;
     let mut args = args;
+    let mut peer_seen = SmallVec::<[(&[u8], u64); 4]>::new();
     // Only the client applying a master's stream replays peers' writes: others
     // never look at the clock's thread-local here.
     if let Some(ts) = client.is_master.then(crate::hlc::imposed_now).flatten() {
-        let elements = newer_elements_left_out(cmd, args, ts, locked);
-        if elements.as_ref().is_some_and(|kept| kept.is_empty()) {
+        let elements = elements_that_apply(cmd, args, ts, locked);
+        if elements.as_ref().is_some_and(|kept| kept.args.is_empty()) {
             return Ran::dropped();
         }
         // An element increment is judged as a counter too: a plain write of its
@@ -399,7 +400,8 @@ pub fn run_locked<'a>(
             return Ran::dropped();
         }
         if let Some(kept) = elements {
-            elements_kept = kept;
+            elements_kept = kept.args;
+            peer_seen = kept.seen;
             args = &elements_kept;
         }
         if replay_was_counted(cmd, args, ts, locked) {
@@ -449,7 +451,7 @@ pub fn run_locked<'a>(
     // concurrent removal there would win.
     let element_write = marking.is_some()
         && result.is_ok()
-        && cmd.elements.and_then(|of| of(args)).is_some()
+        && element_span(cmd, args).is_some()
         && !cmd.has(table::flags::MERGES_AS_COUNTER)
         && args.get(1).is_some_and(|&key| {
             let db = ctx.keys.db;
@@ -460,8 +462,10 @@ pub fn run_locked<'a>(
         ctx.keys.propagate(db, args);
     }
     if let Some((since, before)) = &marking {
+        let seen_by_peer =
+            |element: &[u8]| peer_seen.iter().find(|(e, _)| *e == element).map(|p| p.1);
         ctx.keys
-            .mark_elements_since(*since, before, elements_of_effect);
+            .mark_elements_since(*since, before, elements_of_effect, seen_by_peer);
     }
     if own_group {
         ctx.keys.finish_effect_group();
@@ -507,42 +511,51 @@ fn replay_is_stale(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) 
     positions.iter().any(|&i| locked.is_stale(db, args[i], ts))
 }
 
+/// What a peer's write of elements keeps here: its arguments without the elements
+/// it does not change, and what its removal saw of each element kept.
+struct KeptElements<'a> {
+    args: SmallVec<[&'a [u8]; 8]>,
+    seen: SmallVec<[(&'a [u8], u64); 4]>,
+}
+
 /// Active replication: a peer's write stamped `ts` of elements of a collection
 /// that merges element by element (its key's element timestamps are current here):
-/// the arguments without the elements written here since, which keep what they
-/// hold (empty: nothing is left to apply). A counter's increment of a field is
-/// left out only where the field was removed since. `None` when the write does not
-/// merge by element here (it is judged per key), or when an element it names has
-/// no timestamp of its own and the collection's is newer (only the key's
-/// timestamp says, so the key decides, repair included).
-fn newer_elements_left_out<'a>(
+/// the elements it changes here ([`crate::keyspace::Mark::admits`]: an add this
+/// node's removals did not see, a removal of adds it saw, a counter's increment
+/// unless a newer removal reset it); empty when nothing is left to apply. `None`
+/// when the write does not merge by element here (it is judged per key), or when
+/// an element it names has no timestamp of its own and the collection's is newer
+/// (only the key's timestamp says, so the key decides, repair included).
+fn elements_that_apply<'a>(
     cmd: &Command,
     args: &[&'a [u8]],
     ts: u64,
     locked: &mut Locked,
-) -> Option<SmallVec<[&'a [u8]; 8]>> {
-    let span = cmd.elements.and_then(|of| of(args))?;
+) -> Option<KeptElements<'a>> {
+    let span = element_span(cmd, args)?;
     let key = *args.get(1)?;
-    let state = locked.current_elements(locked.db, key)?;
-    let counter = cmd.has(table::flags::MERGES_AS_COUNTER);
-    let mut kept: SmallVec<[&[u8]; 8]> = args.iter().take(span.first).copied().collect();
-    let head = kept.len();
-    for item in args.get(span.first..)?.chunks_exact(span.step) {
+    let items: SmallVec<[&[&[u8]]; 8]> = args.get(span.first..)?.chunks_exact(span.step).collect();
+    let here = locked.elements_here(locked.db, key, items.iter().map(|item| item[span.at]))?;
+    let mut kept = KeptElements {
+        args: args.iter().take(span.first).copied().collect(),
+        seen: SmallVec::new(),
+    };
+    for (i, (item, here)) in items.iter().zip(here).enumerate() {
         let element = item[span.at];
-        let element_ts = state.ts_of(element);
-        if !counter && element_ts > ts && !state.marks.contains_key(element) {
+        if !span.counts && !here.marked && here.mark.ts > ts {
             return None;
         }
-        let applies = match counter {
-            true => !state.removed_since(element, ts),
-            false => element_ts <= ts,
-        };
-        if applies {
-            kept.extend_from_slice(item);
+        // A removal whose sender said nothing of what it saw saw everything older.
+        let seen = crate::keyspace::removal_seen(i).unwrap_or(ts);
+        if here.mark.admits(&span.mark(ts, !span.removes, seen)) {
+            kept.args.extend_from_slice(item);
+            if span.removes {
+                kept.seen.push((element, seen));
+            }
         }
     }
-    if kept.len() == head {
-        kept.clear();
+    if kept.args.len() == span.first {
+        kept.args.clear();
     }
     Some(kept)
 }
@@ -573,7 +586,17 @@ fn keys_before<'a>(
 /// `elements` of the effect's command).
 fn elements_of_effect(argv: &[&[u8]]) -> Option<crate::keyspace::ElementSpan> {
     let id = registry().lookup(argv.first()?)?;
-    registry().get(id).elements.and_then(|of| of(argv))
+    element_span(registry().get(id), argv)
+}
+
+/// Where `args` of `cmd` name the elements of its collection, and whether it
+/// counts on them.
+fn element_span(cmd: &Command, args: &[&[u8]]) -> Option<crate::keyspace::ElementSpan> {
+    let span = cmd.elements.and_then(|of| of(args))?;
+    Some(crate::keyspace::ElementSpan {
+        counts: cmd.has(table::flags::MERGES_AS_COUNTER),
+        ..span
+    })
 }
 
 /// Active replication: is a peer's increment stamped `ts` one this node counted

@@ -158,13 +158,26 @@ pub fn help_reply(out: &mut ReplyWriter, container: &str, lines: &[&str]) {
 }
 
 /// Where a write names the elements of its collection, for active replication's
-/// merge (the command table's `elements`): one element per argument after the key
-/// (SADD, SREM, HDEL, ZREM).
+/// merge (the command table's `elements`): one element per argument after the key,
+/// added (SADD).
 pub fn one_element_per_arg(_: &[&[u8]]) -> Option<crate::keyspace::ElementSpan> {
     Some(crate::keyspace::ElementSpan {
         first: 2,
         step: 1,
         at: 0,
+        removes: false,
+        counts: false,
+    })
+}
+
+/// One element per argument after the key, removed (SREM, HDEL, ZREM).
+pub fn one_removed_element_per_arg(_: &[&[u8]]) -> Option<crate::keyspace::ElementSpan> {
+    Some(crate::keyspace::ElementSpan {
+        first: 2,
+        step: 1,
+        at: 0,
+        removes: true,
+        counts: false,
     })
 }
 
@@ -175,6 +188,8 @@ pub fn element_then_value(_: &[&[u8]]) -> Option<crate::keyspace::ElementSpan> {
         first: 2,
         step: 2,
         at: 0,
+        removes: false,
+        counts: false,
     })
 }
 
@@ -184,6 +199,8 @@ pub fn value_then_element(_: &[&[u8]]) -> Option<crate::keyspace::ElementSpan> {
         first: 2,
         step: 2,
         at: 1,
+        removes: false,
+        counts: false,
     })
 }
 

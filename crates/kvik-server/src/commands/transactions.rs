@@ -253,7 +253,9 @@ fn run_queued<'a>(ctx: &mut Ctx<'_, 'a>, tx: &Transaction, locked: &mut Locked<'
             }
         }
         locked.begin_command(now);
-        let ran = run_locked(server, stats, ctx.client, ctx.out, &args, queued.id, locked);
+        let ran = crate::keyspace::replaying_removal(&queued.removal_seen, || {
+            run_locked(server, stats, ctx.client, ctx.out, &args, queued.id, locked)
+        });
         changes += ran.changes;
         let origin = super::slowlog::Origin::Client(ctx.client);
         super::finish_call(server, stats, origin, queued.id, &args, &ran);

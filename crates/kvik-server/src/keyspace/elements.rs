@@ -3,14 +3,24 @@
 //! element instead of keeping one side's whole value.
 //!
 //! Each element a write named (a member added or removed, a hash field set or
-//! deleted) is marked with the write's timestamp and whether the element is there
-//! after it; a removed element keeps its mark as a tombstone. Elements without a
-//! mark count as written at the collection's base: the timestamp the key held when
-//! its first mark was made (its creation, a grave, a whole-value write). A peer's
-//! write then applies to an element only if it is newer than the element's mark,
-//! and equal timestamps are the same write met again, so every node ends with the
-//! same element whatever order it heard the writes in; a full sync merges two
-//! states element by element the same way.
+//! deleted) is marked with the write's timestamp: an add, or a removal that also
+//! records the newest add of the element it saw ([`Mark::seen`]). The marks merge
+//! *add-wins*: a removal takes away the adds it saw (those no newer than `seen`),
+//! so an element re-added concurrently on another node (an add the removal never
+//! saw) stays; of two adds the newer gives the value (a hash field's, a member's
+//! score). A counter's element (HINCRBY, ZINCRBY) is the exception: a removal
+//! newer than its increment resets it, as DEL resets a counter key, since a
+//! removal cannot take away some of the per-node totals and keep the others.
+//! Elements without a mark count as added at the collection's base (when there)
+//! or removed at it: the timestamp the key held when its first mark was made (its
+//! creation, a grave, a whole-value write). [`Mark::join`] is commutative,
+//! associative and idempotent, so every node ends with the same element whatever
+//! order it heard the writes in, and a full sync merges two states element by
+//! element the same way.
+//!
+//! A removal's `seen` travels with it: the effect of a removal carries one per
+//! element it names (`observed`, in the envelope between active nodes), and a
+//! replayed one is read from [`replaying_removal`].
 //!
 //! Marks are kept per shard, only while the node replicates actively, and only for
 //! collections written while it does (a plain node pays one `None` per shard), and
@@ -21,7 +31,7 @@
 //! until an element write starts a new one.
 //!
 //! Owns the marks, their merge and their byte form. Must not decide when a write is
-//! replayed: the command door asks through [`super::Locked::current_elements`] and
+//! replayed: the command door asks through [`super::Locked::elements_here`] and
 //! records through [`super::Locked::mark_elements_since`].
 
 use crate::types::Value;
@@ -29,12 +39,28 @@ use std::collections::HashMap;
 
 /// Where a command's arguments name the elements of the collection at its key
 /// (`args[1]`): items of `step` arguments from `first` to the end, the element at
-/// offset `at` of each (SADD: 2, 1, 0; HSET: 2, 2, 0; ZADD: past its options, 2, 1).
+/// offset `at` of each (SADD: 2, 1, 0; HSET: 2, 2, 0; ZADD: past its options, 2, 1),
+/// whether the command removes them (SREM, HDEL, ZREM) or adds them, and whether
+/// it counts on them (HINCRBY, ZINCRBY: the command door sets it from the command's
+/// `MERGES_AS_COUNTER`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ElementSpan {
     pub first: usize,
     pub step: usize,
     pub at: usize,
+    pub removes: bool,
+    pub counts: bool,
+}
+
+impl ElementSpan {
+    /// The mark a write stamped `ts` makes of an element it leaves there or not
+    /// (`alive`), a removal having seen `seen`.
+    pub fn mark(&self, ts: u64, alive: bool, seen: u64) -> Mark {
+        match alive {
+            true => Mark::added(ts, self.counts),
+            false => Mark::removed(ts, seen),
+        }
+    }
 }
 
 impl ElementSpan {
@@ -48,12 +74,93 @@ impl ElementSpan {
     }
 }
 
+/// What an element's last write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Added it, or set its value.
+    Added,
+    /// Counted on it (HINCRBY, ZINCRBY): a newer removal resets it.
+    Counted,
+    /// Removed it.
+    Removed,
+}
+
 /// One element's last write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mark {
     pub ts: u64,
-    /// Is the element in the collection after that write (false: a tombstone)?
-    pub alive: bool,
+    pub kind: Kind,
+    /// A removal's newest add of the element it saw: the adds it takes away are
+    /// those no newer. 0 for an add.
+    pub seen: u64,
+}
+
+impl Mark {
+    pub fn added(ts: u64, counted: bool) -> Mark {
+        let kind = if counted { Kind::Counted } else { Kind::Added };
+        Mark { ts, kind, seen: 0 }
+    }
+
+    pub fn removed(ts: u64, seen: u64) -> Mark {
+        Mark {
+            ts,
+            kind: Kind::Removed,
+            seen,
+        }
+    }
+
+    /// Is the element there after this write?
+    pub fn is_alive(&self) -> bool {
+        self.kind != Kind::Removed
+    }
+
+    /// The newest add of the element a removal marked now would see: this add, or
+    /// what the removal this is had seen.
+    pub fn observed(&self) -> u64 {
+        match self.kind {
+            Kind::Removed => self.seen,
+            _ => self.ts,
+        }
+    }
+
+    /// Does this add outlive `removal`: one that did not see it (a counter's
+    /// element: one older than it)?
+    fn outlives(&self, removal: &Mark) -> bool {
+        match self.kind {
+            Kind::Counted => self.ts > removal.ts,
+            _ => self.ts > removal.seen,
+        }
+    }
+
+    /// The mark of an element both writes were made to, in any order: of two adds
+    /// the newer, of two removals the newest and all they saw, an add against a
+    /// removal the add if it outlives it.
+    pub fn join(self, other: Mark) -> Mark {
+        match (self.is_alive(), other.is_alive()) {
+            (true, true) if other.ts > self.ts => other,
+            (true, true) => self,
+            (false, false) => Mark::removed(self.ts.max(other.ts), self.seen.max(other.seen)),
+            (true, false) if self.outlives(&other) => self,
+            (false, true) if other.outlives(&self) => other,
+            (true, false) => other,
+            (false, true) => self,
+        }
+    }
+
+    /// Does a peer's write `theirs` of an element marked `self` here apply (change
+    /// what is here)? An add applies unless an add here is newer (the same add met
+    /// again applies alike), or a removal here saw it; a counter's increment adds
+    /// to any add; a removal applies unless the add here outlives it (over nothing
+    /// it changes nothing, but its mark joins).
+    pub fn admits(&self, theirs: &Mark) -> bool {
+        match (self.is_alive(), theirs.kind) {
+            (true, Kind::Added) => theirs.ts >= self.ts,
+            (true, Kind::Counted) => true,
+            (true, Kind::Removed) => !self.outlives(theirs),
+            (false, Kind::Removed) => true,
+            (false, _) => theirs.outlives(self),
+        }
+    }
 }
 
 /// The marks of one collection.
@@ -68,7 +175,15 @@ pub struct Elements {
 
 /// What a mark costs beside its element's bytes: the boxed slice, the mark and the
 /// map's slot (as a grave is counted).
-pub const MARK_OVERHEAD: usize = 16 + 16 + 8;
+pub const MARK_OVERHEAD: usize = 16 + 24 + 8;
+
+/// One element of a collection as a peer's write meets it here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Here {
+    pub mark: Mark,
+    /// Has it a mark of its own (else it reads the collection's base)?
+    pub marked: bool,
+}
 
 impl Elements {
     /// A state for a key that held everything it holds as of `base`.
@@ -80,27 +195,38 @@ impl Elements {
         }
     }
 
+    /// The mark of `element`, which the collection holds or not (`held`): its own,
+    /// or an add or a removal at the base.
+    pub fn mark_of(&self, element: &[u8], held: bool) -> Mark {
+        self.here(element, held).mark
+    }
+
+    /// `element` (which the collection holds or not) as a peer's write meets it.
+    pub fn here(&self, element: &[u8], held: bool) -> Here {
+        match self.marks.get(element) {
+            Some(&mark) => Here { mark, marked: true },
+            None => Here {
+                mark: match held {
+                    true => Mark::added(self.base, false),
+                    false => Mark::removed(self.base, self.base),
+                },
+                marked: false,
+            },
+        }
+    }
+
     /// The timestamp of `element`'s last write.
     pub fn ts_of(&self, element: &[u8]) -> u64 {
         self.marks.get(element).map_or(self.base, |m| m.ts)
     }
 
-    /// Is `element` removed at `ts` or later (a tombstone a counter's increment
-    /// must not bring back)?
-    pub fn removed_since(&self, element: &[u8], ts: u64) -> bool {
-        self.marks
-            .get(element)
-            .is_some_and(|m| !m.alive && m.ts >= ts)
-    }
-
-    /// `element` was written at `ts`, and is there after it or not.
-    pub fn mark(&mut self, element: &[u8], ts: u64, alive: bool) {
-        self.newest = self.newest.max(ts);
+    /// `element` was written by `mark` (joined with its mark: see [`Mark::join`]).
+    pub fn mark(&mut self, element: &[u8], mark: Mark) {
+        self.newest = self.newest.max(mark.ts);
         match self.marks.get_mut(element) {
-            Some(mark) if mark.ts > ts => {}
-            Some(mark) => *mark = Mark { ts, alive },
+            Some(old) => *old = old.join(mark),
             None => {
-                self.marks.insert(element.into(), Mark { ts, alive });
+                self.marks.insert(element.into(), mark);
             }
         }
     }
@@ -111,15 +237,23 @@ impl Elements {
     }
 
     /// The state as bytes, for a snapshot's aux field: `<base> <newest>` as 8 bytes
-    /// each, then per mark its timestamp (8), 1 if alive else 0 (1), the element's
-    /// length (4) and bytes, every number little-endian.
+    /// each, then per mark its timestamp (8), its kind (1: 0 removed, 1 added, 2
+    /// counted), a removal's `seen` (8), the element's length (4) and bytes, every
+    /// number little-endian.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(16 + self.bytes());
         out.extend_from_slice(&self.base.to_le_bytes());
         out.extend_from_slice(&self.newest.to_le_bytes());
         for (element, mark) in &self.marks {
             out.extend_from_slice(&mark.ts.to_le_bytes());
-            out.push(u8::from(mark.alive));
+            out.push(match mark.kind {
+                Kind::Removed => 0,
+                Kind::Added => 1,
+                Kind::Counted => 2,
+            });
+            if mark.kind == Kind::Removed {
+                out.extend_from_slice(&mark.seen.to_le_bytes());
+            }
             out.extend_from_slice(&(element.len() as u32).to_le_bytes());
             out.extend_from_slice(element);
         }
@@ -143,17 +277,66 @@ impl Elements {
         };
         while let Some(ts) = take(8) {
             let ts = u64_of(ts);
-            let alive = match take(1)? {
-                [0] => false,
-                [1] => true,
+            let mark = match take(1)? {
+                [0] => Mark::removed(ts, u64_of(take(8)?)),
+                [1] => Mark::added(ts, false),
+                [2] => Mark::added(ts, true),
                 _ => return None,
             };
             let len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
             let element = take(len)?;
-            state.marks.insert(element.into(), Mark { ts, alive });
+            state.marks.insert(element.into(), mark);
         }
         Some(state)
     }
+}
+
+thread_local! {
+    static REMOVAL_SEEN: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Run `f` (a peer's write being applied) with `seen` as what its removal saw of
+/// each element it names, in order (empty: not a removal, or its sender said
+/// nothing: then it saw everything older than itself).
+pub fn replaying_removal<R>(seen: &[u64], f: impl FnOnce() -> R) -> R {
+    let before = REMOVAL_SEEN.with(|s| std::mem::replace(&mut *s.borrow_mut(), seen.to_vec()));
+    let result = f();
+    REMOVAL_SEEN.with(|s| *s.borrow_mut() = before);
+    result
+}
+
+/// The whole list of what the removal being replayed on this thread saw (a
+/// transaction keeps it with the command it queues).
+pub fn removal_seen_now() -> Vec<u64> {
+    REMOVAL_SEEN.with(|s| s.borrow().clone())
+}
+
+/// What the removal being replayed on this thread saw of its `i`th element, if its
+/// sender said.
+pub fn removal_seen(i: usize) -> Option<u64> {
+    REMOVAL_SEEN.with(|s| s.borrow().get(i).copied())
+}
+
+/// The `seen` list of a removal as the envelope carries it: the numbers in
+/// decimal, comma-separated.
+pub fn encode_seen(seen: &[u64], out: &mut Vec<u8>) {
+    let mut number = itoa::Buffer::new();
+    for (i, n) in seen.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(number.format(*n).as_bytes());
+    }
+}
+
+/// The list [`encode_seen`] wrote; `None` when malformed.
+pub fn decode_seen(text: &[u8]) -> Option<Vec<u64>> {
+    if text.is_empty() {
+        return Some(Vec::new());
+    }
+    text.split(|&b| b == b',')
+        .map(|n| std::str::from_utf8(n).ok()?.parse().ok())
+        .collect()
 }
 
 /// Does collection `value` hold `element` (a set's member, a hash's field, a sorted
@@ -183,25 +366,26 @@ enum Held {
     Score(f64),
 }
 
-/// One element of a collection on one side of a merge: its write's timestamp and
-/// what it holds there (`None`: absent).
+/// One element of a collection on one side of a merge: its mark and what it
+/// holds there (`None`: absent).
 struct Side {
-    ts: u64,
+    mark: Mark,
     held: Option<Held>,
 }
 
-/// Which side's element wins a merge: the newer write; on a tie (the same write met
-/// on both sides, or elements both sides hold unmarked at one base) an element
-/// that is there beats a removal, and of two values the greater, so that every
-/// node picks the same.
+/// Does their element replace ours in a merge? Only an add does: one the joined
+/// mark keeps that is newer than ours, or (the same add met on both sides, or
+/// elements both sides hold unmarked at one base) of a greater value, so that
+/// every node picks the same.
 fn theirs_wins(ours: &Side, theirs: &Side) -> bool {
-    if theirs.ts != ours.ts {
-        return theirs.ts > ours.ts;
+    let joined = ours.mark.join(theirs.mark);
+    if !joined.is_alive() || theirs.held.is_none() {
+        return false;
     }
-    match (&ours.held, &theirs.held) {
-        (None, Some(_)) => true,
-        (Some(a), Some(b)) => b > a,
-        _ => false,
+    match &ours.held {
+        None => true,
+        Some(_) if theirs.mark.ts != ours.mark.ts => joined == theirs.mark,
+        Some(mine) => theirs.held.as_ref().is_some_and(|v| v > mine),
     }
 }
 
@@ -238,6 +422,17 @@ fn put(value: &mut Value, element: &[u8], held: Option<Held>, limits: &MergeLimi
     }
 }
 
+/// An empty collection of `value`'s type, for merging a collection with one its
+/// node emptied (`None` for other types).
+pub fn empty_like(value: &Value) -> Option<Value> {
+    match value {
+        Value::Set(_) => Some(Value::Set(Box::default())),
+        Value::Hash(_) => Some(Value::Hash(Box::default())),
+        Value::ZSet(_) => Some(Value::ZSet(Box::default())),
+        _ => None,
+    }
+}
+
 /// Is collection `value` empty (a merge removed every element)?
 pub fn is_empty(value: &Value) -> bool {
     match value {
@@ -262,9 +457,10 @@ fn names(value: &Value, state: &Elements, into: &mut std::collections::HashSet<V
 }
 
 /// Merge a peer's collection (`theirs`, its element timestamps `their_state`) into
-/// ours of the same type, element by element: each element takes the side whose
-/// write of it is newer (see [`theirs_wins`]). Returns the merged timestamps, or
-/// `None` (nothing done) when the two are not collections of one type.
+/// ours of the same type, element by element: each element's marks join (see
+/// [`Mark::join`]), and it holds the value of the add that wins (see
+/// [`theirs_wins`]). Returns the merged timestamps, or `None` (nothing done) when
+/// the two are not collections of one type.
 pub fn merge(
     ours: &mut Value,
     our_state: &Elements,
@@ -287,28 +483,24 @@ pub fn merge(
     let mut merged = Elements::new(our_state.base.max(their_state.base));
     merged.newest = our_state.newest.max(their_state.newest);
     for element in all {
-        let mine = Side {
-            ts: our_state.ts_of(&element),
-            held: held(ours, &element),
+        let side = |value: &Value, state: &Elements| {
+            let held = held(value, &element);
+            Side {
+                mark: state.mark_of(&element, held.is_some()),
+                held,
+            }
         };
-        let other = Side {
-            ts: their_state.ts_of(&element),
-            held: held(theirs, &element),
-        };
-        let won = if theirs_wins(&mine, &other) {
-            put(ours, &element, other.held.clone(), limits);
-            other
-        } else {
-            mine
-        };
+        let (mine, other) = (side(ours, our_state), side(theirs, their_state));
+        let joined = mine.mark.join(other.mark);
+        if theirs_wins(&mine, &other) {
+            put(ours, &element, other.held, limits);
+        } else if !joined.is_alive() && mine.held.is_some() {
+            put(ours, &element, None, limits);
+        }
         let marked =
             our_state.marks.contains_key(&*element) || their_state.marks.contains_key(&*element);
-        if marked || won.ts != merged.base {
-            let mark = Mark {
-                ts: won.ts,
-                alive: won.held.is_some(),
-            };
-            merged.marks.insert(element.into(), mark);
+        if marked || joined.ts != merged.base {
+            merged.marks.insert(element.into(), joined);
         }
     }
     Some(merged)
@@ -318,43 +510,115 @@ pub fn merge(
 mod tests {
     use super::*;
 
+    /// Every mark over a few timestamps: adds, counted adds, removals that saw
+    /// any older add.
+    fn all_marks() -> Vec<Mark> {
+        let mut all = Vec::new();
+        for ts in 1..=4 {
+            all.push(Mark::added(ts, false));
+            all.push(Mark::added(ts, true));
+            for seen in 0..ts {
+                all.push(Mark::removed(ts, seen));
+            }
+        }
+        all
+    }
+
     #[test]
-    fn marks_keep_the_newest_write_and_unmarked_elements_read_the_base() {
+    fn joining_marks_is_order_free_for_adds_and_removals() {
+        let plain: Vec<Mark> = all_marks()
+            .into_iter()
+            .filter(|m| m.kind != Kind::Counted)
+            .collect();
+        for &a in &plain {
+            assert_eq!(a.join(a), a);
+            for &b in &plain {
+                assert_eq!(a.join(b).is_alive(), b.join(a).is_alive(), "{a:?} {b:?}");
+                for &c in &plain {
+                    let (left, right) = (a.join(b).join(c), a.join(b.join(c)));
+                    assert_eq!(left.is_alive(), right.is_alive(), "{a:?} {b:?} {c:?}");
+                    if left.is_alive() {
+                        assert_eq!(left.ts, right.ts);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_write_applies_where_its_join_takes_it() {
+        for &here in &all_marks() {
+            for &theirs in &all_marks() {
+                let joined = here.join(theirs);
+                if theirs.is_alive() && !here.is_alive() {
+                    assert_eq!(
+                        here.admits(&theirs),
+                        joined.is_alive(),
+                        "{here:?} {theirs:?}"
+                    );
+                }
+                if !theirs.is_alive() && here.is_alive() {
+                    assert_eq!(
+                        here.admits(&theirs),
+                        !joined.is_alive(),
+                        "{here:?} {theirs:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_removal_takes_the_adds_it_saw_and_no_other() {
+        let removal = Mark::removed(10, 5);
+        // The add it removed, and an older one: gone.
+        assert!(!Mark::added(5, false).join(removal).is_alive());
+        assert!(!removal.join(Mark::added(3, false)).is_alive());
+        // An add it never saw, older than the removal itself: it stays.
+        assert!(Mark::added(7, false).join(removal).is_alive());
+        assert!(!Mark::added(5, false).admits(&Mark::removed(10, 4)));
+        assert!(Mark::added(5, false).admits(&removal));
+        assert!(removal.admits(&Mark::added(6, false)));
+        // A counter's increment older than the removal is reset by it.
+        assert!(!Mark::added(7, true).join(removal).is_alive());
+        assert!(Mark::added(11, true).join(removal).is_alive());
+        assert!(!removal.admits(&Mark::added(9, true)));
+        // Two removals: the newest, with all they saw.
+        assert_eq!(removal.join(Mark::removed(8, 7)), Mark::removed(10, 7));
+    }
+
+    #[test]
+    fn marks_join_and_unmarked_elements_read_the_base() {
         let mut state = Elements::new(5);
-        state.mark(b"a", 10, true);
-        state.mark(b"a", 7, false);
-        state.mark(b"b", 12, false);
+        state.mark(b"a", Mark::added(10, false));
+        state.mark(b"a", Mark::removed(7, 5));
+        state.mark(b"b", Mark::removed(12, 5));
         assert_eq!(state.ts_of(b"a"), 10);
         assert_eq!(state.ts_of(b"z"), 5);
-        assert!(state.removed_since(b"b", 12) && !state.removed_since(b"b", 13));
-        assert!(!state.removed_since(b"a", 1));
+        assert_eq!(state.mark_of(b"z", true), Mark::added(5, false));
+        assert_eq!(state.mark_of(b"z", false), Mark::removed(5, 5));
+        assert!(!state.here(b"z", true).marked);
         assert_eq!(state.newest, 12);
     }
 
     #[test]
-    fn the_byte_form_reads_back() {
+    fn the_byte_forms_read_back() {
         let mut state = Elements::new(3);
-        state.mark(b"x\0y", 9, true);
-        state.mark(b"", 11, false);
+        state.mark(b"x\0y", Mark::added(9, false));
+        state.mark(b"", Mark::removed(11, 4));
+        state.mark(b"n", Mark::added(12, true));
         assert_eq!(Elements::decode(&state.encode()), Some(state));
         assert_eq!(Elements::decode(b"short"), None);
+        let mut text = Vec::new();
+        encode_seen(&[7, 0, 123], &mut text);
+        assert_eq!(text, b"7,0,123");
+        assert_eq!(decode_seen(&text), Some(vec![7, 0, 123]));
+        assert_eq!(decode_seen(b""), Some(vec![]));
+        assert_eq!(decode_seen(b"1,x"), None);
     }
 
     #[test]
-    fn a_tie_keeps_the_element_and_the_greater_value() {
-        let side = |ts, score: Option<f64>| Side {
-            ts,
-            held: score.map(Held::Score),
-        };
-        assert!(theirs_wins(&side(1, Some(1.0)), &side(2, None)));
-        assert!(!theirs_wins(&side(2, None), &side(1, Some(1.0))));
-        assert!(theirs_wins(&side(2, None), &side(2, Some(1.0))));
-        assert!(!theirs_wins(&side(2, Some(1.0)), &side(2, None)));
-        assert!(theirs_wins(&side(2, Some(1.0)), &side(2, Some(3.0))));
-    }
-
-    #[test]
-    fn a_merge_takes_each_element_from_the_side_that_wrote_it_last() {
+    fn a_merge_takes_each_element_from_the_side_whose_write_wins() {
         let limits = MergeLimits {
             max_intset: 512,
             hash: Default::default(),
@@ -370,16 +634,18 @@ mod tests {
             }
             Value::Set(Box::new(s))
         };
-        // Both held {m, x} at 5. Ours removed m at 10 and added a at 11; theirs
-        // added m again at 12 and b at 9.
+        // Both held {m, x, y} at 5. Ours removed m at 10 and y at 13 (each saw the
+        // add at 5) and added a at 11; theirs added m again at 8 (an add our
+        // removal never saw) and b at 9, and still holds y as added at 5.
         let mut ours = set(&[b"x", b"a"]);
         let mut our_state = Elements::new(5);
-        our_state.mark(b"m", 10, false);
-        our_state.mark(b"a", 11, true);
-        let theirs = set(&[b"x", b"m", b"b"]);
+        our_state.mark(b"m", Mark::removed(10, 5));
+        our_state.mark(b"y", Mark::removed(13, 5));
+        our_state.mark(b"a", Mark::added(11, false));
+        let theirs = set(&[b"x", b"m", b"b", b"y"]);
         let mut their_state = Elements::new(5);
-        their_state.mark(b"m", 12, true);
-        their_state.mark(b"b", 9, true);
+        their_state.mark(b"m", Mark::added(8, false));
+        their_state.mark(b"b", Mark::added(9, false));
         let members = |v: &Value| {
             let mut all = std::collections::HashSet::new();
             names(v, &Elements::default(), &mut all);
@@ -389,11 +655,12 @@ mod tests {
         };
         let merged = merge(&mut ours, &our_state, &theirs, &their_state, &limits).unwrap();
         assert_eq!(members(&ours), [&b"a"[..], b"b", b"m", b"x"]);
-        assert_eq!(merged.ts_of(b"m"), 12);
-        assert_eq!(merged.newest, 12);
+        assert_eq!(merged.marks[&b"m"[..]], Mark::added(8, false));
+        assert_eq!(merged.marks[&b"y"[..]], Mark::removed(13, 5));
+        assert_eq!(merged.newest, 13);
         // The other way round ends the same.
         let mut back = theirs.clone();
-        merge(
+        let merged_back = merge(
             &mut back,
             &their_state,
             &set(&[b"x", b"a"]),
@@ -402,6 +669,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(members(&back), members(&ours));
+        assert_eq!(merged_back, merged);
         assert!(merge(
             &mut ours,
             &our_state,

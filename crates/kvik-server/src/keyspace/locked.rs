@@ -456,27 +456,53 @@ impl<'a> Locked<'a> {
         self.shard_mut(db, hash).elements(hash, key)
     }
 
+    /// Each of `elements` of collection `key` as a peer's write meets it here, if
+    /// the key's element timestamps are current.
+    pub fn elements_here<'e>(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        elements: impl Iterator<Item = &'e [u8]>,
+    ) -> Option<smallvec::SmallVec<[super::elements::Here; 8]>> {
+        let hash = hash_key(key);
+        let shard = &*self.shard_mut(db, hash);
+        let state = shard.elements(hash, key)?;
+        let value = shard.find(hash, key).map(|e| &e.value);
+        let here = elements.map(|element| {
+            let held = value.is_some_and(|v| super::elements::holds(v, element));
+            state.here(element, held)
+        });
+        Some(here.collect())
+    }
+
     /// How many effects the open group holds (where the next command's start).
     pub fn group_len(&self) -> usize {
         self.group.as_ref().map_or(0, Vec::len)
     }
 
     /// Active replication: mark the elements named by the effects of the open group
-    /// from the `since`th on with each effect's timestamp, alive or removed as the
-    /// collection now holds them. `span_of` says where an effect names elements
-    /// (`None`: it does not); `before` gives the newest timestamp each key the
-    /// command wrote had before it ran (keys it does not give are not marked: their
-    /// state goes stale, and they merge per key).
+    /// from the `since`th on with each effect's timestamp, added or removed as the
+    /// collection now holds them; a removal's effect carries what it saw of each
+    /// (its `observed`). `span_of` says where an effect names elements (`None`: it
+    /// does not); `before` gives the newest timestamp each key the command wrote had
+    /// before it ran (keys it does not give are not marked: their state goes stale,
+    /// and they merge per key); `seen_by_peer` gives, for a peer's removal being
+    /// replayed, what it saw of an element there.
     pub fn mark_elements_since(
         &mut self,
         since: usize,
         before: &[(usize, &[u8], u64)],
         span_of: impl Fn(&[&[u8]]) -> Option<super::ElementSpan>,
+        seen_by_peer: impl Fn(&[u8]) -> Option<u64>,
     ) {
-        let Some(group) = self.group.take() else {
+        let Some(mut group) = self.group.take() else {
             return;
         };
-        for effect in group.iter().skip(since) {
+        // A command's later effects on a key find the state its earlier ones left
+        // (SPOP's SREMs): the key's newest timestamp moves with each.
+        let mut before: smallvec::SmallVec<[(usize, &[u8], u64); 2]> =
+            before.iter().copied().collect();
+        for effect in group.iter_mut().skip(since) {
             let argv: smallvec::SmallVec<[&[u8]; 8]> =
                 effect.argv.iter().map(Vec::as_slice).collect();
             let Some(span) = span_of(&argv) else {
@@ -492,48 +518,73 @@ impl<'a> Locked<'a> {
             let Some(key) = argv.get(1) else {
                 continue;
             };
-            let Some(&(_, _, was)) = before
+            let Some(at) = before
                 .iter()
-                .find(|(db, k, _)| *db == effect.db && k == key)
+                .position(|(db, k, _)| *db == effect.db && k == key)
             else {
                 continue;
             };
-            self.mark_elements(effect.db, key, was, effect.ts, span.elements(&argv));
+            let write = ElementWrite {
+                db: effect.db,
+                key,
+                before: before[at].2,
+                ts: effect.ts,
+                span,
+            };
+            let observed = self.mark_elements(&write, span.elements(&argv), &seen_by_peer);
+            if span.removes {
+                effect.observed = observed;
+            }
+            before[at].2 = self.newest_ts(effect.db, key);
         }
         self.group = Some(group);
     }
 
+    /// Mark the elements one effect wrote; returns what each it removed had seen
+    /// (in the effect's order), for its `observed`.
     fn mark_elements<'e>(
         &mut self,
-        db: usize,
-        key: &[u8],
-        before: u64,
-        ts: u64,
+        write: &ElementWrite<'_>,
         elements: impl Iterator<Item = &'e [u8]>,
-    ) {
-        let hash = hash_key(key);
-        let shard = self.shard_mut(db, hash);
+        seen_by_peer: impl Fn(&[u8]) -> Option<u64>,
+    ) -> Vec<u64> {
+        let hash = hash_key(write.key);
+        let shard = self.shard_mut(write.db, hash);
         // A write that emptied the collection removed it: its elements are gone.
-        let value = shard.find(hash, key).map(|e| &e.value);
+        let value = shard.find(hash, write.key).map(|e| &e.value);
         let alive: smallvec::SmallVec<[(&[u8], bool); 8]> = elements
             .map(|element| {
                 let held = value.is_some_and(|v| super::elements::holds(v, element));
                 (element, held)
             })
             .collect();
-        let Some(state) = shard.elements_to_mark(key, before) else {
-            return;
+        let Some(state) = shard.elements_to_mark(write.key, write.before) else {
+            return Vec::new();
         };
+        let mut observed = Vec::new();
         for (element, alive) in alive {
-            state.mark(element, ts, alive);
+            // A removal saw the add it took away (or what the removal before it had
+            // seen), and a peer's removal what it saw there.
+            let seen = state
+                .mark_of(element, true)
+                .observed()
+                .max(seen_by_peer(element).unwrap_or(0));
+            if !alive {
+                observed.push(seen);
+            }
+            state.mark(element, write.span.mark(write.ts, alive, seen));
         }
         // An add of a member already there changed nothing, yet it is a write of
         // the element (it must beat an older concurrent removal): the key is
         // stamped with it, and the state stays current.
         let newest = state.newest;
-        if let Some(ts) = shard.find(hash, key).map(|entry| entry.ts.max(newest)) {
-            shard.restamp(hash, key, ts);
+        if let Some(ts) = shard
+            .find(hash, write.key)
+            .map(|entry| entry.ts.max(newest))
+        {
+            shard.restamp(hash, write.key, ts);
         }
+        observed
     }
 
     /// Has `key` of `db` been removed at `ts` or later (it may live again since)?
@@ -992,6 +1043,7 @@ impl<'a> Locked<'a> {
                 ts,
                 argv: argv.iter().map(|a| a.to_vec()).collect(),
                 targets,
+                observed: Vec::new(),
             }),
             None => self.env.effects.append_to(db, ts, argv, targets),
         }
@@ -1121,4 +1173,14 @@ impl ShardData {
     fn volatile_len_is_zero(&self) -> bool {
         self.next_deadline().is_none()
     }
+}
+/// One effect's write of the elements of collection `key` (see
+/// [`Locked::mark_elements_since`]).
+struct ElementWrite<'a> {
+    db: usize,
+    key: &'a [u8],
+    /// The key's newest timestamp before the command ran.
+    before: u64,
+    ts: u64,
+    span: super::ElementSpan,
 }

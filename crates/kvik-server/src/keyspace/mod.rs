@@ -33,7 +33,10 @@ pub use counters::{
     decode_aux as decode_counter_aux, encode_member as encode_member_counter, Counter, Num,
 };
 pub use crons::CronIndex;
-pub use elements::{ElementSpan, Elements, MergeLimits};
+pub use elements::{
+    decode_seen, encode_seen, removal_seen, removal_seen_now, replaying_removal, ElementSpan,
+    Elements, Here, Mark, MergeLimits,
+};
 pub use entry::{Entry, EntryBox, EntryData};
 pub use eviction::{Evictor, Policy};
 pub use expire::{active_expire_cycle, ExpireCursor};

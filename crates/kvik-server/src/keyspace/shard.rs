@@ -378,6 +378,77 @@ impl ShardData {
         true
     }
 
+    /// Merge a peer's collection (`entry`, its element timestamps `their_state`)
+    /// with ours that element writes emptied here (the key is under its grave,
+    /// its element timestamps current): the merged elements go in as the key, or
+    /// stay removed under the grave if none is left. Gives the entry back, nothing
+    /// done, when the key is here or has no current element timestamps.
+    pub fn merge_into_emptied(
+        &mut self,
+        hash: u64,
+        mut entry: EntryBox,
+        their_state: &Elements,
+        limits: &super::elements::MergeLimits,
+    ) -> Result<(), EntryBox> {
+        if self.find(hash, entry.key()).is_some() {
+            return Err(entry);
+        }
+        let Some(ours) = self.elements(hash, entry.key()).cloned() else {
+            return Err(entry);
+        };
+        let Some(emptied) = super::elements::empty_like(&entry.value) else {
+            return Err(entry);
+        };
+        let Some(merged) =
+            super::elements::merge(&mut entry.value, their_state, &emptied, &ours, limits)
+        else {
+            return Err(entry);
+        };
+        let key = entry.key().to_vec();
+        if super::elements::is_empty(&entry.value) {
+            entry.free(false);
+            self.bury(&key, merged.newest);
+        } else {
+            entry.ts = merged.newest;
+            self.insert(hash, entry);
+        }
+        self.set_elements(&key, merged);
+        Ok(())
+    }
+
+    /// Merge the element timestamps of a collection a peer emptied element by
+    /// element (`their_state`, under its grave) with ours of `key`: our elements its
+    /// removals saw go (all of them: the key goes, under its grave), the others
+    /// stay; where element writes emptied ours too, the two states join under the
+    /// newer grave. False, nothing done, when our element timestamps of `key` are
+    /// not current.
+    pub fn merge_with_emptied(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        their_state: &Elements,
+        limits: &super::elements::MergeLimits,
+    ) -> bool {
+        let Some(ours) = self.elements(hash, key).cloned() else {
+            return false;
+        };
+        if let Some(entry) = self.find(hash, key) {
+            let Some(emptied) = super::elements::empty_like(&entry.value) else {
+                return false;
+            };
+            return self.merge_elements(hash, key, &emptied, their_state, limits);
+        }
+        let nothing = || Value::Set(Box::default());
+        let Some(merged) =
+            super::elements::merge(&mut nothing(), &ours, &nothing(), their_state, limits)
+        else {
+            return false;
+        };
+        self.bury(key, merged.newest);
+        self.set_elements(key, merged);
+        true
+    }
+
     /// Drop the element timestamps of `key` (a write replaced what it holds).
     pub fn forget_elements(&mut self, key: &[u8]) {
         if let Some(all) = &mut self.elements {
@@ -408,7 +479,7 @@ impl ShardData {
             for state in all.values_mut() {
                 state
                     .marks
-                    .retain(|_, mark| mark.alive || mark.ts >= before);
+                    .retain(|_, mark| mark.is_alive() || mark.ts >= before);
             }
         }
     }

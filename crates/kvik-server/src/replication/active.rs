@@ -3,10 +3,12 @@
 //! has had applied here.
 //!
 //! Between active nodes every write travels wrapped as KeyDB wraps it:
-//! `RREPLAY <origin uuid> <the command, RESP-encoded> <db> <timestamp> [<seq>]`.
-//! The uuid names the node where the write was born, the timestamp is the HLC stamp
-//! its keys carry there (last writer wins by it), and `seq` (kvik's addition) is the
-//! write's number among its origin's writes. A node drops what it originated
+//! `RREPLAY <origin uuid> <the command, RESP-encoded> <db> <timestamp> [<seq>
+//! [<seen>]]`. The uuid names the node where the write was born, the timestamp is
+//! the HLC stamp its keys carry there (last writer wins by it), `seq` (kvik's
+//! addition) is the write's number among its origin's writes, and `seen` (kvik's
+//! too, only on a removal of collection elements) what the removal saw of each
+//! element it names (keyspace/elements.rs), comma-separated. A node drops what it originated
 //! itself (its own writes coming back around a ring) and what it has admitted
 //! already (the same write reaching it by two paths of a mesh). A transaction
 //! travels as a run MULTI ... EXEC of one origin, under one number, and is kept or
@@ -36,7 +38,7 @@
 //! Owns the envelope and the per-origin marks. Must not apply anything: the link
 //! runs the unwrapped command through the [`super::Host`].
 
-use crate::effects::{encode_bulk, encode_command, Birth, EffectRef, EffectSink, NodeId};
+use crate::effects::{encode_bulk, encode_command, EffectRef, EffectSink, NodeId};
 use parking_lot::{Condvar, Mutex};
 use smallvec::SmallVec;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -109,15 +111,15 @@ pub fn parse_uuid(text: &[u8]) -> Option<NodeId> {
 }
 
 /// Append the envelope of one effect to `out`.
-pub fn encode(birth: &Birth, db: usize, ts: u64, argv: &[&[u8]], out: &mut Vec<u8>) {
-    seal(
-        &birth.origin,
-        Inside::Argv(argv),
-        db,
-        ts,
-        Some(birth.seq),
-        out,
-    );
+pub fn encode(effect: &EffectRef<'_>, out: &mut Vec<u8>) {
+    let stamp = Stamp {
+        origin: &effect.origin,
+        db: effect.db,
+        ts: effect.ts,
+        seq: Some(effect.seq),
+        seen: effect.observed,
+    };
+    seal(&stamp, Inside::Argv(effect.argv), out);
 }
 
 /// A write as KeyDB's stream carries it: where it was born, its database and its
@@ -138,12 +140,24 @@ pub struct KeyDbWrite<'a> {
 /// KeyDB node) recognises its own write and drops it.
 pub fn encode_keydb(own: &NodeId, write: &KeyDbWrite<'_>, mvcc: u64, out: &mut Vec<u8>) {
     let argv = Inside::Argv(write.argv);
+    let outer = Stamp {
+        origin: own,
+        db: write.db,
+        ts: mvcc,
+        seq: None,
+        seen: &[],
+    };
     if write.origin == own {
-        return seal(own, argv, write.db, mvcc, None, out);
+        return seal(&outer, argv, out);
     }
     let mut inner = Vec::new();
-    seal(write.origin, argv, write.db, write.ts, None, &mut inner);
-    seal(own, Inside::Encoded(&inner), write.db, mvcc, None, out);
+    let born = Stamp {
+        origin: write.origin,
+        ts: write.ts,
+        ..outer
+    };
+    seal(&born, argv, &mut inner);
+    seal(&outer, Inside::Encoded(&inner), out);
 }
 
 /// The command an envelope carries: to encode, or encoded already.
@@ -152,25 +166,34 @@ enum Inside<'a> {
     Encoded(&'a [u8]),
 }
 
-/// Append `RREPLAY <origin uuid> <command> <db> <ts> [<seq>]`, the command
-/// encoded in place (this runs for every write an active node replicates).
-fn seal(
-    origin: &NodeId,
-    inside: Inside<'_>,
+/// Where a write was born and stamped: its origin, its database, its timestamp,
+/// and its number and what its removal saw where the envelope says them.
+struct Stamp<'a> {
+    origin: &'a NodeId,
     db: usize,
     ts: u64,
     seq: Option<u64>,
-    out: &mut Vec<u8>,
-) {
+    seen: &'a [u64],
+}
+
+/// Append `RREPLAY <origin uuid> <command> <db> <ts> [<seq> [<seen>]]`, the
+/// command encoded in place (this runs for every write an active node replicates).
+fn seal(stamp: &Stamp<'_>, inside: Inside<'_>, out: &mut Vec<u8>) {
     let (mut db_text, mut ts_text, mut seq_text) = (
         itoa::Buffer::new(),
         itoa::Buffer::new(),
         itoa::Buffer::new(),
     );
-    let mut tail: SmallVec<[&[u8]; 3]> = SmallVec::new();
-    tail.push(db_text.format(db).as_bytes());
-    tail.push(ts_text.format(ts).as_bytes());
-    tail.extend(seq.map(|seq| seq_text.format(seq).as_bytes()));
+    let mut seen_text = Vec::new();
+    let mut tail: SmallVec<[&[u8]; 4]> = SmallVec::new();
+    tail.push(db_text.format(stamp.db).as_bytes());
+    tail.push(ts_text.format(stamp.ts).as_bytes());
+    tail.extend(stamp.seq.map(|seq| seq_text.format(seq).as_bytes()));
+    if stamp.seq.is_some() && !stamp.seen.is_empty() {
+        crate::keyspace::encode_seen(stamp.seen, &mut seen_text);
+        tail.push(&seen_text);
+    }
+    let origin = stamp.origin;
     let mut number = itoa::Buffer::new();
     out.push(b'*');
     out.extend_from_slice(number.format(3 + tail.len()).as_bytes());
@@ -218,12 +241,16 @@ pub struct Envelope<'a> {
     pub ts: u64,
     /// `None` when the sender gave none (KeyDB): nothing to recognise it by.
     pub seq: Option<u64>,
+    /// What a removal of collection elements saw of each (empty: the sender said
+    /// nothing).
+    pub seen: Vec<u64>,
 }
 
-/// Open `RREPLAY uuid command [db [ts [seq]]]`; `None` when it is malformed.
-/// Without `seq` it is KeyDB's envelope, whose timestamp is its MVCC form.
+/// Open `RREPLAY uuid command [db [ts [seq [seen]]]]`; `None` when it is
+/// malformed. Without `seq` it is KeyDB's envelope, whose timestamp is its MVCC
+/// form.
 pub fn open<'a>(args: &[&'a [u8]]) -> Option<Envelope<'a>> {
-    if args.len() < 3 || args.len() > 6 {
+    if args.len() < 3 || args.len() > 7 {
         return None;
     }
     let number = |i: usize| -> Option<Option<u64>> {
@@ -245,6 +272,10 @@ pub fn open<'a>(args: &[&'a [u8]]) -> Option<Envelope<'a>> {
         db: number(3)?.map(|db| db as usize),
         ts,
         seq,
+        seen: match args.get(6) {
+            Some(text) => crate::keyspace::decode_seen(text)?,
+            None => Vec::new(),
+        },
     })
 }
 
@@ -547,12 +578,18 @@ mod tests {
 
     #[test]
     fn an_envelope_opens_to_what_was_sealed() {
-        let birth = Birth {
+        let mut out = Vec::new();
+        let effect = EffectRef {
+            offset: 0,
+            db: 3,
+            argv: &[b"SREM", b"k", b"v"],
+            ts: 123456,
             origin: [0xab; 16],
             seq: 77,
+            targets: crate::effects::Targets::ALL,
+            observed: &[120000],
         };
-        let mut out = Vec::new();
-        encode(&birth, 3, 123456, &[b"SET", b"k", b"v"], &mut out);
+        encode(&effect, &mut out);
         let mut parser = kvik_resp::RequestParser::new();
         let parsed = parser.parse(&out, kvik_resp::Limits::default()).unwrap();
         assert!(matches!(parsed, kvik_resp::Parsed::Command { .. }));
@@ -561,11 +598,11 @@ mod tests {
         assert_eq!(envelope.origin, [0xab; 16]);
         assert_eq!(
             envelope.command,
-            b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
+            b"*3\r\n$4\r\nSREM\r\n$1\r\nk\r\n$1\r\nv\r\n"
         );
         assert_eq!(
-            (envelope.db, envelope.ts, envelope.seq),
-            (Some(3), 123456, Some(77))
+            (envelope.db, envelope.ts, envelope.seq, envelope.seen),
+            (Some(3), 123456, Some(77), vec![120000])
         );
         let id = *b"\x01\x23\x45\x67\x89\xab\xcd\xef\xfe\xdc\xba\x98\x76\x54\x32\x10";
         assert_eq!(uuid_text(&id), "01234567-89ab-cdef-fedc-ba9876543210");

@@ -19,7 +19,7 @@
 //! Owns the bytes, the offsets and the SELECT / PING framing. Must not touch sockets
 //! or connections: feeds copy from here and are woken through [`Backlog::on_append`].
 
-use crate::effects::{encode_command, Birth, EffectRef, EffectSink, NodeId};
+use crate::effects::{encode_command, EffectRef, EffectSink, NodeId};
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -199,11 +199,7 @@ impl Stream {
         bytes.clear();
         match (layout, own) {
             (Layout::Own, Some(_)) => {
-                let birth = Birth {
-                    origin: effect.origin,
-                    seq: effect.seq,
-                };
-                super::active::encode(&birth, effect.db, effect.ts, effect.argv, &mut bytes);
+                super::active::encode(effect, &mut bytes);
                 self.note_envelope(&mut ring, &effect.origin, bytes.len());
             }
             (Layout::KeyDb, Some((id, _))) => {
@@ -586,7 +582,7 @@ impl EffectSink for Backlog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::effects::{EffectLog, Targets};
+    use crate::effects::{Birth, EffectLog, Targets};
     use std::sync::Arc;
 
     fn stream(b: &Backlog, from: u64) -> Vec<u8> {

@@ -611,7 +611,12 @@ impl Link {
             seq,
         };
         let host = repl.host();
-        let mut apply = || crate::effects::replaying(birth, || host.apply(master, &argv));
+        let seen = &envelope.seen;
+        let mut apply = || {
+            crate::effects::replaying(birth, || {
+                crate::keyspace::replaying_removal(seen, || host.apply(master, &argv))
+            })
+        };
         match envelope.ts {
             0 => apply(),
             ts => crate::hlc::imposed(ts, apply),

@@ -179,6 +179,13 @@ impl Snapshot {
                 file::write_graves_floor(&mut out, graves.floor());
             }
             for (key, ts) in graves.iter() {
+                // A collection emptied element by element: what its removals saw
+                // goes before its grave.
+                if elements {
+                    if let Some(state) = shard.elements(crate::keyspace::hash_key(key), key) {
+                        file::write_elements(&mut out, &state.encode());
+                    }
+                }
                 file::write_grave(&mut out, key, ts);
             }
         }

@@ -132,7 +132,7 @@ struct Beside {
 fn merge_key(
     s: &mut ShardData,
     hash: u64,
-    entry: EntryBox,
+    mut entry: EntryBox,
     ts: Option<u64>,
     merge: bool,
     beside: Beside,
@@ -163,6 +163,13 @@ fn merge_key(
             // The elements both nodes counted add up on top of the merged value.
             put_member_counters(s, hash, &key, members, ours, true);
             return None;
+        }
+        match s.merge_into_emptied(hash, entry, theirs, limits) {
+            Ok(()) => {
+                put_member_counters(s, hash, &key, members, ours, true);
+                return None;
+            }
+            Err(back) => entry = back,
         }
     }
     if let Some((_, theirs)) = whole.first() {
@@ -373,9 +380,18 @@ impl Visitor for IntoKeyspace<'_, '_> {
     fn grave(&mut self, db: usize, key: &[u8], ts: u64) {
         let hash = hash_key(key);
         let shard = self.target.keyspace().shard_of(hash);
+        // A collection the peer emptied element by element: its element
+        // timestamps say which of ours its removals saw.
+        let their_elements = std::mem::take(&mut self.next).elements;
+        let (limits, merge) = (self.merge_limits, self.merge);
         self.target.with_shard(db, shard, |shard| {
             if shard.graves().is_none() {
                 return;
+            }
+            if let Some(theirs) = their_elements.as_ref().filter(|_| merge) {
+                if shard.merge_with_emptied(hash, key, theirs, &limits) {
+                    return;
+                }
             }
             if shard.find(hash, key).is_some_and(|e| e.ts < ts) {
                 if let Some(entry) = shard.remove(hash, key) {
@@ -384,6 +400,9 @@ impl Visitor for IntoKeyspace<'_, '_> {
             }
             if shard.find(hash, key).is_none() {
                 shard.bury(key, ts);
+                if let Some(state) = their_elements.filter(|state| state.newest == ts) {
+                    shard.set_elements(key, state);
+                }
             }
         });
     }

@@ -151,7 +151,7 @@ pub const COMMANDS: &[Command] = &[
     .flags(flags::WRITE | flags::FAST)
     .acl(WRITE_FAST)
     .key_flags(key_flags::RW | key_flags::DELETE)
-    .elements(shared::one_element_per_arg),
+    .elements(shared::one_removed_element_per_arg),
     hash_command(
         "hexists",
         3,

@@ -69,7 +69,7 @@ pub const COMMANDS: &[Command] = &[
             "O(N) where N is the number of members to be removed.",
             "Remove one or more members from a set",
         )
-        .elements(shared::one_element_per_arg),
+        .elements(shared::one_removed_element_per_arg),
     Command::new("smembers", 2, members::smembers)
         .flags(flags::READONLY)
         .acl(READ_SLOW)

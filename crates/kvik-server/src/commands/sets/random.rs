@@ -12,7 +12,7 @@ use super::{max_intset, read_set, reply_member, reply_set, write_set};
 use crate::commands::shared::settle_collection;
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
 use crate::notify::class;
-use crate::types::set::Member;
+use crate::types::set::{Member, MemberRef};
 use crate::types::Value;
 use crate::util::numbers::parse_i64;
 use rand::Rng;
@@ -77,7 +77,9 @@ fn spop_count(ctx: &mut Ctx, key: &[u8], count: &[u8]) -> CmdResult {
 
 /// SPOP with a count that covers the whole set: reply every member as a set built
 /// afresh would list them (so a small hashtable of integers answers in ascending
-/// order, as Redis's does), delete the key, propagate `DEL`.
+/// order, as Redis's does), delete the key, propagate `DEL` (on an active replica
+/// an SREM per member, as the other pops: a peer takes away only the members this
+/// pop saw, see `keyspace/elements.rs`).
 fn pop_all(ctx: &mut Ctx, key: &[u8], max_intset: usize) -> CmdResult {
     let entry = ctx.keys.remove(key).expect("looked up above");
     let Value::Set(set) = &entry.value else {
@@ -86,10 +88,19 @@ fn pop_all(ctx: &mut Ctx, key: &[u8], max_intset: usize) -> CmdResult {
     let reply_order = (set.len() <= max_intset).then(|| set.rebuilt(max_intset));
     let shown = reply_order.as_ref().unwrap_or(set);
     reply_set(ctx.out, shown.len(), shown.iter());
+    let active = ctx.server.keyspace.keeps_graves();
+    let members: Vec<Member> = match active {
+        true => set.iter().map(MemberRef::to_owned).collect(),
+        false => Vec::new(),
+    };
     entry.free(ctx.server.keyspace.lazy(crate::lazyfree::Cause::ServerDel));
     ctx.keys.notify(class::SET, "spop", key);
     ctx.keys.notify(class::GENERIC, "del", key);
-    ctx.propagate(&[b"DEL", key]);
+    if active {
+        propagate_removals(ctx, key, &members);
+    } else {
+        ctx.propagate(&[b"DEL", key]);
+    }
     Ok(())
 }
 

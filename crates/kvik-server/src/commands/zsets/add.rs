@@ -73,6 +73,8 @@ pub fn zadd_elements(args: &[&[u8]]) -> Option<ElementSpan> {
         first,
         step: 2,
         at: 1,
+        removes: false,
+        counts: false,
     })
 }
 

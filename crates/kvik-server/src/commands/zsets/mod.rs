@@ -87,7 +87,7 @@ pub const COMMANDS: &[Command] = &[
         .keys(1, 1, 1)
         .key_flags(RW_DELETE)
         .doc("sorted-set", "1.2.0", "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.", "Remove one or more members from a sorted set")
-        .elements(shared::one_element_per_arg),
+        .elements(shared::one_removed_element_per_arg),
     Command::new("zcard", 2, read::zcard)
         .flags(flags::READONLY | flags::FAST)
         .acl(READ_FAST)
