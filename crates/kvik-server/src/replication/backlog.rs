@@ -452,6 +452,24 @@ impl Backlog {
         }
     }
 
+    /// Append a watermark marker (`bytes`, see [`super::watermark`]) to the own
+    /// stream, for the kvik peers that read it: only while it carries kvik's
+    /// envelopes (a redis-server or KeyDB replica reads a side stream, which never
+    /// has one), and not inside a MULTI ... EXEC (the next one will do). Returns
+    /// the offset just past it, when it went in.
+    pub fn watermark(&self, bytes: &[u8]) -> Option<u64> {
+        let own = self.own();
+        let mut ring = own.ring.lock();
+        if !own.is_active() || !self.from_effects() || ring.envelopes.is_none() || ring.in_group {
+            return None;
+        }
+        own.push(&mut ring, bytes);
+        let end = own.offset();
+        drop(ring);
+        self.wake();
+        Some(end)
+    }
+
     /// The oldest offset connected `layout` replicas still need (`u64::MAX`: none).
     pub fn set_needed(&self, layout: Layout, offset: u64) {
         self.stream(layout).ring.lock().needed = offset;
