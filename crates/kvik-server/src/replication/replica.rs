@@ -429,6 +429,9 @@ impl Link {
         let result = loop {
             let mut start = 0;
             let mut failed = None;
+            // A watermark was applied: the master learns at once that we are past
+            // it (it collects its tombstones by that), not at the next second.
+            let mut heard_watermark = false;
             while start < wire.buf.len() {
                 let data = &wire.buf[start..];
                 match parser.parse(data, limits) {
@@ -450,6 +453,7 @@ impl Link {
                                     watermark::decode(&args).filter(|_| repl.is_active())
                                 {
                                     self.hear(marker);
+                                    heard_watermark = true;
                                 } else if args[0].eq_ignore_ascii_case(active::RREPLAY) {
                                     self.replay(repl, &mut master, &args, &mut group, 0);
                                 } else {
@@ -488,7 +492,7 @@ impl Link {
             if let Some(e) = failed {
                 break Err(e);
             }
-            if last_ack.elapsed() >= Duration::from_secs(1) {
+            if heard_watermark || last_ack.elapsed() >= Duration::from_secs(1) {
                 send_ack(&mut wire.stream, self.ack_offset(repl))?;
                 last_ack = Instant::now();
             }
