@@ -79,15 +79,14 @@ pub fn own_bound(now_ms: u64) -> u64 {
 /// The levels of a marker sent now: `own` first, then each level built from the
 /// level below heard from every link (`None`: a link that sent none).
 pub fn levels_to_send(own: u64, links: &[Option<Heard>]) -> Levels {
-    let mut levels = [own; LEVELS];
-    for i in 1..LEVELS {
-        levels[i] = links
+    std::array::from_fn(|level| match level {
+        0 => own,
+        _ => links
             .iter()
-            .map(|heard| heard.map_or(0, |h| h.levels[i - 1]))
+            .map(|heard| heard.map_or(0, |h| h.levels[level - 1]))
             .min()
-            .unwrap_or(u64::MAX);
-    }
-    levels
+            .unwrap_or(u64::MAX),
+    })
 }
 
 /// The bound on every write that may still reach this node over `links` (no
