@@ -198,7 +198,9 @@ impl Keyspace {
                     graves.collect(before);
                     left += graves.len();
                 }
-                shard.collect_elements(before);
+                if before > 0 {
+                    shard.collect_elements(before);
+                }
                 left += shard.elements_held().0;
             }
         }

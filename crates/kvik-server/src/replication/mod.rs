@@ -619,8 +619,9 @@ impl Replication {
 /// collecting the same ones need one sent after that.
 const MARK_AFTER_HOLDING: std::time::Duration = std::time::Duration::from_millis(1500);
 
-/// How often tombstones are collected (each pass goes over them all).
-const COLLECT_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+/// How often tombstones are collected and bounded (each pass goes over them all,
+/// one shard lock at a time).
+const COLLECT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What runs on a timer: the master's PINGs, a FAILOVER's progress, the backlog's
 /// time to live, and under active replication the watermark markers and the
@@ -628,7 +629,7 @@ const COLLECT_EVERY: std::time::Duration = std::time::Duration::from_millis(500)
 fn cron(repl: &std::sync::Weak<Replication>) {
     let mut last_ping = std::time::Instant::now();
     let mut no_replicas_since = None;
-    let (mut last_collect, mut last_bound) = (std::time::Instant::now(), std::time::Instant::now());
+    let mut last_collect = std::time::Instant::now();
     // Whether the last collection left tombstones, and when one last did.
     let (mut holding, mut held_at) = (false, None::<std::time::Instant>);
     loop {
@@ -641,11 +642,8 @@ fn cron(repl: &std::sync::Weak<Replication>) {
         }
         let config = repl.host().config();
         repl.expire_backlog(&mut no_replicas_since, config.repl_backlog_ttl);
-        if last_bound.elapsed() >= std::time::Duration::from_secs(1) {
-            repl.bound_graves(config.active_replica_tombstones_max_memory);
-            last_bound = std::time::Instant::now();
-        }
         if last_collect.elapsed() >= COLLECT_EVERY {
+            repl.bound_graves(config.active_replica_tombstones_max_memory);
             holding = repl.collect_graves();
             if holding {
                 held_at = Some(std::time::Instant::now());
