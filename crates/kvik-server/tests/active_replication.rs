@@ -588,3 +588,46 @@ fn in_a_mesh_a_tombstone_stays_on_every_node_until_the_cut_off_one_has_it() {
     tombstones_go(&mut conns);
     converge_mesh(&nodes, Duration::from_secs(20));
 }
+
+#[test]
+fn a_master_that_sends_no_watermark_keeps_the_tombstones_and_a_plain_replica_holds_none() {
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    // redis-server as the master of an active node says nothing of how old a
+    // write it may still send: the node keeps its tombstones (only the memory
+    // bound would forget them), well past the time a pair takes to collect.
+    let master = RealRedis::start(&[]);
+    let node = TestServer::start(ACTIVE);
+    let mut active = node.raw();
+    let port = master.port().to_string();
+    active.cmd(&["REPLICAOF", "127.0.0.1", &port]);
+    wait_for("the link to come up", || {
+        active.info_field("replication", "master_link_status") == "up"
+    });
+    active.cmd(&["SET", "x", "1"]);
+    active.cmd(&["DEL", "x"]);
+    tombstones_stay(
+        std::slice::from_mut(&mut active),
+        "1",
+        Duration::from_secs(5),
+    );
+    // A redis-server replica of an active node takes full syncs that replace its
+    // dataset: it holds nothing back.
+    let pair = Pair::start(&[]);
+    let a_port = pair.a.port().to_string();
+    let replica = RealRedis::start(&["--replicaof", "127.0.0.1", &a_port]);
+    let (mut a, mut b, mut r) = (pair.a.raw(), pair.b.raw(), replica.raw());
+    wait_for("the redis replica to come up", || {
+        r.info_field("replication", "master_link_status") == "up"
+    });
+    a.cmd(&["SET", "y", "1"]);
+    wait_for("y to reach the redis replica", || {
+        get(&mut r, "y") == b"$1\r\n1\r\n"
+    });
+    b.cmd(&["DEL", "y"]);
+    wait_for("y to go from the redis replica", || {
+        get(&mut r, "y") == b"$-1\r\n"
+    });
+    tombstones_go(&mut [a, b]);
+}
