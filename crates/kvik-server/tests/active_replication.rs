@@ -33,9 +33,10 @@ fn writes_on_either_node_reach_the_other_and_come_back_no_more() {
         get(&mut a, "b99") == b"$6\r\nfrom-b\r\n"
     });
     pair.converge();
-    // Nothing loops: once quiet, the offsets stand still.
+    // Nothing loops: once quiet (the hash's element timestamps collected, and
+    // with them the watermark markers stopped), the offsets stand still.
     let offset = a.info_field("replication", "master_repl_offset");
-    std::thread::sleep(Duration::from_millis(300));
+    wait_quiet(&mut a);
     let settled = a.info_field("replication", "master_repl_offset");
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(a.info_field("replication", "master_repl_offset"), settled);
@@ -230,7 +231,9 @@ fn tombstones_are_dropped_once_every_peer_has_seen_them() {
         a.info_field("replication", "active_replica_tombstones"),
         "1"
     );
-    support::wait_for_within(Duration::from_secs(30), "the tombstone to go", || {
+    // Each node says, about every 100 ms, how old a write it may still send: the
+    // tombstone goes within a few seconds (it waited 10 s of quiet before).
+    support::wait_for_within(Duration::from_secs(8), "the tombstone to go", || {
         a.info_field("replication", "active_replica_tombstones") == "0"
     });
     assert_eq!(
@@ -458,4 +461,173 @@ fn a_redis_replica_of_an_active_node_follows_the_writes_of_both_nodes() {
     // Redis logs every error its master's stream makes it answer.
     let log = redis.stdout();
     assert!(!log.contains("sending an error to its master"), "{log}");
+}
+
+/// Wait until `node`'s offset stands still for a second (its watermark markers
+/// stop once it and its peers hold no tombstone).
+fn wait_quiet(node: &mut RawConn) {
+    let mut last = node.info_field("replication", "master_repl_offset");
+    support::wait_for_within(
+        Duration::from_secs(15),
+        "the offsets to stand still",
+        || {
+            std::thread::sleep(Duration::from_secs(1));
+            let now = node.info_field("replication", "master_repl_offset");
+            std::mem::replace(&mut last, now) == last
+        },
+    );
+}
+
+/// Check for `how_long` that every node in `nodes` keeps its `count` tombstones.
+fn tombstones_stay(nodes: &mut [RawConn], count: &str, how_long: Duration) {
+    let until = std::time::Instant::now() + how_long;
+    while std::time::Instant::now() < until {
+        for node in nodes.iter_mut() {
+            assert_eq!(
+                node.info_field("replication", "active_replica_tombstones"),
+                count
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn tombstones_go(nodes: &mut [RawConn]) {
+    for node in nodes {
+        support::wait_for_within(Duration::from_secs(10), "the tombstones to go", || {
+            node.info_field("replication", "active_replica_tombstones") == "0"
+        });
+    }
+}
+
+#[test]
+fn a_tombstone_stays_while_a_peer_is_cut_off_and_goes_once_it_heals() {
+    let pair = Pair::start(&[]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    a.cmd(&["SET", "x", "1"]);
+    wait_for("x to reach B", || get(&mut b, "x") == b"$1\r\n1\r\n");
+    pair.cut();
+    a.cmd(&["DEL", "x"]);
+    // B may still hold an older write to x, or serve a sync with it: A keeps the
+    // tombstone for as long as B is away (many heartbeats' worth).
+    tombstones_stay(
+        std::slice::from_mut(&mut a),
+        "1",
+        Duration::from_millis(2500),
+    );
+    pair.heal();
+    wait_for("x to go from B", || get(&mut b, "x") == b"$-1\r\n");
+    tombstones_go(&mut [a, b]);
+    pair.converge();
+}
+
+#[test]
+fn in_a_mesh_a_tombstone_stays_on_every_node_until_the_cut_off_one_has_it() {
+    let args = ["--multi-master", "yes"];
+    let all: Vec<&str> = ACTIVE.iter().chain(&args).copied().collect();
+    let nodes: Vec<TestServer> = (0..3).map(|_| TestServer::start(&all)).collect();
+    // Node i follows node j through proxies[i][j], so that node 2 can be cut off
+    // from both others, both ways.
+    let proxies: Vec<Vec<Option<Proxy>>> = (0..3)
+        .map(|i| {
+            (0..3)
+                .map(|j| (i != j).then(|| Proxy::start(&nodes[j].addr())))
+                .collect()
+        })
+        .collect();
+    for (i, node) in nodes.iter().enumerate() {
+        let mut conn = node.raw();
+        for proxy in proxies[i].iter().flatten() {
+            let port = proxy.port().to_string();
+            assert_eq!(conn.cmd(&["REPLICAOF", "127.0.0.1", &port]), b"+OK\r\n");
+        }
+    }
+    let mut conns: Vec<RawConn> = nodes.iter().map(|n| n.raw()).collect();
+    for conn in conns.iter_mut() {
+        wait_for("every link to come up", || {
+            conn.info_field("replication", "master_global_link_status") == "up"
+        });
+    }
+    conns[0].cmd(&["SET", "x", "1"]);
+    converge_mesh(&nodes, Duration::from_secs(20));
+    let cut_off = |cut: bool| {
+        for (i, row) in proxies.iter().enumerate() {
+            for (j, proxy) in row.iter().enumerate() {
+                match proxy {
+                    Some(p) if i == 2 || j == 2 => {
+                        if cut {
+                            p.cut()
+                        } else {
+                            p.heal()
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    };
+    cut_off(true);
+    wait_for("node 2's links to go down", || {
+        conns[2].info_field("replication", "master_global_link_status") == "down"
+    });
+    conns[0].cmd(&["DEL", "x"]);
+    wait_for("x to go from node 1", || {
+        get(&mut conns[1], "x") == b"$-1\r\n"
+    });
+    tombstones_stay(&mut conns[..2], "1", Duration::from_millis(2500));
+    assert_eq!(get(&mut conns[2], "x"), b"$1\r\n1\r\n");
+    cut_off(false);
+    for conn in conns.iter_mut() {
+        wait_for("every link to come back", || {
+            conn.info_field("replication", "master_global_link_status") == "up"
+        });
+    }
+    wait_for("x to go from node 2", || {
+        get(&mut conns[2], "x") == b"$-1\r\n"
+    });
+    tombstones_go(&mut conns);
+    converge_mesh(&nodes, Duration::from_secs(20));
+}
+
+#[test]
+fn a_master_that_sends_no_watermark_keeps_the_tombstones_and_a_plain_replica_holds_none() {
+    if support::redis_server_or_skip().is_none() {
+        return;
+    }
+    // redis-server as the master of an active node says nothing of how old a
+    // write it may still send: the node keeps its tombstones (only the memory
+    // bound would forget them), well past the time a pair takes to collect.
+    let master = RealRedis::start(&[]);
+    let node = TestServer::start(ACTIVE);
+    let mut active = node.raw();
+    let port = master.port().to_string();
+    active.cmd(&["REPLICAOF", "127.0.0.1", &port]);
+    wait_for("the link to come up", || {
+        active.info_field("replication", "master_link_status") == "up"
+    });
+    active.cmd(&["SET", "x", "1"]);
+    active.cmd(&["DEL", "x"]);
+    tombstones_stay(
+        std::slice::from_mut(&mut active),
+        "1",
+        Duration::from_secs(5),
+    );
+    // A redis-server replica of an active node takes full syncs that replace its
+    // dataset: it holds nothing back.
+    let pair = Pair::start(&[]);
+    let a_port = pair.a.port().to_string();
+    let replica = RealRedis::start(&["--replicaof", "127.0.0.1", &a_port]);
+    let (mut a, mut b, mut r) = (pair.a.raw(), pair.b.raw(), replica.raw());
+    wait_for("the redis replica to come up", || {
+        r.info_field("replication", "master_link_status") == "up"
+    });
+    a.cmd(&["SET", "y", "1"]);
+    wait_for("y to reach the redis replica", || {
+        get(&mut r, "y") == b"$1\r\n1\r\n"
+    });
+    b.cmd(&["DEL", "y"]);
+    wait_for("y to go from the redis replica", || {
+        get(&mut r, "y") == b"$-1\r\n"
+    });
+    tombstones_go(&mut [a, b]);
 }

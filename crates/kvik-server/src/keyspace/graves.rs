@@ -9,9 +9,10 @@
 //! local write is stamped past the grave.
 //!
 //! Graves exist only in shards of a node that replicates actively (a plain node pays
-//! one `None` per shard). They are dropped once old enough that no peer can still
-//! send anything older ([`Graves::collect`]), and their bytes are counted for INFO
-//! and bounded (`active-replica-tombstones-max-memory`, [`Graves::forget_oldest`]).
+//! one `None` per shard). They are dropped once every peer has acknowledged them
+//! and none can still send anything older ([`Graves::collect`], with the bound
+//! the replication's watermarks give), and their bytes are counted for INFO and
+//! bounded (`active-replica-tombstones-max-memory`, [`Graves::forget_oldest`]).
 //!
 //! Owns the graves of one shard. Must not decide when a write is replayed: the
 //! command door asks through [`super::Locked::is_stale`].
@@ -88,9 +89,12 @@ impl Graves {
         });
     }
 
-    /// Drop the graves older than `before` (no peer can send an older write any
-    /// more). Returns how many went.
+    /// Drop the graves older than `before` (every peer applied them, and none
+    /// can send an older write any more). Returns how many went.
     pub fn collect(&mut self, before: u64) -> usize {
+        if before == 0 {
+            return 0;
+        }
         let was = self.keys.len();
         let bytes = &mut self.bytes;
         self.keys.retain(|key, grave| {

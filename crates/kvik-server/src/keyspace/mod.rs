@@ -190,19 +190,24 @@ impl Keyspace {
     }
 
     /// Drop the tombstones older than `before` (no peer can send anything older any
-    /// more), element timestamps included. Returns how many key tombstones went.
+    /// more), element timestamps included. Returns how many are left: key
+    /// tombstones, and collections that keep element timestamps.
     pub fn collect_graves(&self, before: u64) -> usize {
-        let mut collected = 0;
+        let mut left = 0;
         for db in self.dbs.iter() {
             for shard in db.shards.iter() {
                 let mut shard = shard.lock();
                 if let Some(graves) = shard.graves_mut() {
-                    collected += graves.collect(before);
+                    graves.collect(before);
+                    left += graves.len();
                 }
-                shard.collect_elements(before);
+                if before > 0 {
+                    shard.collect_elements(before);
+                }
+                left += shard.elements_held().0;
             }
         }
-        collected
+        left
     }
 
     /// A replica keeps every key until its master deletes it (see

@@ -448,6 +448,24 @@ impl Backlog {
         }
     }
 
+    /// Append a watermark marker (`bytes`, see [`super::watermark`]) to the own
+    /// stream, for the kvik peers that read it: only while it carries kvik's
+    /// envelopes (a redis-server or KeyDB replica reads a side stream, which never
+    /// has one), and not inside a MULTI ... EXEC (the next one will do). Returns
+    /// the offset just past it, when it went in.
+    pub fn watermark(&self, bytes: &[u8]) -> Option<u64> {
+        let own = self.own();
+        let mut ring = own.ring.lock();
+        if !own.is_active() || !self.from_effects() || ring.envelopes.is_none() || ring.in_group {
+            return None;
+        }
+        own.push(&mut ring, bytes);
+        let end = own.offset();
+        drop(ring);
+        self.wake();
+        Some(end)
+    }
+
     /// The oldest offset connected `layout` replicas still need (`u64::MAX`: none).
     pub fn set_needed(&self, layout: Layout, offset: u64) {
         self.stream(layout).ring.lock().needed = offset;
@@ -733,6 +751,42 @@ mod tests {
             at += consumed;
         }
         assert_eq!(stamps, [50 << 20, (50 << 20) + 1]);
+    }
+
+    #[test]
+    fn watermarks_go_only_to_the_envelope_stream_and_never_inside_a_transaction() {
+        let marker = b"*3\r\n$8\r\nREPLCONF\r\n$9\r\nWATERMARK\r\n$1\r\n0\r\n";
+        // A plain master's stream (a redis-server replica reads it): none.
+        let plain = Backlog::new(1 << 20);
+        plain.set_from_effects(true);
+        plain.mark_sync_point(Layout::Own);
+        assert_eq!(plain.watermark(marker), None);
+        let own = [1; 16];
+        let (log, backlog) = active_backlog(own);
+        assert_eq!(backlog.watermark(marker), None, "no stream begun");
+        backlog.mark_sync_point(Layout::Own);
+        backlog.mark_sync_point(Layout::Plain);
+        log.append(0, 1 << 20, &[b"SET", b"k", b"v"]);
+        let before = backlog.offset();
+        assert_eq!(
+            backlog.watermark(marker),
+            Some(before + marker.len() as u64)
+        );
+        log.append(0, 2 << 20, &[b"MULTI"]);
+        assert_eq!(backlog.watermark(marker), None);
+        log.append(0, 2 << 20, &[b"EXEC"]);
+        let whole = side(&backlog, Layout::Own, 0);
+        assert_eq!(
+            whole.windows(marker.len()).filter(|w| w == marker).count(),
+            1
+        );
+        assert_eq!(backlog.offset(), whole.len() as u64);
+        let plain_side = side(&backlog, Layout::Plain, 0);
+        assert!(!plain_side.windows(9).any(|w| w == b"WATERMARK"));
+        // A peer's feed reads it as it is: it counts in the peer's offsets.
+        let mut peer = Vec::new();
+        backlog.read_for_peer(0, usize::MAX, &[2; 16], &mut peer);
+        assert_eq!(peer, whole);
     }
 
     #[test]

@@ -10,6 +10,10 @@
 //! reached in its master's stream, and a full sync from a master merges into the
 //! dataset (newest write wins, key by key) instead of replacing it.
 //!
+//! Active nodes tell each other, by markers in their streams, how old a write
+//! they may still send ([`watermark`]); tombstones older than what every peer
+//! said and acknowledged are collected here, from the replication cron.
+//!
 //! The stream replicas receive is the backlog's ([`backlog`]): on a master, an
 //! effect sink that encodes the effects meant for replicas; on a replica, the bytes
 //! its master sent, passed on verbatim (so chains count the same offsets). Its byte
@@ -25,6 +29,7 @@ pub mod backlog;
 pub mod failover;
 pub mod master;
 pub mod replica;
+pub mod watermark;
 
 use crate::client::ClientState;
 use crate::effects::{EffectSink, NodeId};
@@ -55,7 +60,9 @@ pub trait Host: Send + Sync {
     fn load_beside(&self, src: &mut dyn std::io::Read, serve: bool) -> Result<u64, String>;
     /// No database holds a key (`repl-diskless-load on-empty-db`).
     fn dataset_is_empty(&self) -> bool;
-    /// Drop the tombstones of keys removed before timestamp `before`; how many went.
+    /// Drop the tombstones of keys removed before timestamp `before`, and the
+    /// element timestamps older than it; how many tombstones and collections with
+    /// element timestamps are left.
     fn collect_graves(&self, before: u64) -> usize;
     /// Forget the oldest tombstones beyond `max_bytes`; how many went.
     fn bound_graves(&self, max_bytes: usize) -> usize;
@@ -149,6 +156,8 @@ pub struct Replication {
     listening: AtomicBool,
     /// A FAILOVER under way.
     failover: Mutex<Option<failover::Failover>>,
+    /// The watermark markers sent to our active peers (see [`watermark`]).
+    watermarks_sent: Mutex<watermark::Sent>,
     /// Clients in WAIT: (their wait, the offset, how many replicas).
     waits: Mutex<Vec<(Arc<crate::blocking::Waiter>, backlog::Offsets, usize)>>,
     host: OnceLock<Arc<dyn Host>>,
@@ -179,6 +188,7 @@ impl Replication {
             begun: AtomicBool::new(false),
             listening: AtomicBool::new(false),
             waits: Mutex::new(Vec::new()),
+            watermarks_sent: Mutex::default(),
             failover: Mutex::new(None),
             host: OnceLock::new(),
         };
@@ -522,31 +532,71 @@ impl Replication {
         self.sync_turn.lock()
     }
 
-    /// Active replication: tombstones guard against a peer's older write arriving
-    /// late, over a healed link or in a resync. While every link is up and every
-    /// replica has acknowledged our whole stream, nothing older than a few seconds
-    /// is still on its way: the graves older than that go. During a partition (a link
-    /// down, a replica behind) every grave stays.
-    fn collect_graves(&self, settled_since: &mut Option<(std::time::Instant, u64)>) {
-        const KEEP: std::time::Duration = std::time::Duration::from_secs(10);
+    /// Active replication: send our active peers a watermark marker (see
+    /// [`watermark`]) while tombstones wait to be collected here (`holding`), a
+    /// little after (`lately`: peers collecting the same ones need one sent after
+    /// ours went) or at a peer whose link is up, so that a quiet mesh's streams
+    /// stand still once nothing is held.
+    fn send_watermark(&self, holding: bool, lately: bool) {
+        if !self.is_active() {
+            return;
+        }
         let links = self.links();
-        let replicas = self.replicas.all();
-        let settled = self.is_active()
-            && links.iter().all(|l| l.is_up())
-            && replicas.iter().all(|f| {
-                f.is_online() && f.ack_offset.load(Ordering::Acquire) >= f.stream_end(self)
+        let peers_hold = links
+            .iter()
+            .any(|l| l.is_up() && l.heard().is_some_and(|h| h.holding));
+        if !holding && !lately && !peers_hold {
+            return;
+        }
+        let heard: Vec<_> = links.iter().map(|l| l.heard()).collect();
+        let own = watermark::own_bound(crate::hlc::unix_ms());
+        let mut bytes = Vec::new();
+        watermark::encode(holding, &watermark::levels_to_send(own, &heard), &mut bytes);
+        // Every tombstone made after the marker is at or after this: our own
+        // removals by our clock, replayed ones by what the links may still send.
+        let bound = own.min(watermark::links_bound(&heard));
+        if let Some(end) = self.backlog.watermark(&bytes) {
+            self.watermarks_sent.lock().push(end, bound);
+        }
+    }
+
+    /// Active replication: the timestamp before which every tombstone can go.
+    /// Tombstones guard against a peer's older write arriving late, and against a
+    /// peer that has not applied a removal serving (or taking) a full sync without
+    /// it; so a tombstone goes once every link's master said, by its last marker
+    /// applied here, that it will send nothing older, and every active peer we
+    /// serve acknowledged the stream past the marker that covers it. While a link
+    /// is not up (cut, or loading a full sync) nothing goes; a KeyDB peer, which
+    /// sends no marker, holds everything (only the memory bound applies then). A
+    /// plain replica (redis-server) takes full syncs that replace its dataset: it
+    /// holds nothing.
+    fn collectable_before(&self) -> u64 {
+        let links = self.links();
+        if links.iter().any(|l| !l.is_up()) {
+            return 0;
+        }
+        let heard: Vec<_> = links.iter().map(|l| l.heard()).collect();
+        let mut before =
+            watermark::own_bound(crate::hlc::unix_ms()).min(watermark::links_bound(&heard));
+        let sent = self.watermarks_sent.lock();
+        for feed in self.replicas.all() {
+            before = before.min(match feed.layout {
+                backlog::Layout::Plain => continue,
+                backlog::Layout::KeyDb => 0,
+                backlog::Layout::Own if !feed.is_online() => 0,
+                backlog::Layout::Own => sent.covered(feed.ack_offset.load(Ordering::Acquire)),
             });
-        if !settled {
-            *settled_since = None;
-            return;
         }
-        let now_ms = crate::hlc::unix_ms();
-        let (since, _) = *settled_since.get_or_insert((std::time::Instant::now(), now_ms));
-        if since.elapsed() < KEEP {
-            return;
+        before
+    }
+
+    /// Active replication: drop the tombstones (and element timestamps) no peer
+    /// needs any more; whether some are left.
+    fn collect_graves(&self) -> bool {
+        if !self.is_active() {
+            return false;
         }
-        let before = (now_ms - KEEP.as_millis() as u64) << crate::hlc::LOGICAL_BITS;
-        self.host().collect_graves(before);
+        self.host().collect_graves(self.collectable_before()) > 0
     }
 
     /// Active replication: keep the tombstones within
@@ -565,15 +615,25 @@ impl Replication {
     }
 }
 
-/// What runs on a timer: the master's PINGs, a FAILOVER's progress, the backlog's time to
-/// live.
+/// How long markers go on after the last tombstone here was collected: peers
+/// collecting the same ones need one sent after that.
+const MARK_AFTER_HOLDING: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// How often tombstones are collected and bounded (each pass goes over them all,
+/// one shard lock at a time).
+const COLLECT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// What runs on a timer: the master's PINGs, a FAILOVER's progress, the backlog's
+/// time to live, and under active replication the watermark markers and the
+/// collection of tombstones.
 fn cron(repl: &std::sync::Weak<Replication>) {
     let mut last_ping = std::time::Instant::now();
     let mut no_replicas_since = None;
-    let mut settled_since = None;
-    let mut last_bound = std::time::Instant::now();
+    let mut last_collect = std::time::Instant::now();
+    // Whether the last collection left tombstones, and when one last did.
+    let (mut holding, mut held_at) = (false, None::<std::time::Instant>);
     loop {
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        std::thread::sleep(watermark::PERIOD);
         let Some(repl) = repl.upgrade() else {
             return;
         };
@@ -582,14 +642,19 @@ fn cron(repl: &std::sync::Weak<Replication>) {
         }
         let config = repl.host().config();
         repl.expire_backlog(&mut no_replicas_since, config.repl_backlog_ttl);
-        if last_bound.elapsed().as_secs() >= 1 {
+        if last_collect.elapsed() >= COLLECT_EVERY {
             repl.bound_graves(config.active_replica_tombstones_max_memory);
-            last_bound = std::time::Instant::now();
+            holding = repl.collect_graves();
+            if holding {
+                held_at = Some(std::time::Instant::now());
+            }
+            last_collect = std::time::Instant::now();
         }
+        let lately = held_at.is_some_and(|at| at.elapsed() < MARK_AFTER_HOLDING);
+        repl.send_watermark(holding, lately);
         let period = config.repl_ping_replica_period.max(1) as u64;
         if last_ping.elapsed().as_secs() >= period {
             repl.ping_replicas();
-            repl.collect_graves(&mut settled_since);
             last_ping = std::time::Instant::now();
         }
         repl.failover_cron();

@@ -21,7 +21,9 @@
 //! it reached in its master's stream (not from our own offset: our history is our
 //! own), merges a full sync into the dataset instead of replacing it, and opens each
 //! `RREPLAY` envelope to apply the write inside as the peer's, stamped with the
-//! peer's timestamp, unless it was born here or was applied already.
+//! peer's timestamp, unless it was born here or was applied already. It keeps the
+//! last watermark marker the peer sent (`REPLCONF WATERMARK`, see
+//! [`super::watermark`]), which says how old a write the peer may still send.
 //!
 //! One applier per link, in stream order: commands of the stream depend on each
 //! other's order across keys (MULTI, scripts, SELECT), and each runs under the
@@ -31,8 +33,8 @@
 //! Owns the link thread and the link's state for INFO. Must not touch connections
 //! of clients or the command table (it applies through [`super::Host`]).
 
-use super::active;
 use super::Replication;
+use super::{active, watermark};
 use crate::client::ClientState;
 use crate::{log_notice, log_warning};
 use kvik_resp::{Limits, Parsed, RequestParser};
@@ -91,6 +93,10 @@ pub struct Link {
     /// Active replication: the master's replication id and the offset of its
     /// stream applied here, from which the link resumes.
     history: Mutex<Option<(String, u64)>>,
+    /// Active replication: the last watermark the master sent, applied in stream
+    /// order (see [`super::watermark`]). Kept while the link is down: it still
+    /// bounds what the master may send when it comes back.
+    heard: Mutex<Option<watermark::Heard>>,
 }
 
 /// Where an applier stands in a transaction of the stream (active replication).
@@ -130,6 +136,7 @@ impl Link {
             sync_size: std::sync::atomic::AtomicI64::new(-1),
             master_client: AtomicU64::new(0),
             history: Mutex::new(None),
+            heard: Mutex::new(None),
         });
         log_notice!("Connecting to MASTER {}:{}", link.host, link.port);
         let runner = link.clone();
@@ -176,6 +183,12 @@ impl Link {
     /// Active replication: the offset of the master's stream applied here.
     pub fn applied_offset(&self) -> Option<u64> {
         self.history.lock().as_ref().map(|h| h.1)
+    }
+
+    /// The last watermark applied from the master (`None`: it never sent one, as
+    /// a KeyDB master does not).
+    pub fn heard(&self) -> Option<watermark::Heard> {
+        *self.heard.lock()
     }
 
     /// The offset this link acknowledges: our own stream's (a chain passes the
@@ -416,6 +429,9 @@ impl Link {
         let result = loop {
             let mut start = 0;
             let mut failed = None;
+            // A watermark was applied: the master learns at once that we are past
+            // it (it collects its tombstones by that), not at the next second.
+            let mut heard_watermark = false;
             while start < wire.buf.len() {
                 let data = &wire.buf[start..];
                 match parser.parse(data, limits) {
@@ -433,7 +449,12 @@ impl Link {
                                 }
                             }
                             None => {
-                                if args[0].eq_ignore_ascii_case(active::RREPLAY) {
+                                if let Some(marker) =
+                                    watermark::decode(&args).filter(|_| repl.is_active())
+                                {
+                                    self.hear(marker);
+                                    heard_watermark = true;
+                                } else if args[0].eq_ignore_ascii_case(active::RREPLAY) {
                                     self.replay(repl, &mut master, &args, &mut group, 0);
                                 } else {
                                     host.apply(&mut master, &args);
@@ -471,7 +492,7 @@ impl Link {
             if let Some(e) = failed {
                 break Err(e);
             }
-            if last_ack.elapsed() >= Duration::from_secs(1) {
+            if heard_watermark || last_ack.elapsed() >= Duration::from_secs(1) {
                 send_ack(&mut wire.stream, self.ack_offset(repl))?;
                 last_ack = Instant::now();
             }
@@ -522,6 +543,18 @@ impl Link {
     fn skip_marker(&self, n: u64, marker: usize) {
         self.read_offset
             .fetch_add(n.saturating_sub(marker as u64), Ordering::AcqRel);
+    }
+
+    /// A watermark from the master, met after everything before it was applied.
+    fn hear(&self, marker: Option<watermark::Heard>) {
+        match marker {
+            Some(heard) => *self.heard.lock() = Some(heard),
+            None => log_warning!(
+                "Ignoring a malformed REPLCONF WATERMARK from master {}:{}",
+                self.host,
+                self.port
+            ),
+        }
     }
 
     /// Our place in the master's stream moves `n` bytes on.
