@@ -86,6 +86,55 @@ pub fn imposed<R>(ts: u64, f: impl FnOnce() -> R) -> R {
     result
 }
 
+/// The clock readings of the commands under way, one slot a thread: a command
+/// stamps its writes from the reading it started with (a transaction or script
+/// keeps one for all its writes) and hands its effects to the stream when it ends,
+/// so a promise that nothing written from now on is older than some timestamp (an
+/// active node's watermark) must not go past the oldest reading still in use.
+static READINGS: parking_lot::Mutex<Vec<std::sync::Arc<AtomicU64>>> =
+    parking_lot::Mutex::new(Vec::new());
+
+thread_local! {
+    /// This thread's slot in [`READINGS`], and how many holds it has open.
+    static READING: (std::sync::Arc<AtomicU64>, Cell<usize>) = {
+        let slot = std::sync::Arc::new(AtomicU64::new(0));
+        READINGS.lock().push(slot.clone());
+        (slot, Cell::new(0))
+    };
+}
+
+/// A command on this thread started with the clock at `now_ms` and may stamp
+/// writes from it until [`release_reading`] (holds nest: the outermost counts).
+pub fn hold_reading(now_ms: u64) {
+    READING.with(|(slot, depth)| {
+        if depth.get() == 0 {
+            slot.store(now_ms.max(1), Ordering::SeqCst);
+        }
+        depth.set(depth.get() + 1);
+    });
+}
+
+/// The command that held this thread's reading has handed its effects over.
+pub fn release_reading() {
+    READING.with(|(slot, depth)| {
+        depth.set(depth.get().saturating_sub(1));
+        if depth.get() == 0 {
+            slot.store(0, Ordering::SeqCst);
+        }
+    });
+}
+
+/// The oldest clock reading (milliseconds) a command under way may still stamp
+/// writes from, if any is.
+pub fn oldest_reading() -> Option<u64> {
+    READINGS
+        .lock()
+        .iter()
+        .map(|slot| slot.load(Ordering::SeqCst))
+        .filter(|&ms| ms != 0)
+        .min()
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn unix_ms() -> u64 {
     SystemTime::now()
@@ -139,6 +188,23 @@ pub fn physical_ms(ts: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_thread_holds_its_first_reading_until_its_outermost_command_ends() {
+        std::thread::spawn(|| {
+            let mine = || READING.with(|(slot, _)| slot.load(Ordering::SeqCst));
+            hold_reading(100);
+            hold_reading(200);
+            assert_eq!(mine(), 100);
+            assert!(oldest_reading().is_some_and(|ms| ms <= 100));
+            release_reading();
+            assert_eq!(mine(), 100);
+            release_reading();
+            assert_eq!(mine(), 0);
+        })
+        .join()
+        .unwrap();
+    }
 
     #[test]
     fn strictly_increasing_and_past_the_key() {

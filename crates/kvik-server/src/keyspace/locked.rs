@@ -86,6 +86,8 @@ pub trait WaitGate {
 
 pub struct Locked<'a> {
     env: KeyEnv<'a>,
+    /// This command holds its clock reading (see `hlc::hold_reading`) until dropped.
+    holds_reading: bool,
     /// The database plain key accessors use (the client's selected one).
     pub db: usize,
     /// The time the command runs at: one clock reading per command, so a key cannot
@@ -146,7 +148,14 @@ impl<'a> Locked<'a> {
                 },
             }
         }
+        // An active node's watermarks must not promise past the clock reading
+        // this command stamps its writes from (see `hlc::hold_reading`).
+        let holds_reading = ks.keeps_graves();
+        if holds_reading {
+            crate::hlc::hold_reading(now_ms);
+        }
         Locked {
+            holds_reading,
             env: KeyEnv {
                 wait_gate: None,
                 ..env
@@ -1161,6 +1170,9 @@ impl Drop for Locked<'_> {
     fn drop(&mut self) {
         self.unhide_members();
         self.finish_effect_group();
+        if self.holds_reading {
+            crate::hlc::release_reading();
+        }
         if self.dirty > 0 {
             for (id, shard) in &self.guards {
                 self.env.keyspace.note_deadline(*id, shard.next_due());

@@ -549,7 +549,7 @@ impl Replication {
             return;
         }
         let heard: Vec<_> = links.iter().map(|l| l.heard()).collect();
-        let own = watermark::own_bound(crate::hlc::unix_ms());
+        let own = watermark::own_bound(crate::hlc::unix_ms(), crate::hlc::oldest_reading());
         let mut bytes = Vec::new();
         watermark::encode(holding, &watermark::levels_to_send(own, &heard), &mut bytes);
         // Every tombstone made after the marker is at or after this: our own
@@ -576,8 +576,8 @@ impl Replication {
             return 0;
         }
         let heard: Vec<_> = links.iter().map(|l| l.heard()).collect();
-        let mut before =
-            watermark::own_bound(crate::hlc::unix_ms()).min(watermark::links_bound(&heard));
+        let mut before = watermark::own_bound(crate::hlc::unix_ms(), crate::hlc::oldest_reading())
+            .min(watermark::links_bound(&heard));
         let sent = self.watermarks_sent.lock();
         for feed in self.replicas.all() {
             before = before.min(match feed.layout {

@@ -11,7 +11,9 @@
 //!
 //! - `h0` bounds the node's own writes: anything it writes after the marker is
 //!   stamped at or after it (its clock now, less [`GRACE_MS`] for a command that
-//!   read the clock before the marker and appends its effect after it).
+//!   read the clock just before the marker, and no later than the oldest reading a
+//!   command under way stamps from: a long script appends its effects, stamped
+//!   from its start, when it ends).
 //! - `h(i)` is the lowest `h(i-1)` the node last heard from each of its links (0
 //!   for a link that never sent a marker, such as a KeyDB peer's): a write born
 //!   `i` hops away and forwarded here in order is bounded by it. Each level is
@@ -71,9 +73,14 @@ impl Heard {
     }
 }
 
-/// The bound this node's own writes after a marker sent now are at or after.
-pub fn own_bound(now_ms: u64) -> u64 {
-    now_ms.saturating_sub(GRACE_MS) << crate::hlc::LOGICAL_BITS
+/// The bound this node's own writes after a marker sent now are at or after: its
+/// clock now less the grace, or the oldest reading a command under way stamps its
+/// writes from (`oldest_reading`, [`crate::hlc::oldest_reading`]: a long script).
+pub fn own_bound(now_ms: u64, oldest_reading: Option<u64>) -> u64 {
+    let ms = now_ms
+        .saturating_sub(GRACE_MS)
+        .min(oldest_reading.unwrap_or(u64::MAX));
+    ms << crate::hlc::LOGICAL_BITS
 }
 
 /// The levels of a marker sent now: `own` first, then each level built from the
@@ -181,6 +188,14 @@ impl Sent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_own_bound_waits_for_the_oldest_reading_under_way() {
+        let bits = crate::hlc::LOGICAL_BITS;
+        assert_eq!(own_bound(10_000, None), 9_000 << bits);
+        assert_eq!(own_bound(10_000, Some(9_500)), 9_000 << bits);
+        assert_eq!(own_bound(10_000, Some(4_000)), 4_000 << bits);
+    }
 
     fn heard(levels: Levels) -> Option<Heard> {
         Some(Heard {
