@@ -594,38 +594,44 @@ fn replay_was_counted(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locke
 
 /// A peer's write stamped `ts` was dropped because these keys are newer here. The
 /// peer applied its own write, and maybe ours on top of it (a list push, a hash
-/// field), so its value may be neither: send it ours whole, with our timestamp
-/// (RESTORE ... REPLACE ABSTTL), so that both end with the last writer's value. A
-/// key removed here since goes on the peer too (DEL at its removal): the DEL we
-/// sent then may be one the peer never gets (its grave forgotten here, see
-/// keyspace/graves.rs).
+/// field), so its value may be neither: send it ours whole (see [`repair_key`]),
+/// so that both end with the last writer's value.
 fn repair_newer_keys(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) {
     let db = locked.db;
     for &i in cmd.key_positions(args).iter().flatten() {
         let key = args[i];
-        let Some(entry) = locked.get_in(db, key) else {
-            let removed = locked.removed_at(db, key);
-            if removed > ts {
-                locked.propagate_own(db, removed, &[b"DEL", key]);
-            }
-            continue;
-        };
-        if entry.ts <= ts {
-            continue;
+        if locked.newest_ts(db, key) > ts {
+            repair_key(locked, db, key);
         }
-        let payload = crate::persistence::rdb::payload::dump(&entry.value, false);
-        let deadline = entry.expire_at.to_string();
-        let key_ts = entry.ts;
-        let argv: [&[u8]; 6] = [
-            b"RESTORE",
-            key,
-            deadline.as_bytes(),
-            &payload,
-            b"REPLACE",
-            b"ABSTTL",
-        ];
-        locked.propagate_own(db, key_ts, &argv);
     }
+}
+
+/// Send the peers `key` of `db` as this node holds it, with its timestamp: its
+/// value whole (RESTORE ... REPLACE ABSTTL), or, when it is removed here, a DEL at
+/// its removal (the DEL we sent then may be one the peer never gets: its grave
+/// forgotten here, see keyspace/graves.rs). A peer whose copy lost to ours may hold
+/// a value nobody else has (its own write with one of ours applied on top), which
+/// no later write of ours would mend; this does. Called with `key`'s shard held.
+pub fn repair_key(locked: &mut Locked, db: usize, key: &[u8]) {
+    let Some(entry) = locked.get_in(db, key) else {
+        let removed = locked.removed_at(db, key);
+        if removed > 0 {
+            locked.propagate_own(db, removed, &[b"DEL", key]);
+        }
+        return;
+    };
+    let payload = crate::persistence::rdb::payload::dump(&entry.value, false);
+    let deadline = entry.expire_at.to_string();
+    let key_ts = entry.ts;
+    let argv: [&[u8]; 6] = [
+        b"RESTORE",
+        key,
+        deadline.as_bytes(),
+        &payload,
+        b"REPLACE",
+        b"ABSTTL",
+    ];
+    locked.propagate_own(db, key_ts, &argv);
 }
 
 /// A call of command `id` with `args`, made by `origin`, ran to its end: count it
