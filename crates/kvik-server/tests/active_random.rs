@@ -81,6 +81,12 @@ impl Mesh {
         what.join(" ")
     }
 
+    /// Heal the one link through which node `from` follows node `to`.
+    fn heal_link(&self, from: usize, to: usize) {
+        let link = self.links.iter().find(|l| l.from == from && l.to == to);
+        link.expect("a link of the mesh").proxy.heal();
+    }
+
     fn heal(&self) {
         for link in &self.links {
             link.proxy.heal();
@@ -550,4 +556,34 @@ fn a_rename_moves_the_renamers_value_on_every_node() {
         assert_eq!(conn.cmd(&["GET", "dst"]), b"$6\r\nfrom-0\r\n");
         assert_eq!(conn.cmd(&["EXISTS", "src"]), b":0\r\n");
     }
+}
+
+#[test]
+fn a_counter_reset_by_setex_keeps_its_deadline_through_a_full_sync() {
+    // Node 1's SETEX resets the counter node 0 counts on; node 0's INCRBY comes
+    // after it. Node 1 counts it on its SETEX (deadline included) before node 0
+    // merges node 1's full sync: node 0 takes the newer base, with its deadline.
+    let mesh = Mesh::start(2);
+    let (mut a, mut b) = (mesh.nodes[0].raw(), mesh.nodes[1].raw());
+    mesh.cut(|_, _| true);
+    a.cmd(&["SET", "c", "100"]);
+    std::thread::sleep(Duration::from_millis(2));
+    b.cmd(&["SETEX", "c", "500", "13"]);
+    std::thread::sleep(Duration::from_millis(2));
+    assert_eq!(a.cmd(&["INCRBY", "c", "7"]), b":107\r\n");
+    // Past node 1's backlog: node 0 takes a full sync from it.
+    let filler = "f".repeat(512);
+    for i in 0..40 {
+        b.cmd(&["SET", &format!("fill:{i}"), &filler]);
+    }
+    mesh.heal_link(1, 0);
+    support::wait_for("node 1 to count node 0's increment", || {
+        b.cmd(&["GET", "c"]) == b"$2\r\n20\r\n"
+    });
+    mesh.heal();
+    mesh.converge(0, &[]);
+    assert_eq!(a.cmd(&["GET", "c"]), b"$2\r\n20\r\n");
+    assert_ne!(a.cmd(&["PEXPIRETIME", "c"]), b":-1\r\n");
+    // Each link's first sync, and node 0's after the cut.
+    assert_eq!(b.info_field("stats", "sync_full"), "2");
 }

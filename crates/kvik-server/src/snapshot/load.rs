@@ -187,7 +187,13 @@ fn merge_key(
         }
     }
     if let Some((_, theirs)) = whole.first() {
+        let our_base = s.counter(hash, &key).map(|c| c.base_ts);
         if s.merge_counter(hash, &key, None, theirs) {
+            // Their newer base is a write of the whole value (SETEX ...): its
+            // deadline comes with it, as on the peer that counted on it.
+            if our_base.is_some_and(|ours| theirs.base_ts > ours) {
+                s.set_expire(hash, &key, entry.expire_at);
+            }
             return Merged::Joined;
         }
     }
