@@ -587,3 +587,21 @@ fn a_counter_reset_by_setex_keeps_its_deadline_through_a_full_sync() {
     // Each link's first sync, and node 0's after the cut.
     assert_eq!(b.info_field("stats", "sync_full"), "2");
 }
+
+#[test]
+fn an_integer_increment_counts_on_a_counter_a_float_increment_made_a_float() {
+    // Concurrent INCRBYFLOAT on node 1 and INCRBY on node 0: each node counts the
+    // other's increment, whichever kind its own running value is.
+    let mesh = Mesh::start(2);
+    let (mut a, mut b) = (mesh.nodes[0].raw(), mesh.nodes[1].raw());
+    a.cmd(&["SET", "c", "10"]);
+    mesh.converge(0, &[]);
+    mesh.cut(|_, _| true);
+    assert_eq!(b.cmd(&["INCRBYFLOAT", "c", "0.5"]), b"$4\r\n10.5\r\n");
+    assert_eq!(a.cmd(&["INCRBY", "c", "7"]), b":17\r\n");
+    mesh.heal();
+    mesh.converge(0, &[]);
+    for conn in [&mut a, &mut b] {
+        assert_eq!(conn.cmd(&["GET", "c"]), b"$4\r\n17.5\r\n");
+    }
+}
