@@ -211,8 +211,10 @@ fn show(conn: &mut RawConn, key: &str) -> String {
 /// The families of commands a mix draws from.
 #[derive(Clone, Copy, PartialEq)]
 enum Family {
-    /// SET, SETEX, DEL, UNLINK, APPEND, GETDEL, INCRBY, INCRBYFLOAT, RENAME.
+    /// SET, SETEX, DEL, UNLINK, APPEND, GETDEL, RENAME.
     Strings,
+    /// INCRBY and INCRBYFLOAT of the keys the strings family sets and deletes.
+    Resets,
     /// SADD, SREM, SPOP, SMOVE.
     Sets,
     /// HSET, HDEL, HINCRBY.
@@ -222,19 +224,23 @@ enum Family {
     /// RPUSH.
     Lists,
     /// EXPIRE (100 to 1000 seconds: nothing expires during the test) and PERSIST
-    /// of any key, DEL and UNLINK of collections.
-    Keys,
+    /// of any key.
+    Ttls,
+    /// DEL and UNLINK of sets, hashes, sorted sets and lists.
+    Drops,
     /// INCRBY, INCRBYFLOAT, HINCRBY and ZINCRBY of counters nobody else writes.
     Counters,
 }
 
-const FAMILIES: [(&str, Family); 7] = [
+const FAMILIES: [(&str, Family); 9] = [
     ("strings", Family::Strings),
+    ("resets", Family::Resets),
     ("sets", Family::Sets),
     ("hashes", Family::Hashes),
     ("zsets", Family::Zsets),
     ("lists", Family::Lists),
-    ("keys", Family::Keys),
+    ("ttls", Family::Ttls),
+    ("drops", Family::Drops),
     ("counters", Family::Counters),
 ];
 
@@ -306,6 +312,16 @@ impl Counted {
     }
 }
 
+/// One of the collections the mixes write.
+fn collection(rng: &mut Lcg) -> String {
+    match rng.below(4) {
+        0 => format!("set{}", rng.below(4)),
+        1 => format!("h{}", rng.below(4)),
+        2 => format!("z{}", rng.below(4)),
+        _ => format!("l{}", rng.below(3)),
+    }
+}
+
 /// One command of a mix, drawn from `families`.
 fn draw(rng: &mut Lcg, families: &[Family], counted: &mut Counted) -> Vec<String> {
     let family = families[rng.below(families.len() as u64) as usize];
@@ -315,16 +331,21 @@ fn draw(rng: &mut Lcg, families: &[Family], counted: &mut Counted) -> Vec<String
         Family::Strings => {
             let key = format!("s{}", rng.below(6));
             let value = n(rng, 1000);
-            match rng.below(10) {
+            match rng.below(8) {
                 0 | 1 => vec!["SET".into(), key, value],
                 2 => vec!["SETEX".into(), key, ttl(rng), value],
                 3 => vec!["DEL".into(), key],
                 4 => vec!["UNLINK".into(), key],
                 5 => vec!["APPEND".into(), key, value],
                 6 => vec!["GETDEL".into(), key],
-                7 => vec!["INCRBY".into(), key, n(rng, 10)],
-                8 => vec!["INCRBYFLOAT".into(), key, "0.5".into()],
                 _ => vec!["RENAME".into(), key, format!("s{}", rng.below(6))],
+            }
+        }
+        Family::Resets => {
+            let key = format!("s{}", rng.below(6));
+            match rng.below(2) {
+                0 => vec!["INCRBY".into(), key, n(rng, 10)],
+                _ => vec!["INCRBYFLOAT".into(), key, "0.5".into()],
             }
         }
         Family::Sets => {
@@ -356,18 +377,20 @@ fn draw(rng: &mut Lcg, families: &[Family], counted: &mut Counted) -> Vec<String
             }
         }
         Family::Lists => vec!["RPUSH".into(), format!("l{}", rng.below(3)), n(rng, 1000)],
-        Family::Keys => {
+        Family::Ttls => {
             let key = match rng.below(5) {
                 0 => format!("s{}", rng.below(6)),
-                1 => format!("set{}", rng.below(4)),
-                2 => format!("h{}", rng.below(4)),
-                3 => format!("z{}", rng.below(4)),
-                _ => format!("l{}", rng.below(3)),
+                _ => collection(rng),
             };
-            match rng.below(5) {
+            match rng.below(3) {
                 0 | 1 => vec!["EXPIRE".into(), key, ttl(rng)],
-                2 => vec!["PERSIST".into(), key],
-                3 => vec!["DEL".into(), key],
+                _ => vec!["PERSIST".into(), key],
+            }
+        }
+        Family::Drops => {
+            let key = collection(rng);
+            match rng.below(2) {
+                0 => vec!["DEL".into(), key],
                 _ => vec!["UNLINK".into(), key],
             }
         }
@@ -603,5 +626,25 @@ fn an_integer_increment_counts_on_a_counter_a_float_increment_made_a_float() {
     mesh.converge(0, &[]);
     for conn in [&mut a, &mut b] {
         assert_eq!(conn.cmd(&["GET", "c"]), b"$4\r\n17.5\r\n");
+    }
+}
+
+#[test]
+fn a_delete_of_a_set_removes_the_members_older_than_it_where_a_later_add_keeps_the_set() {
+    // Node 1 deletes the set while node 0, cut off, adds another member: the
+    // delete removes the member both held, the later add stays, on both nodes
+    // (node 0 once sent its set whole, bringing the deleted member back there).
+    let mesh = Mesh::start(2);
+    let (mut a, mut b) = (mesh.nodes[0].raw(), mesh.nodes[1].raw());
+    a.cmd(&["SADD", "s", "old"]);
+    mesh.converge(0, &[]);
+    mesh.cut(|_, _| true);
+    b.cmd(&["DEL", "s"]);
+    std::thread::sleep(Duration::from_millis(2));
+    a.cmd(&["SADD", "s", "new"]);
+    mesh.heal();
+    mesh.converge(0, &[]);
+    for conn in [&mut a, &mut b] {
+        assert_eq!(conn.cmd(&["SMEMBERS", "s"]), b"*1\r\n$3\r\nnew\r\n");
     }
 }

@@ -381,9 +381,12 @@ pub fn run_locked<'a>(
     id: usize,
     locked: &mut Locked<'a>,
 ) -> Ran {
-    let cmd: &'static Command = registry().get(id);
+    let mut cmd: &'static Command = registry().get(id);
+    // Declared first, dropped last: the arguments below may borrow from it.
+    let removal: Vec<Vec<u8>>;
     let elements_kept: SmallVec<[&[u8]; 8]>;
-    let mut args = args;
+    let removal_args: SmallVec<[&[u8]; 8]>;
+    let mut args: &[&[u8]] = args;
     // Only the client applying a master's stream replays peers' writes: others
     // never look at the clock's thread-local here.
     if let Some(ts) = client.is_master.then(crate::hlc::imposed_now).flatten() {
@@ -395,8 +398,21 @@ pub fn run_locked<'a>(
         // element newer than it (the counter's reset) drops it.
         let judged_whole = elements.is_none() || cmd.has(table::flags::MERGES_AS_COUNTER);
         if judged_whole && replay_is_stale(cmd, args, ts, locked) {
-            repair_newer_keys(cmd, args, ts, locked);
-            return Ran::dropped();
+            match older_elements_removal(cmd, args, ts, locked) {
+                Some(older) if older.len() > 2 => {
+                    let removing = registry().lookup(&older[0]);
+                    cmd = registry().get(removing.expect("a command of the table"));
+                    removal = older;
+                    removal_args = removal.iter().map(Vec::as_slice).collect();
+                    args = &removal_args;
+                }
+                // Every element here is newer than the removal: nothing to remove.
+                Some(_) => return Ran::dropped(),
+                None => {
+                    repair_newer_keys(cmd, args, ts, locked);
+                    return Ran::dropped();
+                }
+            }
         }
         if let Some(kept) = elements {
             elements_kept = kept;
@@ -545,6 +561,72 @@ fn newer_elements_left_out<'a>(
         kept.clear();
     }
     Some(kept)
+}
+
+/// Active replication: a peer's removal of a whole key stamped `ts` (DEL, UNLINK)
+/// that is older than the key's last write here, where the key is a collection
+/// merging element by element: the removal of the elements written before it, as
+/// the command that removes them from that type (SREM, HDEL, ZREM) with the
+/// key, or with the key alone when there are none. The elements written since stay
+/// (the peer gets them from our stream as element writes it applies); sending our
+/// collection whole instead would replace the element merges the peer made, and
+/// those older elements, gone there, would stay here. `None` when the removal is
+/// not of that kind: it is judged per key.
+fn older_elements_removal(
+    cmd: &Command,
+    args: &[&[u8]],
+    ts: u64,
+    locked: &mut Locked,
+) -> Option<Vec<Vec<u8>>> {
+    let removes_keys = cmd.elements.is_none()
+        && !cmd.specs().is_empty()
+        && cmd
+            .specs()
+            .iter()
+            .all(|spec| cmd.spec_flags(spec) & table::key_flags::RM != 0);
+    let [_, key] = args else {
+        return None;
+    };
+    if !removes_keys {
+        return None;
+    }
+    let db = locked.db;
+    let names = element_names(&locked.get_in(db, key)?.value)?;
+    let state = locked.current_elements(db, key)?;
+    let removal = match names.first() {
+        Some(name) => name.clone(),
+        None => return None,
+    };
+    let mut argv = vec![removal, key.to_vec()];
+    argv.extend(
+        names
+            .into_iter()
+            .skip(1)
+            .filter(|element| state.ts_of(element) < ts),
+    );
+    Some(argv)
+}
+
+/// The command that removes elements of collection `value`, then its elements
+/// (`None` for other types).
+fn element_names(value: &crate::types::Value) -> Option<Vec<Vec<u8>>> {
+    use crate::types::Value;
+    let mut digits = itoa::Buffer::new();
+    let names = match value {
+        Value::Set(set) => std::iter::once(b"SREM".to_vec())
+            .chain(set.iter().map(|m| m.bytes(&mut digits).to_vec()))
+            .collect(),
+        Value::Hash(hash) => std::iter::once(b"HDEL".to_vec())
+            .chain(hash.iter().map(|(field, _)| field.to_vec()))
+            .collect(),
+        Value::ZSet(zset) => {
+            let mut names = vec![b"ZREM".to_vec()];
+            zset.for_each(|member, _| names.push(member.to_vec()));
+            names
+        }
+        _ => return None,
+    };
+    Some(names)
 }
 
 /// Each key a write names, with its database and newest timestamp before it ran.
