@@ -520,7 +520,23 @@ fn replay_is_stale(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) 
             .iter()
             .any(|&i| locked.ttl_change_is_stale(db, args[i], ts));
     }
-    positions.iter().any(|&i| locked.is_stale(db, args[i], ts))
+    positions.iter().any(|&i| {
+        locked.is_stale(db, args[i], ts) || ties_with_a_copy_of_another(db, args[i], ts, locked)
+    })
+}
+
+/// Is a peer's write stamped `ts` a copy of a write another node made, tying with
+/// the key here? A repair (see [`repair_key`]) carries the timestamp of the key's
+/// last write, which may be a third node's: each node that applied that write on
+/// its own value holds another copy of it, under the same timestamp. Only the
+/// node that made the write holds it as it was made, so only its copy settles the
+/// tie; the others' would each win where they land last, and the nodes would stay
+/// apart (a mesh where each node pushed to one list).
+fn ties_with_a_copy_of_another(db: usize, key: &[u8], ts: u64, locked: &mut Locked) -> bool {
+    let Some(birth) = crate::effects::birth_now() else {
+        return false;
+    };
+    crate::hlc::tag_for(&birth.origin) != crate::hlc::tag_of(ts) && locked.newest_ts(db, key) == ts
 }
 
 /// Active replication: a peer's write stamped `ts` of elements of a collection
