@@ -106,7 +106,7 @@ impl Mesh {
         let mut conns: Vec<RawConn> = self.nodes.iter().map(|n| n.raw()).collect();
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            let states: Vec<(Vec<u8>, Vec<(String, Vec<u8>)>)> = conns
+            let states: Vec<NodeState> = conns
                 .iter_mut()
                 .map(|c| (c.cmd(&["DEBUG", "DIGEST"]), deadlines(c)))
                 .collect();
@@ -134,6 +134,10 @@ impl Mesh {
         }
     }
 }
+
+/// What a node holds, as far as convergence goes: its DEBUG DIGEST and every key
+/// with its deadline.
+type NodeState = (Vec<u8>, Vec<(String, Vec<u8>)>);
 
 /// Does a history line (`round node: COMMAND args...`) name `key`?
 fn names(line: &str, key: &str) -> bool {
