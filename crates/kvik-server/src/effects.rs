@@ -143,6 +143,20 @@ pub struct EffectRef<'a> {
     /// For a removal of elements under active replication: the newest add of each
     /// it saw (keyspace/elements.rs); empty otherwise.
     pub observed: &'a [u64],
+    /// A peer's write applied here cut down: the whole of it, for the active peers.
+    pub as_born: Option<&'a AsBorn>,
+}
+
+/// A peer's write of collection elements that applied here cut down (elements
+/// that changed nothing here left out), as it was born: what the active peers get
+/// instead of the cut-down form the AOF and plain replicas get. Each peer judges
+/// every element itself, and a peer that meets the write by two paths keeps the
+/// copy it met first: that copy must be the whole write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AsBorn {
+    pub argv: Vec<Vec<u8>>,
+    /// What its removal saw of each element (see [`EffectRef::observed`]).
+    pub observed: Vec<u64>,
 }
 
 impl EffectRef<'_> {
@@ -162,6 +176,7 @@ impl EffectRef<'_> {
             seq: self.seq,
             targets: self.targets,
             observed: self.observed.to_vec(),
+            as_born: self.as_born.map(|born| Box::new(born.clone())),
         }
     }
 }
@@ -200,6 +215,8 @@ pub struct Effect {
     pub targets: Targets,
     /// See [`EffectRef::observed`].
     pub observed: Vec<u64>,
+    /// See [`EffectRef::as_born`].
+    pub as_born: Option<Box<AsBorn>>,
 }
 
 /// Append the RESP multibulk encoding of `argv` to `out`: an effect as replicas and
@@ -245,6 +262,8 @@ pub struct GroupedEffect {
     pub targets: Targets,
     /// See [`EffectRef::observed`].
     pub observed: Vec<u64>,
+    /// See [`EffectRef::as_born`].
+    pub as_born: Option<Box<AsBorn>>,
 }
 
 struct Inner {
@@ -355,6 +374,7 @@ impl EffectLog {
             seq: 0,
             targets,
             observed: &[],
+            as_born: None,
         }
     }
 
@@ -390,6 +410,7 @@ impl EffectLog {
             let argv: Vec<&[u8]> = effect.argv.iter().map(Vec::as_slice).collect();
             let draft = EffectRef {
                 observed: &effect.observed,
+                as_born: effect.as_born.as_deref(),
                 ..Self::draft(effect.db, effect.ts, &argv, effect.targets)
             };
             self.push(&mut inner, birth, draft);
@@ -484,6 +505,7 @@ mod tests {
             argv: vec![word.to_vec()],
             targets: Targets::ALL,
             observed: Vec::new(),
+            as_born: None,
         };
         log.append_group(&[effect(2, b"A"), effect(3, b"B")]);
         log.append_group(&[effect(0, b"C")]);

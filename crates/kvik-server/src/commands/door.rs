@@ -381,9 +381,13 @@ pub fn run_locked<'a>(
     id: usize,
     locked: &mut Locked<'a>,
 ) -> Ran {
-    let cmd: &'static Command = registry().get(id);
+    let mut cmd: &'static Command = registry().get(id);
+    // Declared first, dropped last: the arguments below may borrow from it.
+    let removal: Vec<Vec<u8>>;
     let elements_kept: SmallVec<[&[u8]; 8]>;
-    let mut args = args;
+    let removal_args: SmallVec<[&[u8]; 8]>;
+    let as_born = args;
+    let mut args: &[&[u8]] = args;
     let mut peer_seen = SmallVec::<[(&[u8], u64); 4]>::new();
     // Only the client applying a master's stream replays peers' writes: others
     // never look at the clock's thread-local here.
@@ -396,8 +400,21 @@ pub fn run_locked<'a>(
         // element newer than it (the counter's reset) drops it.
         let judged_whole = elements.is_none() || cmd.has(table::flags::MERGES_AS_COUNTER);
         if judged_whole && replay_is_stale(cmd, args, ts, locked) {
-            repair_newer_keys(cmd, args, ts, locked);
-            return Ran::dropped();
+            match older_elements_removal(cmd, args, ts, locked) {
+                Some(older) if older.len() > 2 => {
+                    let removing = registry().lookup(&older[0]);
+                    cmd = registry().get(removing.expect("a command of the table"));
+                    removal = older;
+                    removal_args = removal.iter().map(Vec::as_slice).collect();
+                    args = &removal_args;
+                }
+                // Every element here is newer than the removal: nothing to remove.
+                Some(_) => return Ran::dropped(),
+                None => {
+                    repair_newer_keys(cmd, args, ts, locked);
+                    return Ran::dropped();
+                }
+            }
         }
         if let Some(kept) = elements {
             elements_kept = kept.args;
@@ -466,6 +483,15 @@ pub fn run_locked<'a>(
             |element: &[u8]| peer_seen.iter().find(|(e, _)| *e == element).map(|p| p.1);
         ctx.keys
             .mark_elements_since(*since, before, elements_of_effect, seen_by_peer);
+        // A peer's write applied cut down (or as the removals it made here) goes
+        // on whole to the active peers, who judge it themselves.
+        if !std::ptr::eq(args, as_born) {
+            let born = crate::effects::AsBorn {
+                argv: as_born.iter().map(|a| a.to_vec()).collect(),
+                observed: crate::keyspace::removal_seen_now(),
+            };
+            ctx.keys.forward_whole(*since, born);
+        }
     }
     if own_group {
         ctx.keys.finish_effect_group();
@@ -508,7 +534,23 @@ fn replay_is_stale(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) 
             .iter()
             .any(|&i| locked.ttl_change_is_stale(db, args[i], ts));
     }
-    positions.iter().any(|&i| locked.is_stale(db, args[i], ts))
+    positions.iter().any(|&i| {
+        locked.is_stale(db, args[i], ts) || ties_with_a_copy_of_another(db, args[i], ts, locked)
+    })
+}
+
+/// Is a peer's write stamped `ts` a copy of a write another node made, tying with
+/// the key here? A repair (see [`repair_key`]) carries the timestamp of the key's
+/// last write, which may be a third node's: each node that applied that write on
+/// its own value holds another copy of it, under the same timestamp. Only the
+/// node that made the write holds it as it was made, so only its copy settles the
+/// tie; the others' would each win where they land last, and the nodes would stay
+/// apart (a mesh where each node pushed to one list).
+fn ties_with_a_copy_of_another(db: usize, key: &[u8], ts: u64, locked: &mut Locked) -> bool {
+    let Some(birth) = crate::effects::birth_now() else {
+        return false;
+    };
+    crate::hlc::tag_for(&birth.origin) != crate::hlc::tag_of(ts) && locked.newest_ts(db, key) == ts
 }
 
 /// What a peer's write of elements keeps here: its arguments without the elements
@@ -558,6 +600,72 @@ fn elements_that_apply<'a>(
         kept.args.clear();
     }
     Some(kept)
+}
+
+/// Active replication: a peer's removal of a whole key stamped `ts` (DEL, UNLINK)
+/// that is older than the key's last write here, where the key is a collection
+/// merging element by element: the removal of the elements written before it, as
+/// the command that removes them from that type (SREM, HDEL, ZREM) with the
+/// key, or with the key alone when there are none. The elements written since stay
+/// (the peer gets them from our stream as element writes it applies); sending our
+/// collection whole instead would replace the element merges the peer made, and
+/// those older elements, gone there, would stay here. `None` when the removal is
+/// not of that kind: it is judged per key.
+fn older_elements_removal(
+    cmd: &Command,
+    args: &[&[u8]],
+    ts: u64,
+    locked: &mut Locked,
+) -> Option<Vec<Vec<u8>>> {
+    let removes_keys = cmd.elements.is_none()
+        && !cmd.specs().is_empty()
+        && cmd
+            .specs()
+            .iter()
+            .all(|spec| cmd.spec_flags(spec) & table::key_flags::RM != 0);
+    let [_, key] = args else {
+        return None;
+    };
+    if !removes_keys {
+        return None;
+    }
+    let db = locked.db;
+    let names = element_names(&locked.get_in(db, key)?.value)?;
+    let state = locked.current_elements(db, key)?;
+    let removal = match names.first() {
+        Some(name) => name.clone(),
+        None => return None,
+    };
+    let mut argv = vec![removal, key.to_vec()];
+    argv.extend(
+        names
+            .into_iter()
+            .skip(1)
+            .filter(|element| state.ts_of(element) < ts),
+    );
+    Some(argv)
+}
+
+/// The command that removes elements of collection `value`, then its elements
+/// (`None` for other types).
+fn element_names(value: &crate::types::Value) -> Option<Vec<Vec<u8>>> {
+    use crate::types::Value;
+    let mut digits = itoa::Buffer::new();
+    let names = match value {
+        Value::Set(set) => std::iter::once(b"SREM".to_vec())
+            .chain(set.iter().map(|m| m.bytes(&mut digits).to_vec()))
+            .collect(),
+        Value::Hash(hash) => std::iter::once(b"HDEL".to_vec())
+            .chain(hash.iter().map(|(field, _)| field.to_vec()))
+            .collect(),
+        Value::ZSet(zset) => {
+            let mut names = vec![b"ZREM".to_vec()];
+            zset.for_each(|member, _| names.push(member.to_vec()));
+            names
+        }
+        _ => return None,
+    };
+    Some(names)
 }
 
 /// Each key a write names, with its database and newest timestamp before it ran.
@@ -617,38 +725,44 @@ fn replay_was_counted(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locke
 
 /// A peer's write stamped `ts` was dropped because these keys are newer here. The
 /// peer applied its own write, and maybe ours on top of it (a list push, a hash
-/// field), so its value may be neither: send it ours whole, with our timestamp
-/// (RESTORE ... REPLACE ABSTTL), so that both end with the last writer's value. A
-/// key removed here since goes on the peer too (DEL at its removal): the DEL we
-/// sent then may be one the peer never gets (its grave forgotten here, see
-/// keyspace/graves.rs).
+/// field), so its value may be neither: send it ours whole (see [`repair_key`]),
+/// so that both end with the last writer's value.
 fn repair_newer_keys(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) {
     let db = locked.db;
     for &i in cmd.key_positions(args).iter().flatten() {
         let key = args[i];
-        let Some(entry) = locked.get_in(db, key) else {
-            let removed = locked.removed_at(db, key);
-            if removed > ts {
-                locked.propagate_own(db, removed, &[b"DEL", key]);
-            }
-            continue;
-        };
-        if entry.ts <= ts {
-            continue;
+        if locked.newest_ts(db, key) > ts {
+            repair_key(locked, db, key);
         }
-        let payload = crate::persistence::rdb::payload::dump(&entry.value, false);
-        let deadline = entry.expire_at.to_string();
-        let key_ts = entry.ts;
-        let argv: [&[u8]; 6] = [
-            b"RESTORE",
-            key,
-            deadline.as_bytes(),
-            &payload,
-            b"REPLACE",
-            b"ABSTTL",
-        ];
-        locked.propagate_own(db, key_ts, &argv);
     }
+}
+
+/// Send the peers `key` of `db` as this node holds it, with its timestamp: its
+/// value whole (RESTORE ... REPLACE ABSTTL), or, when it is removed here, a DEL at
+/// its removal (the DEL we sent then may be one the peer never gets: its grave
+/// forgotten here, see keyspace/graves.rs). A peer whose copy lost to ours may hold
+/// a value nobody else has (its own write with one of ours applied on top), which
+/// no later write of ours would mend; this does. Called with `key`'s shard held.
+pub fn repair_key(locked: &mut Locked, db: usize, key: &[u8]) {
+    let Some(entry) = locked.get_in(db, key) else {
+        let removed = locked.removed_at(db, key);
+        if removed > 0 {
+            locked.propagate_own(db, removed, &[b"DEL", key]);
+        }
+        return;
+    };
+    let payload = crate::persistence::rdb::payload::dump(&entry.value, false);
+    let deadline = entry.expire_at.to_string();
+    let key_ts = entry.ts;
+    let argv: [&[u8]; 6] = [
+        b"RESTORE",
+        key,
+        deadline.as_bytes(),
+        &payload,
+        b"REPLACE",
+        b"ABSTTL",
+    ];
+    locked.propagate_own(db, key_ts, &argv);
 }
 
 /// A call of command `id` with `args`, made by `origin`, ran to its end: count it

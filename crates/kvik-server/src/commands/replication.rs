@@ -469,12 +469,20 @@ impl ServerHost {
         let server = self.server();
         let (checksum, limits, pace) = self.load_settings();
         if let Some(on_seen) = merge {
+            // A key the peer holds older than ours, or apart from ours at the same
+            // write: the peer is sent ours.
+            let repair = |db: usize, key: &[u8]| {
+                let env = server.key_env(&self.stats);
+                let mut locked = Locked::keys(env, db, crate::hlc::unix_ms(), &[key]);
+                super::door::repair_key(&mut locked, db, key);
+            };
             // Key by key: clients (and our own snapshots) go on meanwhile.
             let how = LoadHow {
                 verify_checksum: checksum,
                 merge: true,
                 keep_expired: true,
                 on_seen: Some(on_seen),
+                on_kept: Some(&repair),
                 ..LoadHow::default()
             };
             let target = LoadTarget::KeyByKey(&server.keyspace);

@@ -465,6 +465,14 @@ impl<'a> Locked<'a> {
         self.shard_mut(db, hash).elements(hash, key)
     }
 
+    /// A peer's write applied cut down: its effect (the open group's `at`th) goes
+    /// to the active peers whole, as `born` (see [`crate::effects::AsBorn`]).
+    pub fn forward_whole(&mut self, at: usize, born: crate::effects::AsBorn) {
+        if let Some(effect) = self.group.as_mut().and_then(|group| group.get_mut(at)) {
+            effect.as_born = Some(Box::new(born));
+        }
+    }
+
     /// Each of `elements` of collection `key` as a peer's write meets it here, if
     /// the key's element timestamps are current.
     pub fn elements_here<'e>(
@@ -573,25 +581,29 @@ impl<'a> Locked<'a> {
         let mut observed = Vec::new();
         for (element, alive) in alive {
             // A removal saw the add it took away (or what the removal before it had
-            // seen), and a peer's removal what it saw there.
-            let seen = state
-                .mark_of(element, true)
-                .observed()
-                .max(seen_by_peer(element).unwrap_or(0));
+            // seen); a peer's removal travels on with what it saw there, which a
+            // node it reaches by another path must judge it by, and its mark here
+            // joins both.
+            let ours = state.mark_of(element, true).observed();
+            let seen = seen_by_peer(element).unwrap_or(ours);
             if !alive {
                 observed.push(seen);
             }
-            state.mark(element, write.span.mark(write.ts, alive, seen));
+            state.mark(element, write.span.mark(write.ts, alive, seen.max(ours)));
         }
         // An add of a member already there changed nothing, yet it is a write of
         // the element (it must beat an older concurrent removal): the key is
         // stamped with it, and the state stays current.
         let newest = state.newest;
-        if let Some(ts) = shard
+        match shard
             .find(hash, write.key)
             .map(|entry| entry.ts.max(newest))
         {
-            shard.restamp(hash, write.key, ts);
+            Some(ts) => shard.restamp(hash, write.key, ts),
+            // Emptied: the grave takes the effect's timestamp too (a command that
+            // stamped another key later gave its effects that later one), so the
+            // state stays current under it.
+            None => shard.bury(write.key, newest),
         }
         observed
     }
@@ -1053,6 +1065,7 @@ impl<'a> Locked<'a> {
                 argv: argv.iter().map(|a| a.to_vec()).collect(),
                 targets,
                 observed: Vec::new(),
+                as_born: None,
             }),
             None => self.env.effects.append_to(db, ts, argv, targets),
         }

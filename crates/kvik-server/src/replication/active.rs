@@ -110,16 +110,24 @@ pub fn parse_uuid(text: &[u8]) -> Option<NodeId> {
     digits.next().is_none().then_some(id)
 }
 
-/// Append the envelope of one effect to `out`.
+/// Append the envelope of one effect to `out`: a peer's write applied here cut
+/// down goes whole, as it was born.
 pub fn encode(effect: &EffectRef<'_>, out: &mut Vec<u8>) {
+    let born_argv: Option<SmallVec<[&[u8]; 8]>> = effect
+        .as_born
+        .map(|born| born.argv.iter().map(Vec::as_slice).collect());
+    let (argv, seen) = match (&born_argv, effect.as_born) {
+        (Some(argv), Some(born)) => (&argv[..], &born.observed[..]),
+        _ => (effect.argv, effect.observed),
+    };
     let stamp = Stamp {
         origin: &effect.origin,
         db: effect.db,
         ts: effect.ts,
         seq: Some(effect.seq),
-        seen: effect.observed,
+        seen,
     };
-    seal(&stamp, Inside::Argv(effect.argv), out);
+    seal(&stamp, Inside::Argv(argv), out);
 }
 
 /// A write as KeyDB's stream carries it: where it was born, its database and its
@@ -588,6 +596,7 @@ mod tests {
             seq: 77,
             targets: crate::effects::Targets::ALL,
             observed: &[120000],
+            as_born: None,
         };
         encode(&effect, &mut out);
         let mut parser = kvik_resp::RequestParser::new();

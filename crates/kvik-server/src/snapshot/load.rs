@@ -86,6 +86,8 @@ struct IntoKeyspace<'l, 'a> {
     merge_limits: MergeLimits,
     /// Told the `kvik-seen` field (active replication).
     on_seen: Option<OnSeen<'l>>,
+    /// Told each key whose peer's copy lost to ours (active replication).
+    on_kept: Option<OnKept<'l>>,
     /// Where progress goes, and the loaded bytes at which others were last served.
     loading: Option<(&'l Loading, u64)>,
     /// `key-load-delay`.
@@ -93,6 +95,14 @@ struct IntoKeyspace<'l, 'a> {
 }
 
 impl IntoKeyspace<'_, '_> {
+    /// A key of a merged peer's snapshot lost to our copy: say so (its shard is
+    /// no longer held).
+    fn ours_kept(&self, db: usize, key: &[u8]) {
+        if let Some(on_kept) = self.on_kept {
+            on_kept(db, key);
+        }
+    }
+
     /// Every `loading-process-events-interval-bytes`, let the threads waiting for
     /// the shards have them for a moment (INFO keyspace shows the keys loaded so
     /// far, as Redis serves clients while it loads), and give up if SHUTDOWN came.
@@ -121,14 +131,25 @@ struct Beside {
     elements: Option<Elements>,
 }
 
+/// What became of a file's key.
+enum Merged {
+    /// It went in, in place of this entry if one was there.
+    Put(Option<EntryBox>),
+    /// It merged into our copy, or holds what ours holds.
+    Joined,
+    /// Ours won whole and differs from it: the peer must be sent ours (its copy
+    /// may hold its own write with one of ours applied on top, a value nobody
+    /// else has, which no later write of ours would mend).
+    OursKept,
+}
+
 /// Put a file's key into `s`, with what the file wrote before it. Loading a file,
 /// the key goes in. Merging a peer's (`merge`): a collection both nodes wrote
 /// element by element merges its elements, a whole key both counted merges its
 /// per-node totals, a key both hold with the same value write merges its TTL
 /// registers; otherwise the key goes in only where it is the newest write (last
 /// writer wins, tombstones included), and then each element both nodes counted
-/// merges its totals into whichever value was kept. `None` when the key was not put
-/// in; else the entry it replaced.
+/// merges its totals into whichever value was kept.
 fn merge_key(
     s: &mut ShardData,
     hash: u64,
@@ -137,7 +158,7 @@ fn merge_key(
     merge: bool,
     beside: Beside,
     limits: &MergeLimits,
-) -> Option<Option<EntryBox>> {
+) -> Merged {
     let key = entry.key().to_vec();
     let Beside {
         counters,
@@ -152,7 +173,7 @@ fn merge_key(
         if let Some(state) = elements {
             s.set_elements(&key, state);
         }
-        return Some(replaced);
+        return Merged::Put(replaced);
     }
     let (whole, members): (Vec<_>, Vec<_>) = counters.into_iter().partition(|c| c.0.is_none());
     if let Some(theirs) = &elements {
@@ -162,19 +183,25 @@ fn merge_key(
         if s.merge_elements(hash, &key, &entry.value, theirs, limits) {
             // The elements both nodes counted add up on top of the merged value.
             put_member_counters(s, hash, &key, members, ours, true);
-            return None;
+            return Merged::Joined;
         }
         match s.merge_into_emptied(hash, entry, theirs, limits) {
             Ok(()) => {
                 put_member_counters(s, hash, &key, members, ours, true);
-                return None;
+                return Merged::Joined;
             }
             Err(back) => entry = back,
         }
     }
     if let Some((_, theirs)) = whole.first() {
+        let our_base = s.counter(hash, &key).map(|c| c.base_ts);
         if s.merge_counter(hash, &key, None, theirs) {
-            return None;
+            // Their newer base is a write of the whole value (SETEX ...): its
+            // deadline comes with it, as on the peer that counted on it.
+            if our_base.is_some_and(|ours| theirs.base_ts > ours) {
+                s.set_expire(hash, &key, entry.expire_at);
+            }
+            return Merged::Joined;
         }
     }
     // The same value on both sides, its TTL changed on one or both: the TTL
@@ -186,10 +213,11 @@ fn merge_key(
     });
     if let Some(theirs) = their_ttl {
         if s.merge_ttl(hash, &key, theirs) {
-            return None;
+            return Merged::Joined;
         }
     }
     let older = ts.is_some_and(|ts| s.newest_ts(hash, &key) >= ts);
+    let differs = older && s.find(hash, &key).is_none_or(|e| !same_copy(e, &entry));
     // Our current element states, taken before their key may be replaced.
     let ours = our_member_counters(s, hash, &key, &members);
     let replaced = (!older).then(|| s.insert(hash, entry));
@@ -202,7 +230,16 @@ fn merge_key(
         }
     }
     put_member_counters(s, hash, &key, members, ours, older);
-    replaced
+    match replaced {
+        Some(replaced) => Merged::Put(replaced),
+        None if differs => Merged::OursKept,
+        None => Merged::Joined,
+    }
+}
+
+/// Do two copies of a key hold the same write: timestamp, value and deadline?
+fn same_copy(ours: &crate::keyspace::Entry, theirs: &EntryBox) -> bool {
+    ours.ts == theirs.ts && ours.expire_at == theirs.expire_at && ours.value == theirs.value
 }
 
 type MemberCounters = Vec<(Option<Vec<u8>>, Counter)>;
@@ -353,10 +390,15 @@ impl Visitor for IntoKeyspace<'_, '_> {
         };
         let entry = EntryBox::new(&key, data, access);
         let (merge, ts, limits) = (self.merge, meta.ts, self.merge_limits);
-        let Some(replaced) = self.target.with_shard(db, shard, |s| {
+        let replaced = match self.target.with_shard(db, shard, |s| {
             merge_key(s, hash, entry, ts, merge, beside, &limits)
-        }) else {
-            return Ok(());
+        }) {
+            Merged::Put(replaced) => replaced,
+            Merged::Joined => return Ok(()),
+            Merged::OursKept => {
+                self.ours_kept(db, &key);
+                return Ok(());
+            }
         };
         if matches!(self.target, LoadTarget::KeyByKey(_)) {
             self.target.keyspace().signal_modified(db, &key);
@@ -384,13 +426,14 @@ impl Visitor for IntoKeyspace<'_, '_> {
         // timestamps say which of ours its removals saw.
         let their_elements = std::mem::take(&mut self.next).elements;
         let (limits, merge) = (self.merge_limits, self.merge);
-        self.target.with_shard(db, shard, |shard| {
+        let kept = self.target.with_shard(db, shard, |shard| {
             if shard.graves().is_none() {
-                return;
+                return false;
             }
             if let Some(theirs) = their_elements.as_ref().filter(|_| merge) {
+                // Merged element by element: nothing of ours to send whole.
                 if shard.merge_with_emptied(hash, key, theirs, &limits) {
-                    return;
+                    return false;
                 }
             }
             if shard.find(hash, key).is_some_and(|e| e.ts < ts) {
@@ -403,8 +446,15 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 if let Some(state) = their_elements.filter(|state| state.newest == ts) {
                     shard.set_elements(key, state);
                 }
+                return false;
             }
+            true
         });
+        // Our newer copy lives on: the peer, which removed it, may apply a write
+        // of ours to nothing and hold part of the value.
+        if kept {
+            self.ours_kept(db, key);
+        }
     }
 
     /// A peer flushed database `db` at `ts`: older keys here go.
@@ -446,6 +496,10 @@ pub fn load_file(
 /// What is told a file's `kvik-seen` field (its text).
 pub type OnSeen<'a> = &'a dyn Fn(&[u8]);
 
+/// Told each key (its database and name) whose copy in a merged peer's snapshot
+/// lost whole to ours and differs from it, once the merge let go of its shard.
+pub type OnKept<'a> = &'a dyn Fn(usize, &[u8]);
+
 /// How a load treats what it finds.
 #[derive(Clone, Copy, Default)]
 pub struct LoadHow<'p> {
@@ -467,6 +521,8 @@ pub struct LoadHow<'p> {
     /// Told the file's `kvik-seen` field (which writes of each origin it holds),
     /// before its first key: an active replica merging a peer's full sync.
     pub on_seen: Option<OnSeen<'p>>,
+    /// Told each key of a merged peer's snapshot that lost to ours.
+    pub on_kept: Option<OnKept<'p>>,
 }
 
 /// Load an RDB read from `reader` (a file, an AOF's base or preamble, a replica's
@@ -506,6 +562,7 @@ pub fn read_into(
             zset: limits.zset,
         },
         on_seen: how.on_seen,
+        on_kept: how.on_kept,
         loading: how.loading.map(|l| (l, l.loaded_bytes())),
         key_delay: KeyDelay::new(how.key_delay_us),
     };

@@ -19,7 +19,7 @@ mod job;
 mod load;
 
 pub use job::{AtPoint, Form, Snapshot};
-pub use load::{load_file, load_reader, read_into, LoadHow, LoadTarget, Loaded, OnSeen};
+pub use load::{load_file, load_reader, read_into, LoadHow, LoadTarget, Loaded, OnKept, OnSeen};
 
 use crate::keyspace::{AccessClock, Policy};
 use crate::log_warning;

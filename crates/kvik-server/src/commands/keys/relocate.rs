@@ -1,8 +1,9 @@
 //! Keys that change name or database: RENAME, RENAMENX, MOVE, COPY.
 //!
 //! RENAME and MOVE move the entry itself (value, deadline and access clock) rather
-//! than copying the value; COPY duplicates the value. All of them propagate verbatim:
-//! their outcome depends only on the data, which a replica holds too.
+//! than copying the value; COPY duplicates the value. They propagate verbatim (their
+//! outcome depends only on the data, which a replica holds too), except RENAME and
+//! RENAMENX on an active replica, whose peers may hold another source.
 
 use super::super::table::{LockRequest, Need, Needs};
 use super::super::{args, errors, CmdError, CmdResult, Ctx};
@@ -48,7 +49,32 @@ fn rename_key(ctx: &mut Ctx, from: &[u8], to: &[u8], only_new: bool) -> Result<b
     }
     ctx.keys.notify(class::GENERIC, "rename_from", from);
     ctx.keys.notify(class::GENERIC, "rename_to", to);
+    if ctx.server.keyspace.keeps_graves() {
+        propagate_move_whole(ctx, from, to);
+    }
     Ok(true)
+}
+
+/// An active replica sends what a rename did, not the rename: the source's
+/// removal and the entry it moved, whole (RESTORE ... REPLACE ABSTTL). A peer
+/// whose source differs (written concurrently, or removed) would otherwise move
+/// its own value, or refuse the rename, and keep a destination nobody else has;
+/// this way each key merges by last writer on its own.
+fn propagate_move_whole(ctx: &mut Ctx, from: &[u8], to: &[u8]) {
+    let Some(entry) = ctx.keys.peek(to) else {
+        return;
+    };
+    let payload = crate::persistence::rdb::payload::dump(&entry.value, false);
+    let deadline = entry.expire_at.to_string();
+    ctx.propagate(&[b"DEL", from]);
+    ctx.propagate(&[
+        b"RESTORE",
+        to,
+        deadline.as_bytes(),
+        &payload,
+        b"REPLACE",
+        b"ABSTTL",
+    ]);
 }
 
 /// MOVE key db: only into a database where the key does not exist.

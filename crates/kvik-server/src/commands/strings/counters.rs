@@ -41,14 +41,23 @@ pub fn decrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
     let by = Num::Int(delta);
     let counting = ctx.keys.count_start(key, None, &by);
+    // A peer's increment of a counter that a concurrent INCRBYFLOAT made a float
+    // here still counts (its node's total is in the sum the peer holds): the
+    // stored value is the counted sum, whatever the running value was.
+    let merges_into_float = counting.is_some() && crate::effects::replaying_now();
     let current = match ctx.keys.get(key) {
         None => 0,
-        Some(entry) => entry
-            .value
-            .as_str()
-            .ok_or(CmdError::from(errors::WRONGTYPE))?
-            .as_i64()
-            .ok_or(CmdError::from(errors::NOT_INTEGER))?,
+        Some(entry) => {
+            let text = entry
+                .value
+                .as_str()
+                .ok_or(CmdError::from(errors::WRONGTYPE))?;
+            match text.as_i64() {
+                Some(current) => current,
+                None if merges_into_float => 0,
+                None => return Err(errors::NOT_INTEGER.into()),
+            }
+        }
     };
     let new = current
         .checked_add(delta)
