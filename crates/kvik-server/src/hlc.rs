@@ -105,10 +105,12 @@ thread_local! {
 
 /// A command on this thread started with the clock at `now_ms` and may stamp
 /// writes from it until [`release_reading`] (holds nest: the outermost counts).
+/// A plain store: a marker that reads the slots a moment before a hold lands is
+/// covered by the watermark's grace (`replication/watermark.rs`).
 pub fn hold_reading(now_ms: u64) {
     READING.with(|(slot, depth)| {
         if depth.get() == 0 {
-            slot.store(now_ms.max(1), Ordering::SeqCst);
+            slot.store(now_ms.max(1), Ordering::Release);
         }
         depth.set(depth.get() + 1);
     });
@@ -119,7 +121,7 @@ pub fn release_reading() {
     READING.with(|(slot, depth)| {
         depth.set(depth.get().saturating_sub(1));
         if depth.get() == 0 {
-            slot.store(0, Ordering::SeqCst);
+            slot.store(0, Ordering::Release);
         }
     });
 }
@@ -130,7 +132,7 @@ pub fn oldest_reading() -> Option<u64> {
     READINGS
         .lock()
         .iter()
-        .map(|slot| slot.load(Ordering::SeqCst))
+        .map(|slot| slot.load(Ordering::Acquire))
         .filter(|&ms| ms != 0)
         .min()
 }
