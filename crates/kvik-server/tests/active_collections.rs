@@ -12,7 +12,7 @@
 mod support;
 
 use std::time::Duration;
-use support::active::Pair;
+use support::active::{Lcg, Pair};
 use support::{wait_for, RawConn};
 
 /// Every key but the fillers with its type and contents, one line each, for a
@@ -223,29 +223,12 @@ fn element_timestamps_go_once_no_peer_can_send_anything_older() {
     pair.converge();
 }
 
-/// A small deterministic generator, so a failing mix can be replayed by its seed.
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
-}
-
 /// Element writes of every kind (SPOP's and SMOVE's removals travel inside a
 /// transaction, with what they saw) on both nodes, with random cuts and heals.
 #[test]
 fn random_collection_writes_with_random_partitions_converge() {
     // KVIK_ACTIVE_SEED=<n> replays another mix.
-    let seed = std::env::var("KVIK_ACTIVE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x656c_656d);
-    let mut rng = Lcg(seed);
+    let (mut rng, seed) = Lcg::seeded(0x656c_656d);
     let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
     let mut conns = [pair.a.raw(), pair.b.raw()];
     // Members that stay: added (on one side only) and never removed anywhere.

@@ -425,13 +425,6 @@ fn draw(rng: &mut Lcg, families: &[Family], counted: &mut Counted) -> Vec<String
     words
 }
 
-fn seed_or(default: u64) -> u64 {
-    std::env::var("KVIK_ACTIVE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
-
 /// What a random test runs: its families of commands (`KVIK_MIX` overrides them),
 /// and how many rounds of how many commands, each round under a cut (or none).
 struct Mix {
@@ -440,11 +433,12 @@ struct Mix {
     per_round: usize,
 }
 
-/// Run `mix` on `mesh`'s nodes, each round under a cut drawn by `draw_cut` (none
-/// sometimes), healing and checking convergence after each.
+/// Run `mix` on `mesh`'s nodes (from `default_seed`, unless `KVIK_ACTIVE_SEED`
+/// says), each round under a cut drawn by `draw_cut` (none sometimes), healing and
+/// checking convergence after each.
 fn run_mix(
     mesh: &Mesh,
-    seed: u64,
+    default_seed: u64,
     mix: Mix,
     draw_cut: impl Fn(&mut Lcg) -> Option<Box<dyn Fn(usize, usize) -> bool>>,
 ) {
@@ -453,7 +447,7 @@ fn run_mix(
         rounds,
         per_round,
     } = mix;
-    let mut rng = Lcg(seed);
+    let (mut rng, seed) = Lcg::seeded(default_seed);
     let families = families(names);
     let mut conns: Vec<RawConn> = mesh.nodes.iter().map(|n| n.raw()).collect();
     let mut counted = Counted::default();
@@ -505,28 +499,26 @@ const CONVERGING_IN_A_MESH: &str = "strings,counters";
 
 #[test]
 fn random_mixes_on_a_pair_converge() {
-    let seed = seed_or(0x6b76_696b);
     let mesh = Mesh::start(2);
     let mix = Mix {
         families: CONVERGING,
         rounds: 4,
         per_round: 250,
     };
-    run_mix(&mesh, seed, mix, |rng| {
+    run_mix(&mesh, 0x6b76_696b, mix, |rng| {
         (rng.below(3) != 0).then(|| Box::new(|_, _| true) as Box<dyn Fn(usize, usize) -> bool>)
     });
 }
 
 #[test]
 fn random_mixes_on_a_mesh_of_three_converge() {
-    let seed = seed_or(0x6d65_7368);
     let mesh = Mesh::start(3);
     let mix = Mix {
         families: CONVERGING_IN_A_MESH,
         rounds: 3,
         per_round: 200,
     };
-    run_mix(&mesh, seed, mix, |rng| {
+    run_mix(&mesh, 0x6d65_7368, mix, |rng| {
         let (x, y) = (rng.below(3) as usize, rng.below(3) as usize);
         let cut: Box<dyn Fn(usize, usize) -> bool> = match rng.below(4) {
             // Nothing cut this round.

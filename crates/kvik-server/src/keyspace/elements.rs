@@ -373,12 +373,11 @@ struct Side {
     held: Option<Held>,
 }
 
-/// Does their element replace ours in a merge? Only an add does: one the joined
-/// mark keeps that is newer than ours, or (the same add met on both sides, or
-/// elements both sides hold unmarked at one base) of a greater value, so that
-/// every node picks the same.
-fn theirs_wins(ours: &Side, theirs: &Side) -> bool {
-    let joined = ours.mark.join(theirs.mark);
+/// Does their element replace ours in a merge whose marks joined to `joined`? Only
+/// an add does: one the joined mark keeps that is newer than ours, or (the same
+/// add met on both sides, or elements both sides hold unmarked at one base) of a
+/// greater value, so that every node picks the same.
+fn theirs_wins(ours: &Side, theirs: &Side, joined: Mark) -> bool {
     if !joined.is_alive() || theirs.held.is_none() {
         return false;
     }
@@ -492,7 +491,7 @@ pub fn merge(
         };
         let (mine, other) = (side(ours, our_state), side(theirs, their_state));
         let joined = mine.mark.join(other.mark);
-        if theirs_wins(&mine, &other) {
+        if theirs_wins(&mine, &other, joined) {
             put(ours, &element, other.held, limits);
         } else if !joined.is_alive() && mine.held.is_some() {
             put(ours, &element, None, limits);

@@ -143,6 +143,16 @@ pub fn log(node: &TestServer) -> String {
 pub struct Lcg(pub u64);
 
 impl Lcg {
+    /// A generator seeded from `KVIK_ACTIVE_SEED` (to replay a failing mix), else
+    /// from `default`; returns the seed too, for failure messages.
+    pub fn seeded(default: u64) -> (Lcg, u64) {
+        let seed = std::env::var("KVIK_ACTIVE_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(default);
+        (Lcg(seed), seed)
+    }
+
     pub fn below(&mut self, n: u64) -> u64 {
         self.0 = self
             .0
