@@ -12,7 +12,7 @@
 mod support;
 
 use std::time::Duration;
-use support::active::{Lcg, Pair};
+use support::active::{overflow_backlogs, Lcg, Pair};
 use support::{wait_for, RawConn};
 
 /// Every key but the fillers with its type and contents, one line each, for a
@@ -266,10 +266,7 @@ fn random_collection_writes_with_random_partitions_converge() {
         }
         // A long partition sometimes: more than the 16 KB backlog holds.
         if partitioned && rng.below(2) == 0 {
-            let filler = "f".repeat(512);
-            for i in 0..60 {
-                conns[i % 2].cmd(&["SET", &format!("fill:{round}:{i}"), &filler]);
-            }
+            overflow_backlogs(&mut conns, round);
         }
         if partitioned {
             pair.heal();

@@ -7,7 +7,7 @@
 mod support;
 
 use std::time::Duration;
-use support::active::{Lcg, Pair};
+use support::active::{overflow_backlogs, Lcg, Pair};
 use support::{wait_for, RawConn};
 
 /// Pair settings whose backlog the filler below overflows: the heal is a full sync.
@@ -290,10 +290,7 @@ fn the_database_digest_agrees_with_debug_digest_through_random_writes_and_cuts()
             // While cut the verdicts must agree too (the nodes most likely differ).
             same_verdicts(&pair, &format!("seed {seed:#x} round {round}, cut"));
             if rng.below(2) == 0 {
-                let filler = "f".repeat(512);
-                for i in 0..60 {
-                    conns[i % 2].cmd(&["SET", &format!("fill:{round}:{i}"), &filler]);
-                }
+                overflow_backlogs(&mut conns, round);
             }
             pair.heal();
         }

@@ -13,7 +13,7 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
-use support::active::{log, Lcg, ACTIVE};
+use support::active::{log, overflow_backlogs, Lcg, ACTIVE};
 use support::proxy::Proxy;
 use support::{RawConn, TestServer};
 
@@ -470,11 +470,7 @@ fn run_mix(
         }
         // A long partition sometimes: more than the 16 KB backlog holds.
         if cut.is_some() && rng.below(2) == 0 {
-            let filler = "f".repeat(512);
-            for i in 0..60 {
-                let node = i % conns.len();
-                conns[node].cmd(&["SET", &format!("fill:{round}:{i}"), &filler]);
-            }
+            overflow_backlogs(&mut conns, round);
             history.push(format!("{round} filled the backlogs"));
         }
         if cut.is_some() {

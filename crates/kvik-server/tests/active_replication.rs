@@ -7,7 +7,7 @@
 mod support;
 
 use std::time::Duration;
-use support::active::{converge_mesh, join_mesh, Lcg, Pair, ACTIVE};
+use support::active::{converge_mesh, join_mesh, overflow_backlogs, Lcg, Pair, ACTIVE};
 use support::proxy::Proxy;
 use support::{wait_for, RawConn, RealRedis, TestServer};
 
@@ -274,10 +274,7 @@ fn random_mixes_with_random_partitions_converge() {
         }
         // A long partition sometimes: more than the 16 KB backlog holds.
         if partitioned && rng.below(2) == 0 {
-            let filler = "f".repeat(512);
-            for i in 0..60 {
-                conns[i % 2].cmd(&["SET", &format!("fill:{round}:{i}"), &filler]);
-            }
+            overflow_backlogs(&mut conns, round);
         }
         if partitioned {
             pair.heal();

@@ -139,6 +139,16 @@ pub fn log(node: &TestServer) -> String {
     std::fs::read_to_string(node.dir().join("kvik.log")).unwrap_or_default()
 }
 
+/// Write more than a 16 KB backlog holds, on the nodes in turn (keys
+/// `fill:<round>:<i>`): a link cut meanwhile heals by a full sync.
+pub fn overflow_backlogs(conns: &mut [RawConn], round: usize) {
+    let filler = "f".repeat(512);
+    for i in 0..60 {
+        let conn = &mut conns[i % conns.len()];
+        conn.cmd(&["SET", &format!("fill:{round}:{i}"), &filler]);
+    }
+}
+
 /// A small deterministic generator, so a failing mix can be replayed by its seed.
 pub struct Lcg(pub u64);
 
