@@ -98,6 +98,11 @@ impl Targets {
     pub const REPLICAS: Targets = Targets(2);
     /// Every destination: what every write propagates unless a script says otherwise.
     pub const ALL: Targets = Targets(3);
+    /// The active-replication peers alone (kvik's envelope stream), never the AOF
+    /// nor a plain replica: a peer's command dropped here that still travels on with
+    /// its transaction (see [`crate::keyspace::Locked::forward_dropped`]). Not one of
+    /// Redis's bits: scripts cannot name it.
+    pub const PEERS: Targets = Targets(4);
 
     /// The destinations `redis.set_repl` names by these bits; `None` for bits
     /// outside them.
@@ -114,6 +119,11 @@ impl Targets {
 
     pub fn replicas(self) -> bool {
         self.0 & Self::REPLICAS.0 != 0
+    }
+
+    /// Does it go to the active peers alone ([`Targets::PEERS`])?
+    pub fn peers_only(self) -> bool {
+        self == Self::PEERS
     }
 
     pub fn is_none(self) -> bool {
@@ -401,9 +411,15 @@ impl EffectLog {
         let mut inner = self.inner.lock();
         let wrap = group.len() > 1;
         let (first, last) = (&group[0], &group[group.len() - 1]);
-        let birth = self.birth(&mut inner, if wrap { Targets::ALL } else { first.targets });
+        // A group of peers-only effects (a peer's transaction dropped whole here)
+        // is wrapped for the peers alone.
+        let wrap_targets = match group.iter().all(|e| e.targets.peers_only()) {
+            true => Targets::PEERS,
+            false => Targets::ALL,
+        };
+        let birth = self.birth(&mut inner, if wrap { wrap_targets } else { first.targets });
         if wrap {
-            let multi = Self::draft(first.db, first.ts, &[b"MULTI"], Targets::ALL);
+            let multi = Self::draft(first.db, first.ts, &[b"MULTI"], wrap_targets);
             self.push(&mut inner, birth, multi);
         }
         for effect in group {
@@ -416,7 +432,7 @@ impl EffectLog {
             self.push(&mut inner, birth, draft);
         }
         if wrap {
-            let exec = Self::draft(last.db, last.ts, &[b"EXEC"], Targets::ALL);
+            let exec = Self::draft(last.db, last.ts, &[b"EXEC"], wrap_targets);
             self.push(&mut inner, birth, exec);
         }
         self.note_sinks(&inner);
@@ -481,6 +497,26 @@ mod tests {
                 (set_len, Targets::ALL)
             ]
         );
+    }
+
+    #[test]
+    fn a_group_for_the_peers_alone_is_wrapped_for_them_alone() {
+        let log = EffectLog::new([7; 16]);
+        let rx = log.subscribe();
+        let effect = |targets| GroupedEffect {
+            db: 0,
+            ts: 1,
+            argv: vec![b"DEL".to_vec(), b"k".to_vec()],
+            targets,
+            observed: Vec::new(),
+            as_born: None,
+        };
+        log.append_group(&[effect(Targets::PEERS), effect(Targets::PEERS)]);
+        assert_eq!(log.offset(), 0, "the peers' effects take no replica offset");
+        log.append_group(&[effect(Targets::PEERS), effect(Targets::ALL)]);
+        let seen: Vec<Targets> = rx.try_iter().map(|e| e.targets).collect();
+        let (peers, all) = (Targets::PEERS, Targets::ALL);
+        assert_eq!(seen, [peers, peers, peers, peers, all, peers, all, all]);
     }
 
     #[test]

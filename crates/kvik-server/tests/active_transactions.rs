@@ -4,6 +4,9 @@
 //! the whole transaction, applied once. (A full sync merges the snapshot key by
 //! key, so while it runs the transaction's keys appear one by one, as any keys of
 //! the snapshot do: that heal is watched before and after, not during.)
+//!
+//! A transaction a node passes on goes whole, even where one of its commands
+//! applies nothing on the node passing it.
 
 mod support;
 
@@ -122,4 +125,53 @@ fn a_transaction_cut_in_the_middle_is_applied_whole_after_a_full_sync() {
         cut_inside_a_transaction(&pair, half, 200) > 0,
         "a full sync"
     );
+}
+
+/// A <-> B active, and C an active replica of B alone: A's writes reach C only as
+/// B passes them on. A's transaction deletes a set; on B every member is newer
+/// than that DEL, so it applies nothing there, yet it must reach C with the rest
+/// of the transaction: C holds an older member of its own that the DEL removes.
+/// (In a mesh the node that meets such a copy first keeps it and drops the
+/// origin's own copy as a duplicate.)
+#[test]
+fn a_transaction_goes_on_whole_where_one_of_its_commands_applies_nothing() {
+    let pair = Pair::start(&[]);
+    let c = support::TestServer::start(support::active::ACTIVE);
+    let (mut a, mut b, mut to_c) = (pair.a.raw(), pair.b.raw(), c.raw());
+    let b_port = pair.b.port().to_string();
+    assert_eq!(to_c.cmd(&["REPLICAOF", "127.0.0.1", &b_port]), b"+OK\r\n");
+    wait_for("C's link to B", || {
+        to_c.info_field("replication", "master_link_status") == "up"
+    });
+    b.cmd(&["SADD", "s", "w"]);
+    for node in [&mut a, &mut to_c] {
+        wait_for("B's add", || {
+            node.cmd(&["SISMEMBER", "s", "w"]) == b":1\r\n"
+        });
+    }
+    // C's own member goes nowhere: C replicates to no one.
+    to_c.cmd(&["SADD", "s", "z"]);
+    pair.cut();
+    a.cmd(&["MULTI"]);
+    a.cmd(&["DEL", "s"]);
+    a.cmd(&["SET", "done", "1"]);
+    assert_eq!(a.cmd(&["EXEC"]), b"*2\r\n:1\r\n+OK\r\n");
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    // Newer than the DEL on B: both members stay there.
+    b.cmd(&["SADD", "s", "w", "y"]);
+    wait_for("B's second add to reach C", || {
+        to_c.cmd(&["SISMEMBER", "s", "y"]) == b":1\r\n"
+    });
+    pair.heal();
+    wait_for("the transaction to reach C", || {
+        to_c.cmd(&["GET", "done"]) == b"$1\r\n1\r\n"
+    });
+    pair.converge();
+    let members = |conn: &mut RawConn| {
+        let reply = conn.cmd(&["SORT", "s", "ALPHA"]);
+        String::from_utf8_lossy(&reply).into_owned()
+    };
+    let both = "*2\r\n$1\r\nw\r\n$1\r\ny\r\n";
+    assert_eq!(members(&mut a), both);
+    assert_eq!(members(&mut to_c), both, "the DEL removed C's older member");
 }

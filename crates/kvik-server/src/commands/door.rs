@@ -391,10 +391,11 @@ pub fn run_locked<'a>(
     let mut peer_seen = SmallVec::<[(&[u8], u64); 4]>::new();
     // Only the client applying a master's stream replays peers' writes: others
     // never look at the clock's thread-local here.
-    if let Some(ts) = client.is_master.then(crate::hlc::imposed_now).flatten() {
+    let replayed_at = client.is_master.then(crate::hlc::imposed_now).flatten();
+    if let Some(ts) = replayed_at {
         let elements = elements_that_apply(cmd, args, ts, locked);
         if elements.as_ref().is_some_and(|kept| kept.args.is_empty()) {
-            return Ran::dropped();
+            return dropped_replay(as_born, locked);
         }
         // An element increment is judged as a counter too: a plain write of its
         // element newer than it (the counter's reset) drops it.
@@ -409,10 +410,10 @@ pub fn run_locked<'a>(
                     args = &removal_args;
                 }
                 // Every element here is newer than the removal: nothing to remove.
-                Some(_) => return Ran::dropped(),
+                Some(_) => return dropped_replay(as_born, locked),
                 None => {
                     repair_newer_keys(cmd, args, ts, locked);
-                    return Ran::dropped();
+                    return dropped_replay(as_born, locked);
                 }
             }
         }
@@ -422,7 +423,7 @@ pub fn run_locked<'a>(
             args = &elements_kept;
         }
         if replay_was_counted(cmd, args, ts, locked) {
-            return Ran::dropped();
+            return dropped_replay(as_born, locked);
         }
     }
     let dirty_before = locked.dirty();
@@ -478,6 +479,16 @@ pub fn run_locked<'a>(
         let db = ctx.keys.db;
         ctx.keys.propagate(db, args);
     }
+    // Applied here without a write of its own (a DEL of a key gone here): inside
+    // a transaction it still travels on, as one dropped does.
+    if replayed_at.is_some()
+        && !own_group
+        && marking
+            .as_ref()
+            .is_some_and(|m| m.0 == ctx.keys.group_len())
+    {
+        ctx.keys.forward_dropped(as_born);
+    }
     if let Some((since, before)) = &marking {
         let seen_by_peer =
             |element: &[u8]| peer_seen.iter().find(|(e, _)| *e == element).map(|p| p.1);
@@ -506,6 +517,13 @@ pub fn run_locked<'a>(
         changes,
         elapsed: started.elapsed(),
     }
+}
+
+/// A peer's command that applies nothing here: inside its transaction it still
+/// travels on to the active peers ([`Locked::forward_dropped`]).
+fn dropped_replay(as_born: &[&[u8]], locked: &mut Locked) -> Ran {
+    locked.forward_dropped(as_born);
+    Ran::dropped()
 }
 
 /// Active replication: is a peer's write stamped `ts` too old to apply here? Last

@@ -473,6 +473,30 @@ impl<'a> Locked<'a> {
         }
     }
 
+    /// A peer's command dropped here (stale, a duplicate of a count, or changing
+    /// nothing) inside one of its transactions: it still goes on to the active
+    /// peers, as it was born, so that the transaction travels on whole. A peer that
+    /// meets the transaction first by this path keeps this copy and drops the
+    /// origin's as a duplicate: a command missing from it would be lost there.
+    /// Alone, a dropped command goes nowhere: its number leaves a gap that the
+    /// origin's own link fills.
+    pub fn forward_dropped(&mut self, argv: &[&[u8]]) {
+        if self.group.is_none() || !self.env.effects.recording() {
+            return;
+        }
+        let (db, ts) = (self.db, self.effect_ts());
+        if let Some(group) = self.group.as_mut() {
+            group.push(GroupedEffect {
+                db,
+                ts,
+                argv: argv.iter().map(|a| a.to_vec()).collect(),
+                targets: Targets::PEERS,
+                observed: super::elements::removal_seen_now(),
+                as_born: None,
+            });
+        }
+    }
+
     /// Each of `elements` of collection `key` as a peer's write meets it here, if
     /// the key's element timestamps are current.
     pub fn elements_here<'e>(

@@ -576,16 +576,25 @@ impl EffectSink for Backlog {
     fn take(&self, effect: &EffectRef<'_>) -> bool {
         // A freed stream (or one not begun) records nothing: the offset stands
         // still, as Redis's does without a backlog.
-        if !effect.targets.replicas() || !self.from_effects() {
+        let peers_only = effect.targets.peers_only();
+        if !(effect.targets.replicas() || peers_only) || !self.from_effects() {
             return true;
         }
         let own = self.own().ring.lock().envelopes;
+        if peers_only && own.is_none() {
+            return true;
+        }
         let mut appended = false;
         for layout in LAYOUTS {
             let stream = self.stream(layout);
             // The side streams run only beside envelopes: otherwise the own stream
-            // is plain and serves every replica.
-            if stream.is_active() && (layout == Layout::Own || own.is_some()) {
+            // is plain and serves every replica. What goes to the peers alone goes
+            // in the envelope stream alone.
+            let takes = match layout {
+                Layout::Own => true,
+                _ => own.is_some() && !peers_only,
+            };
+            if stream.is_active() && takes {
                 stream.take(layout, own, effect);
                 appended = true;
             }
@@ -719,6 +728,19 @@ mod tests {
         backlog.free();
         let (again, _) = backlog.mark_sync_point(Layout::Plain);
         assert_ne!(again, replid, "a stream begun anew is a new history");
+    }
+
+    #[test]
+    fn what_goes_to_the_peers_alone_stays_out_of_the_plain_and_keydb_streams() {
+        let (log, backlog) = active_backlog([1; 16]);
+        for layout in LAYOUTS {
+            backlog.mark_sync_point(layout);
+        }
+        log.append_to(0, 1, &[b"DEL", b"k"], Targets::PEERS);
+        let own = side(&backlog, Layout::Own, 0);
+        assert!(own.starts_with(b"*6\r\n$7\r\nRREPLAY"), "{own:?}");
+        assert!(side(&backlog, Layout::Plain, 0).is_empty());
+        assert!(side(&backlog, Layout::KeyDb, 0).is_empty());
     }
 
     #[test]
