@@ -282,3 +282,38 @@ fn random_collection_writes_with_random_partitions_converge() {
         );
     }
 }
+
+/// A STORE command reads its sources: their element timestamps stay. A removal
+/// made after one still saw only the adds it saw, and an add on the other side
+/// that it never saw stays.
+#[test]
+fn a_store_reading_a_set_leaves_its_element_timestamps() {
+    let pair = Pair::start(&[]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    a.cmd(&["SADD", "s", "m", "x"]);
+    wait_for("the set to reach B", || {
+        b.cmd(&["SISMEMBER", "s", "x"]) == b":1\r\n"
+    });
+    pair.cut();
+    // A re-adds m; then B writes the set, reads it into another key, and removes
+    // m: its removal saw only the first add of m.
+    assert_eq!(a.cmd(&["SADD", "s", "m"]), b":0\r\n");
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(b.cmd(&["SADD", "s", "y"]), b":1\r\n");
+    assert_eq!(b.cmd(&["SINTERSTORE", "copy", "s", "s"]), b":3\r\n");
+    assert_eq!(b.cmd(&["SREM", "s", "m"]), b":1\r\n");
+    pair.heal();
+    pair.converge();
+    assert_eq!(
+        words(&a.cmd(&["SMEMBERS", "s"])),
+        ["m", "x", "y"],
+        "{}",
+        dump(&mut a)
+    );
+    // DEBUG ELEMENTS shows the marks: the key's timestamp first, then one line
+    // per element.
+    let marks = String::from_utf8_lossy(&a.cmd(&["DEBUG", "ELEMENTS", "s"])).into_owned();
+    assert!(marks.starts_with("*4\r\n"), "{marks}");
+    assert!(marks.contains("\r\nm added "), "{marks}");
+    assert_eq!(a.cmd(&["DEBUG", "ELEMENTS", "nothing"]), b"$-1\r\n");
+}

@@ -119,7 +119,8 @@ impl Mesh {
                 for key in &apart {
                     report.push_str(&format!("\n{key}:"));
                     for (i, conn) in conns.iter_mut().enumerate() {
-                        report.push_str(&format!("\n  node {i}: {}", show(conn, key)));
+                        let (value, marks) = (show(conn, key), marks(conn, key));
+                        report.push_str(&format!("\n  node {i}: {value}\n    marks: {marks}"));
                     }
                 }
                 report.push_str("\ncommands that named them:");
@@ -210,6 +211,12 @@ fn show(conn: &mut RawConn, key: &str) -> String {
         text(&value),
         text(&at).trim()
     )
+}
+
+/// The element marks a node keeps for `key` (DEBUG ELEMENTS), as text.
+fn marks(conn: &mut RawConn, key: &str) -> String {
+    let reply = conn.cmd(&["DEBUG", "ELEMENTS", key]);
+    String::from_utf8_lossy(&reply).replace("\r\n", " ")
 }
 
 /// The families of commands a mix draws from.

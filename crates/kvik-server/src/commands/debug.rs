@@ -112,6 +112,12 @@ const ACTIONS: &[Action] = &[
         run: digest_value,
     },
     Action {
+        name: "elements",
+        min_args: 3,
+        max_args: 3,
+        run: elements,
+    },
+    Action {
         name: "error",
         min_args: 3,
         max_args: 3,
@@ -291,6 +297,9 @@ const HELP: &[&str] = &[
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
     "    Output a hex signature of the values of all the specified keys.",
+    "ELEMENTS <key>",
+    "    Active replication: the element marks kept for a set, hash or sorted set",
+    "    (each element's last write, its timestamp and, for a removal, what it saw).",
     "ERROR <string>",
     "    Return a Redis protocol error with <string> as message. Useful for clients",
     "    unit tests to simulate Redis errors.",
@@ -358,6 +367,53 @@ fn stored<'l>(locked: &'l mut Locked, db: usize, key: &[u8]) -> Option<&'l Entry
 fn key_shards(ctx: &Ctx, db: usize, keys: &[&[u8]]) -> Vec<usize> {
     let ks = &ctx.server.keyspace;
     keys.iter().map(|key| ks.shard_id_of(db, key)).collect()
+}
+
+/// DEBUG ELEMENTS <key> (kvik's): the element marks active replication keeps for
+/// the collection `key` (keyspace/elements.rs), one line each, sorted, after a line
+/// with the key's timestamp, the marks' base and their newest write; nil when none
+/// are kept. What the random convergence tests print for a key the nodes hold apart.
+fn elements(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[2];
+    let db = ctx.client.db;
+    let ids = key_shards(ctx, db, &[key]);
+    let mut locked = Held::lock(ctx.keys, &ids);
+    let key_ts = locked.newest_ts(db, key);
+    let hash = hash_key(key);
+    let shard = locked.keyspace().shard_of(hash);
+    let Some(state) = locked.shard_at(db, shard).kept_elements(key) else {
+        drop(locked);
+        ctx.out.null();
+        return Ok(());
+    };
+    let mut lines = vec![format!(
+        "key-ts:{key_ts} base:{} newest:{}",
+        state.base, state.newest
+    )];
+    let mut marks: Vec<String> = state
+        .marks
+        .iter()
+        .map(|(element, mark)| {
+            let element = String::from_utf8_lossy(element);
+            match mark.kind {
+                crate::keyspace::Kind::Removed => {
+                    format!("{element} removed {} seen {}", mark.ts, mark.seen)
+                }
+                kind => {
+                    let kind = format!("{kind:?}").to_lowercase();
+                    format!("{element} {kind} {}", mark.ts)
+                }
+            }
+        })
+        .collect();
+    drop(locked);
+    marks.sort();
+    lines.extend(marks);
+    ctx.out.array(lines.len());
+    for line in &lines {
+        ctx.out.bulk(line.as_bytes());
+    }
+    Ok(())
 }
 
 /// DEBUG DIGEST: one status line, 40 hex digits (all zeros for an empty dataset).

@@ -686,13 +686,14 @@ fn element_names(value: &crate::types::Value) -> Option<Vec<Vec<u8>>> {
     Some(names)
 }
 
-/// Each key a write names, with its database and newest timestamp before it ran.
+/// Each key a write may write, with its database and newest timestamp before it ran.
 type KeysBefore<'a> = SmallVec<[(usize, &'a [u8], u64); 2]>;
 
 /// Before a write runs on an active-replication node: where the effects of the
-/// open group end, and the newest timestamp of each key the command names (the
+/// open group end, and the newest timestamp of each key the command may write (the
 /// element timestamps of those keys are marked after it, see
-/// [`Locked::mark_elements_since`]).
+/// [`Locked::mark_elements_since`]; its read-only keys, a STORE's sources, keep
+/// theirs).
 fn keys_before<'a>(
     cmd: &Command,
     args: &[&'a [u8]],
@@ -700,7 +701,7 @@ fn keys_before<'a>(
 ) -> (usize, KeysBefore<'a>) {
     let db = locked.db;
     let before = cmd
-        .key_positions(args)
+        .written_key_positions(args)
         .iter()
         .flatten()
         .map(|&at| (db, args[at], locked.newest_ts(db, args[at])))

@@ -770,6 +770,24 @@ impl Command {
         Some(positions)
     }
 
+    /// The argument indexes of the keys the command may write: those of every key
+    /// spec not read-only (SINTERSTORE's destination, not its sources). `None`
+    /// when the arguments are malformed.
+    pub fn written_key_positions(&self, args: &[&[u8]]) -> Option<KeyPositions> {
+        let mut positions = KeyPositions::new();
+        for spec in self.specs() {
+            let read_only = self.spec_flags(spec) & key_flags::RO != 0;
+            if !spec.each_key(args, |at| {
+                if !read_only {
+                    positions.push(at)
+                }
+            }) {
+                return None;
+            }
+        }
+        Some(positions)
+    }
+
     /// How a key spec uses its keys: as declared, or, when not declared, derived
     /// from the command's flags (a write command reads and updates its keys).
     pub fn spec_flags(&self, spec: &KeySpec) -> u32 {

@@ -315,6 +315,11 @@ impl ShardData {
         self.elements_as_of(key, self.newest_ts(hash, key))
     }
 
+    /// The element timestamps kept for `key`, current or not (DEBUG ELEMENTS).
+    pub fn kept_elements(&self, key: &[u8]) -> Option<&Elements> {
+        self.elements.as_ref()?.get(key)
+    }
+
     /// The element timestamps of `key` if its last element write was the key's
     /// write at `ts`.
     pub fn elements_as_of(&self, key: &[u8], ts: u64) -> Option<&Elements> {
