@@ -317,3 +317,29 @@ fn a_store_reading_a_set_leaves_its_element_timestamps() {
     assert!(marks.contains("\r\nm added "), "{marks}");
     assert_eq!(a.cmd(&["DEBUG", "ELEMENTS", "nothing"]), b"$-1\r\n");
 }
+
+/// A peer's write of two keys (SMOVE's removal and add) met here where one key is
+/// newer than it: that key keeps its newer timestamp, and the other takes the
+/// write's own, as on the node that made it; never the first key's.
+#[test]
+fn a_peers_move_stamps_each_key_as_its_origin_did() {
+    let pair = Pair::start(&[]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    a.cmd(&["SADD", "from", "m", "n"]);
+    wait_for("the set to reach B", || {
+        b.cmd(&["SISMEMBER", "from", "n"]) == b":1\r\n"
+    });
+    pair.cut();
+    assert_eq!(a.cmd(&["SMOVE", "from", "to", "m"]), b":1\r\n");
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(b.cmd(&["SADD", "from", "later"]), b":1\r\n");
+    pair.heal();
+    pair.converge();
+    let key_ts = |conn: &mut RawConn, key: &str| {
+        let marks = String::from_utf8_lossy(&conn.cmd(&["DEBUG", "ELEMENTS", key])).into_owned();
+        marks.split("\r\n").nth(2).unwrap_or_default().to_string()
+    };
+    for key in ["from", "to"] {
+        assert_eq!(key_ts(&mut a, key), key_ts(&mut b, key), "{key}");
+    }
+}

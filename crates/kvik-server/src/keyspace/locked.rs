@@ -70,8 +70,14 @@ impl KeyEnv<'_> {
 /// The timestamp a command stamps a key with: the one it already gave out when that
 /// is past the key's previous one, so that every key a command writes carries the
 /// timestamp of its effect (a peer replaying the effect stamps them all alike);
-/// a fresh one otherwise.
+/// a fresh one otherwise. A peer's write being replayed stamps each key with its
+/// own timestamp, or keeps the key's newer one where it merges into it (an
+/// element's add, a counter's increment): never the newer timestamp another key
+/// of the same write kept, which no other node would give that key.
 fn command_stamp(previous: u64, given: u64, now_ms: u64) -> u64 {
+    if let Some(imposed) = crate::hlc::imposed_now() {
+        return imposed.max(previous);
+    }
     if given > previous {
         given
     } else {
