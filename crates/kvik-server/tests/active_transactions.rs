@@ -5,8 +5,9 @@
 //! key, so while it runs the transaction's keys appear one by one, as any keys of
 //! the snapshot do: that heal is watched before and after, not during.)
 //!
-//! A transaction a node passes on goes whole, even where one of its commands
-//! applies nothing on the node passing it.
+//! A node passes on every write of a peer's, even one that applies nothing on
+//! it: a transaction goes whole, and a dropped write leaves no gap in its
+//! origin's numbers for the nodes behind.
 
 mod support;
 
@@ -174,4 +175,33 @@ fn a_transaction_goes_on_whole_where_one_of_its_commands_applies_nothing() {
     let both = "*2\r\n$1\r\nw\r\n$1\r\ny\r\n";
     assert_eq!(members(&mut a), both);
     assert_eq!(members(&mut to_c), both, "the DEL removed C's older member");
+}
+
+/// A <-> B active, and C an active replica of B alone. A write of A's that B
+/// drops (older than B's own write of the key) still goes on to C: C counts A's
+/// writes in order and would otherwise wait for the missing one, dropping A's
+/// later writes, on a path that never brings it.
+#[test]
+fn a_write_dropped_on_the_way_still_reaches_the_node_behind() {
+    let pair = Pair::start(&[]);
+    let c = support::TestServer::start(support::active::ACTIVE);
+    let (mut a, mut b, mut to_c) = (pair.a.raw(), pair.b.raw(), c.raw());
+    let b_port = pair.b.port().to_string();
+    assert_eq!(to_c.cmd(&["REPLICAOF", "127.0.0.1", &b_port]), b"+OK\r\n");
+    wait_for("C's link to B", || {
+        to_c.info_field("replication", "master_link_status") == "up"
+    });
+    pair.cut();
+    assert_eq!(a.cmd(&["SET", "k", "older"]), b"+OK\r\n");
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    assert_eq!(b.cmd(&["SET", "k", "newer"]), b"+OK\r\n");
+    assert_eq!(a.cmd(&["SET", "after", "1"]), b"+OK\r\n");
+    pair.heal();
+    support::wait_for_within(
+        std::time::Duration::from_secs(5),
+        "A's later write to reach C",
+        || to_c.cmd(&["GET", "after"]) == b"$1\r\n1\r\n",
+    );
+    assert_eq!(to_c.cmd(&["GET", "k"]), b"$5\r\nnewer\r\n");
+    pair.converge();
 }

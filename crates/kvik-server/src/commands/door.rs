@@ -479,10 +479,9 @@ pub fn run_locked<'a>(
         let db = ctx.keys.db;
         ctx.keys.propagate(db, args);
     }
-    // Applied here without a write of its own (a DEL of a key gone here): inside
-    // a transaction it still travels on, as one dropped does.
+    // Applied here without a write of its own (a DEL of a key gone here): it
+    // still travels on, as one dropped does.
     if replayed_at.is_some()
-        && !own_group
         && marking
             .as_ref()
             .is_some_and(|m| m.0 == ctx.keys.group_len())
@@ -519,8 +518,8 @@ pub fn run_locked<'a>(
     }
 }
 
-/// A peer's command that applies nothing here: inside its transaction it still
-/// travels on to the active peers ([`Locked::forward_dropped`]).
+/// A peer's command that applies nothing here: it still travels on to the active
+/// peers ([`Locked::forward_dropped`]).
 fn dropped_replay(as_born: &[&[u8]], locked: &mut Locked) -> Ran {
     locked.forward_dropped(as_born);
     Ran::dropped()

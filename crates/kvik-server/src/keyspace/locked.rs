@@ -479,16 +479,21 @@ impl<'a> Locked<'a> {
         }
     }
 
-    /// A peer's command dropped here (stale, a duplicate of a count, or changing
-    /// nothing) inside one of its transactions: it still goes on to the active
-    /// peers, as it was born, so that the transaction travels on whole. A peer that
+    /// A peer's command dropped here (stale, a count met before, or changing
+    /// nothing) still goes on to the active peers, as it was born: each judges it
+    /// itself. Inside a transaction it keeps the transaction whole: a peer that
     /// meets the transaction first by this path keeps this copy and drops the
-    /// origin's as a duplicate: a command missing from it would be lost there.
-    /// Alone, a dropped command goes nowhere: its number leaves a gap that the
-    /// origin's own link fills.
+    /// origin's as a duplicate, so a command missing from it would be lost there.
+    /// Alone, it keeps the origin's numbers without a gap on the paths through
+    /// here: a peer whose own link to the origin is down would otherwise drop every
+    /// later write of the origin that comes this way until that link is back.
     pub fn forward_dropped(&mut self, argv: &[&[u8]]) {
-        if self.group.is_none() || !self.env.effects.recording() {
+        if !self.env.effects.recording() {
             return;
+        }
+        let alone = self.group.is_none();
+        if alone {
+            self.begin_effect_group();
         }
         let (db, ts) = (self.db, self.effect_ts());
         if let Some(group) = self.group.as_mut() {
@@ -500,6 +505,9 @@ impl<'a> Locked<'a> {
                 observed: super::elements::removal_seen_now(),
                 as_born: None,
             });
+        }
+        if alone {
+            self.finish_effect_group();
         }
     }
 
