@@ -128,6 +128,20 @@ fn a_transaction_cut_in_the_middle_is_applied_whole_after_a_full_sync() {
     );
 }
 
+/// A <-> B active, and C an active replica of B alone (linked): A's writes reach
+/// C only as B passes them on.
+fn pair_with_a_node_behind_b() -> (Pair, support::TestServer) {
+    let pair = Pair::start(&[]);
+    let c = support::TestServer::start(support::active::ACTIVE);
+    let mut to_c = c.raw();
+    let b_port = pair.b.port().to_string();
+    assert_eq!(to_c.cmd(&["REPLICAOF", "127.0.0.1", &b_port]), b"+OK\r\n");
+    wait_for("C's link to B", || {
+        to_c.info_field("replication", "master_link_status") == "up"
+    });
+    (pair, c)
+}
+
 /// A <-> B active, and C an active replica of B alone: A's writes reach C only as
 /// B passes them on. A's transaction deletes a set; on B every member is newer
 /// than that DEL, so it applies nothing there, yet it must reach C with the rest
@@ -136,14 +150,8 @@ fn a_transaction_cut_in_the_middle_is_applied_whole_after_a_full_sync() {
 /// origin's own copy as a duplicate.)
 #[test]
 fn a_transaction_goes_on_whole_where_one_of_its_commands_applies_nothing() {
-    let pair = Pair::start(&[]);
-    let c = support::TestServer::start(support::active::ACTIVE);
+    let (pair, c) = pair_with_a_node_behind_b();
     let (mut a, mut b, mut to_c) = (pair.a.raw(), pair.b.raw(), c.raw());
-    let b_port = pair.b.port().to_string();
-    assert_eq!(to_c.cmd(&["REPLICAOF", "127.0.0.1", &b_port]), b"+OK\r\n");
-    wait_for("C's link to B", || {
-        to_c.info_field("replication", "master_link_status") == "up"
-    });
     b.cmd(&["SADD", "s", "w"]);
     for node in [&mut a, &mut to_c] {
         wait_for("B's add", || {
@@ -183,14 +191,8 @@ fn a_transaction_goes_on_whole_where_one_of_its_commands_applies_nothing() {
 /// later writes, on a path that never brings it.
 #[test]
 fn a_write_dropped_on_the_way_still_reaches_the_node_behind() {
-    let pair = Pair::start(&[]);
-    let c = support::TestServer::start(support::active::ACTIVE);
+    let (pair, c) = pair_with_a_node_behind_b();
     let (mut a, mut b, mut to_c) = (pair.a.raw(), pair.b.raw(), c.raw());
-    let b_port = pair.b.port().to_string();
-    assert_eq!(to_c.cmd(&["REPLICAOF", "127.0.0.1", &b_port]), b"+OK\r\n");
-    wait_for("C's link to B", || {
-        to_c.info_field("replication", "master_link_status") == "up"
-    });
     pair.cut();
     assert_eq!(a.cmd(&["SET", "k", "older"]), b"+OK\r\n");
     std::thread::sleep(std::time::Duration::from_millis(5));
