@@ -2,12 +2,13 @@
 //! with random cuts and heals. After every heal each node must hold the same
 //! dataset (DEBUG DIGEST, and every key's deadline to the millisecond), and the
 //! rules that hold whatever the interleaving must hold: every increment of a
-//! counter nobody resets is counted once.
+//! counter nobody resets is counted once, and an element of a set, hash or sorted
+//! set that a round only added is there, one it only removed is gone.
 //!
 //! `KVIK_ACTIVE_SEED=<n>` replays another seed; `KVIK_MIX=strings,sets,...` keeps
 //! only some families of commands (to narrow a failing seed down). A failure shows
-//! the keys that differ, each node's value and deadline of them, and the commands
-//! of the mix that named them.
+//! the keys that differ, each node's value, deadline and element marks (DEBUG
+//! ELEMENTS) of them, and the commands of the mix that named them.
 
 mod support;
 
@@ -324,6 +325,87 @@ impl Counted {
     }
 }
 
+/// The elements of sets, hashes and sorted sets one round added and removed
+/// (on any node), for add-wins' plain cases: an element only added in the round
+/// is there once the nodes converge, and one only removed is gone (a round starts
+/// from converged nodes).
+#[derive(Default)]
+struct Membership {
+    added: BTreeSet<(String, String)>,
+    removed: BTreeSet<(String, String)>,
+}
+
+/// Is `key` one of the mixes' sets, hashes or sorted sets (see [`collection`])?
+fn is_collection_of_elements(key: &str) -> bool {
+    key.starts_with("set") || key.starts_with('h') || key.starts_with('z')
+}
+
+/// Every element a collection of the mixes can hold: what a DEL removes.
+const ELEMENTS: [&str; 6] = ["m0", "m1", "m2", "m3", "m4", "m5"];
+const FIELDS: [&str; 5] = ["f0", "f1", "f2", "f3", "f4"];
+
+impl Membership {
+    /// Note what one command, which replied `reply`, did to elements.
+    fn note(&mut self, words: &[String], reply: &[u8]) {
+        let w: Vec<&str> = words.iter().map(String::as_str).collect();
+        let mut add = |key: &str, element: &str| {
+            self.added.insert((key.to_string(), element.to_string()));
+        };
+        match w[..] {
+            ["SADD", key, ref members @ ..] => members.iter().for_each(|m| add(key, m)),
+            ["HSET", key, field, _] | ["HINCRBY", key, field, _] => add(key, field),
+            ["ZADD", key, _, member] | ["ZINCRBY", key, _, member] => add(key, member),
+            ["SMOVE", from, to, member] if reply == b":1\r\n" && from != to => {
+                add(to, member);
+                self.remove(from, member);
+            }
+            ["SREM", key, member] | ["HDEL", key, member] | ["ZREM", key, member] => {
+                self.remove(key, member)
+            }
+            ["SPOP", key] => {
+                let text = String::from_utf8_lossy(reply);
+                if let Some(member) = text.split("\r\n").nth(1) {
+                    self.remove(key, member);
+                }
+            }
+            ["DEL", key] | ["UNLINK", key] if is_collection_of_elements(key) => {
+                for element in ELEMENTS.iter().chain(&FIELDS) {
+                    self.remove(key, element);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn remove(&mut self, key: &str, element: &str) {
+        self.removed.insert((key.to_string(), element.to_string()));
+    }
+
+    /// Check the round's plain cases on a converged node.
+    fn check(&self, seed: u64, round: usize, conn: &mut RawConn) {
+        let holds = |conn: &mut RawConn, key: &str, element: &str| {
+            let reply = match key.as_bytes()[0] {
+                b'h' => conn.cmd(&["HEXISTS", key, element]),
+                b'z' => conn.cmd(&["ZSCORE", key, element]),
+                _ => conn.cmd(&["SISMEMBER", key, element]),
+            };
+            !matches!(&reply[..], b":0\r\n" | b"$-1\r\n")
+        };
+        for (key, element) in self.added.difference(&self.removed) {
+            assert!(
+                holds(conn, key, element),
+                "seed {seed:#x} round {round}: {key} lost {element}, which was only added"
+            );
+        }
+        for (key, element) in self.removed.difference(&self.added) {
+            assert!(
+                !holds(conn, key, element),
+                "seed {seed:#x} round {round}: {key} holds {element}, which was only removed"
+            );
+        }
+    }
+}
+
 /// One of the collections the mixes write.
 fn collection(rng: &mut Lcg) -> String {
     match rng.below(4) {
@@ -460,6 +542,7 @@ fn run_mix(
     let mut counted = Counted::default();
     let mut history = Vec::new();
     for round in 0..rounds {
+        let mut membership = Membership::default();
         let cut = draw_cut(&mut rng);
         if let Some(cut) = &cut {
             let what = mesh.cut(cut);
@@ -469,6 +552,7 @@ fn run_mix(
             let node = rng.below(conns.len() as u64) as usize;
             let words = draw(&mut rng, &families, &mut counted);
             let reply = conns[node].cmd(&words);
+            membership.note(&words, &reply);
             history.push(format!(
                 "{round} {node}: {} -> {}",
                 words.join(" "),
@@ -485,6 +569,7 @@ fn run_mix(
             history.push(format!("{round} healed"));
         }
         mesh.converge(seed, &history);
+        membership.check(seed, round, &mut conns[0]);
     }
     for conn in conns.iter_mut() {
         counted.check(seed, conn);
