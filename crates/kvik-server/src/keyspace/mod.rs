@@ -203,6 +203,7 @@ impl Keyspace {
                 }
                 if before > 0 {
                     shard.collect_elements(before);
+                    shard.fold_counters(before);
                 }
                 left += shard.elements_held().0;
             }
