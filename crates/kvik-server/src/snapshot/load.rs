@@ -6,7 +6,8 @@
 
 use super::KeyDelay;
 use crate::keyspace::{
-    hash_key, AccessClock, Counter, EntryBox, EntryData, KeyTtl, Keyspace, Locked, ShardData,
+    hash_key, merge_ttls, AccessClock, Counter, EntryBox, EntryData, KeyTtl, Keyspace, Locked,
+    ShardData,
 };
 use crate::keyspace::{Elements, MergeLimits};
 use crate::loading::Loading;
@@ -220,6 +221,10 @@ fn merge_key(
         expire_at: entry.expire_at,
     });
     if let Some(theirs) = their_ttl {
+        match copies_of_one_value_write(s, hash, entry, theirs) {
+            Ok(merged) => return merged,
+            Err(back) => entry = back,
+        }
         if s.merge_ttl(hash, &key, theirs) {
             return Merged::Joined;
         }
@@ -295,6 +300,52 @@ fn reset_under_increments(
         }
         _ => Err(entry),
     }
+}
+
+/// A full sync where both copies of a key hold the same value write (one
+/// timestamp) with other values: a write that reads the value it changes (a
+/// push) that one node applied on a value of its own. Only the writer's copy is
+/// the write as made: the key takes the writer's value (ours when the write is
+/// this node's, and the peer is sent it whole; theirs otherwise), and the TTL
+/// registers merge as they do for one value. `Err` gives the file's key back
+/// when the copies are not such.
+fn copies_of_one_value_write(
+    s: &mut ShardData,
+    hash: u64,
+    entry: EntryBox,
+    theirs: KeyTtl,
+) -> Result<Merged, EntryBox> {
+    let key = entry.key().to_vec();
+    let Some(ours) = s.find(hash, &key) else {
+        return Err(entry);
+    };
+    let ours = (
+        KeyTtl {
+            ts: ours.ts,
+            since: s.ttl_since(hash, &key),
+            expire_at: ours.expire_at,
+        },
+        ours.value != entry.value,
+    );
+    let (ours, differs) = ours;
+    let value_ts = ours.since.unwrap_or(ours.ts);
+    if !differs || value_ts != theirs.since.unwrap_or(theirs.ts) {
+        return Err(entry);
+    }
+    if crate::hlc::tag_of(value_ts) == crate::hlc::own_tag() {
+        s.merge_ttl(hash, &key, theirs);
+        return Ok(Merged::OursKept);
+    }
+    let replaced = s.insert(hash, entry);
+    match merge_ttls(ours, theirs) {
+        Some((expire_at, ts, since)) => {
+            s.set_expire(hash, &key, expire_at);
+            s.restamp(hash, &key, ts);
+            s.note_ttl_change(&key, since, ts);
+        }
+        None => s.restamp(hash, &key, ours.ts.max(theirs.ts)),
+    }
+    Ok(Merged::Put(replaced))
 }
 
 /// Record a state that [`reset_under_increments`] computed: the key takes its
