@@ -390,7 +390,7 @@ pub fn run_locked<'a>(
     let mut args: &[&[u8]] = args;
     let mut peer_seen = SmallVec::<[(&[u8], u64); 4]>::new();
     // Counted keys a peer's late reset goes under (see [`resets_under_increments`]).
-    let mut counted_under = SmallVec::<[(&[u8], Counter); 1]>::new();
+    let mut counted_under = CountedUnder::new();
     // Only the client applying a master's stream replays peers' writes: others
     // never look at the clock's thread-local here.
     let replayed_at = client.is_master.then(crate::hlc::imposed_now).flatten();
@@ -568,6 +568,9 @@ fn replay_is_stale(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) 
     })
 }
 
+/// Counted keys a reset goes under, each with its state before the reset.
+type CountedUnder<'a> = SmallVec<[(&'a [u8], Counter); 1]>;
+
 /// Active replication: a peer's write stamped `ts` that is older than some of
 /// its keys here, where each such key is a counter whose newer writes are
 /// increments made on an older base, and the write resets it (it writes the
@@ -581,7 +584,7 @@ fn resets_under_increments<'a>(
     args: &[&'a [u8]],
     ts: u64,
     locked: &mut Locked,
-) -> Option<SmallVec<[(&'a [u8], Counter); 1]>> {
+) -> Option<CountedUnder<'a>> {
     if cmd.has(table::flags::MERGES_AS_COUNTER) || cmd.has(table::flags::MERGES_AS_TTL) {
         return None;
     }
