@@ -14,6 +14,16 @@
 //! before it are forgotten). The value is the base plus the totals, kept
 //! materialized in the entry, so reads pay nothing.
 //!
+//! A reset can reach a node after increments newer than it, made by a node that
+//! had not seen it (a partition): the increments newer than the reset count on
+//! the value it wrote, the older ones are gone, as on a node that met the reset
+//! first ([`Counter::rebased`], and a full sync's merge of a newer base). To split
+//! a node's total at any reset, each part also remembers its increments one by
+//! one, until no peer can send a reset older than them (the watermarks that
+//! collect tombstones fold them: [`Counter::fold`]) or [`RECENT_MAX`] newer ones
+//! push them out; a reset older than a folded increment is judged by last writer
+//! of the key instead.
+//!
 //! Every counting command (INCR, INCRBY, DECR, DECRBY, INCRBYFLOAT, HINCRBY,
 //! HINCRBYFLOAT, ZINCRBY) counts here. Float sums depend on the order of their
 //! terms, so the value is always computed one way, the base then each node's total
