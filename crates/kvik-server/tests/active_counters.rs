@@ -208,3 +208,35 @@ fn zincrby_merges_each_member_as_a_counter_with_the_same_score_on_both() {
         1.6,
     );
 }
+
+#[test]
+fn a_reset_that_arrives_after_later_increments_keeps_only_those() {
+    // A adds 5, B's reset comes next, then A adds 3 more; A meets the reset
+    // only when the partition heals (a partial resync, then a full sync). The
+    // reset wins over the first increment and the later one counts on it, on
+    // both nodes, as on a node that met the reset first.
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    let resets: [(&[&str], &str); 3] = [
+        (&["SET", "c", "100"], "$3\r\n103\r\n"),
+        (&["SETEX", "c", "500", "100"], "$3\r\n103\r\n"),
+        (&["DEL", "c"], "$1\r\n3\r\n"),
+    ];
+    for filler in [0, 200] {
+        for (reset, reads) in resets {
+            a.cmd(&["SET", "c", "0"]);
+            wait_for("c to reach B", || b.cmd(&["GET", "c"]) == b"$1\r\n0\r\n");
+            partition(&pair, filler, |a, b| {
+                a.cmd(&["INCRBY", "c", "5"]);
+                std::thread::sleep(Duration::from_millis(3));
+                b.cmd(reset);
+                std::thread::sleep(Duration::from_millis(3));
+                a.cmd(&["INCRBY", "c", "3"]);
+            });
+            let got = text(&same_on_both(&pair, &["GET", "c"]));
+            assert_eq!(got, reads, "{reset:?}, {filler} filler writes");
+            let ttl = text(&same_on_both(&pair, &["PEXPIRETIME", "c"]));
+            assert_eq!(ttl == ":-1\r\n", reset[0] != "SETEX", "{reset:?}: {ttl}");
+        }
+    }
+}

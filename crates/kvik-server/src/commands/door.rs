@@ -11,7 +11,7 @@ use super::blocking;
 use super::table::{self, Command, Lock, LockRequest, Need};
 use super::{acl, args, pubsub, registry, slowlog, transactions, CmdError, CmdResult, Ctx};
 use crate::client::{ClientState, ReplyMode};
-use crate::keyspace::{KeyEnv, Locked};
+use crate::keyspace::{Counter, KeyEnv, Locked};
 use crate::latency::Event;
 use crate::server::Server;
 use crate::stats::ThreadStats;
@@ -389,6 +389,8 @@ pub fn run_locked<'a>(
     let as_born = args;
     let mut args: &[&[u8]] = args;
     let mut peer_seen = SmallVec::<[(&[u8], u64); 4]>::new();
+    // Counted keys a peer's late reset goes under (see [`resets_under_increments`]).
+    let mut counted_under = CountedUnder::new();
     // Only the client applying a master's stream replays peers' writes: others
     // never look at the clock's thread-local here.
     let replayed_at = client.is_master.then(crate::hlc::imposed_now).flatten();
@@ -411,10 +413,13 @@ pub fn run_locked<'a>(
                 }
                 // Every element here is newer than the removal: nothing to remove.
                 Some(_) => return dropped_replay(as_born, locked),
-                None => {
-                    repair_newer_keys(cmd, args, ts, locked);
-                    return dropped_replay(as_born, locked);
-                }
+                None => match resets_under_increments(cmd, args, ts, locked) {
+                    Some(split) => counted_under = split,
+                    None => {
+                        repair_newer_keys(cmd, args, ts, locked);
+                        return dropped_replay(as_born, locked);
+                    }
+                },
             }
         }
         if let Some(kept) = elements {
@@ -455,6 +460,12 @@ pub fn run_locked<'a>(
         crate::log_warning!("Internal error while running '{}'", cmd.name);
         Err(format!("ERR internal error while running '{}'", cmd.name).into())
     });
+    if let Some(ts) = replayed_at.filter(|_| result.is_ok()) {
+        let db = ctx.keys.db;
+        for (key, counted) in &counted_under {
+            ctx.keys.recount_after_reset(db, key, ts, counted);
+        }
+    }
     // Remembered while the keys' shards are still locked: no write slips between. A
     // script's commands remember the script's keys instead (its caller does that).
     if ctx.client.tracking.is_some()
@@ -554,6 +565,50 @@ fn replay_is_stale(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) 
     positions.iter().any(|&i| {
         locked.is_stale(db, args[i], ts) || ties_with_a_copy_of_another(db, args[i], ts, locked)
     })
+}
+
+/// Counted keys a reset goes under, each with its state before the reset.
+type CountedUnder<'a> = SmallVec<[(&'a [u8], Counter); 1]>;
+
+/// Active replication: a peer's write stamped `ts` that is older than some of
+/// its keys here, where each such key is a counter whose newer writes are
+/// increments made on an older base, and the write resets it (it writes the
+/// key's whole value, or removes it, without reading it). Last writer wins
+/// between the reset and the base; the increments newer than the reset count on
+/// it, the older ones are gone, as on the nodes that met the reset first. The
+/// states of those keys, for [`Locked::recount_after_reset`] once the write ran;
+/// `None` when some newer key is not such a counter (the write is dropped).
+fn resets_under_increments<'a>(
+    cmd: &Command,
+    args: &[&'a [u8]],
+    ts: u64,
+    locked: &mut Locked,
+) -> Option<CountedUnder<'a>> {
+    if cmd.has(table::flags::MERGES_AS_COUNTER) || cmd.has(table::flags::MERGES_AS_TTL) {
+        return None;
+    }
+    let mut found = table::FoundKeys(SmallVec::new());
+    if !cmd.keys_and_flags(args, &mut found) {
+        return None;
+    }
+    let db = locked.db;
+    let mut split = SmallVec::new();
+    for (at, flags) in found.0 {
+        let key = args[at];
+        if !locked.is_stale(db, key, ts) {
+            if ties_with_a_copy_of_another(db, key, ts, locked) {
+                return None;
+            }
+            continue;
+        }
+        let resets =
+            flags & (table::key_flags::OW | table::key_flags::RM | table::key_flags::DELETE);
+        if resets == 0 {
+            return None;
+        }
+        split.push((key, locked.counter_split_at(db, key, ts)?));
+    }
+    (!split.is_empty()).then_some(split)
 }
 
 /// Is a peer's write stamped `ts` a copy of a write another node made, tying with
@@ -762,6 +817,8 @@ fn repair_newer_keys(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked
 /// a value nobody else has (its own write with one of ours applied on top), which
 /// no later write of ours would mend; this does. Called with `key`'s shard held.
 pub fn repair_key(locked: &mut Locked, db: usize, key: &[u8]) {
+    // The peers take the value whole, as a reset: so does our counting.
+    locked.forget_counter(db, key);
     let Some(entry) = locked.get_in(db, key) else {
         let removed = locked.removed_at(db, key);
         if removed > 0 {

@@ -14,6 +14,16 @@
 //! before it are forgotten). The value is the base plus the totals, kept
 //! materialized in the entry, so reads pay nothing.
 //!
+//! A reset can reach a node after increments newer than it, made by a node that
+//! had not seen it (a partition): the increments newer than the reset count on
+//! the value it wrote, the older ones are gone, as on a node that met the reset
+//! first ([`Counter::rebased`], and a full sync's merge of a newer base). To split
+//! a node's total at any reset, each part also remembers its increments one by
+//! one, until no peer can send a reset older than them (the watermarks that
+//! collect tombstones fold them: [`Counter::fold`]) or [`RECENT_MAX`] newer ones
+//! push them out; a reset older than a folded increment is judged by last writer
+//! of the key instead.
+//!
 //! Every counting command (INCR, INCRBY, DECR, DECRBY, INCRBYFLOAT, HINCRBY,
 //! HINCRBYFLOAT, ZINCRBY) counts here. Float sums depend on the order of their
 //! terms, so the value is always computed one way, the base then each node's total
@@ -124,15 +134,34 @@ impl Num {
     }
 }
 
+/// One node's share of a counted key or element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    pub node: NodeId,
+    /// What it added since the base, summed in the order it made the increments.
+    pub total: Num,
+    /// Its last increment's timestamp.
+    pub last_ts: u64,
+    /// The newest of its increments no longer remembered one by one (0: none).
+    pub folded_to: u64,
+    /// Its increments newer than `folded_to`, oldest first: a reset that arrives
+    /// late keeps those newer than it (see [`Counter::rebased`]).
+    pub recent: Vec<(u64, Num)>,
+}
+
+/// The most increments a node's part remembers one by one; older ones are folded
+/// into its total. Bounds a counter's memory where no watermark folds them (a
+/// long partition, a peer that sends none).
+pub const RECENT_MAX: usize = 256;
+
 /// One counted key or element.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Counter {
     /// The write the counting started from.
     pub base_ts: u64,
     pub base: Num,
-    /// Per node, in node-id order: what it added since the base, and its last
-    /// increment's timestamp.
-    pub parts: SmallVec<[(NodeId, Num, u64); 2]>,
+    /// Per node, in node-id order: what it added since the base.
+    pub parts: SmallVec<[Part; 2]>,
 }
 
 impl Counter {
@@ -147,7 +176,10 @@ impl Counter {
 
     /// The newest timestamp the state knows: the key's, while the state is current.
     pub fn newest_ts(&self) -> u64 {
-        self.parts.iter().map(|p| p.2).fold(self.base_ts, u64::max)
+        self.parts
+            .iter()
+            .map(|p| p.last_ts)
+            .fold(self.base_ts, u64::max)
     }
 
     /// The value: the base plus every node's total, in node-id order (the one order
@@ -155,7 +187,7 @@ impl Counter {
     pub fn value(&self) -> Num {
         self.parts
             .iter()
-            .fold(self.base.clone(), |sum, p| sum.add(&p.1))
+            .fold(self.base.clone(), |sum, p| sum.add(&p.total))
     }
 
     /// Is `node`'s increment stamped `ts` in its total already? A node's
@@ -163,44 +195,143 @@ impl Counter {
     /// every one up to its last: one at or before that is met again (through a
     /// second link, or after a merged snapshot that held it).
     pub fn holds(&self, node: &NodeId, ts: u64) -> bool {
-        self.parts.iter().any(|p| p.0 == *node && p.2 >= ts)
+        self.parts
+            .iter()
+            .any(|p| p.node == *node && p.last_ts >= ts)
     }
 
     /// `node` added `by` at `ts`.
     pub fn add(&mut self, node: NodeId, by: &Num, ts: u64) {
-        match self.parts.binary_search_by(|p| p.0.cmp(&node)) {
-            Ok(at) => {
-                let part = &mut self.parts[at];
-                part.1 = part.1.add(by);
-                part.2 = part.2.max(ts);
+        let at = match self.parts.binary_search_by(|p| p.node.cmp(&node)) {
+            Ok(at) => at,
+            Err(at) => {
+                let part = Part {
+                    node,
+                    total: by.zero_like(),
+                    last_ts: 0,
+                    folded_to: 0,
+                    recent: Vec::new(),
+                };
+                self.parts.insert(at, part);
+                at
             }
-            Err(at) => self.parts.insert(at, (node, by.zero_like().add(by), ts)),
+        };
+        let part = &mut self.parts[at];
+        part.total = part.total.add(by);
+        part.last_ts = part.last_ts.max(ts);
+        part.recent.push((ts, by.clone()));
+        if part.recent.len() > RECENT_MAX {
+            let (oldest, _) = part.recent.remove(0);
+            part.folded_to = part.folded_to.max(oldest);
         }
+    }
+
+    /// Stop remembering one by one the increments older than `before`: no peer
+    /// can send a reset older than that any more. Returns whether some are still
+    /// remembered.
+    pub fn fold(&mut self, before: u64) -> bool {
+        for part in &mut self.parts {
+            let older = part.recent.partition_point(|(ts, _)| *ts < before);
+            if older > 0 {
+                part.folded_to = part.folded_to.max(part.recent[older - 1].0);
+                part.recent.drain(..older);
+            }
+        }
+        self.parts.iter().any(|p| !p.recent.is_empty())
+    }
+
+    /// A reset stamped `ts` (a write of the whole value, a removal) that arrives
+    /// after increments newer than it: is this state older than the reset by its
+    /// base, newer by its increments, and does it remember one by one every
+    /// increment newer than `ts` (so [`Counter::rebased`] can keep them)?
+    pub fn splits_at(&self, ts: u64) -> bool {
+        self.base_ts < ts && self.newest_ts() > ts && self.parts.iter().all(|p| p.folded_to <= ts)
+    }
+
+    /// The state counting is in after a reset stamped `ts` put under this one:
+    /// the increments newer than the reset counted on the value it wrote, each
+    /// node's in the order it made them; the older ones are gone, as on every
+    /// node that met the reset first. `base_of(by)` reads the reset's value as a
+    /// number of `by`'s kind (a removed key is zero); an increment the value
+    /// takes no such number for is refused, as the command refuses it where the
+    /// reset came first, until one counts. `None` when none counts.
+    pub fn rebased(&self, ts: u64, base_of: impl Fn(&Num) -> Option<Num>) -> Option<Counter> {
+        let mut kept: Vec<(u64, NodeId, &Num)> = self
+            .parts
+            .iter()
+            .flat_map(|p| {
+                p.recent
+                    .iter()
+                    .filter(|(at, _)| *at > ts)
+                    .map(|(at, by)| (*at, p.node, by))
+            })
+            .collect();
+        kept.sort_by_key(|(at, node, _)| (*at, *node));
+        let mut counter: Option<Counter> = None;
+        for (at, node, by) in kept {
+            if counter.is_none() {
+                counter = base_of(by).map(|base| Counter::new(ts, base));
+            }
+            if let Some(counter) = &mut counter {
+                counter.add(node, by, at);
+            }
+        }
+        counter
+    }
+
+    /// [`Counter::rebased`] on a reset of a whole string that left `value`
+    /// (`None`: it removed the key).
+    pub fn rebased_on(&self, ts: u64, value: Option<&Value>) -> Option<Counter> {
+        self.rebased(ts, |by| element(value, None, by))
     }
 
     /// Take in a peer's state of the same key or element. Returns whether ours
     /// changed. The states are on the same base when their bases have one
     /// timestamp, or (`by_value`: an element's, whose writes have no timestamp of
-    /// their own) hold one value; otherwise the newer base wins.
+    /// their own) hold one value: each node's newer total is kept. Otherwise the
+    /// newer base wins, and the increments newer than it that the other state
+    /// remembers count on it, as they did on the node that met that base first.
     pub fn merge(&mut self, theirs: &Counter, by_value: bool) -> bool {
         let same_base = theirs.base_ts == self.base_ts || (by_value && theirs.base == self.base);
-        if !same_base {
-            if theirs.base_ts > self.base_ts {
-                *self = theirs.clone();
-                return true;
-            }
-            return false;
+        if same_base {
+            return self.take_newer_parts(theirs);
         }
+        if theirs.base_ts > self.base_ts {
+            let mut merged = theirs.clone();
+            merged.count_remembered_after(self);
+            *self = merged;
+            return true;
+        }
+        self.count_remembered_after(theirs)
+    }
+
+    /// Same base: each node's newer total.
+    fn take_newer_parts(&mut self, theirs: &Counter) -> bool {
         let mut changed = false;
-        for (node, total, ts) in &theirs.parts {
-            match self.parts.binary_search_by(|p| p.0.cmp(node)) {
-                Ok(at) if self.parts[at].2 >= *ts => {}
+        for part in &theirs.parts {
+            match self.parts.binary_search_by(|p| p.node.cmp(&part.node)) {
+                Ok(at) if self.parts[at].last_ts >= part.last_ts => {}
                 Ok(at) => {
-                    self.parts[at] = (*node, total.clone(), *ts);
+                    self.parts[at] = part.clone();
                     changed = true;
                 }
                 Err(at) => {
-                    self.parts.insert(at, (*node, total.clone(), *ts));
+                    self.parts.insert(at, part.clone());
+                    changed = true;
+                }
+            }
+        }
+        changed
+    }
+
+    /// Count the increments `older` (a state on an older base) remembers that
+    /// are newer than our base and not counted here yet. Returns whether any was.
+    fn count_remembered_after(&mut self, older: &Counter) -> bool {
+        let mut changed = false;
+        for part in &older.parts {
+            for (at, by) in &part.recent {
+                if *at > self.base_ts && !self.holds(&part.node, *at) {
+                    self.add(part.node, by, *at);
                     changed = true;
                 }
             }
@@ -209,16 +340,28 @@ impl Counter {
     }
 
     /// The state as text, for a snapshot's aux field:
-    /// `<base_ts> <base> [<node hex>:<total>:<ts>]...`.
+    /// `<base_ts> <base> [<node hex>:<total>:<ts>:<folded_to>[:<ts>=<by>]...]...`.
+    /// (A reader that knows only the first three fields of a node's word reads
+    /// its totals.)
     pub fn encode(&self) -> String {
         let mut text = format!("{} {}", self.base_ts, self.base.encode());
-        for (node, total, ts) in &self.parts {
-            text.push_str(&format!(" {}:{}:{ts}", hex::encode(node), total.encode()));
+        for part in &self.parts {
+            text.push_str(&format!(
+                " {}:{}:{}:{}",
+                hex::encode(part.node),
+                part.total.encode(),
+                part.last_ts,
+                part.folded_to
+            ));
+            for (at, by) in &part.recent {
+                text.push_str(&format!(":{at}={}", by.encode()));
+            }
         }
         text
     }
 
-    /// The state [`Counter::encode`] wrote; `None` when malformed.
+    /// The state [`Counter::encode`] wrote; `None` when malformed. A node's word
+    /// without the increments it remembers (an older writer's) remembers none.
     pub fn decode(text: &[u8]) -> Option<Counter> {
         let text = std::str::from_utf8(text).ok()?;
         let mut words = text.split(' ');
@@ -229,9 +372,26 @@ impl Counter {
             let mut fields = word.split(':');
             let node = NodeId::try_from(hex::decode(fields.next()?).ok()?.as_slice()).ok()?;
             let total = Num::decode(fields.next()?)?;
-            let ts = fields.next()?.parse().ok()?;
-            match counter.parts.binary_search_by(|p| p.0.cmp(&node)) {
-                Err(at) => counter.parts.insert(at, (node, total, ts)),
+            let last_ts = fields.next()?.parse().ok()?;
+            let folded_to = match fields.next() {
+                Some(folded_to) => folded_to.parse().ok()?,
+                None => last_ts,
+            };
+            let recent = fields
+                .map(|field| {
+                    let (at, by) = field.split_once('=')?;
+                    Some((at.parse().ok()?, Num::decode(by)?))
+                })
+                .collect::<Option<Vec<_>>>()?;
+            let part = Part {
+                node,
+                total,
+                last_ts,
+                folded_to,
+                recent,
+            };
+            match counter.parts.binary_search_by(|p| p.node.cmp(&node)) {
+                Err(at) => counter.parts.insert(at, part),
                 Ok(_) => return None,
             }
         }
@@ -291,6 +451,15 @@ pub fn element(value: Option<&Value>, member: Option<&[u8]>, like: &Num) -> Opti
             .ok()
             .map(|_| Num::Float(text.into())),
         Num::Score(_) => None,
+    }
+}
+
+/// Does string `value` hold exactly `num` (a whole key's state is current)?
+pub fn holds_whole(value: &Value, num: &Num) -> bool {
+    match (value, num) {
+        (Value::Str(StrValue::Int(n)), Num::Int(m)) => n == m,
+        (Value::Str(s), num) => s.bytes(&mut itoa::Buffer::new()) == &num.text()[..],
+        _ => false,
     }
 }
 
@@ -369,12 +538,67 @@ mod tests {
     }
 
     #[test]
+    fn a_late_reset_keeps_the_increments_newer_than_it() {
+        // Node 1 adds 5 then 3 on base 10; node 2's SET 100 at 15 comes between.
+        let mut a = Counter::new(10, int(1));
+        a.add([1; 16], &int(5), 12);
+        a.add([1; 16], &int(3), 17);
+        assert!(a.splits_at(15) && !a.splits_at(10) && !a.splits_at(17));
+        let rebased = a.rebased(15, |_| Some(int(100))).unwrap();
+        assert_eq!(rebased.value(), int(103));
+        assert_eq!((rebased.base_ts, rebased.newest_ts()), (15, 17));
+        // The node that set first counts the later increment on its base.
+        let mut b = Counter::new(15, int(100));
+        b.add([1; 16], &int(3), 17);
+        assert_eq!(rebased, b);
+        // A value that takes no number refuses them all.
+        assert_eq!(a.rebased(15, |_| None), None);
+    }
+
+    #[test]
+    fn a_full_sync_of_a_newer_base_keeps_our_increments_newer_than_it() {
+        let mut ours = Counter::new(10, int(1));
+        ours.add([1; 16], &int(5), 12);
+        ours.add([1; 16], &int(3), 17);
+        let theirs = Counter::new(15, int(100));
+        assert!(ours.merge(&theirs, false));
+        assert_eq!(ours.value(), int(103));
+        let mut again = theirs.clone();
+        let mut older = Counter::new(10, int(1));
+        older.add([1; 16], &int(5), 12);
+        older.add([1; 16], &int(3), 17);
+        assert!(again.merge(&older, false));
+        assert_eq!(again, ours);
+        assert!(!again.merge(&older, false), "merging again changes nothing");
+    }
+
+    #[test]
+    fn folded_increments_no_longer_split() {
+        let mut a = Counter::new(10, int(1));
+        a.add([1; 16], &int(5), 12);
+        a.add([1; 16], &int(3), 17);
+        assert!(a.fold(13));
+        assert!(a.splits_at(14) && !a.splits_at(11));
+        assert!(!a.fold(20));
+        assert!(!a.splits_at(14));
+        assert_eq!(a.value(), int(9));
+        for ts in 0..RECENT_MAX as u64 + 5 {
+            a.add([2; 16], &int(1), 100 + ts);
+        }
+        assert_eq!(a.parts[1].recent.len(), RECENT_MAX);
+        assert_eq!(a.parts[1].folded_to, 104);
+    }
+
+    #[test]
     fn elements_on_the_same_value_share_their_base() {
         let mut a = Counter::new(10, Num::Score(1.5));
         a.add([1; 16], &Num::Score(1.0), 30);
         let mut b = Counter::new(8, Num::Score(1.5));
-        b.add([2; 16], &Num::Score(0.25), 31);
-        assert!(!a.clone().merge(&b, false), "another base, older");
+        b.add([2; 16], &Num::Score(0.25), 9);
+        assert!(
+            !a.clone().merge(&b, false),
+            "another base, older, and its increment older than ours"
+        );
         assert!(a.merge(&b, true));
         assert_eq!(a.value(), Num::Score(2.75));
     }
@@ -408,5 +632,10 @@ mod tests {
         assert_eq!(Counter::decode(b"x 1"), None);
         assert_eq!(Counter::decode(b"1 2 zz:1:2"), None);
         assert_eq!(Counter::decode(b"1 fnope"), None);
+        // An older writer's word: its totals, nothing remembered one by one.
+        let old = Counter::decode(format!("7 -3 {}:9:8", hex::encode([0xab; 16])).as_bytes());
+        let old = old.unwrap();
+        assert_eq!((old.value(), old.parts[0].folded_to), (int(6), 8));
+        assert!(old.parts[0].recent.is_empty());
     }
 }

@@ -458,6 +458,55 @@ impl<'a> Locked<'a> {
         reset > ts
     }
 
+    /// A peer's reset of whole counted `key` of `db` stamped `ts` (a write of its
+    /// whole value, or its removal) that arrives after increments newer than it:
+    /// the key's current state, when it remembers every one of those (see
+    /// [`Counter::splits_at`]). The caller runs the reset, then hands the state to
+    /// [`Locked::recount_after_reset`].
+    pub fn counter_split_at(&mut self, db: usize, key: &[u8], ts: u64) -> Option<Counter> {
+        let hash = hash_key(key);
+        self.shard_mut(db, hash)
+            .counter(hash, key)
+            .filter(|c| c.splits_at(ts))
+            .cloned()
+    }
+
+    /// After a reset stamped `ts` ran on `key` of `db` (see
+    /// [`Locked::counter_split_at`]): the increments `counted` holds newer than it
+    /// count on what it left, as on a node that met the reset before them (a
+    /// removed key comes back holding their sum), and the key takes the newest
+    /// timestamp of what it then holds.
+    pub fn recount_after_reset(&mut self, db: usize, key: &[u8], ts: u64, counted: &Counter) {
+        let hash = hash_key(key);
+        let shard = self.shard_mut(db, hash);
+        let value = shard.find(hash, key).map(|e| &e.value);
+        let Some(counter) = counted.rebased_on(ts, value) else {
+            // Nothing counts on what the reset wrote: the key is the reset's.
+            shard.forget_counter(key);
+            if shard.find(hash, key).is_some() {
+                shard.restamp(hash, key, ts);
+            }
+            return;
+        };
+        if self.shard_mut(db, hash).find(hash, key).is_none() {
+            let zero = Value::Str(crate::types::string::StrValue::Int(0));
+            self.set_in(db, key, zero, 0);
+        }
+        let newest = counter.newest_ts();
+        let shard = self.shard_mut(db, hash);
+        shard.put_counter(hash, key, None, counter);
+        shard.restamp(hash, key, newest);
+    }
+
+    /// Forget the counting of whole key `key` of `db`: this node sent the key
+    /// whole (a repair), which each peer takes as a write of its whole value, so
+    /// the increments that value holds no longer split by a later reset here
+    /// either.
+    pub fn forget_counter(&mut self, db: usize, key: &[u8]) {
+        let hash = hash_key(key);
+        self.shard_mut(db, hash).forget_counter(key);
+    }
+
     /// The newest timestamp `key` of `db` has seen: its last write, or its removal.
     pub fn newest_ts(&mut self, db: usize, key: &[u8]) -> u64 {
         let hash = hash_key(key);

@@ -44,7 +44,7 @@ pub use kvik_util::hash::hash_key;
 pub use locked::{KeyEnv, Locked, WaitGate};
 pub use observers::{KeyObserver, KeyObservers};
 pub use shard::ShardData;
-pub use ttl::KeyTtl;
+pub use ttl::{merge as merge_ttls, KeyTtl};
 
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -203,6 +203,7 @@ impl Keyspace {
                 }
                 if before > 0 {
                     shard.collect_elements(before);
+                    shard.fold_counters(before);
                 }
                 left += shard.elements_held().0;
             }

@@ -138,15 +138,42 @@ impl ShardData {
     }
 
     /// The current state of counted key `key` (a whole string): `None` when it has
-    /// none, or when a write of another kind came after its last increment.
+    /// none, or when a write of another kind came after its last increment (the
+    /// key's timestamp is not the state's newest, or a copy of the key stamped as
+    /// that increment replaced its value: a peer's repair).
     pub fn counter(&self, hash: u64, key: &[u8]) -> Option<&Counter> {
-        let ts = self.find(hash, key).map(|e| e.ts)?;
+        let entry = self.find(hash, key)?;
         self.counters
             .as_ref()?
             .get(key)?
             .whole
             .as_ref()
-            .filter(|c| c.newest_ts() == ts)
+            .filter(|c| {
+                c.newest_ts() == entry.ts && counters::holds_whole(&entry.value, &c.value())
+            })
+    }
+
+    /// Forget the counting of whole key `key`: its next increment counts from
+    /// what it holds then.
+    pub fn forget_counter(&mut self, key: &[u8]) {
+        if let Some(counted) = self.counters.as_mut().and_then(|c| c.get_mut(key)) {
+            counted.whole = None;
+        }
+    }
+
+    /// Stop remembering one by one the increments older than `before` (no peer
+    /// can send a reset older than that any more; see [`Counter::fold`]).
+    pub fn fold_counters(&mut self, before: u64) {
+        if let Some(all) = &mut self.counters {
+            for counted in all.values_mut() {
+                counted.whole.iter_mut().for_each(|c| {
+                    c.fold(before);
+                });
+                counted.members.values_mut().for_each(|c| {
+                    c.fold(before);
+                });
+            }
+        }
     }
 
     /// The current state of counted element `member` of `key`: `None` when it has
@@ -208,10 +235,27 @@ impl ShardData {
         let Some(mut ours) = self.counter_of(hash, key, member).cloned() else {
             return false;
         };
-        if ours.merge(theirs, member.is_some()) {
+        let mut changed = false;
+        if member.is_none() && copies_of_one_base(&ours, theirs) && !writes_base(&ours) {
+            // Our copy of the write the counting starts from is not the writer's:
+            // the writer's is the write as it was made.
+            ours.base = theirs.base.clone();
+            changed = true;
+        }
+        if ours.merge(theirs, member.is_some()) || changed {
             self.put_counter(hash, key, member, ours);
         }
         true
+    }
+
+    /// Would merging a peer's state `theirs` of whole key `key` leave the peer
+    /// holding a value ours does not: both count on the same write (one
+    /// timestamp) holding other values, and the write is this node's? A write that
+    /// reads the value it changes (APPEND) applied by the peer on a value of its
+    /// own: only the writer holds it as made, so the peer must be sent ours whole.
+    pub fn holds_the_written_base(&self, hash: u64, key: &[u8], theirs: &Counter) -> bool {
+        self.counter(hash, key)
+            .is_some_and(|ours| copies_of_one_base(ours, theirs) && writes_base(ours))
     }
 
     /// Record `counter` as the state of `key` (`member` of it), the entry taking its
@@ -786,6 +830,17 @@ impl ShardData {
 
 pub(super) fn index_add(index: &mut BTreeMap<(u64, u64), u32>, at: u64, hash: u64) {
     *index.entry((at, hash)).or_insert(0) += 1;
+}
+
+/// Do two states of a whole key count on copies of one write (one timestamp)
+/// holding other values?
+fn copies_of_one_base(ours: &Counter, theirs: &Counter) -> bool {
+    ours.base_ts == theirs.base_ts && ours.base != theirs.base
+}
+
+/// Is the write `counter` counts on this node's own?
+fn writes_base(counter: &Counter) -> bool {
+    crate::hlc::tag_of(counter.base_ts) == crate::hlc::own_tag()
 }
 
 fn index_remove(index: &mut BTreeMap<(u64, u64), u32>, at: u64, hash: u64) {

@@ -6,7 +6,8 @@
 
 use super::KeyDelay;
 use crate::keyspace::{
-    hash_key, AccessClock, Counter, EntryBox, EntryData, KeyTtl, Keyspace, Locked, ShardData,
+    hash_key, merge_ttls, AccessClock, Counter, EntryBox, EntryData, KeyTtl, Keyspace, Locked,
+    ShardData,
 };
 use crate::keyspace::{Elements, MergeLimits};
 use crate::loading::Loading;
@@ -195,14 +196,22 @@ fn merge_key(
     }
     if let Some((_, theirs)) = whole.first() {
         let our_base = s.counter(hash, &key).map(|c| c.base_ts);
+        let peer_holds_a_copy = s.holds_the_written_base(hash, &key, theirs);
         if s.merge_counter(hash, &key, None, theirs) {
             // Their newer base is a write of the whole value (SETEX ...): its
             // deadline comes with it, as on the peer that counted on it.
             if our_base.is_some_and(|ours| theirs.base_ts > ours) {
                 s.set_expire(hash, &key, entry.expire_at);
             }
+            if peer_holds_a_copy {
+                return Merged::OursKept;
+            }
             return Merged::Joined;
         }
+    }
+    match reset_under_increments(s, hash, entry, ts, whole.first().map(|c| &c.1)) {
+        Ok(merged) => return merged,
+        Err(back) => entry = back,
     }
     // The same value on both sides, its TTL changed on one or both: the TTL
     // registers merge.
@@ -212,6 +221,10 @@ fn merge_key(
         expire_at: entry.expire_at,
     });
     if let Some(theirs) = their_ttl {
+        match copies_of_one_value_write(s, hash, entry, theirs) {
+            Ok(merged) => return merged,
+            Err(back) => entry = back,
+        }
         if s.merge_ttl(hash, &key, theirs) {
             return Merged::Joined;
         }
@@ -235,6 +248,112 @@ fn merge_key(
         None if differs => Merged::OursKept,
         None => Merged::Joined,
     }
+}
+
+/// A full sync where one side counts increments on a whole key, on a base older
+/// than the other side's write of its whole value (or its removal), and newer
+/// than that write: the write goes under them, as it does live (see
+/// `Counter::rebased`). The increments newer than it count on what it left, the
+/// older ones are gone; the key keeps the write's deadline. `Err` gives the
+/// file's key back when neither side's state splits at the other's write (it
+/// merges otherwise).
+fn reset_under_increments(
+    s: &mut ShardData,
+    hash: u64,
+    entry: EntryBox,
+    ts: Option<u64>,
+    theirs: Option<&Counter>,
+) -> Result<Merged, EntryBox> {
+    let Some(ts) = ts else {
+        return Err(entry);
+    };
+    let key = entry.key().to_vec();
+    match (s.counter(hash, &key).cloned(), theirs) {
+        // Ours counts on a base older than their write: their key goes in.
+        (Some(ours), None) if ours.splits_at(ts) => {
+            let rebased = ours.rebased_on(ts, Some(&entry.value));
+            let replaced = s.insert(hash, entry);
+            match rebased {
+                Some(counter) => put_rebased(s, hash, &key, counter),
+                None => s.forget_counter(&key),
+            }
+            Ok(Merged::Put(replaced))
+        }
+        // Theirs counts on a base older than our write: ours stays, theirs
+        // count on it (the peer does the same when our write reaches it).
+        (None, Some(theirs)) if theirs.splits_at(s.newest_ts(hash, &key)) => {
+            let our_ts = s.newest_ts(hash, &key);
+            let ours = s.find(hash, &key).map(|e| &e.value);
+            let Some(counter) = theirs.rebased_on(our_ts, ours) else {
+                return Ok(Merged::Joined);
+            };
+            let mut replaced = None;
+            if s.find(hash, &key).is_none() {
+                // Our removal, with increments after it: the key comes back,
+                // without a deadline.
+                let mut back = entry;
+                back.expire_at = 0;
+                replaced = Some(s.insert(hash, back));
+            }
+            put_rebased(s, hash, &key, counter);
+            Ok(replaced.map_or(Merged::Joined, Merged::Put))
+        }
+        _ => Err(entry),
+    }
+}
+
+/// A full sync where both copies of a key hold the same value write (one
+/// timestamp) with other values: a write that reads the value it changes (a
+/// push) that one node applied on a value of its own. Only the writer's copy is
+/// the write as made: the key takes the writer's value (ours when the write is
+/// this node's, and the peer is sent it whole; theirs otherwise), and the TTL
+/// registers merge as they do for one value. `Err` gives the file's key back
+/// when the copies are not such.
+fn copies_of_one_value_write(
+    s: &mut ShardData,
+    hash: u64,
+    entry: EntryBox,
+    theirs: KeyTtl,
+) -> Result<Merged, EntryBox> {
+    let key = entry.key().to_vec();
+    let Some(ours) = s.find(hash, &key) else {
+        return Err(entry);
+    };
+    let ours = (
+        KeyTtl {
+            ts: ours.ts,
+            since: s.ttl_since(hash, &key),
+            expire_at: ours.expire_at,
+        },
+        ours.value != entry.value,
+    );
+    let (ours, differs) = ours;
+    let value_ts = ours.since.unwrap_or(ours.ts);
+    if !differs || value_ts != theirs.since.unwrap_or(theirs.ts) {
+        return Err(entry);
+    }
+    if crate::hlc::tag_of(value_ts) == crate::hlc::own_tag() {
+        s.merge_ttl(hash, &key, theirs);
+        return Ok(Merged::OursKept);
+    }
+    let replaced = s.insert(hash, entry);
+    match merge_ttls(ours, theirs) {
+        Some((expire_at, ts, since)) => {
+            s.set_expire(hash, &key, expire_at);
+            s.restamp(hash, &key, ts);
+            s.note_ttl_change(&key, since, ts);
+        }
+        None => s.restamp(hash, &key, ours.ts.max(theirs.ts)),
+    }
+    Ok(Merged::Put(replaced))
+}
+
+/// Record a state that [`reset_under_increments`] computed: the key takes its
+/// value and its newest timestamp.
+fn put_rebased(s: &mut ShardData, hash: u64, key: &[u8], counter: Counter) {
+    let newest = counter.newest_ts();
+    s.put_counter(hash, key, None, counter);
+    s.restamp(hash, key, newest);
 }
 
 /// Do two copies of a key hold the same write: timestamp, value and deadline?
@@ -435,6 +554,14 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 if shard.merge_with_emptied(hash, key, theirs, &limits) {
                     return false;
                 }
+            }
+            let ours = shard.counter(hash, key).filter(|c| c.splits_at(ts));
+            if let Some(counter) = ours.and_then(|c| c.rebased_on(ts, None)) {
+                // Our increments newer than the removal count from nothing, as
+                // they do live: the key lives on holding them, without a deadline.
+                shard.set_expire(hash, key, 0);
+                put_rebased(shard, hash, key, counter);
+                return false;
             }
             if shard.find(hash, key).is_some_and(|e| e.ts < ts) {
                 if let Some(entry) = shard.remove(hash, key) {
