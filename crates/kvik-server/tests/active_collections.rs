@@ -343,3 +343,21 @@ fn a_peers_move_stamps_each_key_as_its_origin_did() {
         assert_eq!(key_ts(&mut a, key), key_ts(&mut b, key), "{key}");
     }
 }
+
+/// A TTL change leaves a collection's value: its element marks stay current and
+/// follow the key's new timestamp, so the set goes on merging element by element.
+#[test]
+fn a_ttl_change_keeps_a_sets_element_marks() {
+    let pair = Pair::start(&[]);
+    let mut a = pair.a.raw();
+    a.cmd(&["SADD", "s", "m", "x"]);
+    assert_eq!(a.cmd(&["EXPIRE", "s", "1000"]), b":1\r\n");
+    let marks = String::from_utf8_lossy(&a.cmd(&["DEBUG", "ELEMENTS", "s"])).into_owned();
+    let lines: Vec<&str> = marks.split("\r\n").collect();
+    assert_eq!(lines[0], "*3", "{marks}");
+    let (key_ts, newest) = lines[2]
+        .split_once(" base:")
+        .and_then(|(key_ts, rest)| Some((key_ts, rest.split_once(" newest:")?.1)))
+        .expect("the header line");
+    assert_eq!(key_ts.trim_start_matches("key-ts:"), newest, "{marks}");
+}

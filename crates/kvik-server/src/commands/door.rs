@@ -503,7 +503,7 @@ pub fn run_locked<'a>(
         let seen_by_peer =
             |element: &[u8]| peer_seen.iter().find(|(e, _)| *e == element).map(|p| p.1);
         ctx.keys
-            .mark_elements_since(*since, before, elements_of_effect, seen_by_peer);
+            .mark_elements_since(*since, before, elements_of_effect, ttl_only, seen_by_peer);
         // A peer's write applied cut down (or as the removals it made here) goes
         // on whole to the active peers, who judge it themselves.
         if !std::ptr::eq(args, as_born) {
@@ -768,6 +768,13 @@ fn keys_before<'a>(
 fn elements_of_effect(argv: &[&[u8]]) -> Option<crate::keyspace::ElementSpan> {
     let id = registry().lookup(argv.first()?)?;
     element_span(registry().get(id), argv)
+}
+
+/// Does an effect change only its key's TTL (EXPIRE, PERSIST ...)?
+fn ttl_only(argv: &[&[u8]]) -> bool {
+    argv.first()
+        .and_then(|name| registry().lookup(name))
+        .is_some_and(|id| registry().get(id).has(table::flags::MERGES_AS_TTL))
 }
 
 /// Where `args` of `cmd` name the elements of its collection, and whether it

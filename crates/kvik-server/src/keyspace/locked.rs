@@ -588,7 +588,8 @@ impl<'a> Locked<'a> {
     /// from the `since`th on with each effect's timestamp, added or removed as the
     /// collection now holds them; a removal's effect carries what it saw of each
     /// (its `observed`). `span_of` says where an effect names elements (`None`: it
-    /// does not); `before` gives the newest timestamp each key the command wrote had
+    /// does not), `ttl_only` whether it changes only a key's TTL (the marks then
+    /// follow the key); `before` gives the newest timestamp each key the command wrote had
     /// before it ran (keys it does not give are not marked: their state goes stale,
     /// and they merge per key); `seen_by_peer` gives, for a peer's removal being
     /// replayed, what it saw of an element there.
@@ -597,6 +598,7 @@ impl<'a> Locked<'a> {
         since: usize,
         before: &[(usize, &[u8], u64)],
         span_of: impl Fn(&[&[u8]]) -> Option<super::ElementSpan>,
+        ttl_only: impl Fn(&[&[u8]]) -> bool,
         seen_by_peer: impl Fn(&[u8]) -> Option<u64>,
     ) {
         let Some(mut group) = self.group.take() else {
@@ -610,12 +612,21 @@ impl<'a> Locked<'a> {
             let argv: smallvec::SmallVec<[&[u8]; 8]> =
                 effect.argv.iter().map(Vec::as_slice).collect();
             let Some(span) = span_of(&argv) else {
-                // A write of the whole key (RESTORE, DEL, a STORE, EXPIRE ...): the
-                // marks no longer describe what it holds, even where its timestamp
-                // is theirs (a repair met at the same timestamp).
-                for &(db, key, _) in before.iter().filter(|k| k.0 == effect.db) {
+                for &mut (db, key, ref mut ts_before) in
+                    before.iter_mut().filter(|k| k.0 == effect.db)
+                {
                     let hash = hash_key(key);
-                    self.shard_mut(db, hash).forget_elements(key);
+                    let shard = self.shard_mut(db, hash);
+                    match ttl_only(&argv) {
+                        // A TTL change leaves the value, so the marks still
+                        // describe it: they follow the key's new timestamp.
+                        true => shard.follow_elements(hash, key, *ts_before),
+                        // A write of the whole key (RESTORE, DEL, a STORE ...): the
+                        // marks no longer describe what it holds, even where its
+                        // timestamp is theirs (a repair met at the same timestamp).
+                        false => shard.forget_elements(key),
+                    }
+                    *ts_before = shard.newest_ts(hash, key);
                 }
                 continue;
             };

@@ -498,6 +498,17 @@ impl ShardData {
         true
     }
 
+    /// `key`'s TTL changed, its value did not: element timestamps current as of
+    /// `before` (its timestamp until then) stay current under its new one.
+    pub fn follow_elements(&mut self, hash: u64, key: &[u8], before: u64) {
+        let now = self.newest_ts(hash, key);
+        if let Some(state) = self.elements.as_mut().and_then(|all| all.get_mut(key)) {
+            if state.newest == before {
+                state.newest = now;
+            }
+        }
+    }
+
     /// Drop the element timestamps of `key` (a write replaced what it holds).
     pub fn forget_elements(&mut self, key: &[u8]) {
         if let Some(all) = &mut self.elements {
