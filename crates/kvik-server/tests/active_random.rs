@@ -693,3 +693,39 @@ fn in_a_mesh_only_the_last_writers_copy_of_a_list_settles_it() {
         );
     }
 }
+
+#[test]
+fn an_element_counted_on_one_side_and_set_or_removed_on_the_other_ends_alike() {
+    // Node 1 sets or removes each element while node 0, cut off, counts on it
+    // later. Node 0 drops node 1's older write (its increment is newer), while
+    // node 1 counts node 0's increment on its own value (the one it set, or
+    // nothing once removed): node 0 sends its value of the element, stamped as
+    // its increment, and both end with it.
+    let mesh = Mesh::start(2);
+    let (mut a, mut b) = (mesh.nodes[0].raw(), mesh.nodes[1].raw());
+    a.cmd(&["HSET", "h", "f", "10", "g", "1", "keep", "1"]);
+    a.cmd(&["ZADD", "z", "10", "m", "1", "x", "1", "keep"]);
+    mesh.converge(0, &[]);
+    mesh.cut(|_, _| true);
+    b.cmd(&["HSET", "h", "f", "20"]);
+    b.cmd(&["HDEL", "h", "g"]);
+    b.cmd(&["ZADD", "z", "20", "m"]);
+    b.cmd(&["ZREM", "z", "x"]);
+    std::thread::sleep(Duration::from_millis(2));
+    assert_eq!(a.cmd(&["HINCRBY", "h", "f", "5"]), b":15\r\n");
+    assert_eq!(a.cmd(&["HINCRBY", "h", "g", "5"]), b":6\r\n");
+    assert_eq!(a.cmd(&["ZINCRBY", "z", "5", "m"]), b"$2\r\n15\r\n");
+    assert_eq!(a.cmd(&["ZINCRBY", "z", "5", "x"]), b"$1\r\n6\r\n");
+    mesh.heal();
+    mesh.converge(0, &[]);
+    for conn in [&mut a, &mut b] {
+        assert_eq!(
+            sorted_pairs(&conn.cmd(&["HGETALL", "h"])),
+            b"f=15 g=6 keep=1"
+        );
+        assert_eq!(
+            conn.cmd(&["ZRANGE", "z", "0", "-1", "WITHSCORES"]),
+            b"*6\r\n$4\r\nkeep\r\n$1\r\n1\r\n$1\r\nx\r\n$1\r\n6\r\n$1\r\nm\r\n$2\r\n15\r\n"
+        );
+    }
+}

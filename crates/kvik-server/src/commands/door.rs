@@ -394,6 +394,9 @@ pub fn run_locked<'a>(
     let replayed_at = client.is_master.then(crate::hlc::imposed_now).flatten();
     if let Some(ts) = replayed_at {
         let elements = elements_that_apply(cmd, args, ts, locked);
+        if let Some(kept) = &elements {
+            repair_counted_elements(args[1], &kept.counted_apart, locked);
+        }
         if elements.as_ref().is_some_and(|kept| kept.args.is_empty()) {
             return dropped_replay(as_born, locked);
         }
@@ -401,6 +404,15 @@ pub fn run_locked<'a>(
         // element newer than it (the counter's reset) drops it.
         let judged_whole = elements.is_none() || cmd.has(table::flags::MERGES_AS_COUNTER);
         if judged_whole && replay_is_stale(cmd, args, ts, locked) {
+            if elements.is_some() {
+                // Only that element is older here: the collection's other
+                // elements merge on (a repair of the whole key would undo them).
+                let counted: SmallVec<[&[u8]; 2]> = element_span(cmd, args)
+                    .map(|span| span.elements(args).collect())
+                    .unwrap_or_default();
+                repair_counted_elements(args[1], &counted, locked);
+                return dropped_replay(as_born, locked);
+            }
             match older_elements_removal(cmd, args, ts, locked) {
                 Some(older) if older.len() > 2 => {
                     let removing = registry().lookup(&older[0]);
@@ -572,10 +584,48 @@ fn ties_with_a_copy_of_another(db: usize, key: &[u8], ts: u64, locked: &mut Lock
 }
 
 /// What a peer's write of elements keeps here: its arguments without the elements
-/// it does not change, and what its removal saw of each element kept.
+/// it does not change, what its removal saw of each element kept, and the
+/// elements it does not change whose last write here was an increment (see
+/// [`repair_counted_elements`]).
 struct KeptElements<'a> {
     args: SmallVec<[&'a [u8]; 8]>,
     seen: SmallVec<[(&'a [u8], u64); 4]>,
+    counted_apart: SmallVec<[&'a [u8]; 2]>,
+}
+
+/// Active replication: a peer's write of `elements` of collection `key` does not
+/// apply here, and the last write here of some of them was an increment (HINCRBY,
+/// ZINCRBY) the peer's write did not see. The peer counts our increments on its
+/// own value of such an element (one its write set, or one it counted on from
+/// another base), so no later write of ours mends it: send it each such element
+/// as this node holds it (HSET / ZADD), stamped as that increment. The peer takes
+/// it unless its own last write of the element is newer still, and then it sends
+/// us its own the same way; the element ends with one value on both. Elements
+/// absent here need nothing: the removal that took them goes to the peer too.
+fn repair_counted_elements(key: &[u8], elements: &[&[u8]], locked: &mut Locked) {
+    if elements.is_empty() {
+        return;
+    }
+    let db = locked.db;
+    let Some(here) = locked.elements_here(db, key, elements.iter().copied()) else {
+        return;
+    };
+    let Some(entry) = locked.get_in(db, key) else {
+        return;
+    };
+    let writes: SmallVec<[(u64, Vec<Vec<u8>>); 2]> = elements
+        .iter()
+        .zip(here)
+        .filter(|(_, here)| here.marked && here.mark.is_counted())
+        .filter_map(|(element, here)| {
+            let write = crate::keyspace::setting_write(&entry.value, key, element)?;
+            Some((here.mark.ts, write))
+        })
+        .collect();
+    for (ts, write) in writes {
+        let argv: SmallVec<[&[u8]; 4]> = write.iter().map(Vec::as_slice).collect();
+        locked.propagate_own(db, ts, &argv);
+    }
 }
 
 /// Active replication: a peer's write stamped `ts` of elements of a collection
@@ -599,6 +649,7 @@ fn elements_that_apply<'a>(
     let mut kept = KeptElements {
         args: args.iter().take(span.first).copied().collect(),
         seen: SmallVec::new(),
+        counted_apart: SmallVec::new(),
     };
     for (i, (item, here)) in items.iter().zip(here).enumerate() {
         let element = item[span.at];
@@ -612,6 +663,8 @@ fn elements_that_apply<'a>(
             if span.removes {
                 kept.seen.push((element, seen));
             }
+        } else if here.marked && here.mark.is_counted() {
+            kept.counted_apart.push(element);
         }
     }
     if kept.args.len() == span.first {

@@ -109,6 +109,11 @@ impl Mark {
         }
     }
 
+    /// Was this write an increment (HINCRBY, ZINCRBY)?
+    pub fn is_counted(&self) -> bool {
+        self.kind == Kind::Counted
+    }
+
     /// Is the element there after this write?
     pub fn is_alive(&self) -> bool {
         self.kind != Kind::Removed
@@ -386,6 +391,25 @@ fn theirs_wins(ours: &Side, theirs: &Side, joined: Mark) -> bool {
         Some(_) if theirs.mark.ts != ours.mark.ts => joined == theirs.mark,
         Some(mine) => theirs.held.as_ref().is_some_and(|v| v > mine),
     }
+}
+
+/// The write that sets `element` of collection `value` (at `key`) to what it
+/// holds there: HSET of a hash field, ZADD of a sorted-set member's score. `None`
+/// when it holds no such element, or for a set (its members hold no value, and
+/// nobody counts on them).
+pub fn setting_write(value: &Value, key: &[u8], element: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let (name, words) = match held(value, element)? {
+        Held::Member => return None,
+        Held::Field(v) => (&b"HSET"[..], [element.to_vec(), v]),
+        Held::Score(score) => {
+            let mut text = Vec::new();
+            crate::util::numbers::write_f64(&mut text, score);
+            (&b"ZADD"[..], [text, element.to_vec()])
+        }
+    };
+    let mut argv = vec![name.to_vec(), key.to_vec()];
+    argv.extend(words);
+    Some(argv)
 }
 
 fn held(value: &Value, element: &[u8]) -> Option<Held> {
