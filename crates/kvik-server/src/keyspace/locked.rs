@@ -386,7 +386,12 @@ impl<'a> Locked<'a> {
             .flatten()
             .map(|e| &e.value);
         let base = super::counters::element(value, member, by)?;
-        Some(Counter::new(shard.newest_ts(hash, key), base))
+        // An element counts from its own last write where its collection keeps
+        // element timestamps (the key's may be another element's): a peer's
+        // increment after that write, older than the key's, still counts.
+        let element_ts = member.and_then(|m| Some(shard.elements(hash, key)?.ts_of(m)));
+        let base_ts = element_ts.unwrap_or_else(|| shard.newest_ts(hash, key));
+        Some(Counter::new(base_ts, base))
     }
 
     /// After a counting command added `by` to `key` (`member` of it) on the state
