@@ -700,13 +700,19 @@ fn an_element_counted_on_one_side_and_set_or_removed_on_the_other_ends_alike() {
     // later. Node 0 drops node 1's older write (its increment is newer), while
     // node 1 counts node 0's increment on its own value (the one it set, or
     // nothing once removed): node 0 sends its value of the element, stamped as
-    // its increment, and both end with it.
+    // its increment, and both end with it. Field c: node 1 counts on it, then
+    // sets it to the value it holds, resetting the counter; node 0's earlier
+    // increment is older than that reset and counts nowhere.
     let mesh = Mesh::start(2);
     let (mut a, mut b) = (mesh.nodes[0].raw(), mesh.nodes[1].raw());
-    a.cmd(&["HSET", "h", "f", "10", "g", "1", "keep", "1"]);
+    a.cmd(&["HSET", "h", "f", "10", "g", "1", "keep", "1", "c", "10"]);
     a.cmd(&["ZADD", "z", "10", "m", "1", "x", "1", "keep"]);
     mesh.converge(0, &[]);
     mesh.cut(|_, _| true);
+    assert_eq!(a.cmd(&["HINCRBY", "h", "c", "3"]), b":13\r\n");
+    std::thread::sleep(Duration::from_millis(2));
+    assert_eq!(b.cmd(&["HINCRBY", "h", "c", "5"]), b":15\r\n");
+    b.cmd(&["HSET", "h", "c", "15"]);
     b.cmd(&["HSET", "h", "f", "20"]);
     b.cmd(&["HDEL", "h", "g"]);
     b.cmd(&["ZADD", "z", "20", "m"]);
@@ -721,7 +727,7 @@ fn an_element_counted_on_one_side_and_set_or_removed_on_the_other_ends_alike() {
     for conn in [&mut a, &mut b] {
         assert_eq!(
             sorted_pairs(&conn.cmd(&["HGETALL", "h"])),
-            b"f=15 g=6 keep=1"
+            b"c=15 f=15 g=6 keep=1"
         );
         assert_eq!(
             conn.cmd(&["ZRANGE", "z", "0", "-1", "WITHSCORES"]),
