@@ -405,12 +405,10 @@ pub fn run_locked<'a>(
         let judged_whole = elements.is_none() || cmd.has(table::flags::MERGES_AS_COUNTER);
         if judged_whole && replay_is_stale(cmd, args, ts, locked) {
             if elements.is_some() {
-                // Only that element is older here: the collection's other
-                // elements merge on (a repair of the whole key would undo them).
-                let counted: SmallVec<[&[u8]; 2]> = element_span(cmd, args)
-                    .map(|span| span.elements(args).collect())
-                    .unwrap_or_default();
-                repair_counted_elements(args[1], &counted, locked);
+                // Only that element was reset here since: the write that reset it
+                // goes to the peer too (where the peer drops it, it sends us its
+                // element), and the collection's other elements merge on (a
+                // repair of the whole key would undo their merges).
                 return dropped_replay(as_born, locked);
             }
             match older_elements_removal(cmd, args, ts, locked) {
@@ -596,12 +594,14 @@ struct KeptElements<'a> {
 /// Active replication: a peer's write of `elements` of collection `key` does not
 /// apply here, and the last write here of some of them was an increment (HINCRBY,
 /// ZINCRBY) the peer's write did not see. The peer counts our increments on its
-/// own value of such an element (one its write set, or one it counted on from
-/// another base), so no later write of ours mends it: send it each such element
-/// as this node holds it (HSET / ZADD), stamped as that increment. The peer takes
-/// it unless its own last write of the element is newer still, and then it sends
-/// us its own the same way; the element ends with one value on both. Elements
-/// absent here need nothing: the removal that took them goes to the peer too.
+/// own value of such an element (one its write set or left, or one it counted on
+/// from another base), so no later increment of ours mends it: write each such
+/// element again as this node holds it (HSET / ZADD), a fresh write newer than
+/// any the key has seen, which resets its counter on both nodes (increments
+/// older than it, still on their way, are dropped on both). Where the peer
+/// counted a newer increment of its own meanwhile, it drops ours and does the
+/// same; the element ends with the last of these writes on both. Elements absent
+/// here need nothing: the removal that took them goes to the peer too.
 fn repair_counted_elements(key: &[u8], elements: &[&[u8]], locked: &mut Locked) {
     if elements.is_empty() {
         return;
@@ -613,18 +613,18 @@ fn repair_counted_elements(key: &[u8], elements: &[&[u8]], locked: &mut Locked) 
     let Some(entry) = locked.get_in(db, key) else {
         return;
     };
-    let writes: SmallVec<[(u64, Vec<Vec<u8>>); 2]> = elements
+    let writes: SmallVec<[(&[u8], Vec<Vec<u8>>); 2]> = elements
         .iter()
         .zip(here)
         .filter(|(_, here)| here.marked && here.mark.is_counted())
-        .filter_map(|(element, here)| {
+        .filter_map(|(&element, _)| {
             let write = crate::keyspace::setting_write(&entry.value, key, element)?;
-            Some((here.mark.ts, write))
+            Some((element, write))
         })
         .collect();
-    for (ts, write) in writes {
+    for (element, write) in writes {
         let argv: SmallVec<[&[u8]; 4]> = write.iter().map(Vec::as_slice).collect();
-        locked.propagate_own(db, ts, &argv);
+        locked.rewrite_element(db, key, element, &argv);
     }
 }
 

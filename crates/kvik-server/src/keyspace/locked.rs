@@ -637,6 +637,26 @@ impl<'a> Locked<'a> {
         observed
     }
 
+    /// Active replication: write `element` of collection `key` of `db` again as
+    /// it holds it (`argv`: the HSET / ZADD that sets it so), as a fresh write of
+    /// this node, newer than anything the key has seen: the element is marked
+    /// with it (its counting restarts from it), the key stamped, and the write
+    /// goes to the peers and replicas. For a peer that holds the element on
+    /// another value (see the command door's repairs of counted elements).
+    pub fn rewrite_element(&mut self, db: usize, key: &[u8], element: &[u8], argv: &[&[u8]]) {
+        let hash = hash_key(key);
+        let before = self.newest_ts(db, key);
+        let now_ms = self.now_ms;
+        let ts = crate::hlc::imposed(0, || crate::hlc::next_after(before, now_ms));
+        let shard = self.shard_mut(db, hash);
+        let Some(state) = shard.elements_to_mark(key, before) else {
+            return;
+        };
+        state.mark(element, super::Mark::added(ts, false));
+        shard.restamp(hash, key, ts);
+        self.propagate_own(db, ts, argv);
+    }
+
     /// Has `key` of `db` been removed at `ts` or later (it may live again since)?
     pub fn buried_since(&mut self, db: usize, key: &[u8], ts: u64) -> bool {
         let hash = hash_key(key);
