@@ -699,8 +699,8 @@ fn an_element_counted_on_one_side_and_set_or_removed_on_the_other_ends_alike() {
     // Node 1 sets or removes each element while node 0, cut off, counts on it
     // later. Node 0 drops node 1's older write (its increment is newer), while
     // node 1 counts node 0's increment on its own value (the one it set, or
-    // nothing once removed): node 0 sends its value of the element, stamped as
-    // its increment, and both end with it. Field c: node 1 counts on it, then
+    // nothing once removed): node 0 writes its value of the element again, a
+    // fresh HSET / ZADD, and both end with it. Field c: node 1 counts on it, then
     // sets it to the value it holds, resetting the counter; node 0's earlier
     // increment is older than that reset and counts nowhere.
     let mesh = Mesh::start(2);

@@ -9,10 +9,10 @@
 //! so an element re-added concurrently on another node (an add the removal never
 //! saw) stays; of two adds the newer gives the value (a hash field's, a member's
 //! score). An increment (HINCRBY, ZINCRBY) counts as an add of its element: a
-//! removal takes it only if it saw it, and where two nodes end with the element
-//! on different values (each counted on its own), the node whose write of it is
-//! newer sends it as it holds it (see the command door's repairs of counted
-//! elements). Elements without a mark count as added at the collection's base (when there)
+//! removal takes it only if it saw it, and where two nodes count the element on
+//! different values, the node that drops the other's write of it writes it again
+//! as it holds it (see the command door's repairs of counted elements). Elements
+//! without a mark count as added at the collection's base (when there)
 //! or removed at it: the timestamp the key held when its first mark was made (its
 //! creation, a grave, a whole-value write). [`Mark::join`] is commutative,
 //! associative and idempotent, so every node ends with the same element whatever
