@@ -610,21 +610,17 @@ fn repair_counted_elements(key: &[u8], elements: &[&[u8]], locked: &mut Locked) 
     let Some(here) = locked.elements_here(db, key, elements.iter().copied()) else {
         return;
     };
-    let Some(entry) = locked.get_in(db, key) else {
-        return;
-    };
-    let writes: SmallVec<[(&[u8], Vec<Vec<u8>>); 2]> = elements
-        .iter()
-        .zip(here)
-        .filter(|(_, here)| here.marked && here.mark.is_counted())
-        .filter_map(|(&element, _)| {
-            let write = crate::keyspace::setting_write(&entry.value, key, element)?;
-            Some((element, write))
-        })
-        .collect();
-    for (element, write) in writes {
-        let argv: SmallVec<[&[u8]; 4]> = write.iter().map(Vec::as_slice).collect();
-        locked.rewrite_element(db, key, element, &argv);
+    for (&element, here) in elements.iter().zip(here) {
+        if !(here.marked && here.mark.is_counted()) {
+            continue;
+        }
+        let write = locked
+            .get_in(db, key)
+            .and_then(|entry| crate::keyspace::setting_write(&entry.value, key, element));
+        if let Some(write) = write {
+            let argv: SmallVec<[&[u8]; 4]> = write.iter().map(Vec::as_slice).collect();
+            locked.rewrite_element(db, key, element, &argv);
+        }
     }
 }
 
@@ -632,10 +628,10 @@ fn repair_counted_elements(key: &[u8], elements: &[&[u8]], locked: &mut Locked) 
 /// that merges element by element (its key's element timestamps are current here):
 /// the elements it changes here ([`crate::keyspace::Mark::admits`]: an add this
 /// node's removals did not see, a removal of adds it saw, a counter's increment
-/// unless a newer removal reset it); empty when nothing is left to apply. `None`
-/// when the write does not merge by element here (it is judged per key), or when
-/// an element it names has no timestamp of its own and the collection's is newer
-/// (only the key's timestamp says, so the key decides, repair included).
+/// unless a removal that saw it took it; none that the collection's base, a write
+/// or removal of the whole key, is newer than); empty when nothing is left to
+/// apply. `None` when the write does not merge by element here (it is judged per
+/// key).
 fn elements_that_apply<'a>(
     cmd: &Command,
     args: &[&'a [u8]],
@@ -653,8 +649,12 @@ fn elements_that_apply<'a>(
     };
     for (i, (item, here)) in items.iter().zip(here).enumerate() {
         let element = item[span.at];
-        if !span.counts && !here.marked && here.mark.ts > ts {
-            return None;
+        if !here.marked && here.mark.ts > ts {
+            // Written or removed whole since (the collection's base): this older
+            // write of it changes nothing. Judging it by the key instead would
+            // send the peer our collection whole, undoing the element merges
+            // the peer made since.
+            continue;
         }
         // A removal whose sender said nothing of what it saw saw everything older.
         let seen = crate::keyspace::removal_seen(i).unwrap_or(ts);
