@@ -735,3 +735,36 @@ fn an_element_counted_on_one_side_and_set_or_removed_on_the_other_ends_alike() {
         );
     }
 }
+
+#[test]
+fn a_full_sync_that_keeps_our_counted_element_over_the_peers_older_hset_sends_it() {
+    // Node 0 sets the field, node 1 counts on it later from nothing; node 0
+    // writes past its backlog, so node 1 merges node 0's snapshot (its own
+    // increment is newer: it keeps its 6) while node 0 counts node 1's increment
+    // on its 35. Node 1 writes the field again, and both end with its 6 (or, when
+    // node 0 counted before it took its snapshot, both merge to its 41).
+    let filler = "f".repeat(512);
+    let fill: Vec<[String; 3]> = (0..40)
+        .map(|i| ["SET".to_string(), format!("fill:{i}"), filler.clone()])
+        .collect();
+    let mut steps: Vec<(usize, Vec<&str>)> = vec![
+        (0, vec!["HSET", "h", "f", "35", "keep", "1"]),
+        (1, vec!["HINCRBY", "h", "f", "6"]),
+    ];
+    steps.extend(
+        fill.iter()
+            .map(|f| (0, f.iter().map(String::as_str).collect())),
+    );
+    let steps: Vec<(usize, &[&str])> = steps.iter().map(|(n, w)| (*n, &w[..])).collect();
+    let mesh = cut_write_heal(&steps);
+    let mut conn = mesh.nodes[1].raw();
+    let merged = sorted_pairs(&conn.cmd(&["HGETALL", "h"]));
+    assert!(
+        [&b"f=6 keep=1"[..], b"f=41 keep=1"].contains(&&merged[..]),
+        "{}",
+        String::from_utf8_lossy(&merged)
+    );
+    // The first sync of each link, and node 1's after the cut.
+    let mut a = mesh.nodes[0].raw();
+    assert_eq!(a.info_field("stats", "sync_full"), "2");
+}

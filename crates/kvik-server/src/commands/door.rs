@@ -602,7 +602,7 @@ struct KeptElements<'a> {
 /// counted a newer increment of its own meanwhile, it drops ours and does the
 /// same; the element ends with the last of these writes on both. Elements absent
 /// here need nothing: the removal that took them goes to the peer too.
-fn repair_counted_elements(key: &[u8], elements: &[&[u8]], locked: &mut Locked) {
+pub fn repair_counted_elements(key: &[u8], elements: &[&[u8]], locked: &mut Locked) {
     if elements.is_empty() {
         return;
     }

@@ -446,6 +446,32 @@ fn put(value: &mut Value, element: &[u8], held: Option<Held>, limits: &MergeLimi
     }
 }
 
+/// The elements of our collection `ours` that a merge with a peer's (`theirs`)
+/// keeps as we counted on them (HINCRBY, ZINCRBY) over the peer's plain write of
+/// them (an HSET / ZADD or a removal our counting never saw), each side holding
+/// another value: the peer counts our increments on its own value of them, so
+/// this node writes them again (see the command door's repairs of counted
+/// elements), as it does when it drops such a write live.
+pub fn counted_over(
+    ours: &Value,
+    our_state: &Elements,
+    theirs: &Value,
+    their_state: &Elements,
+) -> Vec<Vec<u8>> {
+    our_state
+        .marks
+        .iter()
+        .filter(|(element, &mark)| {
+            let their_mark = their_state.mark_of(element, holds(theirs, element));
+            mark.is_counted()
+                && !their_mark.is_counted()
+                && mark.join(their_mark) == mark
+                && held(ours, element) != held(theirs, element)
+        })
+        .map(|(element, _)| element.to_vec())
+        .collect()
+}
+
 /// An empty collection of `value`'s type, for merging a collection with one its
 /// node emptied (`None` for other types).
 pub fn empty_like(value: &Value) -> Option<Value> {
