@@ -769,3 +769,19 @@ fn a_full_sync_that_keeps_our_counted_element_over_the_peers_older_hset_sends_it
     let mut a = mesh.nodes[0].raw();
     assert_eq!(a.info_field("stats", "sync_full"), "2");
 }
+
+#[test]
+fn an_increment_counts_on_a_collection_that_element_writes_emptied_since() {
+    // Node 1 empties the hash by removing its only field after node 0, cut off,
+    // counted on another field: the removal saw nothing of that field, which
+    // stays on both nodes.
+    let mesh = cut_write_heal(&[
+        (1, &["HSET", "h", "g", "1"]),
+        (0, &["HINCRBY", "h", "f", "5"]),
+        (1, &["HDEL", "h", "g"]),
+    ]);
+    for node in &mesh.nodes {
+        let mut conn = node.raw();
+        assert_eq!(sorted_pairs(&conn.cmd(&["HGETALL", "h"])), b"f=5");
+    }
+}

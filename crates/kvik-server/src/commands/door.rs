@@ -403,7 +403,11 @@ pub fn run_locked<'a>(
         // An element increment is judged as a counter too: a plain write of its
         // element newer than it (the counter's reset) drops it.
         let judged_whole = elements.is_none() || cmd.has(table::flags::MERGES_AS_COUNTER);
-        if judged_whole && replay_is_stale(cmd, args, ts, locked) {
+        let stale = |locked: &mut Locked| match elements {
+            Some(_) => counted_element_was_reset(cmd, args, ts, locked),
+            None => replay_is_stale(cmd, args, ts, locked),
+        };
+        if judged_whole && stale(locked) {
             if elements.is_some() {
                 // Only that element was reset here since: the write that reset it
                 // goes to the peer too (where the peer drops it, it sends us its
@@ -565,6 +569,21 @@ fn replay_is_stale(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) 
     positions.iter().any(|&i| {
         locked.is_stale(db, args[i], ts) || ties_with_a_copy_of_another(db, args[i], ts, locked)
     })
+}
+
+/// Active replication: is a peer's increment stamped `ts` of an element (HINCRBY,
+/// ZINCRBY) of a collection merging element by element older than that element's
+/// own last plain write here (its counter's reset)? Only the element's writes
+/// decide: element writes that emptied the collection (under its grave) reset
+/// none of the others.
+fn counted_element_was_reset(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) -> bool {
+    let db = locked.db;
+    let member = cmd.counted_member.and_then(|at| args.get(at).copied());
+    let positions = cmd.key_positions(args);
+    positions
+        .iter()
+        .flatten()
+        .any(|&i| locked.reset_after(db, args[i], member, ts))
 }
 
 /// Is a peer's write stamped `ts` a copy of a write another node made, tying with
