@@ -446,27 +446,25 @@ fn put(value: &mut Value, element: &[u8], held: Option<Held>, limits: &MergeLimi
     }
 }
 
-/// The elements of our collection `ours` that a merge with a peer's (`theirs`)
-/// keeps as we counted on them (HINCRBY, ZINCRBY) over the peer's plain write of
-/// them (an HSET / ZADD or a removal our counting never saw), each side holding
-/// another value: the peer counts our increments on its own value of them, so
-/// this node writes them again (see the command door's repairs of counted
-/// elements), as it does when it drops such a write live.
-pub fn counted_over(
-    ours: &Value,
-    our_state: &Elements,
-    theirs: &Value,
-    their_state: &Elements,
-) -> Vec<Vec<u8>> {
+/// The elements of our collection (`our_state`) that a merge with a peer's
+/// (`their_state`) keeps as we counted on them (HINCRBY, ZINCRBY) over the peer's
+/// plain write of them (an HSET / ZADD or a removal our counting never saw): the
+/// peer counts our
+/// increments on its own value of them (which may hold what ours does now, and
+/// not once counted), so this node writes them again (see the command door's
+/// repairs of counted elements), as it does when it drops such a write live.
+pub fn counted_over(our_state: &Elements, their_state: &Elements) -> Vec<Vec<u8>> {
     our_state
         .marks
         .iter()
         .filter(|(element, &mark)| {
-            let their_mark = their_state.mark_of(element, holds(theirs, element));
-            mark.is_counted()
-                && !their_mark.is_counted()
-                && mark.join(their_mark) == mark
-                && held(ours, element) != held(theirs, element)
+            // Only a write of theirs: an element they hold unmarked, as of their
+            // base, is one both sides hold alike, and our increment counts the
+            // same on it there.
+            let theirs_written = their_state.marks.get(*element);
+            theirs_written.is_some_and(|&their_mark| {
+                mark.is_counted() && !their_mark.is_counted() && mark.join(their_mark) == mark
+            })
         })
         .map(|(element, _)| element.to_vec())
         .collect()
@@ -651,6 +649,26 @@ mod tests {
         assert_eq!(state.mark_of(b"z", false), Mark::removed(5, 5));
         assert!(!state.here(b"z", true).marked);
         assert_eq!(state.newest, 12);
+    }
+
+    #[test]
+    fn a_merge_rewrites_our_counted_elements_that_outlive_the_peers_plain_writes() {
+        let mut ours = Elements::new(1);
+        ours.mark(b"a", Mark::added(10, true));
+        ours.mark(b"b", Mark::added(5, false));
+        ours.mark(b"c", Mark::added(6, true));
+        ours.mark(b"d", Mark::added(6, true));
+        ours.mark(b"e", Mark::added(6, true));
+        let mut theirs = Elements::new(1);
+        // a: their older HSET; b: their increment; c: their newer HSET; d:
+        // their removal that never saw our increment; e: not written there.
+        theirs.mark(b"a", Mark::added(7, false));
+        theirs.mark(b"b", Mark::added(8, true));
+        theirs.mark(b"c", Mark::added(9, false));
+        theirs.mark(b"d", Mark::removed(8, 4));
+        let mut kept = counted_over(&ours, &theirs);
+        kept.sort();
+        assert_eq!(kept, [b"a".to_vec(), b"d".to_vec()]);
     }
 
     #[test]

@@ -184,9 +184,7 @@ fn merge_key(
         // current only while its newest write is the key's).
         let ours = our_member_counters(s, hash, &key, &members);
         let counted = match (s.find(hash, &key), s.elements(hash, &key)) {
-            (Some(ours), Some(state)) => {
-                crate::keyspace::counted_over(&ours.value, state, &entry.value, theirs)
-            }
+            (Some(_), Some(state)) => crate::keyspace::counted_over(state, theirs),
             _ => Vec::new(),
         };
         if s.merge_elements(hash, &key, &entry.value, theirs, limits) {
