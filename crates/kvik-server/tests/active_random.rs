@@ -485,10 +485,9 @@ fn run_mix(
 }
 
 /// The families that converge on a pair whatever the seed; the others
-/// (`resets`, `ttls`, `drops`; `hashes` and `zsets` converge on their own, not yet
-/// mixed with these) can still end apart now and then (docs/compatibility.md says
-/// how): run them with `KVIK_MIX`.
-const CONVERGING: &str = "strings,sets,lists,counters";
+/// (`resets`, `ttls`, `drops`) can still end apart now and then
+/// (docs/compatibility.md says how): run them with `KVIK_MIX`.
+const CONVERGING: &str = "strings,sets,lists,counters,hashes,zsets";
 
 /// In a mesh of three, lists and sets written on every node during cuts can
 /// still end apart.
