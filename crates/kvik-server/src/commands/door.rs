@@ -615,9 +615,10 @@ struct KeptElements<'a> {
 /// ZINCRBY) the peer's write did not see. The peer counts our increments on its
 /// own value of such an element (one its write set or left, or one it counted on
 /// from another base), so no later increment of ours mends it: write each such
-/// element again as this node holds it (HSET / ZADD), a fresh write newer than
-/// any the key has seen, which resets its counter on both nodes (increments
-/// older than it, still on their way, are dropped on both). Where the peer
+/// element again as this node holds it (HSET / ZADD), stamped just after its
+/// last increment here ([`Locked::rewrite_element`]), which resets its counter
+/// on both nodes (increments older than it, still on their way, are dropped on
+/// both). Where the peer
 /// counted a newer increment of its own meanwhile, it drops ours and does the
 /// same; the element ends with the last of these writes on both. Elements absent
 /// here need nothing: the removal that took them goes to the peer too.
@@ -638,7 +639,7 @@ pub fn repair_counted_elements(key: &[u8], elements: &[&[u8]], locked: &mut Lock
             .and_then(|entry| crate::keyspace::setting_write(&entry.value, key, element));
         if let Some(write) = write {
             let argv: SmallVec<[&[u8]; 4]> = write.iter().map(Vec::as_slice).collect();
-            locked.rewrite_element(db, key, element, &argv);
+            locked.rewrite_element(db, key, element, here.mark.ts, &argv);
         }
     }
 }

@@ -638,22 +638,32 @@ impl<'a> Locked<'a> {
     }
 
     /// Active replication: write `element` of collection `key` of `db` again as
-    /// it holds it (`argv`: the HSET / ZADD that sets it so), as a fresh write of
-    /// this node, newer than anything the key has seen: the element is marked
-    /// with it (its counting restarts from it), the key stamped, and the write
-    /// goes to the peers and replicas. For a peer that holds the element on
-    /// another value (see the command door's repairs of counted elements).
-    pub fn rewrite_element(&mut self, db: usize, key: &[u8], element: &[u8], argv: &[&[u8]]) {
+    /// it holds it (`argv`: the HSET / ZADD that sets it so), stamped just after
+    /// `counted_at`, its last increment here, with this node's tag: the value it
+    /// holds as of then. A write of the element that a peer made later (which
+    /// this node may not have met yet) still beats it, as a fresh stamp would
+    /// not; two nodes repairing one element at once stamp it apart, and the later
+    /// stamp wins on both. The element is marked with it (its counting restarts
+    /// from it), the key stamped, and the write goes to the peers and replicas.
+    /// For a peer that holds the element on another value (see the command
+    /// door's repairs of counted elements).
+    pub fn rewrite_element(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        element: &[u8],
+        counted_at: u64,
+        argv: &[&[u8]],
+    ) {
         let hash = hash_key(key);
         let before = self.newest_ts(db, key);
-        let now_ms = self.now_ms;
-        let ts = crate::hlc::imposed(0, || crate::hlc::next_after(before, now_ms));
+        let ts = crate::hlc::own_stamp_after(counted_at);
         let shard = self.shard_mut(db, hash);
         let Some(state) = shard.elements_to_mark(key, before) else {
             return;
         };
         state.mark(element, super::Mark::added(ts, false));
-        shard.restamp(hash, key, ts);
+        shard.restamp(hash, key, ts.max(before));
         self.propagate_own(db, ts, argv);
     }
 
