@@ -177,6 +177,19 @@ pub fn next_after(after: u64, now_ms: u64) -> u64 {
     })
 }
 
+/// The lowest timestamp past `after` that carries this node's tag, whatever the
+/// clock reads: a write of this node's ordered just after `after` (a repair of
+/// what it held as of then), and apart from the same repair by another node.
+pub fn own_stamp_after(after: u64) -> u64 {
+    let lowest = after + 1;
+    let ts = (lowest & !TAG_MASK) | TAG.load(Ordering::Relaxed);
+    if ts < lowest {
+        ts + (1 << TAG_BITS)
+    } else {
+        ts
+    }
+}
+
 /// Advance this thread's clock past a timestamp seen from elsewhere.
 pub fn observe(seen: u64) {
     CLOCK.with(|c| c.last.set(c.last.get().max(seen)));

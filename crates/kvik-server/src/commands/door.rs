@@ -396,13 +396,27 @@ pub fn run_locked<'a>(
     let replayed_at = client.is_master.then(crate::hlc::imposed_now).flatten();
     if let Some(ts) = replayed_at {
         let elements = elements_that_apply(cmd, args, ts, locked);
+        if let Some(kept) = &elements {
+            repair_counted_elements(args[1], &kept.counted_apart, locked);
+        }
         if elements.as_ref().is_some_and(|kept| kept.args.is_empty()) {
             return dropped_replay(as_born, locked);
         }
         // An element increment is judged as a counter too: a plain write of its
         // element newer than it (the counter's reset) drops it.
         let judged_whole = elements.is_none() || cmd.has(table::flags::MERGES_AS_COUNTER);
-        if judged_whole && replay_is_stale(cmd, args, ts, locked) {
+        let stale = |locked: &mut Locked| match elements {
+            Some(_) => counted_element_was_reset(cmd, args, ts, locked),
+            None => replay_is_stale(cmd, args, ts, locked),
+        };
+        if judged_whole && stale(locked) {
+            if elements.is_some() {
+                // Only that element was reset here since: the write that reset it
+                // goes to the peer too (where the peer drops it, it sends us its
+                // element), and the collection's other elements merge on (a
+                // repair of the whole key would undo their merges).
+                return dropped_replay(as_born, locked);
+            }
             match older_elements_removal(cmd, args, ts, locked) {
                 Some(older) if older.len() > 2 => {
                     let removing = registry().lookup(&older[0]);
@@ -611,6 +625,21 @@ fn resets_under_increments<'a>(
     (!split.is_empty()).then_some(split)
 }
 
+/// Active replication: is a peer's increment stamped `ts` of an element (HINCRBY,
+/// ZINCRBY) of a collection merging element by element older than that element's
+/// own last plain write here (its counter's reset)? Only the element's writes
+/// decide: element writes that emptied the collection (under its grave) reset
+/// none of the others.
+fn counted_element_was_reset(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) -> bool {
+    let db = locked.db;
+    let member = cmd.counted_member.and_then(|at| args.get(at).copied());
+    let positions = cmd.key_positions(args);
+    positions
+        .iter()
+        .flatten()
+        .any(|&i| locked.reset_after(db, args[i], member, ts))
+}
+
 /// Is a peer's write stamped `ts` a copy of a write another node made, tying with
 /// the key here? A repair (see [`repair_key`]) carries the timestamp of the key's
 /// last write, which may be a third node's: each node that applied that write on
@@ -626,20 +655,57 @@ fn ties_with_a_copy_of_another(db: usize, key: &[u8], ts: u64, locked: &mut Lock
 }
 
 /// What a peer's write of elements keeps here: its arguments without the elements
-/// it does not change, and what its removal saw of each element kept.
+/// it does not change, what its removal saw of each element kept, and the
+/// elements it does not change whose last write here was an increment (see
+/// [`repair_counted_elements`]).
 struct KeptElements<'a> {
     args: SmallVec<[&'a [u8]; 8]>,
     seen: SmallVec<[(&'a [u8], u64); 4]>,
+    counted_apart: SmallVec<[&'a [u8]; 2]>,
+}
+
+/// Active replication: a peer's write of `elements` of collection `key` does not
+/// apply here, and the last write here of some of them was an increment (HINCRBY,
+/// ZINCRBY) the peer's write did not see. The peer counts our increments on its
+/// own value of such an element (one its write set or left, or one it counted on
+/// from another base), so no later increment of ours mends it: write each such
+/// element again as this node holds it (HSET / ZADD), stamped just after its
+/// last increment here ([`Locked::rewrite_element`]), which resets its counter
+/// on both nodes (increments older than it, still on their way, are dropped on
+/// both). Where the peer
+/// counted a newer increment of its own meanwhile, it drops ours and does the
+/// same; the element ends with the last of these writes on both. Elements absent
+/// here need nothing: the removal that took them goes to the peer too.
+pub fn repair_counted_elements(key: &[u8], elements: &[&[u8]], locked: &mut Locked) {
+    if elements.is_empty() {
+        return;
+    }
+    let db = locked.db;
+    let Some(here) = locked.elements_here(db, key, elements.iter().copied()) else {
+        return;
+    };
+    for (&element, here) in elements.iter().zip(here) {
+        if !(here.marked && here.mark.is_counted()) {
+            continue;
+        }
+        let write = locked
+            .get_in(db, key)
+            .and_then(|entry| crate::keyspace::setting_write(&entry.value, key, element));
+        if let Some(write) = write {
+            let argv: SmallVec<[&[u8]; 4]> = write.iter().map(Vec::as_slice).collect();
+            locked.rewrite_element(db, key, element, here.mark.ts, &argv);
+        }
+    }
 }
 
 /// Active replication: a peer's write stamped `ts` of elements of a collection
 /// that merges element by element (its key's element timestamps are current here):
 /// the elements it changes here ([`crate::keyspace::Mark::admits`]: an add this
 /// node's removals did not see, a removal of adds it saw, a counter's increment
-/// unless a newer removal reset it); empty when nothing is left to apply. `None`
-/// when the write does not merge by element here (it is judged per key), or when
-/// an element it names has no timestamp of its own and the collection's is newer
-/// (only the key's timestamp says, so the key decides, repair included).
+/// unless a removal that saw it took it; none that the collection's base, a write
+/// or removal of the whole key, is newer than); empty when nothing is left to
+/// apply. `None` when the write does not merge by element here (it is judged per
+/// key).
 fn elements_that_apply<'a>(
     cmd: &Command,
     args: &[&'a [u8]],
@@ -653,11 +719,16 @@ fn elements_that_apply<'a>(
     let mut kept = KeptElements {
         args: args.iter().take(span.first).copied().collect(),
         seen: SmallVec::new(),
+        counted_apart: SmallVec::new(),
     };
     for (i, (item, here)) in items.iter().zip(here).enumerate() {
         let element = item[span.at];
-        if !span.counts && !here.marked && here.mark.ts > ts {
-            return None;
+        if !here.marked && here.mark.ts > ts {
+            // Written or removed whole since (the collection's base): this older
+            // write of it changes nothing. Judging it by the key instead would
+            // send the peer our collection whole, undoing the element merges
+            // the peer made since.
+            continue;
         }
         // A removal whose sender said nothing of what it saw saw everything older.
         let seen = crate::keyspace::removal_seen(i).unwrap_or(ts);
@@ -666,6 +737,8 @@ fn elements_that_apply<'a>(
             if span.removes {
                 kept.seen.push((element, seen));
             }
+        } else if here.marked && here.mark.is_counted() {
+            kept.counted_apart.push(element);
         }
     }
     if kept.args.len() == span.first {

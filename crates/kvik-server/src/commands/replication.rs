@@ -470,11 +470,16 @@ impl ServerHost {
         let (checksum, limits, pace) = self.load_settings();
         if let Some(on_seen) = merge {
             // A key the peer holds older than ours, or apart from ours at the same
-            // write: the peer is sent ours.
-            let repair = |db: usize, key: &[u8]| {
+            // write: the peer is sent ours (whole, or the elements we counted on
+            // over its writes of them).
+            let repair = |db: usize, key: &[u8], elements: &[Vec<u8>]| {
                 let env = server.key_env(&self.stats);
                 let mut locked = Locked::keys(env, db, crate::hlc::unix_ms(), &[key]);
-                super::door::repair_key(&mut locked, db, key);
+                if elements.is_empty() {
+                    return super::door::repair_key(&mut locked, db, key);
+                }
+                let elements: Vec<&[u8]> = elements.iter().map(Vec::as_slice).collect();
+                super::door::repair_counted_elements(key, &elements, &mut locked);
             };
             // Key by key: clients (and our own snapshots) go on meanwhile.
             let how = LoadHow {

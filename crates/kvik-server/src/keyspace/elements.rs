@@ -8,10 +8,11 @@
 //! *add-wins*: a removal takes away the adds it saw (those no newer than `seen`),
 //! so an element re-added concurrently on another node (an add the removal never
 //! saw) stays; of two adds the newer gives the value (a hash field's, a member's
-//! score). A counter's element (HINCRBY, ZINCRBY) is the exception: a removal
-//! newer than its increment resets it, as DEL resets a counter key, since a
-//! removal cannot take away some of the per-node totals and keep the others.
-//! Elements without a mark count as added at the collection's base (when there)
+//! score). An increment (HINCRBY, ZINCRBY) counts as an add of its element: a
+//! removal takes it only if it saw it, and where two nodes count the element on
+//! different values, the node that drops the other's write of it writes it again
+//! as it holds it (see the command door's repairs of counted elements). Elements
+//! without a mark count as added at the collection's base (when there)
 //! or removed at it: the timestamp the key held when its first mark was made (its
 //! creation, a grave, a whole-value write). [`Mark::join`] is commutative,
 //! associative and idempotent, so every node ends with the same element whatever
@@ -79,7 +80,8 @@ impl ElementSpan {
 pub enum Kind {
     /// Added it, or set its value.
     Added,
-    /// Counted on it (HINCRBY, ZINCRBY): a newer removal resets it.
+    /// Counted on it (HINCRBY, ZINCRBY): an add whose value depends on what it
+    /// counted on.
     Counted,
     /// Removed it.
     Removed,
@@ -109,6 +111,11 @@ impl Mark {
         }
     }
 
+    /// Was this write an increment (HINCRBY, ZINCRBY)?
+    pub fn is_counted(&self) -> bool {
+        self.kind == Kind::Counted
+    }
+
     /// Is the element there after this write?
     pub fn is_alive(&self) -> bool {
         self.kind != Kind::Removed
@@ -123,21 +130,19 @@ impl Mark {
         }
     }
 
-    /// Does this add outlive `removal`: one that did not see it (a counter's
-    /// element: one older than it)?
+    /// Does this add (or increment) outlive `removal`: one that did not see it?
     fn outlives(&self, removal: &Mark) -> bool {
-        match self.kind {
-            Kind::Counted => self.ts > removal.ts,
-            _ => self.ts > removal.seen,
-        }
+        self.ts > removal.seen
     }
 
     /// The mark of an element both writes were made to, in any order: of two adds
-    /// the newer, of two removals the newest and all they saw, an add against a
-    /// removal the add if it outlives it.
+    /// the newer (of an add and an increment stamped alike, the increment: what
+    /// the element holds was counted), of two removals the newest and all they
+    /// saw, an add against a removal the add if it outlives it.
     pub fn join(self, other: Mark) -> Mark {
+        let rank = |m: &Mark| (m.ts, m.is_counted());
         match (self.is_alive(), other.is_alive()) {
-            (true, true) if other.ts > self.ts => other,
+            (true, true) if rank(&other) > rank(&self) => other,
             (true, true) => self,
             (false, false) => Mark::removed(self.ts.max(other.ts), self.seen.max(other.seen)),
             (true, false) if self.outlives(&other) => self,
@@ -150,8 +155,9 @@ impl Mark {
     /// Does a peer's write `theirs` of an element marked `self` here apply (change
     /// what is here)? An add applies unless an add here is newer (the same add met
     /// again applies alike), or a removal here saw it; a counter's increment adds
-    /// to any add; a removal applies unless the add here outlives it (over nothing
-    /// it changes nothing, but its mark joins).
+    /// to any add, and over a removal applies as an add does; a removal applies
+    /// unless the add here outlives it (over nothing it changes nothing, but its
+    /// mark joins).
     pub fn admits(&self, theirs: &Mark) -> bool {
         match (self.is_alive(), theirs.kind) {
             (true, Kind::Added) => theirs.ts >= self.ts,
@@ -388,6 +394,25 @@ fn theirs_wins(ours: &Side, theirs: &Side, joined: Mark) -> bool {
     }
 }
 
+/// The write that sets `element` of collection `value` (at `key`) to what it
+/// holds there: HSET of a hash field, ZADD of a sorted-set member's score. `None`
+/// when it holds no such element, or for a set (its members hold no value, and
+/// nobody counts on them).
+pub fn setting_write(value: &Value, key: &[u8], element: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let (name, words) = match held(value, element)? {
+        Held::Member => return None,
+        Held::Field(v) => (&b"HSET"[..], [element.to_vec(), v]),
+        Held::Score(score) => {
+            let mut text = Vec::new();
+            crate::util::numbers::write_f64(&mut text, score);
+            (&b"ZADD"[..], [text, element.to_vec()])
+        }
+    };
+    let mut argv = vec![name.to_vec(), key.to_vec()];
+    argv.extend(words);
+    Some(argv)
+}
+
 fn held(value: &Value, element: &[u8]) -> Option<Held> {
     match value {
         Value::Set(set) => set.contains(element).then_some(Held::Member),
@@ -419,6 +444,30 @@ fn put(value: &mut Value, element: &[u8], held: Option<Held>, limits: &MergeLimi
         }
         _ => {}
     }
+}
+
+/// The elements of our collection (`our_state`) that a merge with a peer's
+/// (`their_state`) keeps as we counted on them (HINCRBY, ZINCRBY) over the peer's
+/// plain write of them (an HSET / ZADD or a removal our counting never saw): the
+/// peer counts our
+/// increments on its own value of them (which may hold what ours does now, and
+/// not once counted), so this node writes them again (see the command door's
+/// repairs of counted elements), as it does when it drops such a write live.
+pub fn counted_over(our_state: &Elements, their_state: &Elements) -> Vec<Vec<u8>> {
+    our_state
+        .marks
+        .iter()
+        .filter(|(element, &mark)| {
+            // Only a write of theirs: an element they hold unmarked, as of their
+            // base, is one both sides hold alike, and our increment counts the
+            // same on it there.
+            let theirs_written = their_state.marks.get(*element);
+            theirs_written.is_some_and(|&their_mark| {
+                mark.is_counted() && !their_mark.is_counted() && mark.join(their_mark) == mark
+            })
+        })
+        .map(|(element, _)| element.to_vec())
+        .collect()
 }
 
 /// An empty collection of `value`'s type, for merging a collection with one its
@@ -524,20 +573,20 @@ mod tests {
     }
 
     #[test]
-    fn joining_marks_is_order_free_for_adds_and_removals() {
-        let plain: Vec<Mark> = all_marks()
-            .into_iter()
-            .filter(|m| m.kind != Kind::Counted)
-            .collect();
-        for &a in &plain {
+    fn joining_marks_is_order_free_for_adds_increments_and_removals() {
+        let all = all_marks();
+        for &a in &all {
             assert_eq!(a.join(a), a);
-            for &b in &plain {
+            for &b in &all {
                 assert_eq!(a.join(b).is_alive(), b.join(a).is_alive(), "{a:?} {b:?}");
-                for &c in &plain {
+                if a.join(b).is_alive() {
+                    assert_eq!(a.join(b), b.join(a), "{a:?} {b:?}");
+                }
+                for &c in &all {
                     let (left, right) = (a.join(b).join(c), a.join(b.join(c)));
                     assert_eq!(left.is_alive(), right.is_alive(), "{a:?} {b:?} {c:?}");
                     if left.is_alive() {
-                        assert_eq!(left.ts, right.ts);
+                        assert_eq!(left, right, "{a:?} {b:?} {c:?}");
                     }
                 }
             }
@@ -578,10 +627,12 @@ mod tests {
         assert!(!Mark::added(5, false).admits(&Mark::removed(10, 4)));
         assert!(Mark::added(5, false).admits(&removal));
         assert!(removal.admits(&Mark::added(6, false)));
-        // A counter's increment older than the removal is reset by it.
-        assert!(!Mark::added(7, true).join(removal).is_alive());
-        assert!(Mark::added(11, true).join(removal).is_alive());
-        assert!(!removal.admits(&Mark::added(9, true)));
+        // A counter's increment counts as an add: the removal takes the ones it
+        // saw, not one it never saw, older than the removal or not.
+        assert!(!Mark::added(4, true).join(removal).is_alive());
+        assert!(Mark::added(7, true).join(removal).is_alive());
+        assert!(removal.admits(&Mark::added(9, true)));
+        assert!(!removal.admits(&Mark::added(5, true)));
         // Two removals: the newest, with all they saw.
         assert_eq!(removal.join(Mark::removed(8, 7)), Mark::removed(10, 7));
     }
@@ -598,6 +649,26 @@ mod tests {
         assert_eq!(state.mark_of(b"z", false), Mark::removed(5, 5));
         assert!(!state.here(b"z", true).marked);
         assert_eq!(state.newest, 12);
+    }
+
+    #[test]
+    fn a_merge_rewrites_our_counted_elements_that_outlive_the_peers_plain_writes() {
+        let mut ours = Elements::new(1);
+        ours.mark(b"a", Mark::added(10, true));
+        ours.mark(b"b", Mark::added(5, false));
+        ours.mark(b"c", Mark::added(6, true));
+        ours.mark(b"d", Mark::added(6, true));
+        ours.mark(b"e", Mark::added(6, true));
+        let mut theirs = Elements::new(1);
+        // a: their older HSET; b: their increment; c: their newer HSET; d:
+        // their removal that never saw our increment; e: not written there.
+        theirs.mark(b"a", Mark::added(7, false));
+        theirs.mark(b"b", Mark::added(8, true));
+        theirs.mark(b"c", Mark::added(9, false));
+        theirs.mark(b"d", Mark::removed(8, 4));
+        let mut kept = counted_over(&ours, &theirs);
+        kept.sort();
+        assert_eq!(kept, [b"a".to_vec(), b"d".to_vec()]);
     }
 
     #[test]

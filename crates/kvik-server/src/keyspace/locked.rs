@@ -392,7 +392,12 @@ impl<'a> Locked<'a> {
             .flatten()
             .map(|e| &e.value);
         let base = super::counters::element(value, member, by)?;
-        Some(Counter::new(shard.newest_ts(hash, key), base))
+        // An element counts from its own last write where its collection keeps
+        // element timestamps (the key's may be another element's): a peer's
+        // increment after that write, older than the key's, still counts.
+        let element_ts = member.and_then(|m| Some(shard.elements(hash, key)?.ts_of(m)));
+        let base_ts = element_ts.unwrap_or_else(|| shard.newest_ts(hash, key));
+        Some(Counter::new(base_ts, base))
     }
 
     /// After a counting command added `by` to `key` (`member` of it) on the state
@@ -704,6 +709,36 @@ impl<'a> Locked<'a> {
             None => shard.bury(write.key, newest),
         }
         observed
+    }
+
+    /// Active replication: write `element` of collection `key` of `db` again as
+    /// it holds it (`argv`: the HSET / ZADD that sets it so), stamped just after
+    /// `counted_at`, its last increment here, with this node's tag: the value it
+    /// holds as of then. A write of the element that a peer made later (which
+    /// this node may not have met yet) still beats it, as a fresh stamp would
+    /// not; two nodes repairing one element at once stamp it apart, and the later
+    /// stamp wins on both. The element is marked with it (its counting restarts
+    /// from it), the key stamped, and the write goes to the peers and replicas.
+    /// For a peer that holds the element on another value (see the command
+    /// door's repairs of counted elements).
+    pub fn rewrite_element(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        element: &[u8],
+        counted_at: u64,
+        argv: &[&[u8]],
+    ) {
+        let hash = hash_key(key);
+        let before = self.newest_ts(db, key);
+        let ts = crate::hlc::own_stamp_after(counted_at);
+        let shard = self.shard_mut(db, hash);
+        let Some(state) = shard.elements_to_mark(key, before) else {
+            return;
+        };
+        state.mark(element, super::Mark::added(ts, false));
+        shard.restamp(hash, key, ts.max(before));
+        self.propagate_own(db, ts, argv);
     }
 
     /// Has `key` of `db` been removed at `ts` or later (it may live again since)?

@@ -177,15 +177,23 @@ impl ShardData {
     }
 
     /// The current state of counted element `member` of `key`: `None` when it has
-    /// none, or when the element no longer holds the state's value.
+    /// none, or when the element no longer holds the state's value, or (where its
+    /// collection keeps element timestamps) a write of another kind came after its
+    /// last increment (an HSET of the same value included).
     pub fn member_counter(&self, hash: u64, key: &[u8], member: &[u8]) -> Option<&Counter> {
         let entry = self.find(hash, key)?;
+        let reset = self
+            .elements(hash, key)
+            .and_then(|state| state.marks.get(member))
+            .filter(|mark| !mark.is_counted())
+            .map_or(0, |mark| mark.ts);
         self.counters
             .as_ref()?
             .get(key)?
             .members
             .get(member)
             .filter(|c| counters::holds(&entry.value, member, &c.value()))
+            .filter(|c| c.newest_ts() >= reset)
     }
 
     /// The current state of `key` (`member` of it, when given).

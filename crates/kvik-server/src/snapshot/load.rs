@@ -96,11 +96,11 @@ struct IntoKeyspace<'l, 'a> {
 }
 
 impl IntoKeyspace<'_, '_> {
-    /// A key of a merged peer's snapshot lost to our copy: say so (its shard is
-    /// no longer held).
-    fn ours_kept(&self, db: usize, key: &[u8]) {
+    /// A key of a merged peer's snapshot lost to our copy (whole, or the counted
+    /// `elements` of it): say so (its shard is no longer held).
+    fn ours_kept(&self, db: usize, key: &[u8], elements: &[Vec<u8>]) {
         if let Some(on_kept) = self.on_kept {
-            on_kept(db, key);
+            on_kept(db, key, elements);
         }
     }
 
@@ -142,6 +142,9 @@ enum Merged {
     /// may hold its own write with one of ours applied on top, a value nobody
     /// else has, which no later write of ours would mend).
     OursKept,
+    /// It merged into our copy, which kept these elements as we counted on them
+    /// over the peer's plain writes of them: the peer must be sent them.
+    CountedKept(Vec<Vec<u8>>),
 }
 
 /// Put a file's key into `s`, with what the file wrote before it. Loading a file,
@@ -181,10 +184,17 @@ fn merge_key(
         // Our element states, taken before the merge restamps the key (a state is
         // current only while its newest write is the key's).
         let ours = our_member_counters(s, hash, &key, &members);
+        let counted = match (s.find(hash, &key), s.elements(hash, &key)) {
+            (Some(_), Some(state)) => crate::keyspace::counted_over(state, theirs),
+            _ => Vec::new(),
+        };
         if s.merge_elements(hash, &key, &entry.value, theirs, limits) {
             // The elements both nodes counted add up on top of the merged value.
             put_member_counters(s, hash, &key, members, ours, true);
-            return Merged::Joined;
+            return match counted.is_empty() {
+                true => Merged::Joined,
+                false => Merged::CountedKept(counted),
+            };
         }
         match s.merge_into_emptied(hash, entry, theirs, limits) {
             Ok(()) => {
@@ -515,7 +525,11 @@ impl Visitor for IntoKeyspace<'_, '_> {
             Merged::Put(replaced) => replaced,
             Merged::Joined => return Ok(()),
             Merged::OursKept => {
-                self.ours_kept(db, &key);
+                self.ours_kept(db, &key, &[]);
+                return Ok(());
+            }
+            Merged::CountedKept(elements) => {
+                self.ours_kept(db, &key, &elements);
                 return Ok(());
             }
         };
@@ -580,7 +594,7 @@ impl Visitor for IntoKeyspace<'_, '_> {
         // Our newer copy lives on: the peer, which removed it, may apply a write
         // of ours to nothing and hold part of the value.
         if kept {
-            self.ours_kept(db, key);
+            self.ours_kept(db, key, &[]);
         }
     }
 
@@ -625,7 +639,7 @@ pub type OnSeen<'a> = &'a dyn Fn(&[u8]);
 
 /// Told each key (its database and name) whose copy in a merged peer's snapshot
 /// lost whole to ours and differs from it, once the merge let go of its shard.
-pub type OnKept<'a> = &'a dyn Fn(usize, &[u8]);
+pub type OnKept<'a> = &'a dyn Fn(usize, &[u8], &[Vec<u8>]);
 
 /// How a load treats what it finds.
 #[derive(Clone, Copy, Default)]
