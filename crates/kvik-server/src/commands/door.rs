@@ -517,7 +517,7 @@ pub fn run_locked<'a>(
         let seen_by_peer =
             |element: &[u8]| peer_seen.iter().find(|(e, _)| *e == element).map(|p| p.1);
         ctx.keys
-            .mark_elements_since(*since, before, elements_of_effect, ttl_only, seen_by_peer);
+            .mark_elements_since(*since, before, effect_on_marks, seen_by_peer);
         // A peer's write applied cut down (or as the removals it made here) goes
         // on whole to the active peers, who judge it themselves.
         if !std::ptr::eq(args, as_born) {
@@ -836,18 +836,22 @@ fn keys_before<'a>(
     (locked.group_len(), before)
 }
 
-/// Where an effect names the elements of its collection (the command table's
-/// `elements` of the effect's command).
-fn elements_of_effect(argv: &[&[u8]]) -> Option<crate::keyspace::ElementSpan> {
-    let id = registry().lookup(argv.first()?)?;
-    element_span(registry().get(id), argv)
-}
-
-/// Does an effect change only its key's TTL (EXPIRE, PERSIST ...)?
-fn ttl_only(argv: &[&[u8]]) -> bool {
-    argv.first()
-        .and_then(|name| registry().lookup(name))
-        .is_some_and(|id| registry().get(id).has(table::flags::MERGES_AS_TTL))
+/// What an effect does to the element marks of its keys: where it names the
+/// elements of its collection (the command table's `elements` of the effect's
+/// command), or whether it changes only their TTL (`MERGES_AS_TTL`), else writes
+/// them whole. One table lookup per effect: this runs for every write of an
+/// active node.
+fn effect_on_marks(argv: &[&[u8]]) -> crate::keyspace::EffectOnMarks {
+    use crate::keyspace::EffectOnMarks;
+    let Some(id) = argv.first().and_then(|name| registry().lookup(name)) else {
+        return EffectOnMarks::Whole;
+    };
+    let cmd = registry().get(id);
+    match element_span(cmd, argv) {
+        Some(span) => EffectOnMarks::Elements(span),
+        None if cmd.has(table::flags::MERGES_AS_TTL) => EffectOnMarks::TtlOnly,
+        None => EffectOnMarks::Whole,
+    }
 }
 
 /// Where `args` of `cmd` name the elements of its collection, and whether it

@@ -761,24 +761,28 @@ impl Command {
     /// The argument indexes of the keys all key specs find (a key two specs find is
     /// listed twice), or `None` when the arguments are malformed (a bad key count).
     pub fn key_positions(&self, args: &[&[u8]]) -> Option<KeyPositions> {
-        let mut positions = KeyPositions::new();
-        for spec in self.specs() {
-            if !spec.each_key(args, |at| positions.push(at)) {
-                return None;
-            }
-        }
-        Some(positions)
+        self.positions_of_specs(args, |_| true)
     }
 
     /// The argument indexes of the keys the command may write: those of every key
     /// spec not read-only (SINTERSTORE's destination, not its sources). `None`
     /// when the arguments are malformed.
     pub fn written_key_positions(&self, args: &[&[u8]]) -> Option<KeyPositions> {
+        self.positions_of_specs(args, |spec| self.spec_flags(spec) & key_flags::RO == 0)
+    }
+
+    /// The argument indexes of the keys the specs `wanted` picks find, in spec
+    /// order; `None` when the arguments are malformed.
+    fn positions_of_specs(
+        &self,
+        args: &[&[u8]],
+        wanted: impl Fn(&KeySpec) -> bool,
+    ) -> Option<KeyPositions> {
         let mut positions = KeyPositions::new();
         for spec in self.specs() {
-            let read_only = self.spec_flags(spec) & key_flags::RO != 0;
+            let want = wanted(spec);
             if !spec.each_key(args, |at| {
-                if !read_only {
+                if want {
                     positions.push(at)
                 }
             }) {

@@ -75,6 +75,17 @@ impl ElementSpan {
     }
 }
 
+/// What one effect does to the element marks of the keys it writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EffectOnMarks {
+    /// It writes the elements `ElementSpan` finds (SADD, HDEL ...).
+    Elements(ElementSpan),
+    /// It changes only the key's TTL (EXPIRE, PERSIST ...): the marks still hold.
+    TtlOnly,
+    /// It writes the key whole (RESTORE, DEL, a STORE ...): the marks no longer hold.
+    Whole,
+}
+
 /// What an element's last write did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

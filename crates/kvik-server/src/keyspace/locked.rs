@@ -592,9 +592,9 @@ impl<'a> Locked<'a> {
     /// Active replication: mark the elements named by the effects of the open group
     /// from the `since`th on with each effect's timestamp, added or removed as the
     /// collection now holds them; a removal's effect carries what it saw of each
-    /// (its `observed`). `span_of` says where an effect names elements (`None`: it
-    /// does not), `ttl_only` whether it changes only a key's TTL (the marks then
-    /// follow the key); `before` gives the newest timestamp each key the command wrote had
+    /// (its `observed`). `effect_on_marks` says what an effect does to them (a
+    /// TTL change leaves them, following the key); `before` gives the newest
+    /// timestamp each key the command wrote had
     /// before it ran (keys it does not give are not marked: their state goes stale,
     /// and they merge per key); `seen_by_peer` gives, for a peer's removal being
     /// replayed, what it saw of an element there.
@@ -602,8 +602,7 @@ impl<'a> Locked<'a> {
         &mut self,
         since: usize,
         before: &[(usize, &[u8], u64)],
-        span_of: impl Fn(&[&[u8]]) -> Option<super::ElementSpan>,
-        ttl_only: impl Fn(&[&[u8]]) -> bool,
+        effect_on_marks: impl Fn(&[&[u8]]) -> super::EffectOnMarks,
         seen_by_peer: impl Fn(&[u8]) -> Option<u64>,
     ) {
         let Some(mut group) = self.group.take() else {
@@ -616,24 +615,12 @@ impl<'a> Locked<'a> {
         for effect in group.iter_mut().skip(since) {
             let argv: smallvec::SmallVec<[&[u8]; 8]> =
                 effect.argv.iter().map(Vec::as_slice).collect();
-            let Some(span) = span_of(&argv) else {
-                for &mut (db, key, ref mut ts_before) in
-                    before.iter_mut().filter(|k| k.0 == effect.db)
-                {
-                    let hash = hash_key(key);
-                    let shard = self.shard_mut(db, hash);
-                    match ttl_only(&argv) {
-                        // A TTL change leaves the value, so the marks still
-                        // describe it: they follow the key's new timestamp.
-                        true => shard.follow_elements(hash, key, *ts_before),
-                        // A write of the whole key (RESTORE, DEL, a STORE ...): the
-                        // marks no longer describe what it holds, even where its
-                        // timestamp is theirs (a repair met at the same timestamp).
-                        false => shard.forget_elements(key),
-                    }
-                    *ts_before = shard.newest_ts(hash, key);
+            let span = match effect_on_marks(&argv) {
+                super::EffectOnMarks::Elements(span) => span,
+                whole_key => {
+                    self.marks_after_whole_key_write(&mut before, effect.db, whole_key);
+                    continue;
                 }
-                continue;
             };
             let Some(key) = argv.get(1) else {
                 continue;
@@ -658,6 +645,28 @@ impl<'a> Locked<'a> {
             before[at].2 = self.newest_ts(effect.db, key);
         }
         self.group = Some(group);
+    }
+
+    /// An effect wrote the keys of `db` in `before` whole (`TtlOnly`: their TTL
+    /// alone): a TTL change leaves the value, so the marks still describe it and
+    /// follow the key's new timestamp; any other whole write leaves marks that no
+    /// longer describe what the key holds, even where its timestamp is theirs (a
+    /// repair met at the same timestamp). Each key's timestamp in `before` moves on.
+    fn marks_after_whole_key_write(
+        &mut self,
+        before: &mut [(usize, &[u8], u64)],
+        db: usize,
+        effect: super::EffectOnMarks,
+    ) {
+        for (_, key, ts_before) in before.iter_mut().filter(|k| k.0 == db) {
+            let hash = hash_key(key);
+            let shard = self.shard_mut(db, hash);
+            match effect {
+                super::EffectOnMarks::TtlOnly => shard.follow_elements(hash, key, *ts_before),
+                _ => shard.forget_elements(key),
+            }
+            *ts_before = shard.newest_ts(hash, key);
+        }
     }
 
     /// Mark the elements one effect wrote; returns what each it removed had seen

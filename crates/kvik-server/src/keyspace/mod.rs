@@ -35,7 +35,7 @@ pub use counters::{
 pub use crons::CronIndex;
 pub use elements::{
     counted_over, decode_seen, encode_seen, removal_seen, removal_seen_now, replaying_removal,
-    setting_write, ElementSpan, Elements, Here, Kind, Mark, MergeLimits,
+    setting_write, EffectOnMarks, ElementSpan, Elements, Here, Kind, Mark, MergeLimits,
 };
 pub use entry::{Entry, EntryBox, EntryData};
 pub use eviction::{Evictor, Policy};
