@@ -103,6 +103,13 @@ impl Targets {
     /// its transaction (see [`crate::keyspace::Locked::forward_dropped`]). Not one of
     /// Redis's bits: scripts cannot name it.
     pub const PEERS: Targets = Targets(4);
+    /// The AOF and the replicas that are not kvik peers (plain replicas, KeyDB
+    /// nodes), never the peers' envelope stream: what this node tells them of a
+    /// peer's write it applied otherwise than the write says (a counter's reset
+    /// that went under later increments, see
+    /// [`crate::keyspace::Locked::recount_after_reset`]); the peers judge that
+    /// write themselves. Not one of Redis's bits: scripts cannot name it.
+    pub const BESIDE_PEERS: Targets = Targets(1 | 8);
 
     /// The destinations `redis.set_repl` names by these bits; `None` for bits
     /// outside them.
@@ -124,6 +131,12 @@ impl Targets {
     /// Does it go to the active peers alone ([`Targets::PEERS`])?
     pub fn peers_only(self) -> bool {
         self == Self::PEERS
+    }
+
+    /// Does it go to the replicas that are not kvik peers alone, beside the AOF
+    /// ([`Targets::BESIDE_PEERS`])?
+    pub fn beside_peers(self) -> bool {
+        self.0 & 8 != 0
     }
 
     pub fn is_none(self) -> bool {

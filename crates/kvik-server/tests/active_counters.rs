@@ -240,3 +240,37 @@ fn a_reset_that_arrives_after_later_increments_keeps_only_those() {
         }
     }
 }
+
+#[test]
+fn a_late_reset_reaches_the_aof_and_a_redis_replica_with_the_increments_it_went_under() {
+    // B's SET comes before A's increment, made on the older value, and reaches
+    // A after it, through a partial resync: the increment counts on the SET on
+    // both nodes, and neither drops a write of the other (no repair follows).
+    // A's AOF and A's replica (a redis-server, which reads plain commands) take
+    // B's SET as itself, then the value A counts on it: a reload of the AOF, and
+    // the replica, hold 103 as the peers do.
+    let Some(_) = support::redis_server_or_skip() else {
+        return;
+    };
+    let pair = Pair::start(&["--appendonly", "yes"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    let replica = support::RealRedis::start(&[]);
+    let mut r = replica.raw();
+    let a_port = pair.a.port().to_string();
+    assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &a_port]), b"+OK\r\n");
+    a.cmd(&["SET", "c", "0"]);
+    wait_for("c to reach B and the replica", || {
+        b.cmd(&["GET", "c"]) == b"$1\r\n0\r\n" && r.cmd(&["GET", "c"]) == b"$1\r\n0\r\n"
+    });
+    partition(&pair, 0, |a, b| {
+        b.cmd(&["SET", "c", "100"]);
+        std::thread::sleep(Duration::from_millis(3));
+        a.cmd(&["INCRBY", "c", "3"]);
+    });
+    assert_eq!(same_on_both(&pair, &["GET", "c"]), b"$3\r\n103\r\n");
+    wait_for("the replica to hold A's value", || {
+        r.cmd(&["GET", "c"]) == b"$3\r\n103\r\n"
+    });
+    assert_eq!(a.cmd(&["DEBUG", "LOADAOF"]), b"+OK\r\n");
+    assert_eq!(a.cmd(&["GET", "c"]), b"$3\r\n103\r\n");
+}

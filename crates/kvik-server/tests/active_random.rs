@@ -911,3 +911,43 @@ fn an_increment_counts_on_a_collection_that_element_writes_emptied_since() {
         assert_eq!(sorted_pairs(&conn.cmd(&["HGETALL", "h"])), b"f=5");
     }
 }
+
+#[test]
+fn a_full_sync_of_a_third_nodes_push_applied_on_another_list_keeps_our_copy() {
+    // Node 2 pushes, then node 1 (the last write). Node 0, which held no list,
+    // meets node 1's push first: its list is node 1's. Node 2 applies the push on
+    // its own list, a value nobody else holds, and writes past its backlog, so
+    // node 0 takes a full sync from it. Neither copy says which is the writer's:
+    // node 0 keeps its own, and every node ends with node 1's list.
+    let mesh = Mesh::start(3);
+    let mut conns: Vec<RawConn> = mesh.nodes.iter().map(|n| n.raw()).collect();
+    mesh.cut(|_, _| true);
+    conns[2].cmd(&["RPUSH", "l", "from-2"]);
+    std::thread::sleep(Duration::from_millis(2));
+    conns[1].cmd(&["RPUSH", "l", "from-1"]);
+    let only_node_1s = b"*1\r\n$6\r\nfrom-1\r\n";
+    mesh.heal_link(0, 1);
+    support::wait_for("node 0 to apply node 1's push", || {
+        conns[0].cmd(&["LRANGE", "l", "0", "-1"]) == only_node_1s
+    });
+    mesh.heal_link(2, 1);
+    support::wait_for("node 2 to apply node 1's push on its list", || {
+        conns[2].cmd(&["LLEN", "l"]) == b":2\r\n"
+    });
+    let filler = "f".repeat(512);
+    for i in 0..40 {
+        conns[2].cmd(&["SET", &format!("fill:{i}"), &filler]);
+    }
+    // Node 0 follows node 2 through its second link.
+    mesh.heal_link(0, 2);
+    support::wait_for("node 0's full sync from node 2", || {
+        conns[0].cmd(&["EXISTS", "fill:39"]) == b":1\r\n"
+            && conns[0].info_field("replication", "master_1_link_status") == "up"
+    });
+    assert_eq!(conns[0].cmd(&["LRANGE", "l", "0", "-1"]), only_node_1s);
+    mesh.heal();
+    mesh.converge(0, &[]);
+    for conn in conns.iter_mut() {
+        assert_eq!(conn.cmd(&["LRANGE", "l", "0", "-1"]), only_node_1s);
+    }
+}

@@ -474,12 +474,6 @@ pub fn run_locked<'a>(
         crate::log_warning!("Internal error while running '{}'", cmd.name);
         Err(format!("ERR internal error while running '{}'", cmd.name).into())
     });
-    if let Some(ts) = replayed_at.filter(|_| result.is_ok()) {
-        let db = ctx.keys.db;
-        for (key, counted) in &counted_under {
-            ctx.keys.recount_after_reset(db, key, ts, counted);
-        }
-    }
     // Remembered while the keys' shards are still locked: no write slips between. A
     // script's commands remember the script's keys instead (its caller does that).
     if ctx.client.tracking.is_some()
@@ -512,6 +506,15 @@ pub fn run_locked<'a>(
             .is_some_and(|m| m.0 == ctx.keys.group_len())
     {
         ctx.keys.forward_dropped(as_born);
+    }
+    // A peer's reset that went under later increments: they count on it now
+    // (after the reset's own effect, which the AOF and plain replicas then
+    // follow with the value this makes).
+    if let Some(ts) = replayed_at.filter(|_| result.is_ok()) {
+        let db = ctx.keys.db;
+        for (key, counted) in &counted_under {
+            ctx.keys.recount_after_reset(db, key, ts, counted);
+        }
     }
     if let Some((since, before)) = &marking {
         let seen_by_peer =
@@ -883,12 +886,21 @@ fn replay_was_counted(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locke
 /// A peer's write stamped `ts` was dropped because these keys are newer here. The
 /// peer applied its own write, and maybe ours on top of it (a list push, a hash
 /// field), so its value may be neither: send it ours whole (see [`repair_key`]),
-/// so that both end with the last writer's value.
+/// so that both end with the last writer's value. A key whose last write is ours
+/// and that the peer sent back as its own copy of that write (a tie, see
+/// [`ties_with_a_copy_of_another`]) goes too: that copy may be our write applied
+/// on another value, and only ours settles the tie everywhere. Only for a key
+/// that merges whole: the copies of a counter or of a collection merging element
+/// by element hold merges ours may not have yet.
 fn repair_newer_keys(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) {
     let db = locked.db;
     for &i in cmd.key_positions(args).iter().flatten() {
         let key = args[i];
-        if locked.newest_ts(db, key) > ts {
+        let newest = locked.newest_ts(db, key);
+        let our_write_copied = newest == ts
+            && crate::hlc::tag_of(ts) == crate::hlc::own_tag()
+            && locked.merges_whole(db, key);
+        if newest > ts || our_write_copied {
             repair_key(locked, db, key);
         }
     }

@@ -501,6 +501,37 @@ impl<'a> Locked<'a> {
         let shard = self.shard_mut(db, hash);
         shard.put_counter(hash, key, None, counter);
         shard.restamp(hash, key, newest);
+        self.restate_beside_peers(db, key, newest);
+    }
+
+    /// The AOF and the plain replicas took a peer's reset of counted `key` as
+    /// itself, and know nothing of the increments it went under: tell them the
+    /// value the key holds now (as Redis propagates INCRBYFLOAT: SET ... KEEPTTL,
+    /// the deadline being the reset's on both sides). The peers count it alike
+    /// from the reset, which reaches them as itself.
+    fn restate_beside_peers(&mut self, db: usize, key: &[u8], ts: u64) {
+        let hash = hash_key(key);
+        let Some(Value::Str(value)) = self.shard_mut(db, hash).find(hash, key).map(|e| &e.value)
+        else {
+            return;
+        };
+        let value = value.to_vec();
+        let argv: [&[u8]; 4] = [b"SET", key, &value, b"KEEPTTL"];
+        self.emit(db, ts, &argv, Targets::BESIDE_PEERS);
+    }
+
+    /// Does `key` of `db` merge between active nodes as a whole value, last writer
+    /// wins (a list, a string nobody counts, a removed key), rather than element
+    /// by element (a set, hash or sorted set) or as a counter?
+    pub fn merges_whole(&mut self, db: usize, key: &[u8]) -> bool {
+        let hash = hash_key(key);
+        let shard = self.shard_mut(db, hash);
+        let by_element = shard
+            .find(hash, key)
+            .is_some_and(|e| super::elements::empty_like(&e.value).is_some());
+        let counted =
+            shard.counter(hash, key).is_some() || !shard.member_counters(hash, key).is_empty();
+        !by_element && !counted
     }
 
     /// Forget the counting of whole key `key` of `db`: this node sent the key

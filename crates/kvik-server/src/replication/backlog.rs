@@ -577,7 +577,8 @@ impl EffectSink for Backlog {
         // A freed stream (or one not begun) records nothing: the offset stands
         // still, as Redis's does without a backlog.
         let peers_only = effect.targets.peers_only();
-        if !(effect.targets.replicas() || peers_only) || !self.from_effects() {
+        let beside_peers = effect.targets.beside_peers();
+        if !(effect.targets.replicas() || peers_only || beside_peers) || !self.from_effects() {
             return true;
         }
         let own = self.own().ring.lock().envelopes;
@@ -589,9 +590,9 @@ impl EffectSink for Backlog {
             let stream = self.stream(layout);
             // The side streams run only beside envelopes: otherwise the own stream
             // is plain and serves every replica. What goes to the peers alone goes
-            // in the envelope stream alone.
+            // in the envelope stream alone; what goes beside them, everywhere else.
             let takes = match layout {
-                Layout::Own => true,
+                Layout::Own => !(beside_peers && own.is_some()),
                 _ => own.is_some() && !peers_only,
             };
             if stream.is_active() && takes {
@@ -741,6 +742,28 @@ mod tests {
         assert!(own.starts_with(b"*6\r\n$7\r\nRREPLAY"), "{own:?}");
         assert!(side(&backlog, Layout::Plain, 0).is_empty());
         assert!(side(&backlog, Layout::KeyDb, 0).is_empty());
+    }
+
+    #[test]
+    fn what_goes_beside_the_peers_stays_out_of_the_envelope_stream() {
+        let (log, backlog) = active_backlog([1; 16]);
+        for layout in LAYOUTS {
+            backlog.mark_sync_point(layout);
+        }
+        log.append_to(0, 1, &[b"SET", b"k", b"3"], Targets::BESIDE_PEERS);
+        assert!(side(&backlog, Layout::Own, 0).is_empty());
+        let plain = side(&backlog, Layout::Plain, 0);
+        assert!(plain.ends_with(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\n3\r\n"));
+        assert!(!side(&backlog, Layout::KeyDb, 0).is_empty());
+        // Without envelopes the own stream is plain: it serves every replica.
+        let plain_master = Backlog::new(1 << 20);
+        plain_master.set_from_effects(true);
+        let log = EffectLog::new([1; 16]);
+        let plain_master = Arc::new(plain_master);
+        log.add_sink(plain_master.clone(), |_| {});
+        plain_master.mark_sync_point(Layout::Own);
+        log.append_to(0, 1, &[b"SET", b"k", b"3"], Targets::BESIDE_PEERS);
+        assert!(side(&plain_master, Layout::Own, 0).ends_with(b"$1\r\n3\r\n"));
     }
 
     #[test]

@@ -6,8 +6,7 @@
 
 use super::KeyDelay;
 use crate::keyspace::{
-    hash_key, merge_ttls, AccessClock, Counter, EntryBox, EntryData, KeyTtl, Keyspace, Locked,
-    ShardData,
+    hash_key, AccessClock, Counter, EntryBox, EntryData, KeyTtl, Keyspace, Locked, ShardData,
 };
 use crate::keyspace::{Elements, MergeLimits};
 use crate::loading::Loading;
@@ -315,10 +314,13 @@ fn reset_under_increments(
 /// A full sync where both copies of a key hold the same value write (one
 /// timestamp) with other values: a write that reads the value it changes (a
 /// push) that one node applied on a value of its own. Only the writer's copy is
-/// the write as made: the key takes the writer's value (ours when the write is
-/// this node's, and the peer is sent it whole; theirs otherwise), and the TTL
-/// registers merge as they do for one value. `Err` gives the file's key back
-/// when the copies are not such.
+/// the write as made, and neither copy says whether it is (in a mesh the writer
+/// may be a third node, and either copy may be its value sent whole since): the
+/// key keeps ours, the TTL registers merge as they do for one value, and the
+/// peer is sent ours. Where the writer is another node, our copy reaches it and
+/// it answers with its own, whole, which settles the tie on every node (see the
+/// command door's repairs). `Err` gives the file's key back when the copies are
+/// not such.
 fn copies_of_one_value_write(
     s: &mut ShardData,
     hash: u64,
@@ -329,33 +331,13 @@ fn copies_of_one_value_write(
     let Some(ours) = s.find(hash, &key) else {
         return Err(entry);
     };
-    let ours = (
-        KeyTtl {
-            ts: ours.ts,
-            since: s.ttl_since(hash, &key),
-            expire_at: ours.expire_at,
-        },
-        ours.value != entry.value,
-    );
-    let (ours, differs) = ours;
-    let value_ts = ours.since.unwrap_or(ours.ts);
-    if !differs || value_ts != theirs.since.unwrap_or(theirs.ts) {
+    let differs = ours.value != entry.value;
+    let our_value_ts = s.ttl_since(hash, &key).unwrap_or(ours.ts);
+    if !differs || our_value_ts != theirs.since.unwrap_or(theirs.ts) {
         return Err(entry);
     }
-    if crate::hlc::tag_of(value_ts) == crate::hlc::own_tag() {
-        s.merge_ttl(hash, &key, theirs);
-        return Ok(Merged::OursKept);
-    }
-    let replaced = s.insert(hash, entry);
-    match merge_ttls(ours, theirs) {
-        Some((expire_at, ts, since)) => {
-            s.set_expire(hash, &key, expire_at);
-            s.restamp(hash, &key, ts);
-            s.note_ttl_change(&key, since, ts);
-        }
-        None => s.restamp(hash, &key, ours.ts.max(theirs.ts)),
-    }
-    Ok(Merged::Put(replaced))
+    s.merge_ttl(hash, &key, theirs);
+    Ok(Merged::OursKept)
 }
 
 /// Record a state that [`reset_under_increments`] computed: the key takes its
