@@ -256,27 +256,41 @@ impl Counter {
     /// takes no such number for is refused, as the command refuses it where the
     /// reset came first, until one counts. `None` when none counts.
     pub fn rebased(&self, ts: u64, base_of: impl Fn(&Num) -> Option<Num>) -> Option<Counter> {
+        replay_after(ts, self.remembered_after(ts).collect(), base_of)
+    }
+
+    /// The increments of every node this state remembers one by one that are
+    /// newer than `ts`: (timestamp, node, amount).
+    fn remembered_after(&self, ts: u64) -> impl Iterator<Item = (u64, NodeId, &Num)> {
+        self.parts.iter().flat_map(move |p| {
+            p.recent
+                .iter()
+                .filter(move |(at, _)| *at > ts)
+                .map(|(at, by)| (*at, p.node, by))
+        })
+    }
+
+    /// This state (on the newer base) merged with `older`, a state on an older
+    /// base: every increment either remembers that is newer than our base
+    /// counts on it, in the order they were made, as on a node that met our base
+    /// first (an increment the base takes no number of its kind for is refused
+    /// until one counts, see [`Counter::rebased`]). `None` when some increment
+    /// newer than our base is no longer remembered one by one (folded).
+    fn replayed_with(&self, older: &Counter) -> Option<Counter> {
+        let base_ts = self.base_ts;
+        let mut parts = self.parts.iter().chain(&older.parts);
+        if parts.any(|p| p.folded_to > base_ts) {
+            return None;
+        }
         let mut kept: Vec<(u64, NodeId, &Num)> = self
-            .parts
-            .iter()
-            .flat_map(|p| {
-                p.recent
-                    .iter()
-                    .filter(|(at, _)| *at > ts)
-                    .map(|(at, by)| (*at, p.node, by))
-            })
+            .remembered_after(base_ts)
+            .chain(older.remembered_after(base_ts))
             .collect();
         kept.sort_by_key(|(at, node, _)| (*at, *node));
-        let mut counter: Option<Counter> = None;
-        for (at, node, by) in kept {
-            if counter.is_none() {
-                counter = base_of(by).map(|base| Counter::new(ts, base));
-            }
-            if let Some(counter) = &mut counter {
-                counter.add(node, by, at);
-            }
-        }
-        counter
+        kept.dedup_by_key(|(at, node, _)| (*at, *node));
+        let base = Value::Str(StrValue::from_bytes(&self.base.text()));
+        let replayed = replay_after(base_ts, kept, |by| element(Some(&base), None, by));
+        Some(replayed.unwrap_or_else(|| Counter::new(base_ts, self.base.clone())))
     }
 
     /// [`Counter::rebased`] on a reset of a whole string that left `value`
@@ -295,6 +309,17 @@ impl Counter {
         let same_base = theirs.base_ts == self.base_ts || (by_value && theirs.base == self.base);
         if same_base {
             return self.take_newer_parts(theirs);
+        }
+        let (newer, older) = match theirs.base_ts > self.base_ts {
+            true => (theirs, &*self),
+            false => (&*self, theirs),
+        };
+        // A whole key's base is a value of its own (an element's is not: its
+        // collection's writes have no timestamp of their own).
+        if let Some(replayed) = (!by_value).then(|| newer.replayed_with(older)).flatten() {
+            let changed = replayed != *self;
+            *self = replayed;
+            return changed;
         }
         if theirs.base_ts > self.base_ts {
             let mut merged = theirs.clone();
@@ -424,6 +449,27 @@ pub fn decode_aux(text: &[u8]) -> Option<(Option<Vec<u8>>, Counter)> {
             Some((Some(member), Counter::decode(&rest[at + 1..])?))
         }
     }
+}
+
+/// Count `kept` (increments newer than a reset stamped `ts`) on the value the
+/// reset wrote, in the order they were made, as [`Counter::rebased`] says:
+/// `base_of(by)` reads that value as a number of `by`'s kind.
+fn replay_after(
+    ts: u64,
+    mut kept: Vec<(u64, NodeId, &Num)>,
+    base_of: impl Fn(&Num) -> Option<Num>,
+) -> Option<Counter> {
+    kept.sort_by_key(|(at, node, _)| (*at, *node));
+    let mut counter: Option<Counter> = None;
+    for (at, node, by) in kept {
+        if counter.is_none() {
+            counter = base_of(by).map(|base| Counter::new(ts, base));
+        }
+        if let Some(counter) = &mut counter {
+            counter.add(node, by, at);
+        }
+    }
+    counter
 }
 
 /// What `member` of `value` (the whole string when `None`) holds, read as a number
@@ -573,6 +619,31 @@ mod tests {
     }
 
     #[test]
+    fn a_full_sync_counts_the_later_increments_of_both_as_the_base_takes_them() {
+        // Node 3 renamed "1.5" onto the key at 20. Node 1 added integers at 21 and
+        // 22 on its own older base, node 2 added 0.5 at 23 on another: on "1.5"
+        // the integers are refused (INCRBY fails on it), the float counts, in
+        // whichever order the three states merge.
+        let float = |text: &str| Num::Float(text.as_bytes().into());
+        let reset = Counter::new(20, float("1.5"));
+        let mut one = Counter::new(10, int(977));
+        one.add([1; 16], &int(8), 21);
+        one.add([1; 16], &int(4), 22);
+        let mut two = Counter::new(15, float("676"));
+        two.add([2; 16], &float("0.5"), 23);
+        let mut on_one = one.clone();
+        assert!(on_one.merge(&two, false) && on_one.merge(&reset, false));
+        let mut on_reset = reset.clone();
+        assert!(on_reset.merge(&two, false));
+        assert!(
+            !on_reset.merge(&one, false),
+            "the integers count on nothing"
+        );
+        assert_eq!(on_one, on_reset);
+        assert_eq!(on_one.value().text(), b"2");
+    }
+
+    #[test]
     fn folded_increments_no_longer_split() {
         let mut a = Counter::new(10, int(1));
         a.add([1; 16], &int(5), 12);
@@ -595,10 +666,6 @@ mod tests {
         a.add([1; 16], &Num::Score(1.0), 30);
         let mut b = Counter::new(8, Num::Score(1.5));
         b.add([2; 16], &Num::Score(0.25), 9);
-        assert!(
-            !a.clone().merge(&b, false),
-            "another base, older, and its increment older than ours"
-        );
         assert!(a.merge(&b, true));
         assert_eq!(a.value(), Num::Score(2.75));
     }
