@@ -158,7 +158,7 @@ impl Snapshot {
                 .ttl_since_of(entry)
                 .filter(|_| self.settings.timestamps)
             {
-                file::write_ttl_since(&mut out, since);
+                file::write_ttl_since(&mut out, since.value, since.ttl_changed);
             }
             if elements {
                 let hash = crate::keyspace::hash_key(entry.key());

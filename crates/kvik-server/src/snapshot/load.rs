@@ -7,7 +7,7 @@
 use super::KeyDelay;
 use crate::keyspace::{
     hash_key, merge_ttls, AccessClock, Counter, EntryBox, EntryData, KeyTtl, Keyspace, Locked,
-    ShardData,
+    ShardData, Since,
 };
 use crate::keyspace::{Elements, MergeLimits};
 use crate::loading::Loading;
@@ -123,13 +123,27 @@ impl IntoKeyspace<'_, '_> {
 }
 
 /// What an active replica's snapshot writes before a key about it: its counted
-/// states (the whole key's, `None`, or its elements'), the value write its TTL was
-/// changed since, and its element timestamps.
+/// states (the whole key's, `None`, or its elements'), its TTL register (the value
+/// write its TTL was changed since, or element writes were made since), and its
+/// element timestamps.
 #[derive(Default)]
 struct Beside {
     counters: Vec<(Option<Vec<u8>>, Counter)>,
-    ttl_since: Option<u64>,
+    ttl_since: Option<Since>,
     elements: Option<Elements>,
+}
+
+/// A key's TTL register as `kvik-ttl-since` writes it: the value write's
+/// timestamp, then ` unchanged` when only element writes came since.
+fn parse_ttl_since(text: &str) -> Option<Since> {
+    let (value, ttl_changed) = match text.strip_suffix(file::TTL_UNCHANGED) {
+        Some(value) => (value, false),
+        None => (text, true),
+    };
+    Some(Since {
+        value: value.parse().ok()?,
+        ttl_changed,
+    })
 }
 
 /// What became of a file's key.
@@ -170,7 +184,11 @@ fn merge_key(
         elements,
     } = beside;
     if !merge {
+        let key_ts = entry.ts;
         let replaced = s.insert(hash, entry);
+        if let Some(since) = ttl_since {
+            s.note_ttl_change(&key, since, key_ts);
+        }
         for (member, counter) in counters {
             s.set_counter(&key, member.as_deref(), counter);
         }
@@ -180,6 +198,13 @@ fn merge_key(
         return Merged::Put(replaced);
     }
     let (whole, members): (Vec<_>, Vec<_>) = counters.into_iter().partition(|c| c.0.is_none());
+    // Their TTL register, and ours before a merge restamps our key.
+    let their_ttl = ts.map(|ts| KeyTtl {
+        ts,
+        since: ttl_since,
+        expire_at: entry.expire_at,
+    });
+    let our_ttl = s.key_ttl(hash, &key);
     if let Some(theirs) = &elements {
         // Our element states, taken before the merge restamps the key (a state is
         // current only while its newest write is the key's).
@@ -189,6 +214,10 @@ fn merge_key(
             _ => Vec::new(),
         };
         if s.merge_elements(hash, &key, &entry.value, theirs, limits) {
+            // The TTL is a register of its own beside the elements: it joins.
+            if let (Some(ours), Some(theirs)) = (our_ttl, their_ttl) {
+                s.join_ttl(hash, &key, ours, theirs);
+            }
             // The elements both nodes counted add up on top of the merged value.
             put_member_counters(s, hash, &key, members, ours, true);
             return match counted.is_empty() {
@@ -198,6 +227,10 @@ fn merge_key(
         }
         match s.merge_into_emptied(hash, entry, theirs, limits) {
             Ok(()) => {
+                if let Some(since) = ttl_since {
+                    let key_ts = s.newest_ts(hash, &key);
+                    s.note_ttl_change(&key, since, key_ts);
+                }
                 put_member_counters(s, hash, &key, members, ours, true);
                 return Merged::Joined;
             }
@@ -225,11 +258,6 @@ fn merge_key(
     }
     // The same value on both sides, its TTL changed on one or both: the TTL
     // registers merge.
-    let their_ttl = ts.map(|ts| KeyTtl {
-        ts,
-        since: ttl_since,
-        expire_at: entry.expire_at,
-    });
     if let Some(theirs) = their_ttl {
         match copies_of_one_value_write(s, hash, entry, theirs) {
             Ok(merged) => return merged,
@@ -338,8 +366,8 @@ fn copies_of_one_value_write(
         ours.value != entry.value,
     );
     let (ours, differs) = ours;
-    let value_ts = ours.since.unwrap_or(ours.ts);
-    if !differs || value_ts != theirs.since.unwrap_or(theirs.ts) {
+    let value_ts = ours.since.map_or(ours.ts, |s| s.value);
+    if !differs || value_ts != theirs.since.map_or(theirs.ts, |s| s.value) {
         return Err(entry);
     }
     if crate::hlc::tag_of(value_ts) == crate::hlc::own_tag() {
@@ -439,7 +467,7 @@ impl Visitor for IntoKeyspace<'_, '_> {
                     .extend(crate::keyspace::decode_counter_aux(value.as_bytes()));
             }
             name if name == file::TTL_SINCE => {
-                self.next.ttl_since = value.parse().ok();
+                self.next.ttl_since = parse_ttl_since(&value);
             }
             name if name == file::SEEN.as_bytes() => {
                 if let Some(on_seen) = self.on_seen {
