@@ -451,3 +451,59 @@ fn element_writes_leave_the_ttl_register_after_a_partial_resync() {
 fn element_writes_leave_the_ttl_register_through_a_full_sync() {
     element_writes_leave_the_ttl_register(true);
 }
+
+/// A collection emptied by element writes on one side and written again the same
+/// way is the same collection (its elements merge add-wins with the other
+/// side's): its TTL register stays under its grave, merges the other side's TTL
+/// changes there, and the collection gets its deadline back.
+fn an_emptied_collection_keeps_its_ttl_register(full_sync: bool) {
+    let backlog: &[&str] = if full_sync {
+        &["--repl-backlog-size", "16kb"]
+    } else {
+        &[]
+    };
+    let pair = Pair::start(backlog);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    let later = || std::thread::sleep(Duration::from_millis(5));
+    for key in ["longest", "persisted"] {
+        a.cmd(&["SADD", key, "m"]);
+        assert_eq!(a.cmd(&["EXPIRE", key, "500"]), b":1\r\n");
+    }
+    pair.converge();
+    pair.cut();
+    assert_eq!(a.cmd(&["EXPIRE", "longest", "1000"]), b":1\r\n");
+    assert_eq!(a.cmd(&["PERSIST", "persisted"]), b":1\r\n");
+    later();
+    for key in ["longest", "persisted"] {
+        assert_eq!(b.cmd(&["SREM", key, "m"]), b":1\r\n");
+        assert_eq!(b.cmd(&["EXISTS", key]), b":0\r\n");
+        assert_eq!(b.cmd(&["SADD", key, "n"]), b":1\r\n");
+    }
+    if full_sync {
+        overflow_backlogs(&mut [pair.a.raw(), pair.b.raw()], 0);
+    }
+    pair.heal();
+    pair.converge();
+    let left = deadline_agreed(&pair, "longest") - now_ms();
+    assert!(left > 900_000, "{left} ms left, not the 1000 s");
+    assert_eq!(
+        deadline_agreed(&pair, "persisted"),
+        -1,
+        "PERSIST beats a TTL"
+    );
+    for conn in [&mut a, &mut b] {
+        for key in ["longest", "persisted"] {
+            assert_eq!(words(&conn.cmd(&["SMEMBERS", key])), ["n"], "{key}");
+        }
+    }
+}
+
+#[test]
+fn an_emptied_collection_keeps_its_ttl_register_after_a_partial_resync() {
+    an_emptied_collection_keeps_its_ttl_register(false);
+}
+
+#[test]
+fn an_emptied_collection_keeps_its_ttl_register_through_a_full_sync() {
+    an_emptied_collection_keeps_its_ttl_register(true);
+}

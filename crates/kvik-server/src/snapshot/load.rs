@@ -214,10 +214,7 @@ fn merge_key(
             _ => Vec::new(),
         };
         if s.merge_elements(hash, &key, &entry.value, theirs, limits) {
-            // The TTL is a register of its own beside the elements: it joins.
-            if let (Some(ours), Some(theirs)) = (our_ttl, their_ttl) {
-                s.join_ttl(hash, &key, ours, theirs);
-            }
+            join_ttls(s, hash, &key, our_ttl, their_ttl);
             // The elements both nodes counted add up on top of the merged value.
             put_member_counters(s, hash, &key, members, ours, true);
             return match counted.is_empty() {
@@ -227,10 +224,7 @@ fn merge_key(
         }
         match s.merge_into_emptied(hash, entry, theirs, limits) {
             Ok(()) => {
-                if let Some(since) = ttl_since {
-                    let key_ts = s.newest_ts(hash, &key);
-                    s.note_ttl_change(&key, since, key_ts);
-                }
+                join_ttls(s, hash, &key, our_ttl, their_ttl);
                 put_member_counters(s, hash, &key, members, ours, true);
                 return Merged::Joined;
             }
@@ -285,6 +279,32 @@ fn merge_key(
         Some(replaced) => Merged::Put(replaced),
         None if differs => Merged::OursKept,
         None => Merged::Joined,
+    }
+}
+
+/// A collection whose elements merged with a peer's copy: its TTL is a register
+/// of its own beside the elements, and the two join (ours may be the one element
+/// writes that emptied it left under its grave; with none, theirs comes in).
+fn join_ttls(
+    s: &mut ShardData,
+    hash: u64,
+    key: &[u8],
+    ours: Option<KeyTtl>,
+    theirs: Option<KeyTtl>,
+) {
+    match (ours, theirs) {
+        (Some(ours), Some(theirs)) => s.join_ttl(hash, key, ours, theirs),
+        (
+            None,
+            Some(KeyTtl {
+                since: Some(since), ..
+            }),
+        ) => {
+            if let Some(key_ts) = s.find(hash, key).map(|e| e.ts) {
+                s.note_ttl_change(key, since, key_ts);
+            }
+        }
+        _ => {}
     }
 }
 
