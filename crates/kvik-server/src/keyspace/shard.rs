@@ -408,15 +408,15 @@ impl ShardData {
 
     /// A peer's full sync held `key` with `theirs`, and its elements merged into
     /// ours, whose register was `ours` before: the registers join (see
-    /// [`ttl::join`]), on the merged key's timestamp. Nothing when the merge
-    /// removed the key.
+    /// [`ttl::join`]), on the merged key's timestamp, or under its grave when
+    /// the merged collection is empty.
     pub fn join_ttl(&mut self, hash: u64, key: &[u8], ours: KeyTtl, theirs: KeyTtl) {
-        let Some(ts) = self.find(hash, key).map(|e| e.ts) else {
-            return;
-        };
         let (expire_at, since) = ttl::join(ours, theirs);
+        let ts = self.newest_ts(hash, key);
         self.set_expire(hash, key, expire_at);
-        self.note_ttl_change(key, since, ts);
+        if let Some(marks) = &mut self.ttl_marks {
+            marks.note(key, since, ts, expire_at);
+        }
     }
 
     /// Whether any collection here has element timestamps.

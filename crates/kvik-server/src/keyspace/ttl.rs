@@ -16,7 +16,12 @@
 //! elements apart from its TTL: an element write is not a value write here, so it
 //! neither starts the register over nor makes an older TTL change lose to it. The
 //! register just follows the key's timestamp across such writes, the same way
-//! element timestamps follow it across TTL changes.
+//! element timestamps follow it across TTL changes. Element writes that empty the
+//! collection leave it under the key's grave, with the key's deadline, as they
+//! leave the element timestamps: a peer's TTL change that arrives meanwhile
+//! merges into it, and an element write that brings the collection back gives it
+//! that deadline (add-wins makes it the same collection as the peer's, which
+//! was never emptied; a DEL or an expiry starts over).
 //!
 //! What a node must know per key for that: when the value the register holds was
 //! written, and whether the TTL changed since (a peer's TTL change older than the

@@ -130,20 +130,27 @@ impl IntoKeyspace<'_, '_> {
 struct Beside {
     counters: Vec<(Option<Vec<u8>>, Counter)>,
     ttl_since: Option<Since>,
+    /// The deadline a grave's TTL register keeps (a collection element writes
+    /// emptied).
+    grave_deadline: Option<u64>,
     elements: Option<Elements>,
 }
 
 /// A key's TTL register as `kvik-ttl-since` writes it: the value write's
-/// timestamp, then ` unchanged` when only element writes came since.
-fn parse_ttl_since(text: &str) -> Option<Since> {
-    let (value, ttl_changed) = match text.strip_suffix(file::TTL_UNCHANGED) {
-        Some(value) => (value, false),
-        None => (text, true),
-    };
-    Some(Since {
-        value: value.parse().ok()?,
-        ttl_changed,
-    })
+/// timestamp, then `unchanged` when only element writes came since, then under a
+/// grave `deadline <ms>`.
+fn parse_ttl_since(text: &str) -> Option<(Since, Option<u64>)> {
+    let mut words = text.split(' ');
+    let value = words.next()?.parse().ok()?;
+    let (mut ttl_changed, mut deadline) = (true, None);
+    while let Some(word) = words.next() {
+        match word {
+            file::TTL_UNCHANGED => ttl_changed = false,
+            file::TTL_DEADLINE => deadline = Some(words.next()?.parse().ok()?),
+            _ => return None,
+        }
+    }
+    Some((Since { value, ttl_changed }, deadline))
 }
 
 /// What became of a file's key.
@@ -182,6 +189,7 @@ fn merge_key(
         counters,
         ttl_since,
         elements,
+        ..
     } = beside;
     if !merge {
         let key_ts = entry.ts;
@@ -487,7 +495,9 @@ impl Visitor for IntoKeyspace<'_, '_> {
                     .extend(crate::keyspace::decode_counter_aux(value.as_bytes()));
             }
             name if name == file::TTL_SINCE => {
-                self.next.ttl_since = parse_ttl_since(&value);
+                let parsed = parse_ttl_since(&value);
+                self.next.ttl_since = parsed.map(|p| p.0);
+                self.next.grave_deadline = parsed.and_then(|p| p.1);
             }
             name if name == file::SEEN.as_bytes() => {
                 if let Some(on_seen) = self.on_seen {
@@ -605,15 +615,26 @@ impl Visitor for IntoKeyspace<'_, '_> {
         let shard = self.target.keyspace().shard_of(hash);
         // A collection the peer emptied element by element: its element
         // timestamps say which of ours its removals saw.
-        let their_elements = std::mem::take(&mut self.next).elements;
+        let beside = std::mem::take(&mut self.next);
+        let their_elements = beside.elements;
+        // And the TTL register it keeps under its grave.
+        let their_ttl = beside.ttl_since.map(|since| KeyTtl {
+            ts,
+            since: Some(since),
+            expire_at: beside.grave_deadline.unwrap_or(0),
+        });
         let (limits, merge) = (self.merge_limits, self.merge);
         let kept = self.target.with_shard(db, shard, |shard| {
             if shard.graves().is_none() {
                 return false;
             }
             if let Some(theirs) = their_elements.as_ref().filter(|_| merge) {
+                let our_ttl = shard.key_ttl(hash, key);
                 // Merged element by element: nothing of ours to send whole.
                 if shard.merge_with_emptied(hash, key, theirs, &limits) {
+                    if let (Some(ours), Some(theirs)) = (our_ttl, their_ttl) {
+                        shard.join_ttl(hash, key, ours, theirs);
+                    }
                     return false;
                 }
             }
@@ -634,6 +655,9 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 shard.bury(key, ts);
                 if let Some(state) = their_elements.filter(|state| state.newest == ts) {
                     shard.set_elements(key, state);
+                    if let Some(theirs) = their_ttl {
+                        shard.join_ttl(hash, key, theirs, theirs);
+                    }
                 }
                 return false;
             }
