@@ -465,7 +465,7 @@ fn an_emptied_collection_keeps_its_ttl_register(full_sync: bool) {
     let pair = Pair::start(backlog);
     let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
     let later = || std::thread::sleep(Duration::from_millis(5));
-    for key in ["longest", "persisted"] {
+    for key in ["longest", "persisted", "emptied"] {
         a.cmd(&["SADD", key, "m"]);
         assert_eq!(a.cmd(&["EXPIRE", key, "500"]), b":1\r\n");
     }
@@ -473,12 +473,16 @@ fn an_emptied_collection_keeps_its_ttl_register(full_sync: bool) {
     pair.cut();
     assert_eq!(a.cmd(&["EXPIRE", "longest", "1000"]), b":1\r\n");
     assert_eq!(a.cmd(&["PERSIST", "persisted"]), b":1\r\n");
+    assert_eq!(a.cmd(&["SADD", "emptied", "n"]), b":1\r\n");
     later();
     for key in ["longest", "persisted"] {
         assert_eq!(b.cmd(&["SREM", key, "m"]), b":1\r\n");
         assert_eq!(b.cmd(&["EXISTS", key]), b":0\r\n");
         assert_eq!(b.cmd(&["SADD", key, "n"]), b":1\r\n");
     }
+    // Persisted, then emptied: the PERSIST waits under the grave.
+    assert_eq!(b.cmd(&["PERSIST", "emptied"]), b":1\r\n");
+    assert_eq!(b.cmd(&["SREM", "emptied", "m"]), b":1\r\n");
     if full_sync {
         overflow_backlogs(&mut [pair.a.raw(), pair.b.raw()], 0);
     }
@@ -486,13 +490,15 @@ fn an_emptied_collection_keeps_its_ttl_register(full_sync: bool) {
     pair.converge();
     let left = deadline_agreed(&pair, "longest") - now_ms();
     assert!(left > 900_000, "{left} ms left, not the 1000 s");
-    assert_eq!(
-        deadline_agreed(&pair, "persisted"),
-        -1,
-        "PERSIST beats a TTL"
-    );
+    for key in ["persisted", "emptied"] {
+        assert_eq!(
+            deadline_agreed(&pair, key),
+            -1,
+            "{key}: PERSIST beats a TTL"
+        );
+    }
     for conn in [&mut a, &mut b] {
-        for key in ["longest", "persisted"] {
+        for key in ["longest", "persisted", "emptied"] {
             assert_eq!(words(&conn.cmd(&["SMEMBERS", key])), ["n"], "{key}");
         }
     }
