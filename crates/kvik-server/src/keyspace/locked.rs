@@ -754,6 +754,8 @@ impl<'a> Locked<'a> {
         };
         state.mark(element, super::Mark::added(ts, false));
         shard.restamp(hash, key, ts.max(before));
+        // An element write: the key's TTL register goes on.
+        shard.follow_ttl(hash, key, before);
         self.propagate_own(db, ts, argv);
     }
 
