@@ -513,3 +513,32 @@ fn an_emptied_collection_keeps_its_ttl_register_after_a_partial_resync() {
 fn an_emptied_collection_keeps_its_ttl_register_through_a_full_sync() {
     an_emptied_collection_keeps_its_ttl_register(true);
 }
+
+/// A key a full sync brings to a node that did not have it comes with its TTL
+/// register: a TTL change made there afterwards merges as on the node that sent
+/// it (here a shorter EXPIRE answers 0 on both, and both keep the longer TTL).
+#[test]
+fn a_key_a_full_sync_brings_comes_with_its_ttl_register() {
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    pair.cut();
+    a.cmd(&["SADD", "s", "m"]);
+    a.cmd(&["SET", "k", "v"]);
+    for key in ["s", "k"] {
+        assert_eq!(a.cmd(&["EXPIRE", key, "1000"]), b":1\r\n");
+    }
+    overflow_backlogs(&mut [pair.a.raw(), pair.b.raw()], 0);
+    let full_before = b.info_field("stats", "sync_full");
+    pair.heal();
+    pair.converge();
+    assert_ne!(
+        b.info_field("stats", "sync_full"),
+        full_before,
+        "a full sync"
+    );
+    for key in ["s", "k"] {
+        assert_eq!(b.cmd(&["EXPIRE", key, "100"]), b":0\r\n", "{key}");
+        let left = deadline_agreed(&pair, key) - now_ms();
+        assert!(left > 900_000, "{key}: {left} ms left, not the 1000 s");
+    }
+}

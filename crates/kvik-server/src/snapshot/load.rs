@@ -281,6 +281,12 @@ fn merge_key(
         if let Some(state) = elements {
             s.set_elements(&key, state);
         }
+        // Their TTL register comes with their key, or a TTL change older than
+        // it that they merged would apply here as it is.
+        if let Some(since) = ttl_since {
+            let key_ts = s.newest_ts(hash, &key);
+            s.note_ttl_change(&key, since, key_ts);
+        }
     }
     put_member_counters(s, hash, &key, members, ours, older);
     match replaced {
