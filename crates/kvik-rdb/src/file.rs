@@ -92,8 +92,15 @@ const CRON_SINGLE: &[u8] = b"kvik-cron-single";
 /// A counted key's state (per-node totals), written before the key it belongs to.
 pub const COUNTER: &[u8] = b"kvik-counter";
 /// The timestamp of the value write a key's TTL was changed since (an active
-/// replica's TTL register), written before the key it belongs to.
+/// replica's TTL register), written before the key it belongs to; followed by
+/// ` unchanged` when only element writes came since, and before the grave of a
+/// collection that element writes emptied, by ` deadline <ms>` (the deadline the
+/// register keeps for it).
 pub const TTL_SINCE: &[u8] = b"kvik-ttl-since";
+/// The word of a [`TTL_SINCE`] whose TTL did not change since its value write.
+pub const TTL_UNCHANGED: &str = "unchanged";
+/// The word of a [`TTL_SINCE`] before the deadline kept under a grave.
+pub const TTL_DEADLINE: &str = "deadline";
 /// Which writes of each origin the file holds (a full sync between active
 /// replicas), among the header's aux fields.
 pub const SEEN: &str = "kvik-seen";
@@ -103,9 +110,18 @@ pub fn write_counter(out: &mut impl Sink, state: &[u8]) {
     write_aux(out, COUNTER, state);
 }
 
-/// The value write the TTL of the key written next was changed since.
-pub fn write_ttl_since(out: &mut impl Sink, since: u64) {
-    write_aux(out, TTL_SINCE, since.to_string().as_bytes());
+/// The value write the TTL register of the key (or grave) written next holds,
+/// whether its TTL changed since, and under a grave the deadline it keeps.
+pub fn write_ttl_since(out: &mut impl Sink, since: u64, ttl_changed: bool, deadline: Option<u64>) {
+    let mut text = since.to_string();
+    if !ttl_changed {
+        text.push(' ');
+        text.push_str(TTL_UNCHANGED);
+    }
+    if let Some(deadline) = deadline {
+        text.push_str(&format!(" {TTL_DEADLINE} {deadline}"));
+    }
+    write_aux(out, TTL_SINCE, text.as_bytes());
 }
 
 /// The element timestamps of the collection written next (active replication;

@@ -361,3 +361,184 @@ fn a_ttl_change_keeps_a_sets_element_marks() {
         .expect("the header line");
     assert_eq!(key_ts.trim_start_matches("key-ts:"), newest, "{marks}");
 }
+
+/// The deadline of `key` (PEXPIRETIME) once both nodes agree on it.
+fn deadline_agreed(pair: &Pair, key: &str) -> i64 {
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    let deadline = |conn: &mut RawConn| {
+        let reply = String::from_utf8_lossy(&conn.cmd(&["PEXPIRETIME", key])).into_owned();
+        reply
+            .trim_start_matches(':')
+            .trim_end()
+            .parse::<i64>()
+            .unwrap()
+    };
+    let mut agreed = 0;
+    support::wait_for_within(Duration::from_secs(20), "the deadlines to agree", || {
+        agreed = deadline(&mut a);
+        agreed == deadline(&mut b)
+    });
+    agreed
+}
+
+/// A collection's TTL is a register of its own beside its elements: an element
+/// write on one side of a partition, later than a TTL change on the other, must
+/// not make that change lose to it (PERSIST still beats every TTL, the longest
+/// TTL still wins), whether the heal is a partial resync or a full sync.
+fn element_writes_leave_the_ttl_register(full_sync: bool) {
+    let backlog: &[&str] = if full_sync {
+        &["--repl-backlog-size", "16kb"]
+    } else {
+        &[]
+    };
+    let pair = Pair::start(backlog);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    let later = || std::thread::sleep(Duration::from_millis(5));
+    a.cmd(&["SADD", "persisted", "m"]);
+    assert_eq!(a.cmd(&["EXPIRE", "persisted", "500"]), b":1\r\n");
+    a.cmd(&["SADD", "longest", "m"]);
+    a.cmd(&["HSET", "h", "f", "1"]);
+    pair.converge();
+    pair.cut();
+    assert_eq!(a.cmd(&["PERSIST", "persisted"]), b":1\r\n");
+    assert_eq!(a.cmd(&["EXPIRE", "longest", "1000"]), b":1\r\n");
+    assert_eq!(a.cmd(&["EXPIRE", "h", "1000"]), b":1\r\n");
+    later();
+    assert_eq!(b.cmd(&["SADD", "persisted", "n"]), b":1\r\n");
+    assert_eq!(b.cmd(&["EXPIRE", "longest", "100"]), b":1\r\n");
+    assert_eq!(b.cmd(&["SADD", "longest", "n"]), b":1\r\n");
+    assert_eq!(b.cmd(&["HSET", "h", "g", "2"]), b":1\r\n");
+    let full_before = a.info_field("stats", "sync_full");
+    if full_sync {
+        overflow_backlogs(&mut [pair.a.raw(), pair.b.raw()], 0);
+    }
+    pair.heal();
+    pair.converge();
+    assert_eq!(
+        a.info_field("stats", "sync_full") != full_before,
+        full_sync,
+        "the heal's kind"
+    );
+    assert_eq!(
+        deadline_agreed(&pair, "persisted"),
+        -1,
+        "PERSIST beats a TTL"
+    );
+    for key in ["longest", "h"] {
+        let left = deadline_agreed(&pair, key) - now_ms();
+        assert!(left > 900_000, "{key}: {left} ms left, not the 1000 s");
+    }
+    for conn in [&mut a, &mut b] {
+        assert_eq!(conn.cmd(&["SCARD", "persisted"]), b":2\r\n");
+        assert_eq!(conn.cmd(&["SCARD", "longest"]), b":2\r\n");
+        assert_eq!(conn.cmd(&["HLEN", "h"]), b":2\r\n");
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+#[test]
+fn element_writes_leave_the_ttl_register_after_a_partial_resync() {
+    element_writes_leave_the_ttl_register(false);
+}
+
+#[test]
+fn element_writes_leave_the_ttl_register_through_a_full_sync() {
+    element_writes_leave_the_ttl_register(true);
+}
+
+/// A collection emptied by element writes on one side and written again the same
+/// way is the same collection (its elements merge add-wins with the other
+/// side's): its TTL register stays under its grave, merges the other side's TTL
+/// changes there, and the collection gets its deadline back.
+fn an_emptied_collection_keeps_its_ttl_register(full_sync: bool) {
+    let backlog: &[&str] = if full_sync {
+        &["--repl-backlog-size", "16kb"]
+    } else {
+        &[]
+    };
+    let pair = Pair::start(backlog);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    let later = || std::thread::sleep(Duration::from_millis(5));
+    for key in ["longest", "persisted", "emptied"] {
+        a.cmd(&["SADD", key, "m"]);
+        assert_eq!(a.cmd(&["EXPIRE", key, "500"]), b":1\r\n");
+    }
+    pair.converge();
+    pair.cut();
+    assert_eq!(a.cmd(&["EXPIRE", "longest", "1000"]), b":1\r\n");
+    assert_eq!(a.cmd(&["PERSIST", "persisted"]), b":1\r\n");
+    assert_eq!(a.cmd(&["SADD", "emptied", "n"]), b":1\r\n");
+    later();
+    for key in ["longest", "persisted"] {
+        assert_eq!(b.cmd(&["SREM", key, "m"]), b":1\r\n");
+        assert_eq!(b.cmd(&["EXISTS", key]), b":0\r\n");
+        assert_eq!(b.cmd(&["SADD", key, "n"]), b":1\r\n");
+    }
+    // Persisted, then emptied: the PERSIST waits under the grave.
+    assert_eq!(b.cmd(&["PERSIST", "emptied"]), b":1\r\n");
+    assert_eq!(b.cmd(&["SREM", "emptied", "m"]), b":1\r\n");
+    if full_sync {
+        overflow_backlogs(&mut [pair.a.raw(), pair.b.raw()], 0);
+    }
+    pair.heal();
+    pair.converge();
+    let left = deadline_agreed(&pair, "longest") - now_ms();
+    assert!(left > 900_000, "{left} ms left, not the 1000 s");
+    for key in ["persisted", "emptied"] {
+        assert_eq!(
+            deadline_agreed(&pair, key),
+            -1,
+            "{key}: PERSIST beats a TTL"
+        );
+    }
+    for conn in [&mut a, &mut b] {
+        for key in ["longest", "persisted", "emptied"] {
+            assert_eq!(words(&conn.cmd(&["SMEMBERS", key])), ["n"], "{key}");
+        }
+    }
+}
+
+#[test]
+fn an_emptied_collection_keeps_its_ttl_register_after_a_partial_resync() {
+    an_emptied_collection_keeps_its_ttl_register(false);
+}
+
+#[test]
+fn an_emptied_collection_keeps_its_ttl_register_through_a_full_sync() {
+    an_emptied_collection_keeps_its_ttl_register(true);
+}
+
+/// A key a full sync brings to a node that did not have it comes with its TTL
+/// register: a TTL change made there afterwards merges as on the node that sent
+/// it (here a shorter EXPIRE answers 0 on both, and both keep the longer TTL).
+#[test]
+fn a_key_a_full_sync_brings_comes_with_its_ttl_register() {
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    pair.cut();
+    a.cmd(&["SADD", "s", "m"]);
+    a.cmd(&["SET", "k", "v"]);
+    for key in ["s", "k"] {
+        assert_eq!(a.cmd(&["EXPIRE", key, "1000"]), b":1\r\n");
+    }
+    overflow_backlogs(&mut [pair.a.raw(), pair.b.raw()], 0);
+    let full_before = b.info_field("stats", "sync_full");
+    pair.heal();
+    pair.converge();
+    assert_ne!(
+        b.info_field("stats", "sync_full"),
+        full_before,
+        "a full sync"
+    );
+    for key in ["s", "k"] {
+        assert_eq!(b.cmd(&["EXPIRE", key, "100"]), b":0\r\n", "{key}");
+        let left = deadline_agreed(&pair, key) - now_ms();
+        assert!(left > 900_000, "{key}: {left} ms left, not the 1000 s");
+    }
+}

@@ -576,9 +576,10 @@ fn run_mix(
     }
 }
 
-/// The families that converge on a pair whatever the seed; the others (`ttls`,
-/// `drops`) can still end apart now and then when mixed with sets
-/// (docs/compatibility.md says how): run them with `KVIK_MIX`.
+/// The families that converge on a pair whatever the seed; the others can still
+/// end apart now and then (`drops` mixed with sets, `ttls` beside the counted
+/// fields and members of hashes and sorted sets: docs/compatibility.md says
+/// how): run them with `KVIK_MIX` (`sets,ttls` converges).
 const CONVERGING: &str = "strings,sets,lists,counters,resets,hashes,zsets";
 
 /// In a mesh of three, counters reset during cuts (`resets`), and lists pushed

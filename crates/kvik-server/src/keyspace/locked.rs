@@ -742,11 +742,18 @@ impl<'a> Locked<'a> {
             .find(hash, write.key)
             .map(|entry| entry.ts.max(newest))
         {
-            Some(ts) => shard.restamp(hash, write.key, ts),
+            // An element write leaves the key's TTL register as it was.
+            Some(ts) => {
+                shard.restamp(hash, write.key, ts);
+                shard.follow_ttl(hash, write.key, write.before);
+            }
             // Emptied: the grave takes the effect's timestamp too (a command that
             // stamped another key later gave its effects that later one), so the
-            // state stays current under it.
-            None => shard.bury(write.key, newest),
+            // state stays current under it, and so does the TTL register.
+            None => {
+                shard.bury(write.key, newest);
+                shard.follow_ttl(hash, write.key, write.before);
+            }
         }
         observed
     }
@@ -778,6 +785,8 @@ impl<'a> Locked<'a> {
         };
         state.mark(element, super::Mark::added(ts, false));
         shard.restamp(hash, key, ts.max(before));
+        // An element write: the key's TTL register goes on.
+        shard.follow_ttl(hash, key, before);
         self.propagate_own(db, ts, argv);
     }
 
@@ -1106,7 +1115,7 @@ impl<'a> Locked<'a> {
         let kept = self.keeps_ttl(key, at);
         let replayed = crate::hlc::imposed_now().is_some();
         let shard = self.shard_mut(db, hash);
-        let since = shard.ttl_since(hash, key);
+        let value = shard.ttl_since(hash, key).map(|s| s.value);
         let Some(previous_ts) = shard.find(hash, key).map(|e| e.ts) else {
             return false;
         };
@@ -1120,10 +1129,25 @@ impl<'a> Locked<'a> {
             shard.set_expire(hash, key, at);
         }
         shard.restamp(hash, key, ts);
-        shard.note_ttl_change(key, since.unwrap_or(previous_ts), ts);
+        let since = super::ttl::Since::ttl_changed_on(value.unwrap_or(previous_ts));
+        shard.note_ttl_change(key, since, ts);
         self.dirty += 1;
         self.env.keyspace.signal_modified(db, key);
         !kept
+    }
+
+    /// A TTL change to deadline `at` (0: none) found `key` absent: a peer's
+    /// reaching a collection that element writes emptied here merges into the
+    /// TTL register kept under its grave (see `ttl.rs`), which the collection
+    /// gets back if an element write brings it back.
+    pub fn ttl_change_of_absent(&mut self, key: &[u8], at: u64) {
+        if crate::hlc::imposed_now().is_none() {
+            return;
+        }
+        let hash = hash_key(key);
+        let db = self.db;
+        self.shard_mut(db, hash)
+            .change_ttl_under_grave(hash, key, at);
     }
 
     /// Would a TTL change of live `key` to deadline `at` (0: none; a past one
@@ -1140,16 +1164,20 @@ impl<'a> Locked<'a> {
         let Some(current) = shard.find(hash, key).map(|e| e.expire_at) else {
             return true;
         };
-        shard.ttl_since(hash, key).is_some() && !super::ttl::lengthens(at, current)
+        shard.ttl_changed_since(hash, key).is_some() && !super::ttl::lengthens(at, current)
     }
 
     /// Is a peer's TTL change of `key` stamped `ts` too old to apply here? Only
     /// when the key's value was written, or the key removed, after it: one older
-    /// than our own TTL change since the same value write merges with it.
+    /// than our own TTL change or element write since the same value write merges
+    /// with it.
     pub fn ttl_change_is_stale(&mut self, db: usize, key: &[u8], ts: u64) -> bool {
         let hash = hash_key(key);
         let shard = self.shard_mut(db, hash);
-        shard.newest_ts(hash, key) > ts && shard.ttl_since(hash, key).is_none_or(|v| v >= ts)
+        shard.newest_ts(hash, key) > ts
+            && shard
+                .ttl_since(hash, key)
+                .is_none_or(|since| since.value >= ts)
     }
 
     /// Record that a live key's value was changed in place (APPEND, INCR ...): stamps it

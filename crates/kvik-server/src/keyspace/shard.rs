@@ -16,7 +16,7 @@
 use super::counters::{self, Counted, Counter};
 use super::elements::Elements;
 use super::graves::Graves;
-use super::ttl::{self, KeyTtl, TtlMarks};
+use super::ttl::{self, KeyTtl, Since, TtlMarks};
 use super::{Entry, EntryBox, EntryData};
 use crate::types::Value;
 use hashbrown::HashTable;
@@ -296,8 +296,8 @@ impl ShardData {
     }
 
     /// `key` was removed at `ts`: leave its grave, when graves are kept (and forget
-    /// its counting; its element timestamps go stale unless the removal was an
-    /// element write, which marks them).
+    /// its counting; its element timestamps and TTL register go stale unless the
+    /// removal was an element write, which carries them on).
     pub fn bury(&mut self, key: &[u8], ts: u64) {
         if let Some(graves) = &mut self.graves {
             graves.bury(key, ts);
@@ -305,25 +305,82 @@ impl ShardData {
         if let Some(counters) = &mut self.counters {
             counters.remove(key);
         }
-        self.forget_ttl(key);
     }
 
-    /// The value write `key` has had TTL changes since (see `ttl.rs`): `None` when
-    /// its last write was not a TTL change, or no marks are kept.
-    pub fn ttl_since(&self, hash: u64, key: &[u8]) -> Option<u64> {
-        self.ttl_since_of(self.find(hash, key)?)
+    /// The TTL register of `key` (see `ttl.rs`), under its grave too when element
+    /// writes emptied it: `None` when its last write was neither a TTL change nor
+    /// an element write, or no marks are kept.
+    pub fn ttl_since(&self, hash: u64, key: &[u8]) -> Option<Since> {
+        self.ttl_marks
+            .as_deref()?
+            .since(key, self.newest_ts(hash, key))
     }
 
     /// [`ShardData::ttl_since`] of an entry of this shard.
-    pub fn ttl_since_of(&self, entry: &Entry) -> Option<u64> {
+    pub fn ttl_since_of(&self, entry: &Entry) -> Option<Since> {
         self.ttl_marks.as_deref()?.since(entry.key(), entry.ts)
     }
 
-    /// `key`'s TTL changed on the value written at `since`; the key now carries
-    /// timestamp `at`.
-    pub fn note_ttl_change(&mut self, key: &[u8], since: u64, at: u64) {
+    /// The value write `key`'s TTL changed since, if it did (see `ttl.rs`).
+    pub fn ttl_changed_since(&self, hash: u64, key: &[u8]) -> Option<u64> {
+        self.ttl_since(hash, key)
+            .filter(|s| s.ttl_changed)
+            .map(|s| s.value)
+    }
+
+    /// What our copy of `key` says about its TTL register: a live key's, or the
+    /// register element writes that emptied it left under its grave.
+    pub fn key_ttl(&self, hash: u64, key: &[u8]) -> Option<KeyTtl> {
+        if let Some(entry) = self.find(hash, key) {
+            return Some(KeyTtl {
+                ts: entry.ts,
+                since: self.ttl_since_of(entry),
+                expire_at: entry.expire_at,
+            });
+        }
+        let ts = self.newest_ts(hash, key);
+        let marks = self.ttl_marks.as_deref()?;
+        Some(KeyTtl {
+            ts,
+            since: Some(marks.since(key, ts)?),
+            expire_at: marks.deadline(key, ts)?,
+        })
+    }
+
+    /// Live `key`'s TTL register is `since`; the key now carries timestamp `at`.
+    pub fn note_ttl_change(&mut self, key: &[u8], since: Since, at: u64) {
+        let deadline = self
+            .find(super::hash_key(key), key)
+            .map_or(0, |e| e.expire_at);
         if let Some(marks) = &mut self.ttl_marks {
-            marks.note(key, since, at);
+            marks.note(key, since, at, deadline);
+        }
+    }
+
+    /// An element write took `key` from timestamp `before` to its timestamp now
+    /// (its grave's, when it emptied it): its TTL register goes on (see `ttl.rs`),
+    /// and a collection it wrote again takes the deadline the register kept.
+    pub fn follow_ttl(&mut self, hash: u64, key: &[u8], before: u64) {
+        let now = self.newest_ts(hash, key);
+        let deadline = self.find(hash, key).map(|e| e.expire_at);
+        let Some(marks) = &mut self.ttl_marks else {
+            return;
+        };
+        let kept = marks.follow(key, before, now, deadline);
+        if deadline.is_some_and(|d| d != kept) {
+            self.set_expire(hash, key, kept);
+        }
+    }
+
+    /// A peer's TTL change to deadline `to` reached `key`, which element writes
+    /// emptied here: the register kept under its grave merges it.
+    pub fn change_ttl_under_grave(&mut self, hash: u64, key: &[u8], to: u64) {
+        if self.find(hash, key).is_some() {
+            return;
+        }
+        let grave_ts = self.newest_ts(hash, key);
+        if let Some(marks) = &mut self.ttl_marks {
+            marks.change_under_grave(key, grave_ts, to);
         }
     }
 
@@ -337,13 +394,8 @@ impl ShardData {
     /// same value write and a TTL changed since on either side, the TTL registers
     /// merge into ours (true); otherwise the newer copy wins whole (false).
     pub fn merge_ttl(&mut self, hash: u64, key: &[u8], theirs: KeyTtl) -> bool {
-        let Some(entry) = self.find(hash, key) else {
+        let Some(ours) = self.key_ttl(hash, key) else {
             return false;
-        };
-        let ours = KeyTtl {
-            ts: entry.ts,
-            since: self.ttl_since(hash, key),
-            expire_at: entry.expire_at,
         };
         let Some((expire_at, ts, since)) = ttl::merge(ours, theirs) else {
             return false;
@@ -352,6 +404,19 @@ impl ShardData {
         self.restamp(hash, key, ts);
         self.note_ttl_change(key, since, ts);
         true
+    }
+
+    /// A peer's full sync held `key` with `theirs`, and its elements merged into
+    /// ours, whose register was `ours` before: the registers join (see
+    /// [`ttl::join`]), on the merged key's timestamp, or under its grave when
+    /// the merged collection is empty.
+    pub fn join_ttl(&mut self, hash: u64, key: &[u8], ours: KeyTtl, theirs: KeyTtl) {
+        let (expire_at, since) = ttl::join(ours, theirs);
+        let ts = self.newest_ts(hash, key);
+        self.set_expire(hash, key, expire_at);
+        if let Some(marks) = &mut self.ttl_marks {
+            marks.note(key, since, ts, expire_at);
+        }
     }
 
     /// Whether any collection here has element timestamps.
@@ -419,11 +484,13 @@ impl ShardData {
         else {
             return false;
         };
-        let (ts, emptied) = (
+        let (before, ts, emptied) = (
+            entry.ts,
             entry.ts.max(merged.newest),
             super::elements::is_empty(&entry.value),
         );
         self.restamp(hash, key, ts);
+        self.follow_ttl(hash, key, before);
         if emptied {
             if let Some(entry) = self.remove(hash, key) {
                 entry.free(false);
@@ -540,8 +607,19 @@ impl ShardData {
 
     /// Forget element timestamps older than `before` (no peer can send an older
     /// write any more): a collection not written since goes back to costing
-    /// nothing, the others lose their old tombstones.
+    /// nothing, the others lose their old tombstones. TTL registers that no
+    /// longer say anything go too (see [`TtlMarks::collect`]).
     pub fn collect_elements(&mut self, before: u64) {
+        if let Some(marks) = &mut self.ttl_marks {
+            let (table, graves) = (&self.table, self.graves.as_deref());
+            marks.collect(before, |key| {
+                let hash = super::hash_key(key);
+                match table.find(hash, |e| e.key() == key) {
+                    Some(entry) => Some(entry.ts),
+                    None => graves.map(|g| g.ts_of(key)).filter(|&ts| ts > 0),
+                }
+            });
+        }
         if let Some(all) = &mut self.elements {
             all.retain(|_, state| state.newest >= before);
             for state in all.values_mut() {

@@ -12,25 +12,56 @@
 //! the price is that, since the last value write, a TTL can be lengthened or
 //! removed but not shortened (EXPIRE then answers 0, as it does when GT says no).
 //!
-//! What a node must know per key for that: whether the key's TTL was changed since
-//! its value was written, and when the value was written (a peer's TTL change older
-//! than the key's last TTL change here, but newer than its value, still merges). A
-//! [`TtlMarks`] map holds it for those keys only, per shard, and only while the node
-//! replicates actively. A mark is valid while the key's timestamp is the one the
-//! mark was taken at: any other write restamps the key, which retires the mark
-//! without a lookup here.
+//! A set, hash or sorted set written element by element (SADD, HDEL ...) merges its
+//! elements apart from its TTL: an element write is not a value write here, so it
+//! neither starts the register over nor makes an older TTL change lose to it. The
+//! register just follows the key's timestamp across such writes, the same way
+//! element timestamps follow it across TTL changes. Element writes that empty the
+//! collection leave it under the key's grave, with the key's deadline, as they
+//! leave the element timestamps: a peer's TTL change that arrives meanwhile
+//! merges into it, and an element write that brings the collection back gives it
+//! that deadline (add-wins makes it the same collection as the peer's, which
+//! was never emptied; a DEL or an expiry starts over).
+//!
+//! What a node must know per key for that: when the value the register holds was
+//! written, and whether the TTL changed since (a peer's TTL change older than the
+//! key's last write here, but newer than its value, still merges). A [`TtlMarks`]
+//! map holds it, per shard and only while the node replicates actively, for the
+//! keys whose last write was a TTL change or an element write. A mark is valid
+//! while the key's timestamp is the one the mark was taken at: any other write
+//! restamps the key, which retires the mark without a lookup here.
 //!
 //! Owns the marks and the merge rule. Must not touch entries: the shard applies
-//! what [`later`] decides.
+//! what [`join`] decides.
 
 use std::collections::HashMap;
 
-/// When the value of a key whose TTL changed was written, and the key's timestamp
-/// after its last TTL change.
+/// A key's TTL register, while it is current: the value write it started from, and
+/// whether its TTL changed since (else only element writes came after the value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Since {
+    pub value: u64,
+    pub ttl_changed: bool,
+}
+
+impl Since {
+    /// The register of a key whose TTL changed on the value written at `value`.
+    pub fn ttl_changed_on(value: u64) -> Since {
+        Since {
+            value,
+            ttl_changed: true,
+        }
+    }
+}
+
+/// A key's register, the key's timestamp it is valid at, and the key's deadline
+/// then (what a collection emptied by element writes gets back when an element
+/// write brings it back: see [`TtlMarks::follow`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Mark {
-    since: u64,
+    since: Since,
     at: u64,
+    deadline: u64,
 }
 
 /// The TTL marks of one shard.
@@ -40,30 +71,88 @@ pub struct TtlMarks {
 }
 
 impl TtlMarks {
-    /// The timestamp of the value write that `key` (whose timestamp is `key_ts`)
-    /// has had TTL changes since; `None` when its last write was not a TTL change.
-    pub fn since(&self, key: &[u8], key_ts: u64) -> Option<u64> {
+    fn current(&self, key: &[u8], key_ts: u64) -> Option<&Mark> {
         if self.marks.is_empty() {
             return None;
         }
-        self.marks
-            .get(key)
-            .filter(|m| m.at == key_ts)
-            .map(|m| m.since)
+        self.marks.get(key).filter(|m| m.at == key_ts)
     }
 
-    /// `key`'s TTL changed, on the value written at `since`; the key's timestamp is
-    /// now `at`.
-    pub fn note(&mut self, key: &[u8], since: u64, at: u64) {
+    /// The register of `key` (whose timestamp, or grave's, is `key_ts`); `None`
+    /// when its last write was neither a TTL change nor an element write.
+    pub fn since(&self, key: &[u8], key_ts: u64) -> Option<Since> {
+        self.current(key, key_ts).map(|m| m.since)
+    }
+
+    /// The deadline the register of `key` gives it (see [`TtlMarks::since`]).
+    pub fn deadline(&self, key: &[u8], key_ts: u64) -> Option<u64> {
+        self.current(key, key_ts).map(|m| m.deadline)
+    }
+
+    /// `key`'s register is now `since`, its deadline `deadline`; the key's
+    /// timestamp is now `at`.
+    pub fn note(&mut self, key: &[u8], since: Since, at: u64, deadline: u64) {
+        let mark = Mark {
+            since,
+            at,
+            deadline,
+        };
         match self.marks.get_mut(key) {
-            Some(mark) => *mark = Mark { since, at },
+            Some(old) => *old = mark,
             None => {
-                self.marks.insert(key.into(), Mark { since, at });
+                self.marks.insert(key.into(), mark);
             }
         }
     }
 
-    /// `key`'s value was written again, or the key removed.
+    /// An element write took `key` from timestamp `before` to `at` (a grave's,
+    /// when it emptied the collection), the key's deadline being `deadline`
+    /// (`None`: the key is gone). Its register, current at `before`, goes on,
+    /// under the grave too; else the value it holds is the one the key had at
+    /// `before`, with no TTL change since. Returns the deadline the register
+    /// gives the key: a collection emptied by element writes and written again
+    /// the same way is the same collection, as its elements say (add-wins), and
+    /// keeps its deadline.
+    pub fn follow(&mut self, key: &[u8], before: u64, at: u64, deadline: Option<u64>) -> u64 {
+        let (since, deadline) = match self.current(key, before) {
+            Some(mark) => (mark.since, mark.deadline),
+            None => {
+                let since = Since {
+                    value: before,
+                    ttl_changed: false,
+                };
+                (since, deadline.unwrap_or(0))
+            }
+        };
+        self.note(key, since, at, deadline);
+        deadline
+    }
+
+    /// A peer's TTL change to deadline `to` reached `key` removed here at
+    /// `grave_ts` by element writes, its register kept under the grave: the
+    /// register merges it as the key would have (see [`lengthens`]).
+    pub fn change_under_grave(&mut self, key: &[u8], grave_ts: u64, to: u64) {
+        if let Some(mark) = self.marks.get_mut(key).filter(|m| m.at == grave_ts) {
+            if !mark.since.ttl_changed || lengthens(to, mark.deadline) {
+                mark.deadline = to;
+            }
+            mark.since.ttl_changed = true;
+        }
+    }
+
+    /// Forget the marks that no longer say anything: those retired (`key_ts`
+    /// says a key's timestamp now, or its grave's, `None` when it has neither),
+    /// and the registers with no TTL change whose last write is older than
+    /// `before` (no peer can send an older write: the value they name is the
+    /// key's timestamp on every node). Registers with TTL changes stay until the
+    /// key's next value write.
+    pub fn collect(&mut self, before: u64, key_ts: impl Fn(&[u8]) -> Option<u64>) {
+        self.marks.retain(|key, mark| {
+            key_ts(key) == Some(mark.at) && (mark.since.ttl_changed || mark.at >= before)
+        });
+    }
+
+    /// `key`'s value was written again.
     pub fn forget(&mut self, key: &[u8]) {
         if !self.marks.is_empty() {
             self.marks.remove(key);
@@ -91,29 +180,61 @@ pub fn later(a: u64, b: u64) -> u64 {
 pub struct KeyTtl {
     /// The key's timestamp.
     pub ts: u64,
-    /// The value write its TTL changed since, if its last write was a TTL change.
-    pub since: Option<u64>,
+    /// Its register, if its last write was a TTL change or an element write.
+    pub since: Option<Since>,
     pub expire_at: u64,
 }
 
-/// The deadline, timestamp and value timestamp a key ends with when a peer's copy
-/// and ours hold the same value write and at least one of them changed its TTL
-/// since: the register merges (TTL changes beat the value write's own deadline;
-/// between two, the later deadline). `None` when they hold different value writes:
-/// then the newer write wins whole, as any write does.
-pub fn merge(ours: KeyTtl, theirs: KeyTtl) -> Option<(u64, u64, u64)> {
-    let our_value = ours.since.unwrap_or(ours.ts);
-    let their_value = theirs.since.unwrap_or(theirs.ts);
-    if our_value != their_value {
+impl KeyTtl {
+    /// The value write its register holds.
+    fn value(&self) -> u64 {
+        self.since.map_or(self.ts, |s| s.value)
+    }
+
+    fn ttl_changed(&self) -> bool {
+        self.since.is_some_and(|s| s.ttl_changed)
+    }
+}
+
+/// The deadline and register two copies of a key end with: of two registers on
+/// the same value write, TTL changes beat the value write's own deadline, and of
+/// two with changes the later deadline wins; of registers on different value
+/// writes, the newer write's whole.
+pub fn join(ours: KeyTtl, theirs: KeyTtl) -> (u64, Since) {
+    if ours.value() != theirs.value() {
+        let newer = if theirs.value() > ours.value() {
+            theirs
+        } else {
+            ours
+        };
+        let since = newer.since.unwrap_or(Since {
+            value: newer.ts,
+            ttl_changed: false,
+        });
+        return (newer.expire_at, since);
+    }
+    let expire_at = match (ours.ttl_changed(), theirs.ttl_changed()) {
+        (false, true) => theirs.expire_at,
+        (true, true) => later(ours.expire_at, theirs.expire_at),
+        _ => ours.expire_at,
+    };
+    let since = Since {
+        value: ours.value(),
+        ttl_changed: ours.ttl_changed() || theirs.ttl_changed(),
+    };
+    (expire_at, since)
+}
+
+/// The deadline, timestamp and register a key ends with when a peer's copy and
+/// ours hold the same value write and at least one of them changed its TTL since
+/// (see [`join`]). `None` when they hold different value writes: then the newer
+/// write wins whole, as any write does.
+pub fn merge(ours: KeyTtl, theirs: KeyTtl) -> Option<(u64, u64, Since)> {
+    if ours.value() != theirs.value() || !(ours.ttl_changed() || theirs.ttl_changed()) {
         return None;
     }
-    let expire_at = match (ours.since, theirs.since) {
-        (None, None) => return None,
-        (Some(_), None) => ours.expire_at,
-        (None, Some(_)) => theirs.expire_at,
-        (Some(_), Some(_)) => later(ours.expire_at, theirs.expire_at),
-    };
-    Some((expire_at, ours.ts.max(theirs.ts), our_value))
+    let (expire_at, since) = join(ours, theirs);
+    Some((expire_at, ours.ts.max(theirs.ts), since))
 }
 
 #[cfg(test)]
@@ -136,37 +257,119 @@ mod tests {
     #[test]
     fn a_mark_is_valid_only_at_the_timestamp_it_was_taken() {
         let mut marks = TtlMarks::default();
-        marks.note(b"k", 10, 20);
-        assert_eq!(marks.since(b"k", 20), Some(10));
+        marks.note(b"k", Since::ttl_changed_on(10), 20, 0);
+        assert_eq!(marks.since(b"k", 20), Some(Since::ttl_changed_on(10)));
         assert_eq!(marks.since(b"k", 21), None, "written since");
         marks.forget(b"k");
         assert_eq!(marks.since(b"k", 20), None);
     }
 
     #[test]
+    fn element_writes_carry_the_register_on() {
+        let mut marks = TtlMarks::default();
+        assert_eq!(marks.follow(b"k", 10, 20, Some(0)), 0);
+        let unchanged = Since {
+            value: 10,
+            ttl_changed: false,
+        };
+        assert_eq!(marks.since(b"k", 20), Some(unchanged));
+        marks.note(b"k", Since::ttl_changed_on(10), 30, 500);
+        assert_eq!(marks.follow(b"k", 30, 40, Some(500)), 500);
+        assert_eq!(marks.since(b"k", 40), Some(Since::ttl_changed_on(10)));
+        // Emptied by an element write: the register stays under the grave, merges
+        // a peer's TTL change there, and gives the collection written again its
+        // deadline.
+        assert_eq!(marks.follow(b"k", 40, 45, None), 500);
+        marks.change_under_grave(b"k", 45, 100);
+        assert_eq!(marks.deadline(b"k", 45), Some(500), "the longer stays");
+        marks.change_under_grave(b"k", 45, 900);
+        assert_eq!(marks.follow(b"k", 45, 47, Some(0)), 900);
+        // A register retired by another write: the element write starts anew.
+        assert_eq!(marks.follow(b"k", 50, 60, Some(7)), 7);
+        let anew = Since {
+            value: 50,
+            ttl_changed: false,
+        };
+        assert_eq!(marks.since(b"k", 60), Some(anew));
+        marks.note(b"changed", Since::ttl_changed_on(5), 6, 0);
+        marks.note(b"retired", Since::ttl_changed_on(5), 6, 0);
+        marks.collect(100, |key| Some(if key == b"retired" { 7 } else { 6 }));
+        assert_eq!(marks.since(b"k", 60), None, "no TTL change, older than 100");
+        assert_eq!(marks.since(b"changed", 6), Some(Since::ttl_changed_on(5)));
+        assert!(!marks.marks.contains_key(b"retired".as_slice()));
+    }
+
+    #[test]
     fn a_full_sync_merges_ttls_of_the_same_value_in_either_order() {
         let ours = KeyTtl {
             ts: 30,
-            since: Some(10),
+            since: Some(Since::ttl_changed_on(10)),
             expire_at: 100,
         };
         let theirs = KeyTtl {
             ts: 20,
-            since: Some(10),
+            since: Some(Since::ttl_changed_on(10)),
             expire_at: 1000,
         };
-        assert_eq!(merge(ours, theirs), Some((1000, 30, 10)));
+        assert_eq!(
+            merge(ours, theirs),
+            Some((1000, 30, Since::ttl_changed_on(10)))
+        );
         let theirs_plain = KeyTtl {
             ts: 10,
             since: None,
             expire_at: 0,
         };
-        assert_eq!(merge(ours, theirs_plain), Some((100, 30, 10)));
+        assert_eq!(
+            merge(ours, theirs_plain),
+            Some((100, 30, Since::ttl_changed_on(10)))
+        );
         let theirs_newer_value = KeyTtl {
             ts: 40,
             since: None,
             expire_at: 0,
         };
         assert_eq!(merge(ours, theirs_newer_value), None);
+    }
+
+    #[test]
+    fn element_writes_since_the_same_value_leave_the_ttl_changes_to_decide() {
+        let elements_only = KeyTtl {
+            ts: 50,
+            since: Some(Since {
+                value: 10,
+                ttl_changed: false,
+            }),
+            expire_at: 0,
+        };
+        let expired = KeyTtl {
+            ts: 20,
+            since: Some(Since::ttl_changed_on(10)),
+            expire_at: 100,
+        };
+        assert_eq!(
+            join(elements_only, expired),
+            (100, Since::ttl_changed_on(10))
+        );
+        assert_eq!(
+            join(expired, elements_only),
+            (100, Since::ttl_changed_on(10))
+        );
+        let persisted = KeyTtl {
+            ts: 60,
+            since: Some(Since::ttl_changed_on(10)),
+            expire_at: 0,
+        };
+        assert_eq!(join(expired, persisted), (0, Since::ttl_changed_on(10)));
+        let rewritten = KeyTtl {
+            ts: 40,
+            since: None,
+            expire_at: 0,
+        };
+        let rewritten_since = Since {
+            value: 40,
+            ttl_changed: false,
+        };
+        assert_eq!(join(expired, rewritten), (0, rewritten_since));
     }
 }

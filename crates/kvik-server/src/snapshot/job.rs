@@ -158,7 +158,7 @@ impl Snapshot {
                 .ttl_since_of(entry)
                 .filter(|_| self.settings.timestamps)
             {
-                file::write_ttl_since(&mut out, since);
+                file::write_ttl_since(&mut out, since.value, since.ttl_changed, None);
             }
             if elements {
                 let hash = crate::keyspace::hash_key(entry.key());
@@ -181,9 +181,17 @@ impl Snapshot {
             for (key, ts) in graves.iter() {
                 // A collection emptied element by element: what its removals saw
                 // goes before its grave.
+                let hash = crate::keyspace::hash_key(key);
                 if elements {
-                    if let Some(state) = shard.elements(crate::keyspace::hash_key(key), key) {
+                    if let Some(state) = shard.elements(hash, key) {
                         file::write_elements(&mut out, &state.encode());
+                    }
+                }
+                // And the TTL register it keeps there.
+                if let Some(ttl) = shard.key_ttl(hash, key) {
+                    if let Some(since) = ttl.since {
+                        let (value, changed) = (since.value, since.ttl_changed);
+                        file::write_ttl_since(&mut out, value, changed, Some(ttl.expire_at));
                     }
                 }
                 file::write_grave(&mut out, key, ts);

@@ -6,7 +6,7 @@
 
 use super::KeyDelay;
 use crate::keyspace::{
-    hash_key, AccessClock, Counter, EntryBox, EntryData, KeyTtl, Keyspace, Locked, ShardData,
+    hash_key, AccessClock, Counter, EntryBox, EntryData, KeyTtl, Keyspace, Locked, ShardData, Since,
 };
 use crate::keyspace::{Elements, MergeLimits};
 use crate::loading::Loading;
@@ -122,13 +122,34 @@ impl IntoKeyspace<'_, '_> {
 }
 
 /// What an active replica's snapshot writes before a key about it: its counted
-/// states (the whole key's, `None`, or its elements'), the value write its TTL was
-/// changed since, and its element timestamps.
+/// states (the whole key's, `None`, or its elements'), its TTL register (the value
+/// write its TTL was changed since, or element writes were made since), and its
+/// element timestamps.
 #[derive(Default)]
 struct Beside {
     counters: Vec<(Option<Vec<u8>>, Counter)>,
-    ttl_since: Option<u64>,
+    ttl_since: Option<Since>,
+    /// The deadline a grave's TTL register keeps (a collection element writes
+    /// emptied).
+    grave_deadline: Option<u64>,
     elements: Option<Elements>,
+}
+
+/// A key's TTL register as `kvik-ttl-since` writes it: the value write's
+/// timestamp, then `unchanged` when only element writes came since, then under a
+/// grave `deadline <ms>`.
+fn parse_ttl_since(text: &str) -> Option<(Since, Option<u64>)> {
+    let mut words = text.split(' ');
+    let value = words.next()?.parse().ok()?;
+    let (mut ttl_changed, mut deadline) = (true, None);
+    while let Some(word) = words.next() {
+        match word {
+            file::TTL_UNCHANGED => ttl_changed = false,
+            file::TTL_DEADLINE => deadline = Some(words.next()?.parse().ok()?),
+            _ => return None,
+        }
+    }
+    Some((Since { value, ttl_changed }, deadline))
 }
 
 /// What became of a file's key.
@@ -167,9 +188,14 @@ fn merge_key(
         counters,
         ttl_since,
         elements,
+        ..
     } = beside;
     if !merge {
+        let key_ts = entry.ts;
         let replaced = s.insert(hash, entry);
+        if let Some(since) = ttl_since {
+            s.note_ttl_change(&key, since, key_ts);
+        }
         for (member, counter) in counters {
             s.set_counter(&key, member.as_deref(), counter);
         }
@@ -179,6 +205,13 @@ fn merge_key(
         return Merged::Put(replaced);
     }
     let (whole, members): (Vec<_>, Vec<_>) = counters.into_iter().partition(|c| c.0.is_none());
+    // Their TTL register, and ours before a merge restamps our key.
+    let their_ttl = ts.map(|ts| KeyTtl {
+        ts,
+        since: ttl_since,
+        expire_at: entry.expire_at,
+    });
+    let our_ttl = s.key_ttl(hash, &key);
     if let Some(theirs) = &elements {
         // Our element states, taken before the merge restamps the key (a state is
         // current only while its newest write is the key's).
@@ -188,6 +221,7 @@ fn merge_key(
             _ => Vec::new(),
         };
         if s.merge_elements(hash, &key, &entry.value, theirs, limits) {
+            join_ttls(s, hash, &key, our_ttl, their_ttl);
             // The elements both nodes counted add up on top of the merged value.
             put_member_counters(s, hash, &key, members, ours, true);
             return match counted.is_empty() {
@@ -197,6 +231,7 @@ fn merge_key(
         }
         match s.merge_into_emptied(hash, entry, theirs, limits) {
             Ok(()) => {
+                join_ttls(s, hash, &key, our_ttl, their_ttl);
                 put_member_counters(s, hash, &key, members, ours, true);
                 return Merged::Joined;
             }
@@ -224,11 +259,6 @@ fn merge_key(
     }
     // The same value on both sides, its TTL changed on one or both: the TTL
     // registers merge.
-    let their_ttl = ts.map(|ts| KeyTtl {
-        ts,
-        since: ttl_since,
-        expire_at: entry.expire_at,
-    });
     if let Some(theirs) = their_ttl {
         match copies_of_one_value_write(s, hash, entry, theirs) {
             Ok(merged) => return merged,
@@ -250,12 +280,44 @@ fn merge_key(
         if let Some(state) = elements {
             s.set_elements(&key, state);
         }
+        // Their TTL register comes with their key, or a TTL change older than
+        // it that they merged would apply here as it is.
+        if let Some(since) = ttl_since {
+            let key_ts = s.newest_ts(hash, &key);
+            s.note_ttl_change(&key, since, key_ts);
+        }
     }
     put_member_counters(s, hash, &key, members, ours, older);
     match replaced {
         Some(replaced) => Merged::Put(replaced),
         None if differs => Merged::OursKept,
         None => Merged::Joined,
+    }
+}
+
+/// A collection whose elements merged with a peer's copy: its TTL is a register
+/// of its own beside the elements, and the two join (ours may be the one element
+/// writes that emptied it left under its grave; with none, theirs comes in).
+fn join_ttls(
+    s: &mut ShardData,
+    hash: u64,
+    key: &[u8],
+    ours: Option<KeyTtl>,
+    theirs: Option<KeyTtl>,
+) {
+    match (ours, theirs) {
+        (Some(ours), Some(theirs)) => s.join_ttl(hash, key, ours, theirs),
+        (
+            None,
+            Some(KeyTtl {
+                since: Some(since), ..
+            }),
+        ) => {
+            if let Some(key_ts) = s.find(hash, key).map(|e| e.ts) {
+                s.note_ttl_change(key, since, key_ts);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -332,8 +394,8 @@ fn copies_of_one_value_write(
         return Err(entry);
     };
     let differs = ours.value != entry.value;
-    let our_value_ts = s.ttl_since(hash, &key).unwrap_or(ours.ts);
-    if !differs || our_value_ts != theirs.since.unwrap_or(theirs.ts) {
+    let our_value_ts = s.ttl_since(hash, &key).map_or(ours.ts, |since| since.value);
+    if !differs || our_value_ts != theirs.since.map_or(theirs.ts, |since| since.value) {
         return Err(entry);
     }
     s.merge_ttl(hash, &key, theirs);
@@ -421,7 +483,9 @@ impl Visitor for IntoKeyspace<'_, '_> {
                     .extend(crate::keyspace::decode_counter_aux(value.as_bytes()));
             }
             name if name == file::TTL_SINCE => {
-                self.next.ttl_since = value.parse().ok();
+                let parsed = parse_ttl_since(&value);
+                self.next.ttl_since = parsed.map(|p| p.0);
+                self.next.grave_deadline = parsed.and_then(|p| p.1);
             }
             name if name == file::SEEN.as_bytes() => {
                 if let Some(on_seen) = self.on_seen {
@@ -539,15 +603,26 @@ impl Visitor for IntoKeyspace<'_, '_> {
         let shard = self.target.keyspace().shard_of(hash);
         // A collection the peer emptied element by element: its element
         // timestamps say which of ours its removals saw.
-        let their_elements = std::mem::take(&mut self.next).elements;
+        let beside = std::mem::take(&mut self.next);
+        let their_elements = beside.elements;
+        // And the TTL register it keeps under its grave.
+        let their_ttl = beside.ttl_since.map(|since| KeyTtl {
+            ts,
+            since: Some(since),
+            expire_at: beside.grave_deadline.unwrap_or(0),
+        });
         let (limits, merge) = (self.merge_limits, self.merge);
         let kept = self.target.with_shard(db, shard, |shard| {
             if shard.graves().is_none() {
                 return false;
             }
             if let Some(theirs) = their_elements.as_ref().filter(|_| merge) {
+                let our_ttl = shard.key_ttl(hash, key);
                 // Merged element by element: nothing of ours to send whole.
                 if shard.merge_with_emptied(hash, key, theirs, &limits) {
+                    if let (Some(ours), Some(theirs)) = (our_ttl, their_ttl) {
+                        shard.join_ttl(hash, key, ours, theirs);
+                    }
                     return false;
                 }
             }
@@ -568,6 +643,9 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 shard.bury(key, ts);
                 if let Some(state) = their_elements.filter(|state| state.newest == ts) {
                     shard.set_elements(key, state);
+                    if let Some(theirs) = their_ttl {
+                        shard.join_ttl(hash, key, theirs, theirs);
+                    }
                 }
                 return false;
             }

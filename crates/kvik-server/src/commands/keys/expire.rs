@@ -149,6 +149,7 @@ fn set_deadline(ctx: &mut Ctx, args: &[&[u8]], time: TimeArg) -> CmdResult {
     let current = match ctx.keys.get(key) {
         Some(entry) => entry.expire_at,
         None => {
+            ctx.keys.ttl_change_of_absent(key, when.max(1) as u64);
             ctx.out.int(0);
             return Ok(());
         }
@@ -265,11 +266,20 @@ pub(super) fn persist(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
     let had_deadline = match args {
         [_, _] => {
-            let had = ctx.keys.get(key).is_some_and(|e| e.expire_at != 0);
-            if had {
+            let had = match ctx.keys.get(key) {
+                Some(entry) => Some(entry.expire_at != 0),
+                None => {
+                    ctx.keys.ttl_change_of_absent(key, 0);
+                    None
+                }
+            };
+            // A peer's PERSIST is a change of the TTL register here too, even
+            // where the key has no deadline (see keyspace/ttl.rs).
+            let replayed = had.is_some() && crate::hlc::imposed_now().is_some();
+            if had == Some(true) || replayed {
                 ctx.keys.set_expire(key, 0);
             }
-            had
+            had == Some(true)
         }
         [_, _, member] => ctx.keys.clear_member_deadline(key, member),
         _ => return Err(INVALID_ARGUMENTS.into()),
