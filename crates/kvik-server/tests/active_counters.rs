@@ -274,3 +274,30 @@ fn a_late_reset_reaches_the_aof_and_a_redis_replica_with_the_increments_it_went_
     assert_eq!(a.cmd(&["DEBUG", "LOADAOF"]), b"+OK\r\n");
     assert_eq!(a.cmd(&["GET", "c"]), b"$3\r\n103\r\n");
 }
+
+#[test]
+fn a_zincrby_that_leaves_the_score_counts_for_nobody() {
+    // ZINCRBY by 0 writes nothing and reaches no peer, as in Redis (and counts
+    // for nobody: `active_random::a_mix_where_a_zrem_and_zincrbys_cross_converges`
+    // shows what counting it did). B removes m and counts 3 on nothing while A,
+    // which never saw the removal, counts 1 on 5, then 0: A's unseen increment
+    // keeps m, which A writes again as it holds it, and both end with 6.
+    let pair = Pair::start(&[]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    a.cmd(&["ZADD", "z", "5", "m", "1", "n"]);
+    wait_for("z to reach B", || {
+        b.cmd(&["ZSCORE", "z", "m"]) == b"$1\r\n5\r\n"
+    });
+    partition(&pair, 0, |a, b| {
+        b.cmd(&["ZREM", "z", "m"]);
+        std::thread::sleep(Duration::from_millis(3));
+        b.cmd(&["ZINCRBY", "z", "3", "m"]);
+        std::thread::sleep(Duration::from_millis(3));
+        a.cmd(&["ZINCRBY", "z", "1", "m"]);
+        std::thread::sleep(Duration::from_millis(3));
+        let offset = a.info_field("replication", "master_repl_offset");
+        assert_eq!(a.cmd(&["ZINCRBY", "z", "0", "m"]), b"$1\r\n6\r\n");
+        assert_eq!(a.info_field("replication", "master_repl_offset"), offset);
+    });
+    assert_eq!(same_on_both(&pair, &["ZSCORE", "z", "m"]), b"$1\r\n6\r\n");
+}

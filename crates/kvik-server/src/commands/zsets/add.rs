@@ -157,11 +157,17 @@ pub fn zincrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let counting = ctx.keys.count_start(args[1], Some(args[3]), &by);
     let limits = limits(ctx.server);
     let added = add_to(ctx, args[1], options, limits, &[(increment, args[3])])?;
-    let score = match added.as_ref().and_then(|outcomes| outcomes.first()) {
-        Some(Outcome::Added(score) | Outcome::Scored { score, .. }) => *score,
+    let (score, wrote) = match added.as_ref().and_then(|outcomes| outcomes.first()) {
+        Some(Outcome::Added(score)) => (*score, true),
+        Some(Outcome::Scored { score, changed }) => (*score, *changed),
         _ => unreachable!("ZINCRBY always scores its member"),
     };
-    let score = match counting.map(|c| ctx.keys.count_end(args[1], Some(args[3]), c, &by)) {
+    // An increment that leaves the score as it was (by 0) writes nothing and
+    // reaches no peer, as in Redis: it counts for nobody either.
+    let counted = counting
+        .filter(|_| wrote)
+        .map(|c| ctx.keys.count_end(args[1], Some(args[3]), c, &by));
+    let score = match counted {
         Some(Num::Score(counted)) => counted,
         _ => score,
     };
