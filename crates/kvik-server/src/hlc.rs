@@ -61,6 +61,14 @@ pub fn tag_for(node_id: &[u8]) -> u64 {
     tag & TAG_MASK
 }
 
+/// Does node `peer` (not this one) stamp its writes with this node's tag? Two
+/// such nodes can issue the very same timestamp, and a tie between them is then
+/// settled by arrival (the tag is drawn from each node's random id: about one
+/// pair in a thousand).
+pub fn shares_own_tag(peer: &[u8], own: &[u8]) -> bool {
+    peer != own && tag_for(peer) == tag_for(own)
+}
+
 /// This node's tag: the one the timestamps of its own writes carry.
 pub fn own_tag() -> u64 {
     TAG.load(Ordering::Relaxed)
@@ -231,6 +239,22 @@ mod tests {
         assert!(c > future);
         assert!(next_after(0, unix_ms()) > c);
         assert!(physical_ms(a) <= unix_ms());
+    }
+
+    #[test]
+    fn a_peer_whose_id_gives_our_tag_is_told_apart() {
+        let own = [7u8; 16];
+        // Another id folding to the same ten bits: bytes 7 and 15 both land in
+        // the lowest eight after the rotations, so one bit flipped in each cancels.
+        let mut peer = own;
+        peer[7] ^= 1;
+        peer[15] ^= 1;
+        assert_eq!(tag_for(&peer), tag_for(&own));
+        assert!(shares_own_tag(&peer, &own));
+        assert!(!shares_own_tag(&own, &own), "ourselves");
+        let mut other = own;
+        other[15] ^= 1;
+        assert!(!shares_own_tag(&other, &own));
     }
 
     #[test]

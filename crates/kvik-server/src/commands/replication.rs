@@ -232,6 +232,14 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             let Some(id) = crate::replication::active::parse_uuid(value) else {
                 return Err("ERR Invalid UUID".into());
             };
+            if crate::hlc::shares_own_tag(&id, &repl.node_id) {
+                crate::log_warning!(
+                    "Active replica {} stamps its writes with this node's timestamp tag: \
+                     two writes of one key in the same millisecond on both can end apart. \
+                     Restart one of the two nodes to draw a new node id.",
+                    String::from_utf8_lossy(value)
+                );
+            }
             ctx.client.replica_hello.uuid = Some(id);
             reply = Some(crate::replication::active::uuid_text(&repl.node_id));
         } else if args::is(option, "listening-port") {
