@@ -765,6 +765,25 @@ fn a_delete_of_a_set_removes_the_members_older_than_it_where_a_later_add_keeps_t
 }
 
 #[test]
+fn an_older_delete_takes_nothing_from_a_set_emptied_by_removals_that_never_saw_its_adds() {
+    // During the cut node 0 deletes its set and adds `new`; node 1 then adds and
+    // removes x, emptying its own set. Node 1's removal saw only its x: `new`
+    // stays on both. Node 1 once answered node 0's older DEL with a DEL at its
+    // own removal, which took `new` away on node 0 while node 1 kept it.
+    let mesh = cut_write_heal(&[
+        (0, &["SADD", "s", "x"]),
+        (0, &["DEL", "s"]),
+        (0, &["SADD", "s", "new"]),
+        (1, &["SADD", "s", "x"]),
+        (1, &["SREM", "s", "x"]),
+    ]);
+    for node in &mesh.nodes {
+        let mut conn = node.raw();
+        assert_eq!(conn.cmd(&["SMEMBERS", "s"]), b"*1\r\n$3\r\nnew\r\n");
+    }
+}
+
+#[test]
 fn in_a_mesh_only_the_last_writers_copy_of_a_list_settles_it() {
     // Each node pushes during a cut, node 2 last. Nodes 0 and 1 each apply node
     // 2's push on their own list and send the peers copies stamped as that push;

@@ -754,8 +754,9 @@ fn elements_that_apply<'a>(
 /// key, or with the key alone when there are none. The elements written since stay
 /// (the peer gets them from our stream as element writes it applies); sending our
 /// collection whole instead would replace the element merges the peer made, and
-/// those older elements, gone there, would stay here. `None` when the removal is
-/// not of that kind: it is judged per key.
+/// those older elements, gone there, would stay here. Empty when element writes
+/// emptied the collection here after it (nothing to remove, nothing to send).
+/// `None` when the removal is not of that kind: it is judged per key.
 fn older_elements_removal(
     cmd: &Command,
     args: &[&[u8]],
@@ -775,7 +776,15 @@ fn older_elements_removal(
         return None;
     }
     let db = locked.db;
-    let names = element_names(&locked.get_in(db, key)?.value)?;
+    let Some(entry) = locked.get_in(db, key) else {
+        // Emptied here by element writes, after the removal (its element
+        // timestamps current under its grave): those went to the peers as the
+        // element removals they were, and nothing is left here for this one to
+        // take. Sending the peer our grave as a DEL instead would remove there
+        // the elements it added that our removals never saw.
+        return locked.current_elements(db, key).map(|_| Vec::new());
+    };
+    let names = element_names(&entry.value)?;
     let state = locked.current_elements(db, key)?;
     let removal = match names.first() {
         Some(name) => name.clone(),
