@@ -399,7 +399,7 @@ impl ShardData {
     /// Merge a peer's collection `theirs` with its element timestamps into ours,
     /// element by element, when ours has current ones and is of the same type
     /// (returns false, nothing done, otherwise). A merge that removes every element
-    /// removes the key, leaving its grave.
+    /// removes the key, leaving its grave with the merged element timestamps.
     pub fn merge_elements(
         &mut self,
         hash: u64,
@@ -429,9 +429,11 @@ impl ShardData {
                 entry.free(false);
             }
             self.bury(key, ts);
-        } else {
-            self.set_elements(key, merged);
         }
+        // An emptied collection keeps its merged marks under its grave (the
+        // removals took only what they saw): the marks from before the merge
+        // would still call current the elements it removed.
+        self.set_elements(key, merged);
         true
     }
 
@@ -883,6 +885,46 @@ mod tests {
             ts: 1,
         };
         EntryBox::new(key, data, 0)
+    }
+
+    #[test]
+    fn a_merge_that_empties_a_collection_keeps_the_merged_marks_under_its_grave() {
+        use super::super::elements::{Elements, Mark, MergeLimits};
+        // Ours holds {a}, added at 10; the peer's copy, emptied, removed a at 20
+        // having seen that add. The key goes under a grave at 20 whose marks say
+        // a is removed: a third copy still holding the add at 10 must not bring
+        // it back.
+        let mut shard = ShardData::default();
+        shard.keep_graves(true);
+        let (key, h) = (&b"s"[..], super::super::hash_key(b"s"));
+        let mut set = crate::types::set::Set::default();
+        set.insert(b"a", 512);
+        let data = EntryData {
+            value: Value::Set(Box::new(set)),
+            expire_at: 0,
+            ts: 10,
+        };
+        shard.insert(h, EntryBox::new(key, data, 0));
+        let ours = shard.elements_to_mark(key, 5).expect("marks kept");
+        ours.mark(b"a", Mark::added(10, false));
+        let mut theirs = Elements::new(5);
+        theirs.mark(b"a", Mark::removed(20, 10));
+        let limits = MergeLimits {
+            max_intset: 512,
+            hash: Default::default(),
+            zset: crate::types::zset::Limits {
+                max_entries: 128,
+                max_value: 64,
+            },
+        };
+        let emptied = Value::Set(Box::default());
+        assert!(shard.merge_elements(h, key, &emptied, &theirs, &limits));
+        assert!(shard.find(h, key).is_none());
+        assert_eq!(shard.newest_ts(h, key), 20);
+        let state = shard
+            .elements(h, key)
+            .expect("marks current under the grave");
+        assert_eq!(state.mark_of(b"a", false), Mark::removed(20, 10));
     }
 
     #[test]
