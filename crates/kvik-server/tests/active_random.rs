@@ -784,6 +784,42 @@ fn an_older_delete_takes_nothing_from_a_set_emptied_by_removals_that_never_saw_i
 }
 
 #[test]
+fn a_delete_older_than_a_set_here_takes_the_older_adds_that_reach_it_later() {
+    // During the cut node 0 adds m, node 2 deletes the set and writes it again,
+    // and node 1 writes it later still. Node 1 meets node 2's DEL first: its set
+    // is newer, so the DEL removes only its older members, yet it saw every add
+    // older than itself, as on nodes 0 and 2 where it removed the set whole.
+    // Node 0's m, older than the DEL, reaches node 1 after it: it must go there
+    // too (node 1 once kept it).
+    let mesh = Mesh::start(3);
+    let mut conns: Vec<RawConn> = mesh.nodes.iter().map(|n| n.raw()).collect();
+    mesh.cut(|_, _| true);
+    let steps: [(usize, &[&str]); 5] = [
+        (0, &["SADD", "s", "m"]),
+        (2, &["SADD", "s", "y"]),
+        (2, &["DEL", "s"]),
+        (2, &["SADD", "s", "w"]),
+        (1, &["SADD", "s", "z"]),
+    ];
+    for (node, words) in steps {
+        std::thread::sleep(Duration::from_millis(2));
+        conns[node].cmd(words);
+    }
+    mesh.heal_link(1, 2);
+    support::wait_for("node 1 to apply node 2's writes", || {
+        conns[1].cmd(&["SISMEMBER", "s", "w"]) == b":1\r\n"
+    });
+    mesh.heal();
+    mesh.converge(0, &[]);
+    for conn in conns.iter_mut() {
+        assert_eq!(
+            conn.cmd(&["SORT", "s", "ALPHA"]),
+            b"*2\r\n$1\r\nw\r\n$1\r\nz\r\n"
+        );
+    }
+}
+
+#[test]
 fn in_a_mesh_only_the_last_writers_copy_of_a_list_settles_it() {
     // Each node pushes during a cut, node 2 last. Nodes 0 and 1 each apply node
     // 2's push on their own list and send the peers copies stamped as that push;

@@ -418,15 +418,25 @@ pub fn run_locked<'a>(
                 return dropped_replay(as_born, locked);
             }
             match older_elements_removal(cmd, args, ts, locked) {
-                Some(older) if older.len() > 2 => {
+                Some(older) => {
+                    // It saw every add no newer than itself, as on the nodes
+                    // where it removed the key whole: the elements it removes
+                    // here, those removed here already and the unmarked ones
+                    // count it as seen, or an older add still on its way would
+                    // stay here and be dropped there.
+                    let db = locked.db;
+                    locked.join_whole_removal(db, args[1], ts);
+                    if older.len() <= 2 {
+                        // Every element here is newer than it: nothing to remove.
+                        return dropped_replay(as_born, locked);
+                    }
                     let removing = registry().lookup(&older[0]);
                     cmd = registry().get(removing.expect("a command of the table"));
                     removal = older;
                     removal_args = removal.iter().map(Vec::as_slice).collect();
+                    peer_seen = removal[2..].iter().map(|e| (&e[..], ts)).collect();
                     args = &removal_args;
                 }
-                // Every element here is newer than the removal: nothing to remove.
-                Some(_) => return dropped_replay(as_born, locked),
                 None => match resets_under_increments(cmd, args, ts, locked) {
                     Some(split) => counted_under = split,
                     None => {

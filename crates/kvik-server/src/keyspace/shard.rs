@@ -508,6 +508,19 @@ impl ShardData {
         true
     }
 
+    /// A removal of the whole collection `key` at `ts` that saw every add no newer
+    /// than itself, joined into its current element timestamps (see
+    /// [`Elements::join_whole_removal`]); nothing when they are not current.
+    pub fn join_whole_removal(&mut self, hash: u64, key: &[u8], ts: u64) {
+        let newest = self.newest_ts(hash, key);
+        let all = self.elements.as_mut();
+        if let Some(state) = all.and_then(|all| all.get_mut(key)) {
+            if state.newest == newest {
+                state.join_whole_removal(ts);
+            }
+        }
+    }
+
     /// `key`'s TTL changed, its value did not: element timestamps current as of
     /// `before` (its timestamp until then) stay current under its new one.
     pub fn follow_elements(&mut self, hash: u64, key: &[u8], before: u64) {
