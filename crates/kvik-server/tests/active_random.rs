@@ -820,6 +820,39 @@ fn a_delete_older_than_a_set_here_takes_the_older_adds_that_reach_it_later() {
 }
 
 #[test]
+fn a_full_sync_applies_a_delete_to_a_set_written_on_both_sides_of_it_as_live() {
+    // During the cut node 0 adds members before node 1's DEL of the set and one
+    // after it; both write past their backlogs, so each merges the other's
+    // snapshot. The DEL takes the members older than it, on both nodes, as it
+    // does live (node 0 once kept its set whole and sent it back, members
+    // older than the DEL included).
+    let filler = "f".repeat(512);
+    let fill: Vec<[String; 3]> = (0..40)
+        .map(|i| ["SET".to_string(), format!("fill:{i}"), filler.clone()])
+        .collect();
+    let mut steps: Vec<(usize, Vec<&str>)> = vec![
+        (0, vec!["SADD", "s", "old"]),
+        (1, vec!["SADD", "s", "x"]),
+        (0, vec!["SADD", "s", "m"]),
+        (1, vec!["DEL", "s"]),
+        (0, vec!["SADD", "s", "new"]),
+    ];
+    for node in 0..2 {
+        steps.extend(
+            fill.iter()
+                .map(|f| (node, f.iter().map(String::as_str).collect())),
+        );
+    }
+    let steps: Vec<(usize, &[&str])> = steps.iter().map(|(n, w)| (*n, &w[..])).collect();
+    let mesh = cut_write_heal(&steps);
+    for node in &mesh.nodes {
+        let mut conn = node.raw();
+        assert_eq!(conn.cmd(&["SMEMBERS", "s"]), b"*1\r\n$3\r\nnew\r\n");
+        assert_eq!(conn.info_field("stats", "sync_full"), "2");
+    }
+}
+
+#[test]
 fn in_a_mesh_only_the_last_writers_copy_of_a_list_settles_it() {
     // Each node pushes during a cut, node 2 last. Nodes 0 and 1 each apply node
     // 2's push on their own list and send the peers copies stamped as that push;

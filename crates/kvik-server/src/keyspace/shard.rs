@@ -437,11 +437,33 @@ impl ShardData {
         true
     }
 
+    /// A peer's removal of the whole collection `key` at `ts` (a DEL, no element
+    /// timestamps with it), older than ours whose element timestamps are current:
+    /// it saw every add no newer than itself, so the elements older than it go
+    /// (all of them: the key goes, under its grave) and the others stay, as when
+    /// the removal arrives live. False, nothing done, when ours is not such a
+    /// collection, or not newer.
+    pub fn merge_older_removal(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        ts: u64,
+        limits: &super::elements::MergeLimits,
+    ) -> bool {
+        let newer = self.find(hash, key).filter(|entry| entry.ts > ts);
+        let Some(emptied) = newer.and_then(|entry| super::elements::empty_like(&entry.value))
+        else {
+            return false;
+        };
+        self.merge_elements(hash, key, &emptied, &Elements::new(ts), limits)
+    }
+
     /// Merge a peer's collection (`entry`, its element timestamps `their_state`)
     /// with ours that element writes emptied here (the key is under its grave,
-    /// its element timestamps current): the merged elements go in as the key, or
-    /// stay removed under the grave if none is left. Gives the entry back, nothing
-    /// done, when the key is here or has no current element timestamps.
+    /// its element timestamps current) or that a DEL older than theirs removed:
+    /// the merged elements go in as the key, or stay removed under the grave if
+    /// none is left. Gives the entry back, nothing done, when the key is here, or
+    /// removed without element timestamps after theirs (or never).
     pub fn merge_into_emptied(
         &mut self,
         hash: u64,
@@ -452,8 +474,15 @@ impl ShardData {
         if self.find(hash, entry.key()).is_some() {
             return Err(entry);
         }
-        let Some(ours) = self.elements(hash, entry.key()).cloned() else {
-            return Err(entry);
+        let ours = match self.elements(hash, entry.key()) {
+            Some(state) => state.clone(),
+            // Removed whole here (a DEL), before their collection's last write:
+            // the removal saw every add no newer than itself, as when their
+            // element writes arrive live.
+            None => match self.newest_ts(hash, entry.key()) {
+                removed if removed > 0 && removed < entry.ts => Elements::new(removed),
+                _ => return Err(entry),
+            },
         };
         let Some(emptied) = super::elements::empty_like(&entry.value) else {
             return Err(entry);
