@@ -521,6 +521,14 @@ pub fn run_locked<'a>(
             .as_ref()
             .is_some_and(|m| m.0 == ctx.keys.group_len())
     {
+        // A removal of keys gone here: a collection element writes emptied
+        // keeps, under its grave, that it saw every add older than itself.
+        if let Some(ts) = replayed_at.filter(|_| removes_whole_keys(cmd)) {
+            let db = ctx.keys.db;
+            for &key in args.iter().skip(1) {
+                ctx.keys.join_whole_removal(db, key, ts);
+            }
+        }
         ctx.keys.forward_dropped(as_born);
     }
     if let Some((since, before)) = &marking {
@@ -773,16 +781,10 @@ fn older_elements_removal(
     ts: u64,
     locked: &mut Locked,
 ) -> Option<Vec<Vec<u8>>> {
-    let removes_keys = cmd.elements.is_none()
-        && !cmd.specs().is_empty()
-        && cmd
-            .specs()
-            .iter()
-            .all(|spec| cmd.spec_flags(spec) & table::key_flags::RM != 0);
     let [_, key] = args else {
         return None;
     };
-    if !removes_keys {
+    if !removes_whole_keys(cmd) {
         return None;
     }
     let db = locked.db;
@@ -808,6 +810,16 @@ fn older_elements_removal(
             .filter(|element| state.ts_of(element) < ts),
     );
     Some(argv)
+}
+
+/// Does `cmd` remove its keys whole (DEL, UNLINK), naming no elements?
+fn removes_whole_keys(cmd: &Command) -> bool {
+    cmd.elements.is_none()
+        && !cmd.specs().is_empty()
+        && cmd
+            .specs()
+            .iter()
+            .all(|spec| cmd.spec_flags(spec) & table::key_flags::RM != 0)
 }
 
 /// The command that removes elements of collection `value`, then its elements

@@ -721,8 +721,9 @@ impl<'a> Locked<'a> {
     }
 
     /// Active replication: a peer's removal of the whole collection `key` of `db`
-    /// at `ts`, older than its last write here, saw every add no newer than
-    /// itself: its element timestamps (when current) count it as seen.
+    /// at `ts` (older than its last write here, or of a collection element
+    /// writes emptied here) saw every add no newer than itself: its element
+    /// timestamps (when current) count it as seen.
     pub fn join_whole_removal(&mut self, db: usize, key: &[u8], ts: u64) {
         let hash = hash_key(key);
         self.shard_mut(db, hash).join_whole_removal(hash, key, ts);

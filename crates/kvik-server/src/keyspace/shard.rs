@@ -441,8 +441,8 @@ impl ShardData {
     /// timestamps with it), older than ours whose element timestamps are current:
     /// it saw every add no newer than itself, so the elements older than it go
     /// (all of them: the key goes, under its grave) and the others stay, as when
-    /// the removal arrives live. False, nothing done, when ours is not such a
-    /// collection, or not newer.
+    /// the removal arrives live; a collection element writes emptied here joins
+    /// it. False, nothing done, when ours is not such a collection, or not newer.
     pub fn merge_older_removal(
         &mut self,
         hash: u64,
@@ -450,6 +450,11 @@ impl ShardData {
         ts: u64,
         limits: &super::elements::MergeLimits,
     ) -> bool {
+        if self.find(hash, key).is_none() && self.elements(hash, key).is_some() {
+            // Emptied here by element writes: the removal joins their state.
+            self.join_whole_removal(hash, key, ts);
+            return true;
+        }
         let newer = self.find(hash, key).filter(|entry| entry.ts > ts);
         let Some(emptied) = newer.and_then(|entry| super::elements::empty_like(&entry.value))
         else {
@@ -479,8 +484,8 @@ impl ShardData {
             // Removed whole here (a DEL), before their collection's last write:
             // the removal saw every add no newer than itself, as when their
             // element writes arrive live.
-            None => match self.newest_ts(hash, entry.key()) {
-                removed if removed > 0 && removed < entry.ts => Elements::new(removed),
+            None => match self.removal_as_elements(hash, entry.key()) {
+                Some(removal) if removal.newest < entry.ts => removal,
                 _ => return Err(entry),
             },
         };
@@ -507,9 +512,9 @@ impl ShardData {
     /// Merge the element timestamps of a collection a peer emptied element by
     /// element (`their_state`, under its grave) with ours of `key`: our elements its
     /// removals saw go (all of them: the key goes, under its grave), the others
-    /// stay; where element writes emptied ours too, the two states join under the
-    /// newer grave. False, nothing done, when our element timestamps of `key` are
-    /// not current.
+    /// stay; where element writes emptied ours too, or a DEL removed it, the two
+    /// join under the newer grave. False, nothing done, when our element
+    /// timestamps of `key` are not current and it was not removed.
     pub fn merge_with_emptied(
         &mut self,
         hash: u64,
@@ -517,7 +522,8 @@ impl ShardData {
         their_state: &Elements,
         limits: &super::elements::MergeLimits,
     ) -> bool {
-        let Some(ours) = self.elements(hash, key).cloned() else {
+        let ours = self.elements(hash, key).cloned();
+        let Some(ours) = ours.or_else(|| self.removal_as_elements(hash, key)) else {
             return false;
         };
         if let Some(entry) = self.find(hash, key) {
@@ -540,14 +546,31 @@ impl ShardData {
     /// A removal of the whole collection `key` at `ts` that saw every add no newer
     /// than itself, joined into its current element timestamps (see
     /// [`Elements::join_whole_removal`]); nothing when they are not current.
+    /// A collection that element writes emptied, removed again after its grave,
+    /// keeps its state under the newer grave.
     pub fn join_whole_removal(&mut self, hash: u64, key: &[u8], ts: u64) {
         let newest = self.newest_ts(hash, key);
+        let emptied = self.find(hash, key).is_none();
         let all = self.elements.as_mut();
-        if let Some(state) = all.and_then(|all| all.get_mut(key)) {
-            if state.newest == newest {
-                state.join_whole_removal(ts);
-            }
+        let Some(state) = all.and_then(|all| all.get_mut(key)) else {
+            return;
+        };
+        if state.newest != newest {
+            return;
         }
+        state.join_whole_removal(ts);
+        if emptied && ts > newest {
+            state.newest = ts;
+            self.bury(key, ts);
+        }
+    }
+
+    /// Absent `key` removed whole at its grave (a DEL: no element timestamps
+    /// current), as element timestamps: every element removed then, having
+    /// seen every add no newer. `None` when it is here or was never removed.
+    fn removal_as_elements(&self, hash: u64, key: &[u8]) -> Option<Elements> {
+        let removed = self.newest_ts(hash, key);
+        (self.find(hash, key).is_none() && removed > 0).then(|| Elements::new(removed))
     }
 
     /// `key`'s TTL changed, its value did not: element timestamps current as of
@@ -967,6 +990,47 @@ mod tests {
             .elements(h, key)
             .expect("marks current under the grave");
         assert_eq!(state.mark_of(b"a", false), Mark::removed(20, 10));
+    }
+
+    #[test]
+    fn a_delete_joins_the_element_timestamps_a_full_sync_brings_for_its_key() {
+        use super::super::elements::{Elements, Mark, MergeLimits};
+        let limits = MergeLimits {
+            max_intset: 512,
+            hash: Default::default(),
+            zset: crate::types::zset::Limits {
+                max_entries: 128,
+                max_value: 64,
+            },
+        };
+        let mut shard = ShardData::default();
+        shard.keep_graves(true);
+        let (key, h) = (&b"s"[..], super::super::hash_key(b"s"));
+        // Our DEL at 20 (no element timestamps); the peer emptied its copy
+        // element by element at 25, its removal having seen a's add at 10.
+        shard.bury(key, 20);
+        let mut emptied = Elements::new(5);
+        emptied.mark(b"a", Mark::removed(25, 10));
+        assert!(shard.merge_with_emptied(h, key, &emptied, &limits));
+        assert_eq!(shard.newest_ts(h, key), 25);
+        // A third copy, written at 30, holds b added at 15: our DEL saw it.
+        let mut set = crate::types::set::Set::default();
+        set.insert(b"b", 512);
+        let data = EntryData {
+            value: Value::Set(Box::new(set)),
+            expire_at: 0,
+            ts: 30,
+        };
+        let mut theirs = Elements::new(12);
+        theirs.mark(b"b", Mark::added(15, false));
+        theirs.mark(b"c", Mark::removed(30, 15));
+        let entry = EntryBox::new(key, data, 0);
+        assert!(shard.merge_into_emptied(h, entry, &theirs, &limits).is_ok());
+        assert!(shard.find(h, key).is_none());
+        let state = shard
+            .elements(h, key)
+            .expect("marks current under the grave");
+        assert!(!state.mark_of(b"b", false).is_alive());
     }
 
     #[test]
