@@ -782,6 +782,94 @@ fn a_delete_of_a_set_removes_the_members_older_than_it_where_a_later_add_keeps_t
 }
 
 #[test]
+fn an_older_delete_takes_nothing_from_a_set_emptied_by_removals_that_never_saw_its_adds() {
+    // During the cut node 0 deletes its set and adds `new`; node 1 then adds and
+    // removes x, emptying its own set. Node 1's removal saw only its x: `new`
+    // stays on both. Node 1 once answered node 0's older DEL with a DEL at its
+    // own removal, which took `new` away on node 0 while node 1 kept it.
+    let mesh = cut_write_heal(&[
+        (0, &["SADD", "s", "x"]),
+        (0, &["DEL", "s"]),
+        (0, &["SADD", "s", "new"]),
+        (1, &["SADD", "s", "x"]),
+        (1, &["SREM", "s", "x"]),
+    ]);
+    for node in &mesh.nodes {
+        let mut conn = node.raw();
+        assert_eq!(conn.cmd(&["SMEMBERS", "s"]), b"*1\r\n$3\r\nnew\r\n");
+    }
+}
+
+#[test]
+fn a_delete_older_than_a_set_here_takes_the_older_adds_that_reach_it_later() {
+    // During the cut node 0 adds m, node 2 deletes the set and writes it again,
+    // and node 1 writes it later still. Node 1 meets node 2's DEL first: its set
+    // is newer, so the DEL removes only its older members, yet it saw every add
+    // older than itself, as on nodes 0 and 2 where it removed the set whole.
+    // Node 0's m, older than the DEL, reaches node 1 after it: it must go there
+    // too (node 1 once kept it).
+    let mesh = Mesh::start(3);
+    let mut conns: Vec<RawConn> = mesh.nodes.iter().map(|n| n.raw()).collect();
+    mesh.cut(|_, _| true);
+    let steps: [(usize, &[&str]); 5] = [
+        (0, &["SADD", "s", "m"]),
+        (2, &["SADD", "s", "y"]),
+        (2, &["DEL", "s"]),
+        (2, &["SADD", "s", "w"]),
+        (1, &["SADD", "s", "z"]),
+    ];
+    for (node, words) in steps {
+        std::thread::sleep(Duration::from_millis(2));
+        conns[node].cmd(words);
+    }
+    mesh.heal_link(1, 2);
+    support::wait_for("node 1 to apply node 2's writes", || {
+        conns[1].cmd(&["SISMEMBER", "s", "w"]) == b":1\r\n"
+    });
+    mesh.heal();
+    mesh.converge(0, &[]);
+    for conn in conns.iter_mut() {
+        assert_eq!(
+            conn.cmd(&["SORT", "s", "ALPHA"]),
+            b"*2\r\n$1\r\nw\r\n$1\r\nz\r\n"
+        );
+    }
+}
+
+#[test]
+fn a_full_sync_applies_a_delete_to_a_set_written_on_both_sides_of_it_as_live() {
+    // During the cut node 0 adds members before node 1's DEL of the set and one
+    // after it; both write past their backlogs, so each merges the other's
+    // snapshot. The DEL takes the members older than it, on both nodes, as it
+    // does live (node 0 once kept its set whole and sent it back, members
+    // older than the DEL included).
+    let filler = "f".repeat(512);
+    let fill: Vec<[String; 3]> = (0..40)
+        .map(|i| ["SET".to_string(), format!("fill:{i}"), filler.clone()])
+        .collect();
+    let mut steps: Vec<(usize, Vec<&str>)> = vec![
+        (0, vec!["SADD", "s", "old"]),
+        (1, vec!["SADD", "s", "x"]),
+        (0, vec!["SADD", "s", "m"]),
+        (1, vec!["DEL", "s"]),
+        (0, vec!["SADD", "s", "new"]),
+    ];
+    for node in 0..2 {
+        steps.extend(
+            fill.iter()
+                .map(|f| (node, f.iter().map(String::as_str).collect())),
+        );
+    }
+    let steps: Vec<(usize, &[&str])> = steps.iter().map(|(n, w)| (*n, &w[..])).collect();
+    let mesh = cut_write_heal(&steps);
+    for node in &mesh.nodes {
+        let mut conn = node.raw();
+        assert_eq!(conn.cmd(&["SMEMBERS", "s"]), b"*1\r\n$3\r\nnew\r\n");
+        assert_eq!(conn.info_field("stats", "sync_full"), "2");
+    }
+}
+
+#[test]
 fn in_a_mesh_only_the_last_writers_copy_of_a_list_settles_it() {
     // Each node pushes during a cut, node 2 last. Nodes 0 and 1 each apply node
     // 2's push on their own list and send the peers copies stamped as that push;

@@ -418,15 +418,25 @@ pub fn run_locked<'a>(
                 return dropped_replay(as_born, locked);
             }
             match older_elements_removal(cmd, args, ts, locked) {
-                Some(older) if older.len() > 2 => {
+                Some(older) => {
+                    // It saw every add no newer than itself, as on the nodes
+                    // where it removed the key whole: the elements it removes
+                    // here, those removed here already and the unmarked ones
+                    // count it as seen, or an older add still on its way would
+                    // stay here and be dropped there.
+                    let db = locked.db;
+                    locked.join_whole_removal(db, args[1], ts);
+                    if older.len() <= 2 {
+                        // Every element here is newer than it: nothing to remove.
+                        return dropped_replay(as_born, locked);
+                    }
                     let removing = registry().lookup(&older[0]);
                     cmd = registry().get(removing.expect("a command of the table"));
                     removal = older;
                     removal_args = removal.iter().map(Vec::as_slice).collect();
+                    peer_seen = removal[2..].iter().map(|e| (&e[..], ts)).collect();
                     args = &removal_args;
                 }
-                // Every element here is newer than the removal: nothing to remove.
-                Some(_) => return dropped_replay(as_born, locked),
                 None => match resets_under_increments(cmd, args, ts, locked) {
                     Some(split) => counted_under = split,
                     None => {
@@ -505,6 +515,14 @@ pub fn run_locked<'a>(
             .as_ref()
             .is_some_and(|m| m.0 == ctx.keys.group_len())
     {
+        // A removal of keys gone here: a collection element writes emptied
+        // keeps, under its grave, that it saw every add older than itself.
+        if let Some(ts) = replayed_at.filter(|_| removes_whole_keys(cmd)) {
+            let db = ctx.keys.db;
+            for &key in args.iter().skip(1) {
+                ctx.keys.join_whole_removal(db, key, ts);
+            }
+        }
         ctx.keys.forward_dropped(as_born);
     }
     // A peer's reset that went under later increments: they count on it now
@@ -757,28 +775,31 @@ fn elements_that_apply<'a>(
 /// key, or with the key alone when there are none. The elements written since stay
 /// (the peer gets them from our stream as element writes it applies); sending our
 /// collection whole instead would replace the element merges the peer made, and
-/// those older elements, gone there, would stay here. `None` when the removal is
-/// not of that kind: it is judged per key.
+/// those older elements, gone there, would stay here. Empty when element writes
+/// emptied the collection here after it (nothing to remove, nothing to send).
+/// `None` when the removal is not of that kind: it is judged per key.
 fn older_elements_removal(
     cmd: &Command,
     args: &[&[u8]],
     ts: u64,
     locked: &mut Locked,
 ) -> Option<Vec<Vec<u8>>> {
-    let removes_keys = cmd.elements.is_none()
-        && !cmd.specs().is_empty()
-        && cmd
-            .specs()
-            .iter()
-            .all(|spec| cmd.spec_flags(spec) & table::key_flags::RM != 0);
     let [_, key] = args else {
         return None;
     };
-    if !removes_keys {
+    if !removes_whole_keys(cmd) {
         return None;
     }
     let db = locked.db;
-    let names = element_names(&locked.get_in(db, key)?.value)?;
+    let Some(entry) = locked.get_in(db, key) else {
+        // Emptied here by element writes, after the removal (its element
+        // timestamps current under its grave): those went to the peers as the
+        // element removals they were, and nothing is left here for this one to
+        // take. Sending the peer our grave as a DEL instead would remove there
+        // the elements it added that our removals never saw.
+        return locked.current_elements(db, key).map(|_| Vec::new());
+    };
+    let names = element_names(&entry.value)?;
     let state = locked.current_elements(db, key)?;
     let removal = match names.first() {
         Some(name) => name.clone(),
@@ -792,6 +813,16 @@ fn older_elements_removal(
             .filter(|element| state.ts_of(element) < ts),
     );
     Some(argv)
+}
+
+/// Does `cmd` remove its keys whole (DEL, UNLINK), naming no elements?
+fn removes_whole_keys(cmd: &Command) -> bool {
+    cmd.elements.is_none()
+        && !cmd.specs().is_empty()
+        && cmd
+            .specs()
+            .iter()
+            .all(|spec| cmd.spec_flags(spec) & table::key_flags::RM != 0)
 }
 
 /// The command that removes elements of collection `value`, then its elements

@@ -248,6 +248,18 @@ impl Elements {
         }
     }
 
+    /// Join a removal of the whole collection at `ts` that saw every add no
+    /// newer than itself (a peer's DEL, where the collection is newer here) into
+    /// the elements it finds removed and the unmarked ones (the base). The
+    /// elements still held that it takes are marked by their own removal.
+    pub fn join_whole_removal(&mut self, ts: u64) {
+        let removal = Mark::removed(ts, ts);
+        for mark in self.marks.values_mut().filter(|m| !m.is_alive()) {
+            *mark = mark.join(removal);
+        }
+        self.base = self.base.max(ts);
+    }
+
     /// Bytes the marks hold (INFO and the docs' cost).
     pub fn bytes(&self) -> usize {
         self.marks.keys().map(|k| k.len() + MARK_OVERHEAD).sum()

@@ -758,6 +758,15 @@ impl<'a> Locked<'a> {
         observed
     }
 
+    /// Active replication: a peer's removal of the whole collection `key` of `db`
+    /// at `ts` (older than its last write here, or of a collection element
+    /// writes emptied here) saw every add no newer than itself: its element
+    /// timestamps (when current) count it as seen.
+    pub fn join_whole_removal(&mut self, db: usize, key: &[u8], ts: u64) {
+        let hash = hash_key(key);
+        self.shard_mut(db, hash).join_whole_removal(hash, key, ts);
+    }
+
     /// Active replication: write `element` of collection `key` of `db` again as
     /// it holds it (`argv`: the HSET / ZADD that sets it so), stamped just after
     /// `counted_at`, its last increment here, with this node's tag: the value it

@@ -464,7 +464,7 @@ impl ShardData {
     /// Merge a peer's collection `theirs` with its element timestamps into ours,
     /// element by element, when ours has current ones and is of the same type
     /// (returns false, nothing done, otherwise). A merge that removes every element
-    /// removes the key, leaving its grave.
+    /// removes the key, leaving its grave with the merged element timestamps.
     pub fn merge_elements(
         &mut self,
         hash: u64,
@@ -496,17 +496,46 @@ impl ShardData {
                 entry.free(false);
             }
             self.bury(key, ts);
-        } else {
-            self.set_elements(key, merged);
         }
+        // An emptied collection keeps its merged marks under its grave (the
+        // removals took only what they saw): the marks from before the merge
+        // would still call current the elements it removed.
+        self.set_elements(key, merged);
         true
+    }
+
+    /// A peer's removal of the whole collection `key` at `ts` (a DEL, no element
+    /// timestamps with it), older than ours whose element timestamps are current:
+    /// it saw every add no newer than itself, so the elements older than it go
+    /// (all of them: the key goes, under its grave) and the others stay, as when
+    /// the removal arrives live; a collection element writes emptied here joins
+    /// it. False, nothing done, when ours is not such a collection, or not newer.
+    pub fn merge_older_removal(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        ts: u64,
+        limits: &super::elements::MergeLimits,
+    ) -> bool {
+        if self.find(hash, key).is_none() && self.elements(hash, key).is_some() {
+            // Emptied here by element writes: the removal joins their state.
+            self.join_whole_removal(hash, key, ts);
+            return true;
+        }
+        let newer = self.find(hash, key).filter(|entry| entry.ts > ts);
+        let Some(emptied) = newer.and_then(|entry| super::elements::empty_like(&entry.value))
+        else {
+            return false;
+        };
+        self.merge_elements(hash, key, &emptied, &Elements::new(ts), limits)
     }
 
     /// Merge a peer's collection (`entry`, its element timestamps `their_state`)
     /// with ours that element writes emptied here (the key is under its grave,
-    /// its element timestamps current): the merged elements go in as the key, or
-    /// stay removed under the grave if none is left. Gives the entry back, nothing
-    /// done, when the key is here or has no current element timestamps.
+    /// its element timestamps current) or that a DEL older than theirs removed:
+    /// the merged elements go in as the key, or stay removed under the grave if
+    /// none is left. Gives the entry back, nothing done, when the key is here, or
+    /// removed without element timestamps after theirs (or never).
     pub fn merge_into_emptied(
         &mut self,
         hash: u64,
@@ -517,8 +546,15 @@ impl ShardData {
         if self.find(hash, entry.key()).is_some() {
             return Err(entry);
         }
-        let Some(ours) = self.elements(hash, entry.key()).cloned() else {
-            return Err(entry);
+        let ours = match self.elements(hash, entry.key()) {
+            Some(state) => state.clone(),
+            // Removed whole here (a DEL), before their collection's last write:
+            // the removal saw every add no newer than itself, as when their
+            // element writes arrive live.
+            None => match self.removal_as_elements(hash, entry.key()) {
+                Some(removal) if removal.newest < entry.ts => removal,
+                _ => return Err(entry),
+            },
         };
         let Some(emptied) = super::elements::empty_like(&entry.value) else {
             return Err(entry);
@@ -543,9 +579,9 @@ impl ShardData {
     /// Merge the element timestamps of a collection a peer emptied element by
     /// element (`their_state`, under its grave) with ours of `key`: our elements its
     /// removals saw go (all of them: the key goes, under its grave), the others
-    /// stay; where element writes emptied ours too, the two states join under the
-    /// newer grave. False, nothing done, when our element timestamps of `key` are
-    /// not current.
+    /// stay; where element writes emptied ours too, or a DEL removed it, the two
+    /// join under the newer grave. False, nothing done, when our element
+    /// timestamps of `key` are not current and it was not removed.
     pub fn merge_with_emptied(
         &mut self,
         hash: u64,
@@ -553,7 +589,8 @@ impl ShardData {
         their_state: &Elements,
         limits: &super::elements::MergeLimits,
     ) -> bool {
-        let Some(ours) = self.elements(hash, key).cloned() else {
+        let ours = self.elements(hash, key).cloned();
+        let Some(ours) = ours.or_else(|| self.removal_as_elements(hash, key)) else {
             return false;
         };
         if let Some(entry) = self.find(hash, key) {
@@ -571,6 +608,36 @@ impl ShardData {
         self.bury(key, merged.newest);
         self.set_elements(key, merged);
         true
+    }
+
+    /// A removal of the whole collection `key` at `ts` that saw every add no newer
+    /// than itself, joined into its current element timestamps (see
+    /// [`Elements::join_whole_removal`]); nothing when they are not current.
+    /// A collection that element writes emptied, removed again after its grave,
+    /// keeps its state under the newer grave.
+    pub fn join_whole_removal(&mut self, hash: u64, key: &[u8], ts: u64) {
+        let newest = self.newest_ts(hash, key);
+        let emptied = self.find(hash, key).is_none();
+        let all = self.elements.as_mut();
+        let Some(state) = all.and_then(|all| all.get_mut(key)) else {
+            return;
+        };
+        if state.newest != newest {
+            return;
+        }
+        state.join_whole_removal(ts);
+        if emptied && ts > newest {
+            state.newest = ts;
+            self.bury(key, ts);
+        }
+    }
+
+    /// Absent `key` removed whole at its grave (a DEL: no element timestamps
+    /// current), as element timestamps: every element removed then, having
+    /// seen every add no newer. `None` when it is here or was never removed.
+    fn removal_as_elements(&self, hash: u64, key: &[u8]) -> Option<Elements> {
+        let removed = self.newest_ts(hash, key);
+        (self.find(hash, key).is_none() && removed > 0).then(|| Elements::new(removed))
     }
 
     /// `key`'s TTL changed, its value did not: element timestamps current as of
@@ -961,6 +1028,87 @@ mod tests {
             ts: 1,
         };
         EntryBox::new(key, data, 0)
+    }
+
+    #[test]
+    fn a_merge_that_empties_a_collection_keeps_the_merged_marks_under_its_grave() {
+        use super::super::elements::{Elements, Mark, MergeLimits};
+        // Ours holds {a}, added at 10; the peer's copy, emptied, removed a at 20
+        // having seen that add. The key goes under a grave at 20 whose marks say
+        // a is removed: a third copy still holding the add at 10 must not bring
+        // it back.
+        let mut shard = ShardData::default();
+        shard.keep_graves(true);
+        let (key, h) = (&b"s"[..], super::super::hash_key(b"s"));
+        let mut set = crate::types::set::Set::default();
+        set.insert(b"a", 512);
+        let data = EntryData {
+            value: Value::Set(Box::new(set)),
+            expire_at: 0,
+            ts: 10,
+        };
+        shard.insert(h, EntryBox::new(key, data, 0));
+        let ours = shard.elements_to_mark(key, 5).expect("marks kept");
+        ours.mark(b"a", Mark::added(10, false));
+        let mut theirs = Elements::new(5);
+        theirs.mark(b"a", Mark::removed(20, 10));
+        let limits = MergeLimits {
+            max_intset: 512,
+            hash: Default::default(),
+            zset: crate::types::zset::Limits {
+                max_entries: 128,
+                max_value: 64,
+            },
+        };
+        let emptied = Value::Set(Box::default());
+        assert!(shard.merge_elements(h, key, &emptied, &theirs, &limits));
+        assert!(shard.find(h, key).is_none());
+        assert_eq!(shard.newest_ts(h, key), 20);
+        let state = shard
+            .elements(h, key)
+            .expect("marks current under the grave");
+        assert_eq!(state.mark_of(b"a", false), Mark::removed(20, 10));
+    }
+
+    #[test]
+    fn a_delete_joins_the_element_timestamps_a_full_sync_brings_for_its_key() {
+        use super::super::elements::{Elements, Mark, MergeLimits};
+        let limits = MergeLimits {
+            max_intset: 512,
+            hash: Default::default(),
+            zset: crate::types::zset::Limits {
+                max_entries: 128,
+                max_value: 64,
+            },
+        };
+        let mut shard = ShardData::default();
+        shard.keep_graves(true);
+        let (key, h) = (&b"s"[..], super::super::hash_key(b"s"));
+        // Our DEL at 20 (no element timestamps); the peer emptied its copy
+        // element by element at 25, its removal having seen a's add at 10.
+        shard.bury(key, 20);
+        let mut emptied = Elements::new(5);
+        emptied.mark(b"a", Mark::removed(25, 10));
+        assert!(shard.merge_with_emptied(h, key, &emptied, &limits));
+        assert_eq!(shard.newest_ts(h, key), 25);
+        // A third copy, written at 30, holds b added at 15: our DEL saw it.
+        let mut set = crate::types::set::Set::default();
+        set.insert(b"b", 512);
+        let data = EntryData {
+            value: Value::Set(Box::new(set)),
+            expire_at: 0,
+            ts: 30,
+        };
+        let mut theirs = Elements::new(12);
+        theirs.mark(b"b", Mark::added(15, false));
+        theirs.mark(b"c", Mark::removed(30, 15));
+        let entry = EntryBox::new(key, data, 0);
+        assert!(shard.merge_into_emptied(h, entry, &theirs, &limits).is_ok());
+        assert!(shard.find(h, key).is_none());
+        let state = shard
+            .elements(h, key)
+            .expect("marks current under the grave");
+        assert!(!state.mark_of(b"b", false).is_alive());
     }
 
     #[test]

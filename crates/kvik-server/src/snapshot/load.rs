@@ -626,6 +626,13 @@ impl Visitor for IntoKeyspace<'_, '_> {
                     return false;
                 }
             }
+            // A DEL older than our collection takes its older elements, as live.
+            if merge
+                && their_elements.is_none()
+                && shard.merge_older_removal(hash, key, ts, &limits)
+            {
+                return false;
+            }
             let ours = shard.counter(hash, key).filter(|c| c.splits_at(ts));
             if let Some(counter) = ours.and_then(|c| c.rebased_on(ts, None)) {
                 // Our increments newer than the removal count from nothing, as
