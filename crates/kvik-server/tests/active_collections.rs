@@ -381,17 +381,23 @@ fn deadline_agreed(pair: &Pair, key: &str) -> i64 {
     agreed
 }
 
-/// A collection's TTL is a register of its own beside its elements: an element
-/// write on one side of a partition, later than a TTL change on the other, must
-/// not make that change lose to it (PERSIST still beats every TTL, the longest
-/// TTL still wins), whether the heal is a partial resync or a full sync.
-fn element_writes_leave_the_ttl_register(full_sync: bool) {
+/// A pair whose backlog a partition overflows (`full_sync`: it heals by a full
+/// sync), or one with the default backlog (a partial resync).
+fn start_pair(full_sync: bool) -> Pair {
     let backlog: &[&str] = if full_sync {
         &["--repl-backlog-size", "16kb"]
     } else {
         &[]
     };
-    let pair = Pair::start(backlog);
+    Pair::start(backlog)
+}
+
+/// A collection's TTL is a register of its own beside its elements: an element
+/// write on one side of a partition, later than a TTL change on the other, must
+/// not make that change lose to it (PERSIST still beats every TTL, the longest
+/// TTL still wins), whether the heal is a partial resync or a full sync.
+fn element_writes_leave_the_ttl_register(full_sync: bool) {
+    let pair = start_pair(full_sync);
     let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
     let later = || std::thread::sleep(Duration::from_millis(5));
     a.cmd(&["SADD", "persisted", "m"]);
@@ -457,12 +463,7 @@ fn element_writes_leave_the_ttl_register_through_a_full_sync() {
 /// side's): its TTL register stays under its grave, merges the other side's TTL
 /// changes there, and the collection gets its deadline back.
 fn an_emptied_collection_keeps_its_ttl_register(full_sync: bool) {
-    let backlog: &[&str] = if full_sync {
-        &["--repl-backlog-size", "16kb"]
-    } else {
-        &[]
-    };
-    let pair = Pair::start(backlog);
+    let pair = start_pair(full_sync);
     let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
     let later = || std::thread::sleep(Duration::from_millis(5));
     for key in ["longest", "persisted", "emptied"] {

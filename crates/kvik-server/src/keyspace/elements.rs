@@ -387,6 +387,21 @@ pub struct MergeLimits {
     pub zset: crate::types::zset::Limits,
 }
 
+#[cfg(test)]
+impl MergeLimits {
+    /// Redis's default encoding limits, for tests.
+    pub fn for_tests() -> MergeLimits {
+        MergeLimits {
+            max_intset: 512,
+            hash: Default::default(),
+            zset: crate::types::zset::Limits {
+                max_entries: 128,
+                max_value: 64,
+            },
+        }
+    }
+}
+
 /// What a collection holds for one element: a member, a field's value, a score.
 #[derive(Debug, Clone, PartialEq, PartialOrd)]
 enum Held {
@@ -712,14 +727,7 @@ mod tests {
 
     #[test]
     fn a_merge_takes_each_element_from_the_side_whose_write_wins() {
-        let limits = MergeLimits {
-            max_intset: 512,
-            hash: Default::default(),
-            zset: crate::types::zset::Limits {
-                max_entries: 128,
-                max_value: 64,
-            },
-        };
+        let limits = MergeLimits::for_tests();
         let set = |members: &[&[u8]]| {
             let mut s = crate::types::set::Set::default();
             for m in members {

@@ -1052,14 +1052,7 @@ mod tests {
         ours.mark(b"a", Mark::added(10, false));
         let mut theirs = Elements::new(5);
         theirs.mark(b"a", Mark::removed(20, 10));
-        let limits = MergeLimits {
-            max_intset: 512,
-            hash: Default::default(),
-            zset: crate::types::zset::Limits {
-                max_entries: 128,
-                max_value: 64,
-            },
-        };
+        let limits = MergeLimits::for_tests();
         let emptied = Value::Set(Box::default());
         assert!(shard.merge_elements(h, key, &emptied, &theirs, &limits));
         assert!(shard.find(h, key).is_none());
@@ -1073,14 +1066,7 @@ mod tests {
     #[test]
     fn a_delete_joins_the_element_timestamps_a_full_sync_brings_for_its_key() {
         use super::super::elements::{Elements, Mark, MergeLimits};
-        let limits = MergeLimits {
-            max_intset: 512,
-            hash: Default::default(),
-            zset: crate::types::zset::Limits {
-                max_entries: 128,
-                max_value: 64,
-            },
-        };
+        let limits = MergeLimits::for_tests();
         let mut shard = ShardData::default();
         shard.keep_graves(true);
         let (key, h) = (&b"s"[..], super::super::hash_key(b"s"));
