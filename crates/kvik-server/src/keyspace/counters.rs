@@ -282,12 +282,10 @@ impl Counter {
         if parts.any(|p| p.folded_to > base_ts) {
             return None;
         }
-        let mut kept: Vec<(u64, NodeId, &Num)> = self
+        let kept = self
             .remembered_after(base_ts)
             .chain(older.remembered_after(base_ts))
             .collect();
-        kept.sort_by_key(|(at, node, _)| (*at, *node));
-        kept.dedup_by_key(|(at, node, _)| (*at, *node));
         let base = Value::Str(StrValue::from_bytes(&self.base.text()));
         let replayed = replay_after(base_ts, kept, |by| element(Some(&base), None, by));
         Some(replayed.unwrap_or_else(|| Counter::new(base_ts, self.base.clone())))
@@ -451,15 +449,17 @@ pub fn decode_aux(text: &[u8]) -> Option<(Option<Vec<u8>>, Counter)> {
     }
 }
 
-/// Count `kept` (increments newer than a reset stamped `ts`) on the value the
-/// reset wrote, in the order they were made, as [`Counter::rebased`] says:
-/// `base_of(by)` reads that value as a number of `by`'s kind.
+/// Count `kept` (increments newer than a reset stamped `ts`, each once however
+/// many states held it) on the value the reset wrote, in the order they were
+/// made, as [`Counter::rebased`] says: `base_of(by)` reads that value as a
+/// number of `by`'s kind.
 fn replay_after(
     ts: u64,
     mut kept: Vec<(u64, NodeId, &Num)>,
     base_of: impl Fn(&Num) -> Option<Num>,
 ) -> Option<Counter> {
     kept.sort_by_key(|(at, node, _)| (*at, *node));
+    kept.dedup_by_key(|(at, node, _)| (*at, *node));
     let mut counter: Option<Counter> = None;
     for (at, node, by) in kept {
         if counter.is_none() {

@@ -487,10 +487,10 @@ fn put(value: &mut Value, element: &[u8], held: Option<Held>, limits: &MergeLimi
 /// The elements of our collection (`our_state`) that a merge with a peer's
 /// (`their_state`) keeps as we counted on them (HINCRBY, ZINCRBY) over the peer's
 /// plain write of them (an HSET / ZADD or a removal our counting never saw): the
-/// peer counts our
-/// increments on its own value of them (which may hold what ours does now, and
-/// not once counted), so this node writes them again (see the command door's
-/// repairs of counted elements), as it does when it drops such a write live.
+/// peer counts our increments on its own value of them (which may hold what ours
+/// does now, and not once counted), so this node writes them again (see the
+/// command door's repairs of counted elements), as it does when it drops such a
+/// write live.
 pub fn counted_over(our_state: &Elements, their_state: &Elements) -> Vec<Vec<u8>> {
     our_state
         .marks

@@ -522,16 +522,15 @@ impl<'a> Locked<'a> {
 
     /// Does `key` of `db` merge between active nodes as a whole value, last writer
     /// wins (a list, a string nobody counts, a removed key), rather than element
-    /// by element (a set, hash or sorted set) or as a counter?
+    /// by element (a set, hash or sorted set, whose counted fields and members
+    /// are elements too) or as a counter?
     pub fn merges_whole(&mut self, db: usize, key: &[u8]) -> bool {
         let hash = hash_key(key);
         let shard = self.shard_mut(db, hash);
         let by_element = shard
             .find(hash, key)
             .is_some_and(|e| super::elements::empty_like(&e.value).is_some());
-        let counted =
-            shard.counter(hash, key).is_some() || !shard.member_counters(hash, key).is_empty();
-        !by_element && !counted
+        !by_element && shard.counter(hash, key).is_none()
     }
 
     /// Forget the counting of whole key `key` of `db`: this node sent the key
@@ -742,19 +741,15 @@ impl<'a> Locked<'a> {
             .find(hash, write.key)
             .map(|entry| entry.ts.max(newest))
         {
-            // An element write leaves the key's TTL register as it was.
-            Some(ts) => {
-                shard.restamp(hash, write.key, ts);
-                shard.follow_ttl(hash, write.key, write.before);
-            }
+            Some(ts) => shard.restamp(hash, write.key, ts),
             // Emptied: the grave takes the effect's timestamp too (a command that
             // stamped another key later gave its effects that later one), so the
-            // state stays current under it, and so does the TTL register.
-            None => {
-                shard.bury(write.key, newest);
-                shard.follow_ttl(hash, write.key, write.before);
-            }
+            // state stays current under it.
+            None => shard.bury(write.key, newest),
         }
+        // An element write leaves the key's TTL register as it was, under its
+        // grave too.
+        shard.follow_ttl(hash, write.key, write.before);
         observed
     }
 

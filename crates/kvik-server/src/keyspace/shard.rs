@@ -996,6 +996,15 @@ pub(super) fn index_add(index: &mut BTreeMap<(u64, u64), u32>, at: u64, hash: u6
     *index.entry((at, hash)).or_insert(0) += 1;
 }
 
+fn index_remove(index: &mut BTreeMap<(u64, u64), u32>, at: u64, hash: u64) {
+    if let std::collections::btree_map::Entry::Occupied(mut e) = index.entry((at, hash)) {
+        *e.get_mut() -= 1;
+        if *e.get() == 0 {
+            e.remove();
+        }
+    }
+}
+
 /// Do two states of a whole key count on copies of one write (one timestamp)
 /// holding other values?
 fn copies_of_one_base(ours: &Counter, theirs: &Counter) -> bool {
@@ -1005,15 +1014,6 @@ fn copies_of_one_base(ours: &Counter, theirs: &Counter) -> bool {
 /// Is the write `counter` counts on this node's own?
 fn writes_base(counter: &Counter) -> bool {
     crate::hlc::tag_of(counter.base_ts) == crate::hlc::own_tag()
-}
-
-fn index_remove(index: &mut BTreeMap<(u64, u64), u32>, at: u64, hash: u64) {
-    if let std::collections::btree_map::Entry::Occupied(mut e) = index.entry((at, hash)) {
-        *e.get_mut() -= 1;
-        if *e.get() == 0 {
-            e.remove();
-        }
-    }
 }
 
 #[cfg(test)]
@@ -1030,6 +1030,20 @@ mod tests {
         EntryBox::new(key, data, 0)
     }
 
+    /// A set of `members` stamped `ts`.
+    fn set_entry(key: &[u8], members: &[&[u8]], ts: u64) -> EntryBox {
+        let mut set = crate::types::set::Set::default();
+        for member in members {
+            set.insert(member, 512);
+        }
+        let data = EntryData {
+            value: Value::Set(Box::new(set)),
+            expire_at: 0,
+            ts,
+        };
+        EntryBox::new(key, data, 0)
+    }
+
     #[test]
     fn a_merge_that_empties_a_collection_keeps_the_merged_marks_under_its_grave() {
         use super::super::elements::{Elements, Mark, MergeLimits};
@@ -1040,14 +1054,7 @@ mod tests {
         let mut shard = ShardData::default();
         shard.keep_graves(true);
         let (key, h) = (&b"s"[..], super::super::hash_key(b"s"));
-        let mut set = crate::types::set::Set::default();
-        set.insert(b"a", 512);
-        let data = EntryData {
-            value: Value::Set(Box::new(set)),
-            expire_at: 0,
-            ts: 10,
-        };
-        shard.insert(h, EntryBox::new(key, data, 0));
+        shard.insert(h, set_entry(key, &[b"a"], 10));
         let ours = shard.elements_to_mark(key, 5).expect("marks kept");
         ours.mark(b"a", Mark::added(10, false));
         let mut theirs = Elements::new(5);
@@ -1078,17 +1085,10 @@ mod tests {
         assert!(shard.merge_with_emptied(h, key, &emptied, &limits));
         assert_eq!(shard.newest_ts(h, key), 25);
         // A third copy, written at 30, holds b added at 15: our DEL saw it.
-        let mut set = crate::types::set::Set::default();
-        set.insert(b"b", 512);
-        let data = EntryData {
-            value: Value::Set(Box::new(set)),
-            expire_at: 0,
-            ts: 30,
-        };
+        let entry = set_entry(key, &[b"b"], 30);
         let mut theirs = Elements::new(12);
         theirs.mark(b"b", Mark::added(15, false));
         theirs.mark(b"c", Mark::removed(30, 15));
-        let entry = EntryBox::new(key, data, 0);
         assert!(shard.merge_into_emptied(h, entry, &theirs, &limits).is_ok());
         assert!(shard.find(h, key).is_none());
         let state = shard

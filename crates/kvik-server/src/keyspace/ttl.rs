@@ -45,6 +45,15 @@ pub struct Since {
 }
 
 impl Since {
+    /// The register of a key whose value was written at `value`, with only
+    /// element writes since.
+    pub fn value_only(value: u64) -> Since {
+        Since {
+            value,
+            ttl_changed: false,
+        }
+    }
+
     /// The register of a key whose TTL changed on the value written at `value`.
     pub fn ttl_changed_on(value: u64) -> Since {
         Since {
@@ -116,13 +125,7 @@ impl TtlMarks {
     pub fn follow(&mut self, key: &[u8], before: u64, at: u64, deadline: Option<u64>) -> u64 {
         let (since, deadline) = match self.current(key, before) {
             Some(mark) => (mark.since, mark.deadline),
-            None => {
-                let since = Since {
-                    value: before,
-                    ttl_changed: false,
-                };
-                (since, deadline.unwrap_or(0))
-            }
+            None => (Since::value_only(before), deadline.unwrap_or(0)),
         };
         self.note(key, since, at, deadline);
         deadline
@@ -187,7 +190,7 @@ pub struct KeyTtl {
 
 impl KeyTtl {
     /// The value write its register holds.
-    fn value(&self) -> u64 {
+    pub fn value(&self) -> u64 {
         self.since.map_or(self.ts, |s| s.value)
     }
 
@@ -207,10 +210,7 @@ pub fn join(ours: KeyTtl, theirs: KeyTtl) -> (u64, Since) {
         } else {
             ours
         };
-        let since = newer.since.unwrap_or(Since {
-            value: newer.ts,
-            ttl_changed: false,
-        });
+        let since = newer.since.unwrap_or(Since::value_only(newer.ts));
         return (newer.expire_at, since);
     }
     let expire_at = match (ours.ttl_changed(), theirs.ttl_changed()) {

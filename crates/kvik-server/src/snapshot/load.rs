@@ -390,12 +390,13 @@ fn copies_of_one_value_write(
     theirs: KeyTtl,
 ) -> Result<Merged, EntryBox> {
     let key = entry.key().to_vec();
-    let Some(ours) = s.find(hash, &key) else {
-        return Err(entry);
-    };
-    let differs = ours.value != entry.value;
-    let our_value_ts = s.ttl_since(hash, &key).map_or(ours.ts, |since| since.value);
-    if !differs || our_value_ts != theirs.since.map_or(theirs.ts, |since| since.value) {
+    let differs = s
+        .find(hash, &key)
+        .is_some_and(|ours| ours.value != entry.value);
+    let one_write = s
+        .key_ttl(hash, &key)
+        .is_some_and(|ours| ours.value() == theirs.value());
+    if !(differs && one_write) {
         return Err(entry);
     }
     s.merge_ttl(hash, &key, theirs);
