@@ -101,6 +101,9 @@ pub const TTL_SINCE: &[u8] = b"kvik-ttl-since";
 pub const TTL_UNCHANGED: &str = "unchanged";
 /// The word of a [`TTL_SINCE`] before the deadline kept under a grave.
 pub const TTL_DEADLINE: &str = "deadline";
+/// The word of a [`TTL_SINCE`] before each TTL change the register merged that
+/// can still decide its deadline: its timestamp and the deadline it set.
+pub const TTL_CHANGE: &str = "change";
 /// Which writes of each origin the file holds (a full sync between active
 /// replicas), among the header's aux fields.
 pub const SEEN: &str = "kvik-seen";
@@ -111,8 +114,15 @@ pub fn write_counter(out: &mut impl Sink, state: &[u8]) {
 }
 
 /// The value write the TTL register of the key (or grave) written next holds,
-/// whether its TTL changed since, and under a grave the deadline it keeps.
-pub fn write_ttl_since(out: &mut impl Sink, since: u64, ttl_changed: bool, deadline: Option<u64>) {
+/// whether its TTL changed since, under a grave the deadline it keeps, and the
+/// TTL changes (timestamp, deadline) that decide it.
+pub fn write_ttl_since(
+    out: &mut impl Sink,
+    since: u64,
+    ttl_changed: bool,
+    deadline: Option<u64>,
+    changes: &[(u64, u64)],
+) {
     let mut text = since.to_string();
     if !ttl_changed {
         text.push(' ');
@@ -120,6 +130,9 @@ pub fn write_ttl_since(out: &mut impl Sink, since: u64, ttl_changed: bool, deadl
     }
     if let Some(deadline) = deadline {
         text.push_str(&format!(" {TTL_DEADLINE} {deadline}"));
+    }
+    for (ts, deadline) in changes {
+        text.push_str(&format!(" {TTL_CHANGE} {ts} {deadline}"));
     }
     write_aux(out, TTL_SINCE, text.as_bytes());
 }

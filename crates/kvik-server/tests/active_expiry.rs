@@ -219,6 +219,79 @@ fn a_ttl_change_older_than_the_value_loses_to_it() {
 }
 
 /// The digest INFO keyspace gives database 0 (`None` without one).
+/// A set written on both nodes, then cut apart: A gives it a longer TTL and adds
+/// a member; B, in between, deletes it, writes it again and gives it a shorter
+/// TTL. The delete takes the TTL change made before it, even on A where the
+/// later member keeps the set: B's 300 s on both, and the members written after
+/// the delete.
+fn a_delete_takes_the_longer_ttl_made_before_it(heal: Heal) {
+    let pair = heal.start();
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    assert_eq!(a.cmd(&["SADD", "s", "old"]), b":1\r\n");
+    pair.converge();
+    pair.cut();
+    assert_eq!(a.cmd(&["EXPIRE", "s", "1000"]), b":1\r\n");
+    later();
+    assert_eq!(b.cmd(&["DEL", "s"]), b":1\r\n");
+    later();
+    assert_eq!(a.cmd(&["SADD", "s", "a"]), b":1\r\n");
+    assert_eq!(b.cmd(&["SADD", "s", "b"]), b":1\r\n");
+    assert_eq!(b.cmd(&["EXPIRE", "s", "300"]), b":1\r\n");
+    heal.heal(&pair);
+    let left = deadline_on_both(&pair, "s") - now_ms();
+    assert!((290_000..=300_000).contains(&left), "{left} ms left");
+    for conn in [&mut a, &mut b] {
+        assert_eq!(
+            conn.cmd(&["SORT", "s", "ALPHA"]),
+            b"*2\r\n$1\r\na\r\n$1\r\nb\r\n"
+        );
+    }
+}
+
+#[test]
+fn a_delete_takes_the_longer_ttl_made_before_it_on_the_other_side() {
+    a_delete_takes_the_longer_ttl_made_before_it(Heal::Partial);
+}
+
+#[test]
+fn a_delete_takes_the_longer_ttl_made_before_it_through_a_full_sync_too() {
+    a_delete_takes_the_longer_ttl_made_before_it(Heal::Full);
+}
+
+/// A hash on both nodes, cut apart: A gives it a TTL, B deletes it, then A
+/// writes a field. The TTL change went with the delete: the hash lives on both
+/// with the later field and no TTL.
+fn a_ttl_change_older_than_a_delete_goes_with_it(heal: Heal) {
+    let pair = heal.start();
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    assert_eq!(a.cmd(&["HSET", "h", "old", "1"]), b":1\r\n");
+    pair.converge();
+    pair.cut();
+    assert_eq!(a.cmd(&["EXPIRE", "h", "700"]), b":1\r\n");
+    later();
+    assert_eq!(b.cmd(&["DEL", "h"]), b":1\r\n");
+    later();
+    assert_eq!(a.cmd(&["HSET", "h", "new", "2"]), b":1\r\n");
+    heal.heal(&pair);
+    assert_eq!(deadline_on_both(&pair, "h"), -1);
+    for conn in [&mut a, &mut b] {
+        assert_eq!(
+            conn.cmd(&["HGETALL", "h"]),
+            b"*2\r\n$3\r\nnew\r\n$1\r\n2\r\n"
+        );
+    }
+}
+
+#[test]
+fn a_ttl_change_older_than_a_delete_goes_with_it_where_a_later_field_keeps_the_hash() {
+    a_ttl_change_older_than_a_delete_goes_with_it(Heal::Partial);
+}
+
+#[test]
+fn a_ttl_change_older_than_a_delete_goes_with_it_through_a_full_sync_too() {
+    a_ttl_change_older_than_a_delete_goes_with_it(Heal::Full);
+}
+
 fn db_digest(conn: &mut RawConn) -> Option<String> {
     let line = conn.info_field("keyspace", "db0");
     line.split(',')

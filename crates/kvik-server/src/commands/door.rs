@@ -426,6 +426,8 @@ pub fn run_locked<'a>(
                     // stay here and be dropped there.
                     let db = locked.db;
                     locked.join_whole_removal(db, args[1], ts);
+                    // To the TTL register it is a value write.
+                    locked.restart_ttl_at_removal(db, args[1], ts);
                     if older.len() <= 2 {
                         // Every element here is newer than it: nothing to remove.
                         return dropped_replay(as_born, locked);
@@ -927,6 +929,14 @@ fn repair_newer_keys(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked
     let db = locked.db;
     for &i in cmd.key_positions(args).iter().flatten() {
         let key = args[i];
+        if cmd.has(table::flags::MERGES_AS_TTL) && !locked.merges_whole(db, key) {
+            // A TTL change older than the value write (a removal) that started
+            // the register over here: that write reaches the peer in our stream
+            // and starts its register over too. Sent whole, a collection merging
+            // element by element would take away there the elements the peer
+            // added that we have not met yet.
+            continue;
+        }
         let newest = locked.newest_ts(db, key);
         let our_write_copied = newest == ts
             && crate::hlc::tag_of(ts) == crate::hlc::own_tag()
@@ -947,8 +957,12 @@ pub fn repair_key(locked: &mut Locked, db: usize, key: &[u8]) {
     // The peers take the value whole, as a reset: so does our counting.
     locked.forget_counter(db, key);
     let Some(entry) = locked.get_in(db, key) else {
+        // Element writes that emptied a collection went to the peers as the
+        // element removals they were: a DEL would be a removal of the whole key
+        // there (of elements the peer added that ours never saw, and of the TTL
+        // changes older than it).
         let removed = locked.removed_at(db, key);
-        if removed > 0 {
+        if removed > 0 && locked.current_elements(db, key).is_none() {
             locked.propagate_own(db, removed, &[b"DEL", key]);
         }
         return;
@@ -965,6 +979,8 @@ pub fn repair_key(locked: &mut Locked, db: usize, key: &[u8]) {
         b"ABSTTL",
     ];
     locked.propagate_own(db, key_ts, &argv);
+    // And as a value write, whose TTL register starts over: so does ours.
+    locked.restart_ttl_register(db, key);
 }
 
 /// A call of command `id` with `args`, made by `origin`, ran to its end: count it

@@ -542,6 +542,15 @@ impl<'a> Locked<'a> {
         self.shard_mut(db, hash).forget_counter(key);
     }
 
+    /// Active replication: `key` of `db` is written whole, at the timestamp it
+    /// already carries (a repair sent, or one taken: a copy of the key's last
+    /// write): its TTL register starts over from that write on this node as on
+    /// the others, so a TTL change older than it is judged alike everywhere.
+    pub fn restart_ttl_register(&mut self, db: usize, key: &[u8]) {
+        let hash = hash_key(key);
+        self.shard_mut(db, hash).forget_ttl(key);
+    }
+
     /// The newest timestamp `key` of `db` has seen: its last write, or its removal.
     pub fn newest_ts(&mut self, db: usize, key: &[u8]) -> u64 {
         let hash = hash_key(key);
@@ -760,6 +769,15 @@ impl<'a> Locked<'a> {
     pub fn join_whole_removal(&mut self, db: usize, key: &[u8], ts: u64) {
         let hash = hash_key(key);
         self.shard_mut(db, hash).join_whole_removal(hash, key, ts);
+    }
+
+    /// Active replication: a peer's removal of whole `key` of `db` at `ts`,
+    /// older than the element writes that keep it here, starts its TTL register
+    /// over (see `ShardData::restart_ttl_at_removal`).
+    pub fn restart_ttl_at_removal(&mut self, db: usize, key: &[u8], ts: u64) {
+        let hash = hash_key(key);
+        self.shard_mut(db, hash)
+            .restart_ttl_at_removal(hash, key, ts)
     }
 
     /// Active replication: write `element` of collection `key` of `db` again as
@@ -1128,30 +1146,33 @@ impl<'a> Locked<'a> {
         }
         // A peer's older change that merges keeps the key's newer timestamp.
         let ts = self.stamp(previous_ts);
+        let made_at = crate::hlc::imposed_now().unwrap_or(ts);
         let shard = self.shard_mut(db, hash);
+        let mut changes = shard.ttl_changes(hash, key);
+        super::ttl::add_change(&mut changes, made_at, at);
         if !kept {
             shard.set_expire(hash, key, at);
         }
         shard.restamp(hash, key, ts);
         let since = super::ttl::Since::ttl_changed_on(value.unwrap_or(previous_ts));
-        shard.note_ttl_change(key, since, ts);
+        shard.note_ttl_change(key, since, ts, changes);
         self.dirty += 1;
         self.env.keyspace.signal_modified(db, key);
         !kept
     }
 
-    /// A TTL change to deadline `at` (0: none) found `key` absent: a peer's
-    /// reaching a collection that element writes emptied here merges into the
-    /// TTL register kept under its grave (see `ttl.rs`), which the collection
-    /// gets back if an element write brings it back.
+    /// A TTL change to deadline `at` (0: none) found `key` absent: a peer's,
+    /// newer than the key's removal here, merges into the TTL register under its
+    /// grave (see `ttl.rs`), which the collection gets back if an element write
+    /// brings it back.
     pub fn ttl_change_of_absent(&mut self, key: &[u8], at: u64) {
-        if crate::hlc::imposed_now().is_none() {
+        let Some(ts) = crate::hlc::imposed_now() else {
             return;
-        }
+        };
         let hash = hash_key(key);
         let db = self.db;
         self.shard_mut(db, hash)
-            .change_ttl_under_grave(hash, key, at);
+            .change_ttl_under_grave(hash, key, ts, at);
     }
 
     /// Would a TTL change of live `key` to deadline `at` (0: none; a past one

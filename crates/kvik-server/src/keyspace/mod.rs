@@ -44,7 +44,7 @@ pub use kvik_util::hash::hash_key;
 pub use locked::{KeyEnv, Locked, WaitGate};
 pub use observers::{KeyObserver, KeyObservers};
 pub use shard::ShardData;
-pub use ttl::{KeyTtl, Since};
+pub use ttl::{Changes as TtlChanges, KeyTtl, Since};
 
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -321,6 +321,22 @@ impl ShardData {
         self.ttl_marks.as_deref()?.since(entry.key(), entry.ts)
     }
 
+    /// [`ShardData::ttl_changes`] of an entry of this shard.
+    pub fn ttl_changes_of(&self, entry: &Entry) -> ttl::Changes {
+        self.ttl_marks
+            .as_deref()
+            .map(|marks| marks.changes(entry.key(), entry.ts))
+            .unwrap_or_default()
+    }
+
+    /// The TTL changes `key`'s register merged (see [`ttl::Changes`]).
+    pub fn ttl_changes(&self, hash: u64, key: &[u8]) -> ttl::Changes {
+        self.ttl_marks
+            .as_deref()
+            .map(|marks| marks.changes(key, self.newest_ts(hash, key)))
+            .unwrap_or_default()
+    }
+
     /// The value write `key`'s TTL changed since, if it did (see `ttl.rs`).
     pub fn ttl_changed_since(&self, hash: u64, key: &[u8]) -> Option<u64> {
         self.ttl_since(hash, key)
@@ -347,13 +363,28 @@ impl ShardData {
         })
     }
 
-    /// Live `key`'s TTL register is `since`; the key now carries timestamp `at`.
-    pub fn note_ttl_change(&mut self, key: &[u8], since: Since, at: u64) {
+    /// Live `key`'s TTL register is `since`, made by `changes`, as a copy of it
+    /// said (a full sync's; a copy that names no changes is known by the key's
+    /// timestamp `at` and its deadline); the key carries timestamp `at`.
+    pub fn note_copied_ttl(&mut self, key: &[u8], since: Since, at: u64, changes: &ttl::Changes) {
+        let deadline = self
+            .find(super::hash_key(key), key)
+            .map_or(0, |e| e.expire_at);
+        let changes = match changes.is_empty() {
+            true => ttl::one_change(at, deadline),
+            false => changes.clone(),
+        };
+        self.note_ttl_change(key, since, at, changes);
+    }
+
+    /// Live `key`'s TTL register is `since`, made by `changes`; the key now
+    /// carries timestamp `at`.
+    pub fn note_ttl_change(&mut self, key: &[u8], since: Since, at: u64, changes: ttl::Changes) {
         let deadline = self
             .find(super::hash_key(key), key)
             .map_or(0, |e| e.expire_at);
         if let Some(marks) = &mut self.ttl_marks {
-            marks.note(key, since, at, deadline);
+            marks.note(key, since, at, deadline, changes);
         }
     }
 
@@ -372,19 +403,43 @@ impl ShardData {
         }
     }
 
-    /// A peer's TTL change to deadline `to` reached `key`, which element writes
-    /// emptied here: the register kept under its grave merges it.
-    pub fn change_ttl_under_grave(&mut self, hash: u64, key: &[u8], to: u64) {
+    /// A peer's removal of whole `key` at `ts` (DEL, UNLINK) reached it older
+    /// than its last write here, which element writes made: its TTL register
+    /// starts over from the removal (see [`TtlMarks::restart_at_removal`]), and
+    /// the key takes the deadline that leaves it.
+    pub fn restart_ttl_at_removal(&mut self, hash: u64, key: &[u8], ts: u64) {
+        let key_ts = self.newest_ts(hash, key);
+        let Some(marks) = &mut self.ttl_marks else {
+            return;
+        };
+        let Some(deadline) = marks.restart_at_removal(key, key_ts, ts) else {
+            return;
+        };
+        if self
+            .find(hash, key)
+            .is_some_and(|e| e.expire_at != deadline)
+        {
+            self.set_expire(hash, key, deadline);
+        }
+    }
+
+    /// A peer's TTL change made at `ts` to deadline `to` reached `key`, removed
+    /// here before it: the register under its grave merges it (see
+    /// [`TtlMarks::change_under_grave`]).
+    pub fn change_ttl_under_grave(&mut self, hash: u64, key: &[u8], ts: u64, to: u64) {
         if self.find(hash, key).is_some() {
             return;
         }
         let grave_ts = self.newest_ts(hash, key);
+        if grave_ts == 0 || grave_ts > ts {
+            return;
+        }
         if let Some(marks) = &mut self.ttl_marks {
-            marks.change_under_grave(key, grave_ts, to);
+            marks.change_under_grave(key, grave_ts, ts, to);
         }
     }
 
-    fn forget_ttl(&mut self, key: &[u8]) {
+    pub fn forget_ttl(&mut self, key: &[u8]) {
         if let Some(marks) = &mut self.ttl_marks {
             marks.forget(key);
         }
@@ -402,20 +457,27 @@ impl ShardData {
         };
         self.set_expire(hash, key, expire_at);
         self.restamp(hash, key, ts);
-        self.note_ttl_change(key, since, ts);
+        self.note_copied_ttl(key, since, ts, &ttl::Changes::new());
         true
     }
 
     /// A peer's full sync held `key` with `theirs`, and its elements merged into
-    /// ours, whose register was `ours` before: the registers join (see
+    /// ours, whose register was `ours` before (each with the TTL changes that
+    /// made it): the registers join (see
     /// [`ttl::join`]), on the merged key's timestamp, or under its grave when
     /// the merged collection is empty.
-    pub fn join_ttl(&mut self, hash: u64, key: &[u8], ours: KeyTtl, theirs: KeyTtl) {
-        let (expire_at, since) = ttl::join(ours, theirs);
+    pub fn join_ttl(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        ours: (KeyTtl, &ttl::Changes),
+        theirs: (KeyTtl, &ttl::Changes),
+    ) {
+        let (expire_at, since, changes) = ttl::join(ours, theirs);
         let ts = self.newest_ts(hash, key);
         self.set_expire(hash, key, expire_at);
         if let Some(marks) = &mut self.ttl_marks {
-            marks.note(key, since, ts, expire_at);
+            marks.note(key, since, ts, expire_at, changes);
         }
     }
 

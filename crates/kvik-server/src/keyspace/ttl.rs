@@ -36,6 +36,8 @@
 
 use std::collections::HashMap;
 
+use smallvec::SmallVec;
+
 /// A key's TTL register, while it is current: the value write it started from, and
 /// whether its TTL changed since (else only element writes came after the value).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,11 +68,40 @@ impl Since {
 /// A key's register, the key's timestamp it is valid at, and the key's deadline
 /// then (what a collection emptied by element writes gets back when an element
 /// write brings it back: see [`TtlMarks::follow`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Mark {
     since: Since,
     at: u64,
     deadline: u64,
+    /// The TTL changes the register merged that decide its deadline after any
+    /// point in time, for a removal older than the key that reaches it later
+    /// (see [`TtlMarks::restart_at_removal`]).
+    changes: Changes,
+}
+
+/// TTL changes as (timestamp, deadline), oldest first, each deadline shorter than
+/// the one before it: a change older than another and no longer than it decides
+/// nothing the other does not, so the list stays short (one or two entries).
+pub type Changes = SmallVec<[(u64, u64); 2]>;
+
+/// The changes of a register known only by its newest write at `ts` and the
+/// deadline it holds (a full sync's copy).
+pub fn one_change(ts: u64, deadline: u64) -> Changes {
+    smallvec::smallvec![(ts, deadline)]
+}
+
+/// Add the change made at `ts` to deadline `to` to `changes`.
+pub fn add_change(changes: &mut Changes, ts: u64, to: u64) {
+    if changes.iter().any(|&(t, d)| t >= ts && !lengthens(to, d)) {
+        return;
+    }
+    // Those older and no longer than it decide nothing it does not.
+    changes.retain(|&mut (t, d)| t > ts || lengthens(d, to));
+    let at = changes
+        .iter()
+        .position(|&(t, _)| t > ts)
+        .unwrap_or(changes.len());
+    changes.insert(at, (ts, to));
 }
 
 /// The TTL marks of one shard.
@@ -93,18 +124,30 @@ impl TtlMarks {
         self.current(key, key_ts).map(|m| m.since)
     }
 
+    /// The TTL changes the register of `key` merged (see [`Changes`]).
+    pub fn changes(&self, key: &[u8], key_ts: u64) -> Changes {
+        self.current(key, key_ts)
+            .map(|m| m.changes.clone())
+            .unwrap_or_default()
+    }
+
     /// The deadline the register of `key` gives it (see [`TtlMarks::since`]).
     pub fn deadline(&self, key: &[u8], key_ts: u64) -> Option<u64> {
         self.current(key, key_ts).map(|m| m.deadline)
     }
 
-    /// `key`'s register is now `since`, its deadline `deadline`; the key's
-    /// timestamp is now `at`.
-    pub fn note(&mut self, key: &[u8], since: Since, at: u64, deadline: u64) {
+    /// `key`'s register is now `since`, its deadline `deadline`, made by
+    /// `changes`; the key's timestamp is now `at`.
+    pub fn note(&mut self, key: &[u8], since: Since, at: u64, deadline: u64, changes: Changes) {
         let mark = Mark {
             since,
             at,
             deadline,
+            changes: if since.ttl_changed {
+                changes
+            } else {
+                Changes::new()
+            },
         };
         match self.marks.get_mut(key) {
             Some(old) => *old = mark,
@@ -123,24 +166,67 @@ impl TtlMarks {
     /// the same way is the same collection, as its elements say (add-wins), and
     /// keeps its deadline.
     pub fn follow(&mut self, key: &[u8], before: u64, at: u64, deadline: Option<u64>) -> u64 {
-        let (since, deadline) = match self.current(key, before) {
-            Some(mark) => (mark.since, mark.deadline),
-            None => (Since::value_only(before), deadline.unwrap_or(0)),
+        let (since, deadline, changes) = match self.current(key, before) {
+            Some(mark) => (mark.since, mark.deadline, mark.changes.clone()),
+            None => (
+                Since::value_only(before),
+                deadline.unwrap_or(0),
+                Changes::new(),
+            ),
         };
-        self.note(key, since, at, deadline);
+        self.note(key, since, at, deadline, changes);
         deadline
     }
 
-    /// A peer's TTL change to deadline `to` reached `key` removed here at
-    /// `grave_ts` by element writes, its register kept under the grave: the
-    /// register merges it as the key would have (see [`lengthens`]).
-    pub fn change_under_grave(&mut self, key: &[u8], grave_ts: u64, to: u64) {
-        if let Some(mark) = self.marks.get_mut(key).filter(|m| m.at == grave_ts) {
-            if !mark.since.ttl_changed || lengthens(to, mark.deadline) {
-                mark.deadline = to;
+    /// A peer's TTL change made at `ts` to deadline `to` reached `key` removed
+    /// here at `grave_ts`, older than the change. Element writes that emptied the
+    /// key left its register under the grave: the register merges the change as
+    /// the key would have (see [`lengthens`]). A removal of the whole key started
+    /// the register over: the change is the first it holds. Either way, an
+    /// element write that brings the collection back gives it that deadline, as
+    /// the peer's collection has it.
+    pub fn change_under_grave(&mut self, key: &[u8], grave_ts: u64, ts: u64, to: u64) {
+        match self.marks.get_mut(key).filter(|m| m.at == grave_ts) {
+            Some(mark) => {
+                if !mark.since.ttl_changed || lengthens(to, mark.deadline) {
+                    mark.deadline = to;
+                }
+                mark.since.ttl_changed = true;
+                add_change(&mut mark.changes, ts, to);
             }
-            mark.since.ttl_changed = true;
+            None => {
+                let since = Since::ttl_changed_on(grave_ts);
+                self.note(key, since, grave_ts, to, one_change(ts, to));
+            }
         }
+    }
+
+    /// A peer's removal of the whole `key` (DEL, UNLINK) made at `removed`
+    /// reached it here older than its last write, at `key_ts`, which element
+    /// writes made: to the TTL register the removal is a value write, so the
+    /// register starts over from it: the TTL changes older than the removal
+    /// go, the newer ones stay, and the key ends with the deadline they give,
+    /// as on the nodes that met the removal first and merged them on it.
+    /// Returns the key's deadline now, `None` when the register was not older
+    /// than the removal (nothing changes).
+    pub fn restart_at_removal(&mut self, key: &[u8], key_ts: u64, removed: u64) -> Option<u64> {
+        let mark = self.current(key, key_ts)?;
+        if mark.since.value >= removed {
+            return None;
+        }
+        let changes: Changes = mark
+            .changes
+            .iter()
+            .copied()
+            .filter(|&(t, _)| t > removed)
+            .collect();
+        let since = Since {
+            value: removed,
+            ttl_changed: !changes.is_empty(),
+        };
+        let deadline = changes.first().map_or(0, |&(_, d)| d);
+        self.note(key, since, key_ts, deadline, changes);
+        Some(deadline)
     }
 
     /// Forget the marks that no longer say anything: those retired (`key_ts`
@@ -199,19 +285,49 @@ impl KeyTtl {
     }
 }
 
-/// The deadline and register two copies of a key end with: of two registers on
+impl KeyTtl {
+    /// The TTL changes that made this copy's register: `changes`, or when a
+    /// copy names none, the change its timestamp and deadline say at most.
+    fn changes_known(&self, changes: &Changes) -> Changes {
+        match self.ttl_changed() && changes.is_empty() {
+            true => one_change(self.ts, self.expire_at),
+            false => changes.clone(),
+        }
+    }
+}
+
+/// The deadline, register and changes two copies of a key end with, each with
+/// the changes that made its register. Of two registers on
 /// the same value write, TTL changes beat the value write's own deadline, and of
-/// two with changes the later deadline wins; of registers on different value
-/// writes, the newer write's whole.
-pub fn join(ours: KeyTtl, theirs: KeyTtl) -> (u64, Since) {
+/// two with changes the later deadline wins. Of registers on different value
+/// writes, the newer write's, with the older register's changes made after that
+/// write merged into it, as they merge live into a register started over.
+pub fn join(
+    (ours, our_changes): (KeyTtl, &Changes),
+    (theirs, their_changes): (KeyTtl, &Changes),
+) -> (u64, Since, Changes) {
+    let (our_changes, their_changes) = (
+        ours.changes_known(our_changes),
+        theirs.changes_known(their_changes),
+    );
     if ours.value() != theirs.value() {
-        let newer = if theirs.value() > ours.value() {
-            theirs
+        let (newer, mut changes, older_changes) = if theirs.value() > ours.value() {
+            (theirs, their_changes, our_changes)
         } else {
-            ours
+            (ours, our_changes, their_changes)
         };
-        let since = newer.since.unwrap_or(Since::value_only(newer.ts));
-        return (newer.expire_at, since);
+        let mut since = newer.since.unwrap_or(Since::value_only(newer.ts));
+        let mut expire_at = newer.expire_at;
+        for &(ts, to) in older_changes.iter().filter(|&&(ts, _)| ts > since.value) {
+            expire_at = if since.ttl_changed {
+                later(expire_at, to)
+            } else {
+                to
+            };
+            since.ttl_changed = true;
+            add_change(&mut changes, ts, to);
+        }
+        return (expire_at, since, changes);
     }
     let expire_at = match (ours.ttl_changed(), theirs.ttl_changed()) {
         (false, true) => theirs.expire_at,
@@ -222,7 +338,11 @@ pub fn join(ours: KeyTtl, theirs: KeyTtl) -> (u64, Since) {
         value: ours.value(),
         ttl_changed: ours.ttl_changed() || theirs.ttl_changed(),
     };
-    (expire_at, since)
+    let mut changes = our_changes;
+    for &(ts, to) in &their_changes {
+        add_change(&mut changes, ts, to);
+    }
+    (expire_at, since, changes)
 }
 
 /// The deadline, timestamp and register a key ends with when a peer's copy and
@@ -233,13 +353,18 @@ pub fn merge(ours: KeyTtl, theirs: KeyTtl) -> Option<(u64, u64, Since)> {
     if ours.value() != theirs.value() || !(ours.ttl_changed() || theirs.ttl_changed()) {
         return None;
     }
-    let (expire_at, since) = join(ours, theirs);
+    let none = Changes::new();
+    let (expire_at, since, _) = join((ours, &none), (theirs, &none));
     Some((expire_at, ours.ts.max(theirs.ts), since))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn without_changes((expire_at, since, _): (u64, Since, Changes)) -> (u64, Since) {
+        (expire_at, since)
+    }
 
     #[test]
     fn no_deadline_is_the_latest_and_the_longer_wins() {
@@ -257,7 +382,7 @@ mod tests {
     #[test]
     fn a_mark_is_valid_only_at_the_timestamp_it_was_taken() {
         let mut marks = TtlMarks::default();
-        marks.note(b"k", Since::ttl_changed_on(10), 20, 0);
+        marks.note(b"k", Since::ttl_changed_on(10), 20, 0, one_change(20, 0));
         assert_eq!(marks.since(b"k", 20), Some(Since::ttl_changed_on(10)));
         assert_eq!(marks.since(b"k", 21), None, "written since");
         marks.forget(b"k");
@@ -273,16 +398,22 @@ mod tests {
             ttl_changed: false,
         };
         assert_eq!(marks.since(b"k", 20), Some(unchanged));
-        marks.note(b"k", Since::ttl_changed_on(10), 30, 500);
+        marks.note(
+            b"k",
+            Since::ttl_changed_on(10),
+            30,
+            500,
+            one_change(30, 500),
+        );
         assert_eq!(marks.follow(b"k", 30, 40, Some(500)), 500);
         assert_eq!(marks.since(b"k", 40), Some(Since::ttl_changed_on(10)));
         // Emptied by an element write: the register stays under the grave, merges
         // a peer's TTL change there, and gives the collection written again its
         // deadline.
         assert_eq!(marks.follow(b"k", 40, 45, None), 500);
-        marks.change_under_grave(b"k", 45, 100);
+        marks.change_under_grave(b"k", 45, 46, 100);
         assert_eq!(marks.deadline(b"k", 45), Some(500), "the longer stays");
-        marks.change_under_grave(b"k", 45, 900);
+        marks.change_under_grave(b"k", 45, 46, 900);
         assert_eq!(marks.follow(b"k", 45, 47, Some(0)), 900);
         // A register retired by another write: the element write starts anew.
         assert_eq!(marks.follow(b"k", 50, 60, Some(7)), 7);
@@ -291,12 +422,44 @@ mod tests {
             ttl_changed: false,
         };
         assert_eq!(marks.since(b"k", 60), Some(anew));
-        marks.note(b"changed", Since::ttl_changed_on(5), 6, 0);
-        marks.note(b"retired", Since::ttl_changed_on(5), 6, 0);
+        marks.note(b"changed", Since::ttl_changed_on(5), 6, 0, one_change(6, 0));
+        marks.note(b"retired", Since::ttl_changed_on(5), 6, 0, one_change(6, 0));
         marks.collect(100, |key| Some(if key == b"retired" { 7 } else { 6 }));
         assert_eq!(marks.since(b"k", 60), None, "no TTL change, older than 100");
         assert_eq!(marks.since(b"changed", 6), Some(Since::ttl_changed_on(5)));
         assert!(!marks.marks.contains_key(b"retired".as_slice()));
+    }
+
+    #[test]
+    fn a_removal_older_than_the_key_keeps_only_the_ttl_changes_made_after_it() {
+        let mut changes = Changes::new();
+        add_change(&mut changes, 10, 1000);
+        add_change(&mut changes, 20, 300);
+        add_change(&mut changes, 15, 500);
+        assert_eq!(changes.as_slice(), &[(10, 1000), (15, 500), (20, 300)]);
+        add_change(&mut changes, 30, 600);
+        assert_eq!(
+            changes.as_slice(),
+            &[(10, 1000), (30, 600)],
+            "older, shorter"
+        );
+        add_change(&mut changes, 5, 900);
+        assert_eq!(
+            changes.as_slice(),
+            &[(10, 1000), (30, 600)],
+            "older, shorter"
+        );
+        let mut marks = TtlMarks::default();
+        marks.note(b"k", Since::ttl_changed_on(1), 40, 1000, changes);
+        assert_eq!(marks.restart_at_removal(b"k", 40, 20), Some(600));
+        assert_eq!(marks.since(b"k", 40), Some(Since::ttl_changed_on(20)));
+        assert_eq!(
+            marks.restart_at_removal(b"k", 40, 10),
+            None,
+            "older than the register"
+        );
+        assert_eq!(marks.restart_at_removal(b"k", 40, 35), Some(0));
+        assert_eq!(marks.since(b"k", 40), Some(Since::value_only(35)));
     }
 
     #[test]
@@ -348,11 +511,17 @@ mod tests {
             expire_at: 100,
         };
         assert_eq!(
-            join(elements_only, expired),
+            without_changes(join(
+                (elements_only, &Changes::new()),
+                (expired, &Changes::new())
+            )),
             (100, Since::ttl_changed_on(10))
         );
         assert_eq!(
-            join(expired, elements_only),
+            without_changes(join(
+                (expired, &Changes::new()),
+                (elements_only, &Changes::new())
+            )),
             (100, Since::ttl_changed_on(10))
         );
         let persisted = KeyTtl {
@@ -360,7 +529,13 @@ mod tests {
             since: Some(Since::ttl_changed_on(10)),
             expire_at: 0,
         };
-        assert_eq!(join(expired, persisted), (0, Since::ttl_changed_on(10)));
+        assert_eq!(
+            without_changes(join(
+                (expired, &Changes::new()),
+                (persisted, &Changes::new())
+            )),
+            (0, Since::ttl_changed_on(10))
+        );
         let rewritten = KeyTtl {
             ts: 40,
             since: None,
@@ -370,6 +545,12 @@ mod tests {
             value: 40,
             ttl_changed: false,
         };
-        assert_eq!(join(expired, rewritten), (0, rewritten_since));
+        assert_eq!(
+            without_changes(join(
+                (expired, &Changes::new()),
+                (rewritten, &Changes::new())
+            )),
+            (0, rewritten_since)
+        );
     }
 }

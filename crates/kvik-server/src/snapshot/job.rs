@@ -158,7 +158,8 @@ impl Snapshot {
                 .ttl_since_of(entry)
                 .filter(|_| self.settings.timestamps)
             {
-                file::write_ttl_since(&mut out, since.value, since.ttl_changed, None);
+                let changes = shard.ttl_changes_of(entry);
+                file::write_ttl_since(&mut out, since.value, since.ttl_changed, None, &changes);
             }
             if elements {
                 let hash = crate::keyspace::hash_key(entry.key());
@@ -191,7 +192,9 @@ impl Snapshot {
                 if let Some(ttl) = shard.key_ttl(hash, key) {
                     if let Some(since) = ttl.since {
                         let (value, changed) = (since.value, since.ttl_changed);
-                        file::write_ttl_since(&mut out, value, changed, Some(ttl.expire_at));
+                        let changes = shard.ttl_changes(hash, key);
+                        let deadline = Some(ttl.expire_at);
+                        file::write_ttl_since(&mut out, value, changed, deadline, &changes);
                     }
                 }
                 file::write_grave(&mut out, key, ts);

@@ -8,7 +8,7 @@ use super::KeyDelay;
 use crate::keyspace::{
     hash_key, AccessClock, Counter, EntryBox, EntryData, KeyTtl, Keyspace, Locked, ShardData, Since,
 };
-use crate::keyspace::{Elements, MergeLimits};
+use crate::keyspace::{Elements, MergeLimits, TtlChanges};
 use crate::loading::Loading;
 use crate::persistence::rdb::file::{self, KeyMeta, LoadError, Visitor};
 use crate::persistence::rdb::Limits;
@@ -132,24 +132,30 @@ struct Beside {
     /// The deadline a grave's TTL register keeps (a collection element writes
     /// emptied).
     grave_deadline: Option<u64>,
+    /// The TTL changes that made that register.
+    ttl_changes: TtlChanges,
     elements: Option<Elements>,
 }
 
 /// A key's TTL register as `kvik-ttl-since` writes it: the value write's
 /// timestamp, then `unchanged` when only element writes came since, then under a
-/// grave `deadline <ms>`.
-fn parse_ttl_since(text: &str) -> Option<(Since, Option<u64>)> {
+/// grave `deadline <ms>`, then `change <ts> <ms>` for each TTL change that made it.
+fn parse_ttl_since(text: &str) -> Option<(Since, Option<u64>, TtlChanges)> {
     let mut words = text.split(' ');
     let value = words.next()?.parse().ok()?;
-    let (mut ttl_changed, mut deadline) = (true, None);
+    let (mut ttl_changed, mut deadline, mut changes) = (true, None, TtlChanges::new());
     while let Some(word) = words.next() {
         match word {
             file::TTL_UNCHANGED => ttl_changed = false,
             file::TTL_DEADLINE => deadline = Some(words.next()?.parse().ok()?),
+            file::TTL_CHANGE => {
+                let ts = words.next()?.parse().ok()?;
+                changes.push((ts, words.next()?.parse().ok()?));
+            }
             _ => return None,
         }
     }
-    Some((Since { value, ttl_changed }, deadline))
+    Some((Since { value, ttl_changed }, deadline, changes))
 }
 
 /// What became of a file's key.
@@ -187,6 +193,7 @@ fn merge_key(
     let Beside {
         counters,
         ttl_since,
+        ttl_changes,
         elements,
         ..
     } = beside;
@@ -194,7 +201,7 @@ fn merge_key(
         let key_ts = entry.ts;
         let replaced = s.insert(hash, entry);
         if let Some(since) = ttl_since {
-            s.note_ttl_change(&key, since, key_ts);
+            s.note_copied_ttl(&key, since, key_ts, &ttl_changes);
         }
         for (member, counter) in counters {
             s.set_counter(&key, member.as_deref(), counter);
@@ -212,6 +219,12 @@ fn merge_key(
         expire_at: entry.expire_at,
     });
     let our_ttl = s.key_ttl(hash, &key);
+    let our_changes = s.ttl_changes(hash, &key);
+    // Our removal of the whole key (a grave without element timestamps): to
+    // their TTL register it is a value write, when newer than theirs, as live.
+    let our_removal = (s.find(hash, &key).is_none() && s.elements(hash, &key).is_none())
+        .then(|| s.newest_ts(hash, &key))
+        .filter(|&removed| removed > 0);
     if let Some(theirs) = &elements {
         // Our element states, taken before the merge restamps the key (a state is
         // current only while its newest write is the key's).
@@ -221,7 +234,14 @@ fn merge_key(
             _ => Vec::new(),
         };
         if s.merge_elements(hash, &key, &entry.value, theirs, limits) {
-            join_ttls(s, hash, &key, our_ttl, their_ttl);
+            join_ttls(
+                s,
+                hash,
+                &key,
+                (our_ttl, &our_changes),
+                (their_ttl, &ttl_changes),
+            );
+            restart_ttl_at(s, hash, &key, our_removal);
             // The elements both nodes counted add up on top of the merged value.
             put_member_counters(s, hash, &key, members, ours, true);
             return match counted.is_empty() {
@@ -231,7 +251,14 @@ fn merge_key(
         }
         match s.merge_into_emptied(hash, entry, theirs, limits) {
             Ok(()) => {
-                join_ttls(s, hash, &key, our_ttl, their_ttl);
+                join_ttls(
+                    s,
+                    hash,
+                    &key,
+                    (our_ttl, &our_changes),
+                    (their_ttl, &ttl_changes),
+                );
+                restart_ttl_at(s, hash, &key, our_removal);
                 put_member_counters(s, hash, &key, members, ours, true);
                 return Merged::Joined;
             }
@@ -284,8 +311,9 @@ fn merge_key(
         // it that they merged would apply here as it is.
         if let Some(since) = ttl_since {
             let key_ts = s.newest_ts(hash, &key);
-            s.note_ttl_change(&key, since, key_ts);
+            s.note_copied_ttl(&key, since, key_ts, &ttl_changes);
         }
+        restart_ttl_at(s, hash, &key, our_removal);
     }
     put_member_counters(s, hash, &key, members, ours, older);
     match replaced {
@@ -302,11 +330,13 @@ fn join_ttls(
     s: &mut ShardData,
     hash: u64,
     key: &[u8],
-    ours: Option<KeyTtl>,
-    theirs: Option<KeyTtl>,
+    (ours, our_changes): (Option<KeyTtl>, &TtlChanges),
+    (theirs, their_changes): (Option<KeyTtl>, &TtlChanges),
 ) {
     match (ours, theirs) {
-        (Some(ours), Some(theirs)) => s.join_ttl(hash, key, ours, theirs),
+        (Some(ours), Some(theirs)) => {
+            s.join_ttl(hash, key, (ours, our_changes), (theirs, their_changes))
+        }
         (
             None,
             Some(KeyTtl {
@@ -314,10 +344,19 @@ fn join_ttls(
             }),
         ) => {
             if let Some(key_ts) = s.find(hash, key).map(|e| e.ts) {
-                s.note_ttl_change(key, since, key_ts);
+                s.note_copied_ttl(key, since, key_ts, their_changes);
             }
         }
         _ => {}
+    }
+}
+
+/// Their copy of a key went in (whole, or merged element by element) where we
+/// had removed the key whole at `removed`: to the TTL register the removal is a
+/// value write, which their register started before.
+fn restart_ttl_at(s: &mut ShardData, hash: u64, key: &[u8], removed: Option<u64>) {
+    if let Some(removed) = removed {
+        s.restart_ttl_at_removal(hash, key, removed);
     }
 }
 
@@ -485,8 +524,13 @@ impl Visitor for IntoKeyspace<'_, '_> {
             }
             name if name == file::TTL_SINCE => {
                 let parsed = parse_ttl_since(&value);
-                self.next.ttl_since = parsed.map(|p| p.0);
-                self.next.grave_deadline = parsed.and_then(|p| p.1);
+                let (since, deadline, changes) = match parsed {
+                    Some((since, deadline, changes)) => (Some(since), deadline, changes),
+                    None => (None, None, TtlChanges::new()),
+                };
+                self.next.ttl_since = since;
+                self.next.grave_deadline = deadline;
+                self.next.ttl_changes = changes;
             }
             name if name == file::SEEN.as_bytes() => {
                 if let Some(on_seen) = self.on_seen {
@@ -607,6 +651,7 @@ impl Visitor for IntoKeyspace<'_, '_> {
         let beside = std::mem::take(&mut self.next);
         let their_elements = beside.elements;
         // And the TTL register it keeps under its grave.
+        let their_changes = beside.ttl_changes;
         let their_ttl = beside.ttl_since.map(|since| KeyTtl {
             ts,
             since: Some(since),
@@ -619,10 +664,12 @@ impl Visitor for IntoKeyspace<'_, '_> {
             }
             if let Some(theirs) = their_elements.as_ref().filter(|_| merge) {
                 let our_ttl = shard.key_ttl(hash, key);
+                let our_changes = shard.ttl_changes(hash, key);
                 // Merged element by element: nothing of ours to send whole.
                 if shard.merge_with_emptied(hash, key, theirs, &limits) {
                     if let (Some(ours), Some(theirs)) = (our_ttl, their_ttl) {
-                        shard.join_ttl(hash, key, ours, theirs);
+                        let ours = (ours, &our_changes);
+                        shard.join_ttl(hash, key, ours, (theirs, &their_changes));
                     }
                     return false;
                 }
@@ -632,6 +679,8 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 && their_elements.is_none()
                 && shard.merge_older_removal(hash, key, ts, &limits)
             {
+                // To the TTL register it is a value write, as live.
+                shard.restart_ttl_at_removal(hash, key, ts);
                 return false;
             }
             let ours = shard.counter(hash, key).filter(|c| c.splits_at(ts));
@@ -652,6 +701,7 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 if let Some(state) = their_elements.filter(|state| state.newest == ts) {
                     shard.set_elements(key, state);
                     if let Some(theirs) = their_ttl {
+                        let theirs = (theirs, &their_changes);
                         shard.join_ttl(hash, key, theirs, theirs);
                     }
                 }

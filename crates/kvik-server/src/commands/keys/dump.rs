@@ -89,6 +89,10 @@ pub(super) fn restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         Refused::BadData => BAD_DATA,
     })?;
     let replaced = options.replace && delete(ctx, key);
+    // A whole value: its TTL register starts over, even when the key is stamped
+    // as before (a peer's repair, a copy of the key's last write).
+    let db = ctx.keys.db;
+    ctx.keys.restart_ttl_register(db, key);
     let now = ctx.keys.now_ms;
     let expire_at = match (ttl, options.absolute_ttl) {
         (0, _) => 0,
