@@ -464,7 +464,10 @@ impl ShardData {
     /// Merge a peer's collection `theirs` with its element timestamps into ours,
     /// element by element, when ours has current ones and is of the same type
     /// (returns false, nothing done, otherwise). A merge that removes every element
-    /// removes the key, leaving its grave with the merged element timestamps.
+    /// removes the key, leaving its grave with the merged element timestamps. An
+    /// element we counted on that a removal of theirs did not see all of keeps
+    /// only the increments the removal did not see, as live (see
+    /// [`ShardData::counts_past_removals`]).
     pub fn merge_elements(
         &mut self,
         hash: u64,
@@ -476,6 +479,7 @@ impl ShardData {
         let Some(ours) = self.elements(hash, key).cloned() else {
             return false;
         };
+        let past_removals = self.counts_past_removals(hash, key, their_state);
         let Some(entry) = self.find_mut(hash, key) else {
             return false;
         };
@@ -501,7 +505,49 @@ impl ShardData {
         // removals took only what they saw): the marks from before the merge
         // would still call current the elements it removed.
         self.set_elements(key, merged);
+        for (member, counter) in past_removals {
+            self.put_member_counter_if_held(hash, key, &member, counter);
+        }
         true
+    }
+
+    /// Our current states of the elements of `key` that a peer's removal
+    /// (marked in `their_state`) did not see all the increments of, each as it is
+    /// after that removal: the increments it did not see, counted on nothing (see
+    /// [`Counter::after_removal_that_saw`]). An element whose state cannot tell
+    /// is left out (it is written again to the peer instead: see
+    /// [`super::elements::counted_over`]).
+    pub fn counts_past_removals(
+        &self,
+        hash: u64,
+        key: &[u8],
+        their_state: &Elements,
+    ) -> Vec<(Box<[u8]>, Counter)> {
+        self.member_counters(hash, key)
+            .into_iter()
+            .filter_map(|(member, counter)| {
+                let removal = their_state.marks.get(member).filter(|m| !m.is_alive())?;
+                let after = counter.after_removal_that_saw(removal.seen)?;
+                Some((member.into(), after))
+            })
+            .collect()
+    }
+
+    /// Record `counter` as the state of element `member` of `key`, which takes
+    /// its value, when the collection holds the element.
+    pub fn put_member_counter_if_held(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        member: &[u8],
+        counter: Counter,
+    ) {
+        let held = self
+            .find(hash, key)
+            .is_some_and(|e| super::elements::holds(&e.value, member));
+        if held {
+            self.put_counter(hash, key, Some(member), counter);
+        }
     }
 
     /// A peer's removal of the whole collection `key` at `ts` (a DEL, no element
