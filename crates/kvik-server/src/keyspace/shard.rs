@@ -161,6 +161,14 @@ impl ShardData {
         }
     }
 
+    /// Forget the counting of element `member` of `key`: its next increment
+    /// counts from what it holds then.
+    pub fn forget_member_counter(&mut self, key: &[u8], member: &[u8]) {
+        if let Some(counted) = self.counters.as_mut().and_then(|c| c.get_mut(key)) {
+            counted.members.remove(member);
+        }
+    }
+
     /// Stop remembering one by one the increments older than `before` (no peer
     /// can send a reset older than that any more; see [`Counter::fold`]).
     pub fn fold_counters(&mut self, before: u64) {

@@ -235,7 +235,7 @@ fn merge_key(
                 &key,
                 members,
                 ours,
-                MergedAs::Elements(&our_removals),
+                MergedAs::Elements(&our_removals, theirs),
             );
             return match counted.is_empty() {
                 true => Merged::Joined,
@@ -251,7 +251,7 @@ fn merge_key(
                     &key,
                     members,
                     ours,
-                    MergedAs::Elements(&our_removals),
+                    MergedAs::Elements(&our_removals, theirs),
                 );
                 return Merged::Joined;
             }
@@ -482,15 +482,17 @@ enum MergedAs<'a> {
     /// Per key, theirs went in.
     TheirsPut,
     /// Element by element, with what our last removal of each element they
-    /// counted saw (see [`our_removals_of`]).
-    Elements(&'a [Option<u64>]),
+    /// counted saw (see [`our_removals_of`]) and their element timestamps.
+    Elements(&'a [Option<u64>], &'a crate::keyspace::Elements),
 }
 
 /// Each element both nodes counted takes the merged totals. One only the peer
-/// counted takes the peer's state where their key went in; where the collection
-/// merged element by element and our removal of it came last, the peer's state
-/// less what that removal saw (the increments it did not see count on nothing,
-/// as they do live here).
+/// counted takes the peer's state where their key went in, or where the
+/// collection merged element by element and their write of the element is the
+/// one it holds now (their increment came last); where our removal of it came
+/// last, the peer's state less what that removal saw (the increments it did not
+/// see count on nothing, as they do live here). Any other state we kept of it
+/// is forgotten: it counted what the element no longer holds.
 fn put_member_counters(
     s: &mut ShardData,
     hash: u64,
@@ -507,10 +509,18 @@ fn put_member_counters(
                 s.put_counter(hash, key, member, ours);
             }
             (None, MergedAs::TheirsPut, _) => s.set_counter(key, member, theirs),
-            (None, MergedAs::Elements(removals), Some(member)) => {
-                let seen = removals.get(i).copied().flatten();
-                if let Some(after) = seen.and_then(|seen| theirs.after_removal_that_saw(seen)) {
-                    s.put_member_counter_if_held(hash, key, member, after);
+            (None, MergedAs::Elements(removals, their_state), Some(member)) => {
+                let counts = match removals.get(i).copied().flatten() {
+                    Some(seen) => theirs.after_removal_that_saw(seen),
+                    None => {
+                        let their_mark = their_state.marks.get(member);
+                        let merged = s.elements(hash, key).and_then(|m| m.marks.get(member));
+                        (their_mark.is_some() && merged == their_mark).then_some(theirs)
+                    }
+                };
+                s.forget_member_counter(key, member);
+                if let Some(counts) = counts {
+                    s.put_member_counter_if_held(hash, key, member, counts);
                 }
             }
             (None, _, _) => {}
