@@ -799,10 +799,22 @@ impl<'a> Locked<'a> {
     /// Active replication: a peer's removal of the whole collection `key` of `db`
     /// at `ts` (older than its last write here, or of a collection element
     /// writes emptied here) saw every add no newer than itself: its element
-    /// timestamps (when current) count it as seen.
+    /// timestamps (when current) count it as seen, and each element counted on
+    /// since keeps only the increments newer than it (see
+    /// [`Locked::take_seen_increments`]), as on the node that removed the key
+    /// and counts from its removal.
     pub fn join_whole_removal(&mut self, db: usize, key: &[u8], ts: u64) {
         let hash = hash_key(key);
-        self.shard_mut(db, hash).join_whole_removal(hash, key, ts);
+        let shard = self.shard_mut(db, hash);
+        let counted: Vec<Vec<u8>> = shard
+            .member_counters(hash, key)
+            .into_iter()
+            .map(|(member, _)| member.to_vec())
+            .collect();
+        shard.join_whole_removal(hash, key, ts);
+        for member in counted {
+            self.take_seen_increments(db, key, &member, ts);
+        }
     }
 
     /// Active replication: write `element` of collection `key` of `db` again as

@@ -487,7 +487,7 @@ impl ShardData {
         let Some(ours) = self.elements(hash, key).cloned() else {
             return false;
         };
-        let past_removals = self.counts_past_removals(hash, key, their_state);
+        let past_removals = self.counts_past_removals(hash, key, theirs, their_state);
         let Some(entry) = self.find_mut(hash, key) else {
             return false;
         };
@@ -519,22 +519,26 @@ impl ShardData {
         true
     }
 
-    /// Our current states of the elements of `key` that a peer's removal
-    /// (marked in `their_state`) did not see all the increments of, each as it is
-    /// after that removal: the increments it did not see, counted on nothing (see
-    /// [`Counter::after_removal_that_saw`]). An element whose state cannot tell
-    /// is left out (it is written again to the peer instead: see
+    /// Our current states of the elements of `key` that a peer's removal did not
+    /// see all the increments of (their collection `theirs` lacks the element:
+    /// removed as its mark in `their_state` says, or with the whole collection at
+    /// its base), each as it is after that removal: the increments it did not
+    /// see, counted on nothing (see [`Counter::after_removal_that_saw`]). An
+    /// element whose state cannot tell is left out (a removal marked on the
+    /// element is then written again to the peer: see
     /// [`super::elements::counted_over`]).
     pub fn counts_past_removals(
         &self,
         hash: u64,
         key: &[u8],
+        theirs: &Value,
         their_state: &Elements,
     ) -> Vec<(Box<[u8]>, Counter)> {
         self.member_counters(hash, key)
             .into_iter()
             .filter_map(|(member, counter)| {
-                let removal = their_state.marks.get(member).filter(|m| !m.is_alive())?;
+                let held = super::elements::holds(theirs, member);
+                let removal = Some(their_state.mark_of(member, held)).filter(|m| !m.is_alive())?;
                 let after = counter.after_removal_that_saw(removal.seen)?;
                 Some((member.into(), after))
             })
@@ -689,7 +693,7 @@ impl ShardData {
     /// Absent `key` removed whole at its grave (a DEL: no element timestamps
     /// current), as element timestamps: every element removed then, having
     /// seen every add no newer. `None` when it is here or was never removed.
-    fn removal_as_elements(&self, hash: u64, key: &[u8]) -> Option<Elements> {
+    pub fn removal_as_elements(&self, hash: u64, key: &[u8]) -> Option<Elements> {
         let removed = self.newest_ts(hash, key);
         (self.find(hash, key).is_none() && removed > 0).then(|| Elements::new(removed))
     }

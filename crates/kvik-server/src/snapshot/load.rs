@@ -456,19 +456,24 @@ fn our_member_counters(
 }
 
 /// What our element marks of `key` (current, or under the grave of a
-/// collection element writes emptied) say of each element a peer's snapshot
-/// counted: the newest add of it our removal saw, where we removed it last.
+/// collection element writes emptied, or a DEL's grave: every element removed
+/// then) say of each element a peer's snapshot counted: the newest add of it
+/// our removal saw, where we removed it last.
 fn our_removals_of(
     s: &ShardData,
     hash: u64,
     key: &[u8],
     members: &MemberCounters,
 ) -> Vec<Option<u64>> {
-    let state = s.elements(hash, key);
+    let value = s.find(hash, key).map(|e| &e.value);
+    let state = s.elements(hash, key).cloned();
+    let state = state.or_else(|| s.removal_as_elements(hash, key));
     members
         .iter()
         .map(|(m, _)| {
-            let mark = state?.marks.get(m.as_deref()?)?;
+            let (state, member) = (state.as_ref()?, m.as_deref()?);
+            let held = value.is_some_and(|v| crate::keyspace::holds_element(v, member));
+            let mark = state.mark_of(member, held);
             (!mark.is_alive()).then_some(mark.seen)
         })
         .collect()
