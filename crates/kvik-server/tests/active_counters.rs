@@ -3,7 +3,8 @@
 //! made on both sides of a partition add up on both nodes, whether the heal is a
 //! partial resync (the streams are exchanged) or a full sync (the states are
 //! merged); float sums end with the same bytes on both; a plain write made after
-//! them resets the counter by last writer wins.
+//! them resets the counter by last writer wins; a removal (HDEL, ZREM, DEL) takes
+//! only the increments it saw.
 
 mod support;
 
@@ -347,6 +348,49 @@ fn a_removal_crossing_increments_it_did_not_see_takes_only_those_it_saw() {
             (&["HGET", "h", "g"], "$1\r\n3\r\n"),
             (&["ZSCORE", "z", "m"], "$2\r\n14\r\n"),
             (&["ZSCORE", "z", "n"], "$1\r\n3\r\n"),
+        ];
+        for (read, expected) in reads {
+            assert_eq!(
+                text(&same_on_both(&pair, read)),
+                expected,
+                "{read:?} ({heal})"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_delete_crossing_increments_takes_only_those_older_than_it() {
+    // h holds f = 10 on both. Apart, A adds 1 to f; B deletes h (a removal of
+    // the whole hash sees every write older than itself); A adds 4 to f and 2
+    // to g, a field it had set before the delete. Only the increments newer
+    // than the delete stay, counted on nothing: f = 4 and g = 2 on both, however
+    // they heal.
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    for filler in [0, 200] {
+        a.cmd(&["HSET", "h", "f", "10", "g", "5"]);
+        wait_for("h to reach B", || {
+            b.cmd(&["HGET", "h", "g"]) == b"$1\r\n5\r\n"
+        });
+        let step = || std::thread::sleep(Duration::from_millis(3));
+        partition(&pair, filler, |a, b| {
+            assert_eq!(a.cmd(&["HINCRBY", "h", "f", "1"]), b":11\r\n");
+            step();
+            assert_eq!(b.cmd(&["DEL", "h"]), b":1\r\n");
+            step();
+            assert_eq!(a.cmd(&["HINCRBY", "h", "f", "4"]), b":15\r\n");
+            assert_eq!(a.cmd(&["HINCRBY", "h", "g", "2"]), b":7\r\n");
+        });
+        let heal = if filler == 0 {
+            "partial resync"
+        } else {
+            "full sync"
+        };
+        let reads: [(&[&str], &str); 3] = [
+            (&["HGET", "h", "f"], "$1\r\n4\r\n"),
+            (&["HGET", "h", "g"], "$1\r\n2\r\n"),
+            (&["HLEN", "h"], ":2\r\n"),
         ];
         for (read, expected) in reads {
             assert_eq!(
