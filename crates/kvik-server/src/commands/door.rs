@@ -762,9 +762,9 @@ fn elements_that_apply<'a>(
             }
         } else if here.marked && here.mark.is_counted() {
             // A removal that did not see our later increments takes from the
-            // count only what it saw, as on the node that removed it; any
+            // count only what it saw, as on the node that removed it. On any
             // other write of it the peer counts our increments on its own
-            // value of: ours goes to it whole.
+            // value: we write the element again as we hold it.
             let db = locked.db;
             if !(span.removes && locked.take_seen_increments(db, key, element, seen)) {
                 kept.counted_apart.push(element);
