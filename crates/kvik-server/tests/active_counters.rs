@@ -3,7 +3,8 @@
 //! made on both sides of a partition add up on both nodes, whether the heal is a
 //! partial resync (the streams are exchanged) or a full sync (the states are
 //! merged); float sums end with the same bytes on both; a plain write made after
-//! them resets the counter by last writer wins.
+//! them resets the counter by last writer wins; a removal (HDEL, ZREM, DEL) takes
+//! only the increments it saw.
 
 mod support;
 
@@ -281,7 +282,7 @@ fn a_zincrby_that_leaves_the_score_counts_for_nobody() {
     // for nobody: `active_random::a_mix_where_a_zrem_and_zincrbys_cross_converges`
     // shows what counting it did). B removes m and counts 3 on nothing while A,
     // which never saw the removal, counts 1 on 5, then 0: A's unseen increment
-    // keeps m, which A writes again as it holds it, and both end with 6.
+    // keeps m, and the removal takes only the 5 it saw: both end with 4.
     let pair = Pair::start(&[]);
     let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
     a.cmd(&["ZADD", "z", "5", "m", "1", "n"]);
@@ -299,5 +300,104 @@ fn a_zincrby_that_leaves_the_score_counts_for_nobody() {
         assert_eq!(a.cmd(&["ZINCRBY", "z", "0", "m"]), b"$1\r\n6\r\n");
         assert_eq!(a.info_field("replication", "master_repl_offset"), offset);
     });
-    assert_eq!(same_on_both(&pair, &["ZSCORE", "z", "m"]), b"$1\r\n6\r\n");
+    assert_eq!(same_on_both(&pair, &["ZSCORE", "z", "m"]), b"$1\r\n4\r\n");
+}
+
+#[test]
+fn a_removal_crossing_increments_it_did_not_see_takes_only_those_it_saw() {
+    // f holds 10 on both. Apart, A adds 1 to it, then B adds 2; A removes it
+    // (having seen its own add, not B's), then adds 4; B adds 8. The removal
+    // takes the 10 and A's 1, not B's 2 (older than the removal, never seen by
+    // it): both nodes end with 2 + 4 + 8, however they heal. g: B's add of 3
+    // crosses A's removal, and nothing counts after it: g stays, holding 3. The
+    // same for a sorted set's members.
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    for filler in [0, 200] {
+        a.cmd(&["HSET", "h", "f", "10", "g", "10"]);
+        a.cmd(&["ZADD", "z", "10", "m", "10", "n"]);
+        wait_for("h and z to reach B", || {
+            b.cmd(&["HGET", "h", "g"]) == b"$2\r\n10\r\n"
+                && b.cmd(&["ZSCORE", "z", "n"]) == b"$2\r\n10\r\n"
+        });
+        let step = || std::thread::sleep(Duration::from_millis(3));
+        partition(&pair, filler, |a, b| {
+            assert_eq!(a.cmd(&["HINCRBY", "h", "f", "1"]), b":11\r\n");
+            a.cmd(&["ZINCRBY", "z", "1", "m"]);
+            step();
+            b.cmd(&["HINCRBY", "h", "f", "2"]);
+            b.cmd(&["HINCRBY", "h", "g", "3"]);
+            b.cmd(&["ZINCRBY", "z", "2", "m"]);
+            b.cmd(&["ZINCRBY", "z", "3", "n"]);
+            step();
+            assert_eq!(a.cmd(&["HDEL", "h", "f", "g"]), b":2\r\n");
+            assert_eq!(a.cmd(&["ZREM", "z", "m", "n"]), b":2\r\n");
+            assert_eq!(a.cmd(&["HINCRBY", "h", "f", "4"]), b":4\r\n");
+            a.cmd(&["ZINCRBY", "z", "4", "m"]);
+            step();
+            assert_eq!(b.cmd(&["HINCRBY", "h", "f", "8"]), b":20\r\n");
+            b.cmd(&["ZINCRBY", "z", "8", "m"]);
+        });
+        let heal = if filler == 0 {
+            "partial resync"
+        } else {
+            "full sync"
+        };
+        let reads: [(&[&str], &str); 4] = [
+            (&["HGET", "h", "f"], "$2\r\n14\r\n"),
+            (&["HGET", "h", "g"], "$1\r\n3\r\n"),
+            (&["ZSCORE", "z", "m"], "$2\r\n14\r\n"),
+            (&["ZSCORE", "z", "n"], "$1\r\n3\r\n"),
+        ];
+        for (read, expected) in reads {
+            assert_eq!(
+                text(&same_on_both(&pair, read)),
+                expected,
+                "{read:?} ({heal})"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_delete_crossing_increments_takes_only_those_older_than_it() {
+    // h holds f = 10 on both. Apart, A adds 1 to f; B deletes h (a removal of
+    // the whole hash sees every write older than itself); A adds 4 to f and 2
+    // to g, a field it had set before the delete. Only the increments newer
+    // than the delete stay, counted on nothing: f = 4 and g = 2 on both, however
+    // they heal.
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    for filler in [0, 200] {
+        a.cmd(&["HSET", "h", "f", "10", "g", "5"]);
+        wait_for("h to reach B", || {
+            b.cmd(&["HGET", "h", "g"]) == b"$1\r\n5\r\n"
+        });
+        let step = || std::thread::sleep(Duration::from_millis(3));
+        partition(&pair, filler, |a, b| {
+            assert_eq!(a.cmd(&["HINCRBY", "h", "f", "1"]), b":11\r\n");
+            step();
+            assert_eq!(b.cmd(&["DEL", "h"]), b":1\r\n");
+            step();
+            assert_eq!(a.cmd(&["HINCRBY", "h", "f", "4"]), b":15\r\n");
+            assert_eq!(a.cmd(&["HINCRBY", "h", "g", "2"]), b":7\r\n");
+        });
+        let heal = if filler == 0 {
+            "partial resync"
+        } else {
+            "full sync"
+        };
+        let reads: [(&[&str], &str); 3] = [
+            (&["HGET", "h", "f"], "$1\r\n4\r\n"),
+            (&["HGET", "h", "g"], "$1\r\n2\r\n"),
+            (&["HLEN", "h"], ":2\r\n"),
+        ];
+        for (read, expected) in reads {
+            assert_eq!(
+                text(&same_on_both(&pair, read)),
+                expected,
+                "{read:?} ({heal})"
+            );
+        }
+    }
 }

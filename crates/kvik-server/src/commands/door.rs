@@ -727,7 +727,9 @@ pub fn repair_counted_elements(key: &[u8], elements: &[&[u8]], locked: &mut Lock
 /// node's removals did not see, a removal of adds it saw, a counter's increment
 /// unless a removal that saw it took it; none that the collection's base, a write
 /// or removal of the whole key, is newer than); empty when nothing is left to
-/// apply. `None` when the write does not merge by element here (it is judged per
+/// apply. A removal of a counted element whose later increments here it did not
+/// see takes from the count what it saw ([`Locked::take_seen_increments`]).
+/// `None` when the write does not merge by element here (it is judged per
 /// key).
 fn elements_that_apply<'a>(
     cmd: &Command,
@@ -761,7 +763,14 @@ fn elements_that_apply<'a>(
                 kept.seen.push((element, seen));
             }
         } else if here.marked && here.mark.is_counted() {
-            kept.counted_apart.push(element);
+            // A removal that did not see our later increments takes from the
+            // count only what it saw, as on the node that removed it. On any
+            // other write of it the peer counts our increments on its own
+            // value: we write the element again as we hold it.
+            let db = locked.db;
+            if !(span.removes && locked.take_seen_increments(db, key, element, seen)) {
+                kept.counted_apart.push(element);
+            }
         }
     }
     if kept.args.len() == span.first {

@@ -24,6 +24,15 @@
 //! push them out; a reset older than a folded increment is judged by last writer
 //! of the key instead.
 //!
+//! A removal of an element (HDEL, ZREM) takes only what it saw: the element's
+//! base and the increments no newer than the newest add of it the removal saw
+//! (its `seen`). An increment it did not see, even one older than the removal,
+//! stays, counted on nothing (zero), as on the node that removed it, whose next
+//! increment counts from just past that add, not from the removal. So the state
+//! after a removal starts at `seen` marked as a removal ([`Start`]: after the add
+//! stamped `seen`, which it took), and a node that meets the removal after
+//! increments it did not see keeps only those ([`Counter::after_removal_that_saw`]).
+//!
 //! Every counting command (INCR, INCRBY, DECR, DECRBY, INCRBYFLOAT, HINCRBY,
 //! HINCRBYFLOAT, ZINCRBY) counts here. Float sums depend on the order of their
 //! terms, so the value is always computed one way, the base then each node's total
@@ -37,10 +46,10 @@
 //! other write to the key makes it stale, and the next increment starts a new one
 //! from that write. An element's state is current while the element holds the
 //! state's value (a write of the other fields leaves it current; one of the element
-//! that stores another value, or removes it, makes it stale; elements carry no
-//! timestamp of their own), and two states of an element are on the same base when
-//! the bases hold the same value. Kept per shard, only while the node replicates
-//! actively.
+//! that stores another value, or removes it, makes it stale), and starts from the
+//! element's own last write (its mark, see `elements.rs`), so two states of an
+//! element are on the same base when they start at one write, as a whole key's
+//! are. Kept per shard, only while the node replicates actively.
 //!
 //! Owns the states, their merge and their materialized values. Must not decide when
 //! an increment is replayed: the counting commands record increments through
@@ -154,11 +163,43 @@ pub struct Part {
 /// long partition, a peer that sends none).
 pub const RECENT_MAX: usize = 256;
 
+/// Where counting starts: a write stamped `ts`, or (`removal`) a removal of an
+/// element that saw the add stamped `ts`, which comes just after that add (it
+/// took it). Ordered by time, a removal after the write it saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Start {
+    pub ts: u64,
+    pub removal: bool,
+}
+
+impl Start {
+    pub fn write(ts: u64) -> Start {
+        Start { ts, removal: false }
+    }
+
+    /// A removal that saw the adds up to `seen`.
+    pub fn removal(seen: u64) -> Start {
+        Start {
+            ts: seen,
+            removal: true,
+        }
+    }
+
+    /// Is an increment stamped `ts` gone with what counting starts from: older
+    /// than its write, or one its removal saw? (An increment stamped like the
+    /// write is of the same atomic group, after it: it counts.)
+    pub fn took(&self, ts: u64) -> bool {
+        ts < self.ts || (self.removal && ts == self.ts)
+    }
+}
+
 /// One counted key or element.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Counter {
-    /// The write the counting started from.
+    /// The write the counting started from (or, `removal`, the add the removal
+    /// it started from saw: see [`Start`]).
     pub base_ts: u64,
+    pub removal: bool,
     pub base: Num,
     /// Per node, in node-id order: what it added since the base.
     pub parts: SmallVec<[Part; 2]>,
@@ -167,10 +208,25 @@ pub struct Counter {
 impl Counter {
     /// Counting starts on a key (or element) that held `base`, written at `base_ts`.
     pub fn new(base_ts: u64, base: Num) -> Counter {
+        Counter::starting(Start::write(base_ts), base)
+    }
+
+    /// Counting starts at `start` on an element (or key) that held `base` (a
+    /// removal's: nothing, zero).
+    pub fn starting(start: Start, base: Num) -> Counter {
         Counter {
-            base_ts,
+            base_ts: start.ts,
+            removal: start.removal,
             base,
             parts: SmallVec::new(),
+        }
+    }
+
+    /// Where this state's counting starts.
+    pub fn start(&self) -> Start {
+        Start {
+            ts: self.base_ts,
+            removal: self.removal,
         }
     }
 
@@ -256,7 +312,29 @@ impl Counter {
     /// takes no such number for is refused, as the command refuses it where the
     /// reset came first, until one counts. `None` when none counts.
     pub fn rebased(&self, ts: u64, base_of: impl Fn(&Num) -> Option<Num>) -> Option<Counter> {
-        replay_after(ts, self.remembered_after(ts).collect(), base_of)
+        replay_after(
+            Start::write(ts),
+            self.remembered_after(ts).collect(),
+            base_of,
+        )
+    }
+
+    /// This state of an element after a removal of it that saw its adds up to
+    /// `seen`, met after increments the removal did not see: those count on
+    /// nothing (zero) from just past `seen`, as on the node that removed it; the
+    /// base and the increments the removal saw are gone. Unchanged when the base
+    /// is newer than what the removal saw. `None` when it cannot tell (some
+    /// increment newer than `seen` is folded) or nothing is left.
+    pub fn after_removal_that_saw(&self, seen: u64) -> Option<Counter> {
+        let removal = Start::removal(seen);
+        if self.start() >= removal {
+            return Some(self.clone());
+        }
+        if self.parts.iter().any(|p| p.folded_to > seen) {
+            return None;
+        }
+        let kept = self.remembered_after(seen).collect();
+        replay_after(removal, kept, |by| Some(by.zero_like()))
     }
 
     /// The increments of every node this state remembers one by one that are
@@ -287,8 +365,8 @@ impl Counter {
             .chain(older.remembered_after(base_ts))
             .collect();
         let base = Value::Str(StrValue::from_bytes(&self.base.text()));
-        let replayed = replay_after(base_ts, kept, |by| element(Some(&base), None, by));
-        Some(replayed.unwrap_or_else(|| Counter::new(base_ts, self.base.clone())))
+        let replayed = replay_after(self.start(), kept, |by| element(Some(&base), None, by));
+        Some(replayed.unwrap_or_else(|| Counter::starting(self.start(), self.base.clone())))
     }
 
     /// [`Counter::rebased`] on a reset of a whole string that left `value`
@@ -298,28 +376,27 @@ impl Counter {
     }
 
     /// Take in a peer's state of the same key or element. Returns whether ours
-    /// changed. The states are on the same base when their bases have one
-    /// timestamp, or (`by_value`: an element's, whose writes have no timestamp of
-    /// their own) hold one value: each node's newer total is kept. Otherwise the
-    /// newer base wins, and the increments newer than it that the other state
-    /// remembers count on it, as they did on the node that met that base first.
-    pub fn merge(&mut self, theirs: &Counter, by_value: bool) -> bool {
-        let same_base = theirs.base_ts == self.base_ts || (by_value && theirs.base == self.base);
-        if same_base {
+    /// changed. The states are on the same base when they start at one write (or
+    /// removal, see [`Start`]): each node's newer total is kept. Otherwise the
+    /// newer start wins, and the increments newer than it that the other state
+    /// remembers count on it, as they did on the node that met that start first
+    /// (a whole key's base is a value of its own, which refuses an increment of
+    /// another kind: see [`Counter::rebased`]; an element's, `element`, takes
+    /// them all, as its counting command did).
+    pub fn merge(&mut self, theirs: &Counter, element: bool) -> bool {
+        if theirs.start() == self.start() {
             return self.take_newer_parts(theirs);
         }
-        let (newer, older) = match theirs.base_ts > self.base_ts {
+        let (newer, older) = match theirs.start() > self.start() {
             true => (theirs, &*self),
             false => (&*self, theirs),
         };
-        // A whole key's base is a value of its own (an element's is not: its
-        // collection's writes have no timestamp of their own).
-        if let Some(replayed) = (!by_value).then(|| newer.replayed_with(older)).flatten() {
+        if let Some(replayed) = (!element).then(|| newer.replayed_with(older)).flatten() {
             let changed = replayed != *self;
             *self = replayed;
             return changed;
         }
-        if theirs.base_ts > self.base_ts {
+        if theirs.start() > self.start() {
             let mut merged = theirs.clone();
             merged.count_remembered_after(self);
             *self = merged;
@@ -363,11 +440,13 @@ impl Counter {
     }
 
     /// The state as text, for a snapshot's aux field:
-    /// `<base_ts> <base> [<node hex>:<total>:<ts>:<folded_to>[:<ts>=<by>]...]...`.
+    /// `<base_ts>[r] <base> [<node hex>:<total>:<ts>:<folded_to>[:<ts>=<by>]...]...`
+    /// (`r`: counting starts at a removal that saw the add stamped `base_ts`).
     /// (A reader that knows only the first three fields of a node's word reads
     /// its totals.)
     pub fn encode(&self) -> String {
-        let mut text = format!("{} {}", self.base_ts, self.base.encode());
+        let removal = if self.removal { "r" } else { "" };
+        let mut text = format!("{}{removal} {}", self.base_ts, self.base.encode());
         for part in &self.parts {
             text.push_str(&format!(
                 " {}:{}:{}:{}",
@@ -388,9 +467,13 @@ impl Counter {
     pub fn decode(text: &[u8]) -> Option<Counter> {
         let text = std::str::from_utf8(text).ok()?;
         let mut words = text.split(' ');
-        let base_ts = words.next()?.parse().ok()?;
+        let start = words.next()?;
+        let start = match start.strip_suffix('r') {
+            Some(seen) => Start::removal(seen.parse().ok()?),
+            None => Start::write(start.parse().ok()?),
+        };
         let base = Num::decode(words.next()?)?;
-        let mut counter = Counter::new(base_ts, base);
+        let mut counter = Counter::starting(start, base);
         for word in words {
             let mut fields = word.split(':');
             let node = NodeId::try_from(hex::decode(fields.next()?).ok()?.as_slice()).ok()?;
@@ -449,12 +532,12 @@ pub fn decode_aux(text: &[u8]) -> Option<(Option<Vec<u8>>, Counter)> {
     }
 }
 
-/// Count `kept` (increments newer than a reset stamped `ts`, each once however
+/// Count `kept` (increments newer than a reset at `start`, each once however
 /// many states held it) on the value the reset wrote, in the order they were
 /// made, as [`Counter::rebased`] says: `base_of(by)` reads that value as a
 /// number of `by`'s kind.
 fn replay_after(
-    ts: u64,
+    start: Start,
     mut kept: Vec<(u64, NodeId, &Num)>,
     base_of: impl Fn(&Num) -> Option<Num>,
 ) -> Option<Counter> {
@@ -463,7 +546,7 @@ fn replay_after(
     let mut counter: Option<Counter> = None;
     for (at, node, by) in kept {
         if counter.is_none() {
-            counter = base_of(by).map(|base| Counter::new(ts, base));
+            counter = base_of(by).map(|base| Counter::starting(start, base));
         }
         if let Some(counter) = &mut counter {
             counter.add(node, by, at);
@@ -661,13 +744,73 @@ mod tests {
     }
 
     #[test]
-    fn elements_on_the_same_value_share_their_base() {
+    fn element_states_on_different_starts_keep_the_newer_and_the_increments_past_it() {
+        // Both counted from the ZADD at 8; node 1's ZADD of the same score at
+        // 10 reset it there, and node 2's increment at 9 went under it.
         let mut a = Counter::new(10, Num::Score(1.5));
         a.add([1; 16], &Num::Score(1.0), 30);
         let mut b = Counter::new(8, Num::Score(1.5));
         b.add([2; 16], &Num::Score(0.25), 9);
-        assert!(a.merge(&b, true));
-        assert_eq!(a.value(), Num::Score(2.75));
+        b.add([2; 16], &Num::Score(0.5), 12);
+        let (a0, b0) = (a.clone(), b.clone());
+        assert!(a.merge(&b0, true) && b.merge(&a0, true));
+        assert_eq!(a, b);
+        assert_eq!(a.value(), Num::Score(3.0));
+    }
+
+    #[test]
+    fn a_removal_takes_only_the_increments_it_saw() {
+        // HSET f 5 at 10 everywhere, node 1's increment at 12 too. Apart, node 2
+        // adds 2 at 15 and 4 at 22; node 1 removes f at 20, having seen its add
+        // at 12, then adds 3 at 25.
+        let (one, two) = ([1; 16], [2; 16]);
+        let mut counting = Counter::new(10, int(5));
+        counting.add(one, &int(1), 12);
+        counting.add(two, &int(2), 15);
+        counting.add(two, &int(4), 22);
+        // Node 2 meets the removal: the base and the increment it saw go.
+        let after = counting.after_removal_that_saw(12).unwrap();
+        assert_eq!((after.value(), after.start()), (int(6), Start::removal(12)));
+        // Node 1 counts from just past what its removal saw, not from the
+        // removal: node 2's increments at 15 and 22 still count there.
+        let mut remover = Counter::starting(Start::removal(12), int(0));
+        remover.add(one, &int(3), 25);
+        assert!(!remover.start().took(15) && remover.start().took(12));
+        let mut live = after.clone();
+        live.add(one, &int(3), 25);
+        for ts in [15, 22] {
+            let by = if ts == 15 { 2 } else { 4 };
+            remover.add(two, &int(by), ts);
+        }
+        assert_eq!(live.value(), int(9));
+        assert_eq!(remover, live);
+        // A full sync of the state from before the removal ends the same, in
+        // either direction.
+        let mut remover = Counter::starting(Start::removal(12), int(0));
+        remover.add(one, &int(3), 25);
+        let mut synced = counting.clone();
+        assert!(synced.merge(&remover, true));
+        assert!(remover.merge(&counting, true));
+        assert_eq!((synced.value(), remover.value()), (int(9), int(9)));
+        assert_eq!(synced, remover);
+    }
+
+    #[test]
+    fn a_removal_leaves_a_state_it_did_not_see_the_start_of() {
+        // A removal that saw the write counting starts from takes it; one that
+        // saw only older adds takes nothing.
+        let mut c = Counter::new(12, int(5));
+        c.add([2; 16], &int(2), 15);
+        assert_eq!(c.after_removal_that_saw(12).unwrap().value(), int(2));
+        assert_eq!(c.after_removal_that_saw(11), Some(c.clone()));
+        assert!(Start::removal(12) > Start::write(12) && Start::write(13) > Start::removal(12));
+        // An increment it did not see, folded: it cannot tell.
+        c.fold(16);
+        assert_eq!(c.after_removal_that_saw(12), None);
+        // A removal that saw every increment leaves nothing.
+        let mut d = Counter::new(12, int(5));
+        d.add([2; 16], &int(2), 15);
+        assert_eq!(d.after_removal_that_saw(15), None);
     }
 
     #[test]
@@ -693,6 +836,10 @@ mod tests {
         let mut s = Counter::new(7, Num::Score(0.1));
         s.add([0xab; 16], &Num::Score(-1e300), 8);
         assert_eq!(Counter::decode(s.encode().as_bytes()), Some(s.clone()));
+        let mut r = Counter::starting(Start::removal(12), int(0));
+        r.add([0xab; 16], &int(2), 15);
+        assert!(r.encode().starts_with("12r 0 "));
+        assert_eq!(Counter::decode(r.encode().as_bytes()), Some(r));
         let aux = encode_member(b"f 1", &s);
         assert_eq!(decode_aux(aux.as_bytes()), Some((Some(b"f 1".to_vec()), s)));
         assert_eq!(decode_aux(c.encode().as_bytes()), Some((None, c)));

@@ -35,6 +35,7 @@
 //! replayed: the command door asks through [`super::Locked::elements_here`] and
 //! records through [`super::Locked::mark_elements_since`].
 
+use super::counters::Start;
 use crate::types::Value;
 use std::collections::HashMap;
 
@@ -141,6 +142,17 @@ impl Mark {
         }
     }
 
+    /// Where counting on the element starts after this write (see
+    /// [`super::counters::Start`]): an add's value, or, after a removal, nothing
+    /// from just past the newest add it saw. A removal takes only what it saw:
+    /// an increment it did not see, older than the removal or not, still counts.
+    pub fn counts_from(&self) -> Start {
+        match self.kind {
+            Kind::Removed => Start::removal(self.seen),
+            _ => Start::write(self.ts),
+        }
+    }
+
     /// Does this add (or increment) outlive `removal`: one that did not see it?
     fn outlives(&self, removal: &Mark) -> bool {
         self.ts > removal.seen
@@ -235,6 +247,14 @@ impl Elements {
     /// The timestamp of `element`'s last write.
     pub fn ts_of(&self, element: &[u8]) -> u64 {
         self.marks.get(element).map_or(self.base, |m| m.ts)
+    }
+
+    /// Where counting on `element` starts (see [`Mark::counts_from`]); an
+    /// unmarked element, at the collection's base.
+    pub fn counts_from(&self, element: &[u8]) -> Start {
+        self.marks
+            .get(element)
+            .map_or(Start::write(self.base), Mark::counts_from)
     }
 
     /// `element` was written by `mark` (joined with its mark: see [`Mark::join`]).
@@ -486,12 +506,19 @@ fn put(value: &mut Value, element: &[u8], held: Option<Held>, limits: &MergeLimi
 
 /// The elements of our collection (`our_state`) that a merge with a peer's
 /// (`their_state`) keeps as we counted on them (HINCRBY, ZINCRBY) over the peer's
-/// plain write of them (an HSET / ZADD or a removal our counting never saw): the
-/// peer counts our increments on its own value of them (which may hold what ours
-/// does now, and not once counted), so this node writes them again (see the
-/// command door's repairs of counted elements), as it does when it drops such a
-/// write live.
-pub fn counted_over(our_state: &Elements, their_state: &Elements) -> Vec<Vec<u8>> {
+/// plain write of them (an HSET / ZADD our counting never saw): the peer counts
+/// our increments on its own value of them (which may hold what ours does now,
+/// and not once counted), so this node writes them again (see the command door's
+/// repairs of counted elements), as it does when it drops such a write live. A
+/// removal of theirs our counting never saw needs that only where our state
+/// cannot take from its count what the removal saw (`takes_removal(element,
+/// seen)` is false: see [`super::Counter::after_removal_that_saw`]); otherwise
+/// both nodes count the increments it did not see on nothing.
+pub fn counted_over(
+    our_state: &Elements,
+    their_state: &Elements,
+    takes_removal: impl Fn(&[u8], u64) -> bool,
+) -> Vec<Vec<u8>> {
     our_state
         .marks
         .iter()
@@ -501,7 +528,10 @@ pub fn counted_over(our_state: &Elements, their_state: &Elements) -> Vec<Vec<u8>
             // same on it there.
             let theirs_written = their_state.marks.get(*element);
             theirs_written.is_some_and(|&their_mark| {
-                mark.is_counted() && !their_mark.is_counted() && mark.join(their_mark) == mark
+                mark.is_counted()
+                    && !their_mark.is_counted()
+                    && mark.join(their_mark) == mark
+                    && (their_mark.is_alive() || !takes_removal(element, their_mark.seen))
             })
         })
         .map(|(element, _)| element.to_vec())
@@ -673,6 +703,15 @@ mod tests {
         assert!(!removal.admits(&Mark::added(5, true)));
         // Two removals: the newest, with all they saw.
         assert_eq!(removal.join(Mark::removed(8, 7)), Mark::removed(10, 7));
+        // Counting after it starts just past the add it saw, not at the
+        // removal: an increment at 7 it never saw counts there.
+        assert_eq!(removal.counts_from(), Start::removal(5));
+        assert!(!removal.counts_from().took(7) && removal.counts_from().took(5));
+        assert_eq!(Mark::added(7, true).counts_from(), Start::write(7));
+        let mut state = Elements::new(3);
+        state.mark(b"r", removal);
+        assert_eq!(state.counts_from(b"r"), Start::removal(5));
+        assert_eq!(state.counts_from(b"unmarked"), Start::write(3));
     }
 
     #[test]
@@ -704,9 +743,13 @@ mod tests {
         theirs.mark(b"b", Mark::added(8, true));
         theirs.mark(b"c", Mark::added(9, false));
         theirs.mark(b"d", Mark::removed(8, 4));
-        let mut kept = counted_over(&ours, &theirs);
+        let mut kept = counted_over(&ours, &theirs, |_, _| false);
         kept.sort();
         assert_eq!(kept, [b"a".to_vec(), b"d".to_vec()]);
+        // Where our state takes from its count what their removal saw, both
+        // count on nothing the increments it did not see: nothing to rewrite.
+        let kept = counted_over(&ours, &theirs, |element, seen| element == b"d" && seen == 4);
+        assert_eq!(kept, [b"a".to_vec()]);
     }
 
     #[test]

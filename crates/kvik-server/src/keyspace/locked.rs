@@ -15,6 +15,7 @@
 //! ([`Locked::begin_effect_group`]): its effects are held here and appended together
 //! by [`Locked::finish_effect_group`], wrapped in MULTI ... EXEC, before its locks go.
 
+use super::counters::Start;
 use super::{hash_key, AccessClock, Counter, Entry, EntryBox, EntryData, Keyspace, Num, ShardData};
 use crate::effects::{EffectLog, GroupedEffect, Targets};
 use crate::lazyfree::Cause;
@@ -394,10 +395,12 @@ impl<'a> Locked<'a> {
         let base = super::counters::element(value, member, by)?;
         // An element counts from its own last write where its collection keeps
         // element timestamps (the key's may be another element's): a peer's
-        // increment after that write, older than the key's, still counts.
-        let element_ts = member.and_then(|m| Some(shard.elements(hash, key)?.ts_of(m)));
-        let base_ts = element_ts.unwrap_or_else(|| shard.newest_ts(hash, key));
-        Some(Counter::new(base_ts, base))
+        // increment after that write, older than the key's, still counts. After
+        // a removal, from just past the add it saw: a peer's increment it did
+        // not see still counts too.
+        let element_start = member.and_then(|m| Some(shard.elements(hash, key)?.counts_from(m)));
+        let start = element_start.unwrap_or_else(|| Start::write(shard.newest_ts(hash, key)));
+        Some(Counter::starting(start, base))
     }
 
     /// After a counting command added `by` to `key` (`member` of it) on the state
@@ -440,27 +443,67 @@ impl<'a> Locked<'a> {
     }
 
     /// Was counted key `key` (`member` of it) of `db` written after `ts` by a write
-    /// that is not an increment (its counting restarts from that write)? A peer's
-    /// increment stamped `ts` is then older than the reset and dropped. An element
-    /// without a current state is judged by its own timestamp where its collection
-    /// keeps element timestamps, else by its key's last write (which drops an
-    /// increment older than a write of another field too; the nodes still
-    /// converge: the dropping node sends its value whole).
+    /// that is not an increment (its counting restarts from that write), or its
+    /// element removed by a removal that saw the increment? A peer's increment
+    /// stamped `ts` is then gone with the reset and dropped. An element without a
+    /// current state is judged by its own last write where its collection keeps
+    /// element timestamps (see [`super::Mark::counts_from`]), else by its key's
+    /// last write (which drops an increment older than a write of another field
+    /// too; the nodes still converge: the dropping node sends its value whole).
     pub fn reset_after(&mut self, db: usize, key: &[u8], member: Option<&[u8]>, ts: u64) -> bool {
         let hash = hash_key(key);
         let shard = self.shard_mut(db, hash);
         if !shard.keeps_counters() {
             return false;
         }
-        let element_ts = |shard: &ShardData| {
+        let element_start = |shard: &ShardData| {
             let element = member?;
-            Some(shard.elements(hash, key)?.ts_of(element))
+            Some(shard.elements(hash, key)?.counts_from(element))
         };
-        let reset = match shard.counter_of(hash, key, member) {
-            Some(counter) => counter.base_ts,
-            None => element_ts(shard).unwrap_or_else(|| shard.find(hash, key).map_or(0, |e| e.ts)),
+        let start = match shard.counter_of(hash, key, member) {
+            Some(counter) => counter.start(),
+            None => element_start(shard)
+                .unwrap_or_else(|| Start::write(shard.find(hash, key).map_or(0, |e| e.ts))),
         };
-        reset > ts
+        start.took(ts)
+    }
+
+    /// A peer's removal of counted element `member` of `key` of `db`, that saw its
+    /// adds up to `seen`, met after increments here it did not see (they outlive
+    /// it): take from the element's count what the removal saw, as on the node
+    /// that removed it (see [`Counter::after_removal_that_saw`]); the increments
+    /// it did not see count on nothing. The AOF and the plain replicas, which
+    /// take no part in the merge, are told the value the element holds then.
+    /// False, nothing done, when the element has no current state here or the
+    /// state cannot tell (the caller repairs the element instead).
+    pub fn take_seen_increments(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        member: &[u8],
+        seen: u64,
+    ) -> bool {
+        let hash = hash_key(key);
+        let shard = self.shard_mut(db, hash);
+        let Some(counter) = shard.member_counter(hash, key, member) else {
+            return false;
+        };
+        let Some(after) = counter.after_removal_that_saw(seen) else {
+            return false;
+        };
+        if after == *counter {
+            return true;
+        }
+        shard.put_counter(hash, key, Some(member), after);
+        let Some(entry) = shard.find(hash, key) else {
+            return true;
+        };
+        let ts = entry.ts;
+        if let Some(write) = super::elements::setting_write(&entry.value, key, member) {
+            let argv: smallvec::SmallVec<[&[u8]; 4]> = write.iter().map(Vec::as_slice).collect();
+            self.emit(db, ts, &argv, Targets::BESIDE_PEERS);
+        }
+        true
     }
 
     /// A peer's reset of whole counted `key` of `db` stamped `ts` (a write of its
@@ -765,10 +808,22 @@ impl<'a> Locked<'a> {
     /// Active replication: a peer's removal of the whole collection `key` of `db`
     /// at `ts` (older than its last write here, or of a collection element
     /// writes emptied here) saw every add no newer than itself: its element
-    /// timestamps (when current) count it as seen.
+    /// timestamps (when current) count it as seen, and each element counted on
+    /// since keeps only the increments newer than it (see
+    /// [`Locked::take_seen_increments`]), as on the node that removed the key
+    /// and counts from its removal.
     pub fn join_whole_removal(&mut self, db: usize, key: &[u8], ts: u64) {
         let hash = hash_key(key);
-        self.shard_mut(db, hash).join_whole_removal(hash, key, ts);
+        let shard = self.shard_mut(db, hash);
+        let counted: Vec<Vec<u8>> = shard
+            .member_counters(hash, key)
+            .into_iter()
+            .map(|(member, _)| member.to_vec())
+            .collect();
+        shard.join_whole_removal(hash, key, ts);
+        for member in counted {
+            self.take_seen_increments(db, key, &member, ts);
+        }
     }
 
     /// Active replication: a peer's removal of whole `key` of `db` at `ts`,

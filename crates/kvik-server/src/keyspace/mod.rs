@@ -34,8 +34,9 @@ pub use counters::{
 };
 pub use crons::CronIndex;
 pub use elements::{
-    counted_over, decode_seen, encode_seen, removal_seen, removal_seen_now, replaying_removal,
-    setting_write, EffectOnMarks, ElementSpan, Elements, Here, Kind, Mark, MergeLimits,
+    counted_over, decode_seen, encode_seen, holds as holds_element, removal_seen, removal_seen_now,
+    replaying_removal, setting_write, EffectOnMarks, ElementSpan, Elements, Here, Kind, Mark,
+    MergeLimits,
 };
 pub use entry::{Entry, EntryBox, EntryData};
 pub use eviction::{Evictor, Policy};

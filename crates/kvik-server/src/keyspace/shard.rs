@@ -161,6 +161,14 @@ impl ShardData {
         }
     }
 
+    /// Forget the counting of element `member` of `key`: its next increment
+    /// counts from what it holds then.
+    pub fn forget_member_counter(&mut self, key: &[u8], member: &[u8]) {
+        if let Some(counted) = self.counters.as_mut().and_then(|c| c.get_mut(key)) {
+            counted.members.remove(member);
+        }
+    }
+
     /// Stop remembering one by one the increments older than `before` (no peer
     /// can send a reset older than that any more; see [`Counter::fold`]).
     pub fn fold_counters(&mut self, before: u64) {
@@ -526,7 +534,10 @@ impl ShardData {
     /// Merge a peer's collection `theirs` with its element timestamps into ours,
     /// element by element, when ours has current ones and is of the same type
     /// (returns false, nothing done, otherwise). A merge that removes every element
-    /// removes the key, leaving its grave with the merged element timestamps.
+    /// removes the key, leaving its grave with the merged element timestamps. An
+    /// element we counted on that a removal of theirs did not see all of keeps
+    /// only the increments the removal did not see, as live (see
+    /// [`ShardData::counts_past_removals`]).
     pub fn merge_elements(
         &mut self,
         hash: u64,
@@ -538,6 +549,7 @@ impl ShardData {
         let Some(ours) = self.elements(hash, key).cloned() else {
             return false;
         };
+        let past_removals = self.counts_past_removals(hash, key, theirs, their_state);
         let Some(entry) = self.find_mut(hash, key) else {
             return false;
         };
@@ -563,7 +575,53 @@ impl ShardData {
         // removals took only what they saw): the marks from before the merge
         // would still call current the elements it removed.
         self.set_elements(key, merged);
+        for (member, counter) in past_removals {
+            self.put_member_counter_if_held(hash, key, &member, counter);
+        }
         true
+    }
+
+    /// Our current states of the elements of `key` that a peer's removal did not
+    /// see all the increments of (their collection `theirs` lacks the element:
+    /// removed as its mark in `their_state` says, or with the whole collection at
+    /// its base), each as it is after that removal: the increments it did not
+    /// see, counted on nothing (see [`Counter::after_removal_that_saw`]). An
+    /// element whose state cannot tell is left out (a removal marked on the
+    /// element is then written again to the peer: see
+    /// [`super::elements::counted_over`]).
+    pub fn counts_past_removals(
+        &self,
+        hash: u64,
+        key: &[u8],
+        theirs: &Value,
+        their_state: &Elements,
+    ) -> Vec<(Box<[u8]>, Counter)> {
+        self.member_counters(hash, key)
+            .into_iter()
+            .filter_map(|(member, counter)| {
+                let held = super::elements::holds(theirs, member);
+                let removal = Some(their_state.mark_of(member, held)).filter(|m| !m.is_alive())?;
+                let after = counter.after_removal_that_saw(removal.seen)?;
+                Some((member.into(), after))
+            })
+            .collect()
+    }
+
+    /// Record `counter` as the state of element `member` of `key`, which takes
+    /// its value, when the collection holds the element.
+    pub fn put_member_counter_if_held(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        member: &[u8],
+        counter: Counter,
+    ) {
+        let held = self
+            .find(hash, key)
+            .is_some_and(|e| super::elements::holds(&e.value, member));
+        if held {
+            self.put_counter(hash, key, Some(member), counter);
+        }
     }
 
     /// A peer's removal of the whole collection `key` at `ts` (a DEL, no element
@@ -697,7 +755,7 @@ impl ShardData {
     /// Absent `key` removed whole at its grave (a DEL: no element timestamps
     /// current), as element timestamps: every element removed then, having
     /// seen every add no newer. `None` when it is here or was never removed.
-    fn removal_as_elements(&self, hash: u64, key: &[u8]) -> Option<Elements> {
+    pub fn removal_as_elements(&self, hash: u64, key: &[u8]) -> Option<Elements> {
         let removed = self.newest_ts(hash, key);
         (self.find(hash, key).is_none() && removed > 0).then(|| Elements::new(removed))
     }

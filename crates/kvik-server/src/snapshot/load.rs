@@ -229,8 +229,14 @@ fn merge_key(
         // Our element states, taken before the merge restamps the key (a state is
         // current only while its newest write is the key's).
         let ours = our_member_counters(s, hash, &key, &members);
+        // Our removals of the elements they counted (here, or under the grave of
+        // a collection they emptied), taken before the merge joins the marks.
+        let our_removals = our_removals_of(s, hash, &key, &members);
         let counted = match (s.find(hash, &key), s.elements(hash, &key)) {
-            (Some(_), Some(state)) => crate::keyspace::counted_over(state, theirs),
+            (Some(_), Some(state)) => crate::keyspace::counted_over(state, theirs, |m, seen| {
+                s.member_counter(hash, &key, m)
+                    .is_some_and(|c| c.after_removal_that_saw(seen).is_some())
+            }),
             _ => Vec::new(),
         };
         if s.merge_elements(hash, &key, &entry.value, theirs, limits) {
@@ -243,7 +249,14 @@ fn merge_key(
             );
             restart_ttl_at(s, hash, &key, our_removal);
             // The elements both nodes counted add up on top of the merged value.
-            put_member_counters(s, hash, &key, members, ours, true);
+            put_member_counters(
+                s,
+                hash,
+                &key,
+                members,
+                ours,
+                MergedAs::Elements(&our_removals, theirs),
+            );
             return match counted.is_empty() {
                 true => Merged::Joined,
                 false => Merged::CountedKept(counted),
@@ -259,7 +272,14 @@ fn merge_key(
                     (their_ttl, &ttl_changes),
                 );
                 restart_ttl_at(s, hash, &key, our_removal);
-                put_member_counters(s, hash, &key, members, ours, true);
+                put_member_counters(
+                    s,
+                    hash,
+                    &key,
+                    members,
+                    ours,
+                    MergedAs::Elements(&our_removals, theirs),
+                );
                 return Merged::Joined;
             }
             Err(back) => entry = back,
@@ -315,7 +335,11 @@ fn merge_key(
         }
         restart_ttl_at(s, hash, &key, our_removal);
     }
-    put_member_counters(s, hash, &key, members, ours, older);
+    let merged_as = match older {
+        true => MergedAs::OursKept,
+        false => MergedAs::TheirsPut,
+    };
+    put_member_counters(s, hash, &key, members, ours, merged_as);
     match replaced {
         Some(replaced) => Merged::Put(replaced),
         None if differs => Merged::OursKept,
@@ -470,25 +494,80 @@ fn our_member_counters(
         .collect()
 }
 
-/// Each element both nodes counted takes the merged totals; one only the peer
-/// counted takes the peer's state when the peer's value was kept (`!ours_kept`).
+/// What our element marks of `key` (current, or under the grave of a
+/// collection element writes emptied, or a DEL's grave: every element removed
+/// then) say of each element a peer's snapshot counted: the newest add of it
+/// our removal saw, where we removed it last.
+fn our_removals_of(
+    s: &ShardData,
+    hash: u64,
+    key: &[u8],
+    members: &MemberCounters,
+) -> Vec<Option<u64>> {
+    let value = s.find(hash, key).map(|e| &e.value);
+    let state = s.elements(hash, key).cloned();
+    let state = state.or_else(|| s.removal_as_elements(hash, key));
+    members
+        .iter()
+        .map(|(m, _)| {
+            let (state, member) = (state.as_ref()?, m.as_deref()?);
+            let held = value.is_some_and(|v| crate::keyspace::holds_element(v, member));
+            let mark = state.mark_of(member, held);
+            (!mark.is_alive()).then_some(mark.seen)
+        })
+        .collect()
+}
+
+/// How a key whose elements a peer counted merged.
+#[derive(Clone, Copy)]
+enum MergedAs<'a> {
+    /// Per key, ours kept.
+    OursKept,
+    /// Per key, theirs went in.
+    TheirsPut,
+    /// Element by element, with what our last removal of each element they
+    /// counted saw (see [`our_removals_of`]) and their element timestamps.
+    Elements(&'a [Option<u64>], &'a crate::keyspace::Elements),
+}
+
+/// Each element both nodes counted takes the merged totals. One only the peer
+/// counted takes the peer's state where their key went in, or where the
+/// collection merged element by element and their write of the element is the
+/// one it holds now (their increment came last); where our removal of it came
+/// last, the peer's state less what that removal saw (the increments it did not
+/// see count on nothing, as they do live here). Any other state we kept of it
+/// is forgotten: it counted what the element no longer holds.
 fn put_member_counters(
     s: &mut ShardData,
     hash: u64,
     key: &[u8],
     members: MemberCounters,
     ours: Vec<Option<Counter>>,
-    ours_kept: bool,
+    merged_as: MergedAs,
 ) {
-    for ((member, theirs), ours) in members.into_iter().zip(ours) {
+    for (i, ((member, theirs), ours)) in members.into_iter().zip(ours).enumerate() {
         let member = member.as_deref();
-        match ours {
-            Some(mut ours) => {
+        match (ours, merged_as, member) {
+            (Some(mut ours), _, _) => {
                 ours.merge(&theirs, true);
                 s.put_counter(hash, key, member, ours);
             }
-            None if !ours_kept => s.set_counter(key, member, theirs),
-            None => {}
+            (None, MergedAs::TheirsPut, _) => s.set_counter(key, member, theirs),
+            (None, MergedAs::Elements(removals, their_state), Some(member)) => {
+                let counts = match removals.get(i).copied().flatten() {
+                    Some(seen) => theirs.after_removal_that_saw(seen),
+                    None => {
+                        let their_mark = their_state.marks.get(member);
+                        let merged = s.elements(hash, key).and_then(|m| m.marks.get(member));
+                        (their_mark.is_some() && merged == their_mark).then_some(theirs)
+                    }
+                };
+                s.forget_member_counter(key, member);
+                if let Some(counts) = counts {
+                    s.put_member_counter_if_held(hash, key, member, counts);
+                }
+            }
+            (None, _, _) => {}
         }
     }
 }
