@@ -439,7 +439,7 @@ impl ShardData {
             return;
         }
         let grave_ts = self.newest_ts(hash, key);
-        if grave_ts == 0 || grave_ts > ts {
+        if grave_ts == 0 {
             return;
         }
         if let Some(marks) = &mut self.ttl_marks {

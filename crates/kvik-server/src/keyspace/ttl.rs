@@ -179,10 +179,10 @@ impl TtlMarks {
     }
 
     /// A peer's TTL change made at `ts` to deadline `to` reached `key` removed
-    /// here at `grave_ts`, older than the change. Element writes that emptied the
-    /// key left its register under the grave: the register merges the change as
-    /// the key would have (see [`lengthens`]). A removal of the whole key started
-    /// the register over: the change is the first it holds. Either way, an
+    /// here at `grave_ts`. Element writes that emptied the key left its register
+    /// under the grave: the register merges the change as the key would have
+    /// (see [`lengthens`]). A removal of the whole key started the register
+    /// over: a change newer than it is the first it holds. Either way, an
     /// element write that brings the collection back gives it that deadline, as
     /// the peer's collection has it.
     pub fn change_under_grave(&mut self, key: &[u8], grave_ts: u64, ts: u64, to: u64) {
@@ -194,6 +194,8 @@ impl TtlMarks {
                 mark.since.ttl_changed = true;
                 add_change(&mut mark.changes, ts, to);
             }
+            // Older than the removal, it went with it.
+            None if ts < grave_ts => {}
             None => {
                 let since = Since::ttl_changed_on(grave_ts);
                 self.note(key, since, grave_ts, to, one_change(ts, to));
