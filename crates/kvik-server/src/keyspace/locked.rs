@@ -391,7 +391,13 @@ impl<'a> Locked<'a> {
             .then(|| shard.find(hash, key))
             .flatten()
             .map(|e| &e.value);
-        let base = super::counters::element(value, member, by)?;
+        // A peer's increment of a whole string counts on whatever number the
+        // key holds (see [`super::counters::counted_on`]); our own refuses
+        // what Redis refuses.
+        let base = match member {
+            None if crate::effects::replaying_now() => super::counters::counted_on(value, by),
+            _ => super::counters::element(value, member, by),
+        }?;
         // An element counts from its own last write where its collection keeps
         // element timestamps (the key's may be another element's): a peer's
         // increment after that write, older than the key's, still counts.
