@@ -337,6 +337,38 @@ fn a_late_reset_reaches_the_aof_and_a_redis_replica_with_the_increments_it_went_
 }
 
 #[test]
+fn a_peers_increment_counted_on_a_float_reaches_the_aof_and_a_redis_replica_as_its_value() {
+    // B writes "1.5" before A's INCRBY, made on A's integer; B counts the
+    // increment on "1.5" (as a long double). B's AOF and B's replica (a
+    // redis-server), which would refuse INCRBY on "1.5", take the value it made:
+    // a reload of the AOF, and the replica, hold 3.5 as the peers do.
+    let Some(_) = support::redis_server_or_skip() else {
+        return;
+    };
+    let pair = Pair::start(&["--appendonly", "yes"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    let replica = support::RealRedis::start(&[]);
+    let mut r = replica.raw();
+    let b_port = pair.b.port().to_string();
+    assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &b_port]), b"+OK\r\n");
+    a.cmd(&["SET", "c", "10"]);
+    wait_for("c to reach B and the replica", || {
+        b.cmd(&["GET", "c"]) == b"$2\r\n10\r\n" && r.cmd(&["GET", "c"]) == b"$2\r\n10\r\n"
+    });
+    partition(&pair, 0, |a, b| {
+        b.cmd(&["SET", "c", "1.5"]);
+        std::thread::sleep(Duration::from_millis(3));
+        assert_eq!(a.cmd(&["INCRBY", "c", "2"]), b":12\r\n");
+    });
+    assert_eq!(same_on_both(&pair, &["GET", "c"]), b"$3\r\n3.5\r\n");
+    wait_for("the replica to hold B's value", || {
+        r.cmd(&["GET", "c"]) == b"$3\r\n3.5\r\n"
+    });
+    assert_eq!(b.cmd(&["DEBUG", "LOADAOF"]), b"+OK\r\n");
+    assert_eq!(b.cmd(&["GET", "c"]), b"$3\r\n3.5\r\n");
+}
+
+#[test]
 fn a_zincrby_that_leaves_the_score_counts_for_nobody() {
     // ZINCRBY by 0 writes nothing and reaches no peer, as in Redis (and counts
     // for nobody: `active_random::a_mix_where_a_zrem_and_zincrbys_cross_converges`

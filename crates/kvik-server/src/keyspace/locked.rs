@@ -510,6 +510,19 @@ impl<'a> Locked<'a> {
         self.restate_beside_peers(db, key, newest);
     }
 
+    /// A peer's integer increment of `key` (its argv, `increment`) counted here on
+    /// a value that holds no integer (see [`super::counters::counted_on`]): the
+    /// peers take the increment as itself and count it alike, while the AOF and
+    /// the plain replicas, which would refuse it on that value as Redis does,
+    /// take the value the key holds now (`SET ... KEEPTTL`).
+    pub fn propagate_counted_on_float(&mut self, increment: &[&[u8]]) {
+        let (db, ts) = (self.db, self.effect_ts());
+        self.emit(db, ts, increment, Targets::PEERS);
+        if let Some(key) = increment.get(1) {
+            self.restate_beside_peers(db, key, ts);
+        }
+    }
+
     /// The AOF and the plain replicas took a peer's reset of counted `key` as
     /// itself, and know nothing of the increments it went under: tell them the
     /// value the key holds now (as Redis propagates INCRBYFLOAT: SET ... KEEPTTL,
