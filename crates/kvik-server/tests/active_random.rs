@@ -754,6 +754,31 @@ fn a_full_sync_that_keeps_our_newer_list_sends_it_whole() {
 }
 
 #[test]
+fn a_repair_made_while_applying_a_peers_rename_reaches_that_peer() {
+    // Node 1 renames onto s1 (a write of several effects, which travels as one
+    // transaction); node 0, cut off, appends to its own s1 later. Node 0 drops
+    // the rename's write of s1 (its append is newer) and sends its s1 whole; node
+    // 1 applies the append on the renamed value, a value node 0 never had. The
+    // repair, made inside node 1's transaction, once travelled as part of it,
+    // under node 1's name, and node 1 dropped it as its own write come back.
+    let mesh = Mesh::start(2);
+    let mut a = mesh.nodes[0].raw();
+    a.cmd(&["SET", "s1", "base"]);
+    mesh.converge(0, &[]);
+    mesh.cut(|_, _| true);
+    let mut b = mesh.nodes[1].raw();
+    b.cmd(&["SET", "s0", "from-1"]);
+    assert_eq!(b.cmd(&["RENAME", "s0", "s1"]), b"+OK\r\n");
+    std::thread::sleep(Duration::from_millis(2));
+    assert_eq!(a.cmd(&["APPEND", "s1", "-0"]), b":6\r\n");
+    mesh.heal();
+    mesh.converge(0, &[]);
+    for node in &mesh.nodes {
+        assert_eq!(node.raw().cmd(&["GET", "s1"]), b"$6\r\nbase-0\r\n");
+    }
+}
+
+#[test]
 fn a_rename_moves_the_renamers_value_on_every_node() {
     // During the cut each node holds its own value of the source; node 0's
     // rename is the last write: its value is the destination's everywhere, not

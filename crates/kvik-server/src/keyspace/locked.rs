@@ -361,9 +361,14 @@ impl<'a> Locked<'a> {
     }
 
     /// Append an effect of this node's own, stamped `ts`, for every destination
-    /// (a repair sent to peers: see the command door).
+    /// (a repair sent to peers: see the command door). It goes straight to the
+    /// stream, never into an open group: a group travels under the name of the
+    /// write it holds (a peer's transaction being applied here, such as the
+    /// effects of its RENAME), and that peer would drop the repair inside it as
+    /// its own write come back.
     pub fn propagate_own(&mut self, db: usize, ts: u64, argv: &[&[u8]]) {
-        crate::effects::as_own(|| self.emit(db, ts, argv, Targets::ALL));
+        let effects = self.env.effects;
+        crate::effects::as_own(|| effects.append_to(db, ts, argv, Targets::ALL));
     }
 
     /// Before a counting command adds `by` to `key` (`member` of it, when given) of
