@@ -243,6 +243,67 @@ fn a_reset_that_arrives_after_later_increments_keeps_only_those() {
 }
 
 #[test]
+fn an_increment_a_reset_would_refuse_counts_on_the_later_reset_it_crossed() {
+    // B writes "628.5" (a value INCRBY refuses) and then SETEX 748 while A,
+    // cut off, increments later on its own integer. A meets B's first write
+    // under its increment, then the SETEX (newer than that write, older than
+    // the increment): the increment counts on the SETEX's value on both nodes,
+    // as on B, which met the SETEX first. A once refused it on "628.5" and
+    // forgot it, ending with 748 while B held 750.
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    for filler in [0, 200] {
+        a.cmd(&["SET", "c", "10"]);
+        wait_for("c to reach B", || b.cmd(&["GET", "c"]) == b"$2\r\n10\r\n");
+        partition(&pair, filler, |a, b| {
+            b.cmd(&["SET", "c", "628.5"]);
+            std::thread::sleep(Duration::from_millis(3));
+            b.cmd(&["SETEX", "c", "500", "748"]);
+            std::thread::sleep(Duration::from_millis(3));
+            assert_eq!(a.cmd(&["INCRBY", "c", "2"]), b":12\r\n");
+        });
+        let got = text(&same_on_both(&pair, &["GET", "c"]));
+        assert_eq!(got, "$3\r\n750\r\n", "{filler} filler writes");
+        let ttl = text(&same_on_both(&pair, &["PEXPIRETIME", "c"]));
+        assert_ne!(ttl, ":-1\r\n", "the SETEX's deadline");
+    }
+}
+
+#[test]
+fn an_integer_increment_counts_on_a_float_reset_whatever_came_first() {
+    // B writes "1.5" and adds 0.5 to it while A, cut off, later adds 2 to its
+    // own integer. B counts A's INCRBY on its float sum; A meets B's write under
+    // its increment, then B's INCRBYFLOAT: the INCRBY counts on "1.5" there too
+    // (as a long double, though INCRBY refuses itself on "1.5"), and both end
+    // with 4. A once refused it on "1.5", forgot it, and ended with 2.
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    for filler in [0, 200] {
+        a.cmd(&["SET", "c", "10"]);
+        wait_for("c to reach B", || b.cmd(&["GET", "c"]) == b"$2\r\n10\r\n");
+        partition(&pair, filler, |a, b| {
+            b.cmd(&["SET", "c", "1.5"]);
+            assert_eq!(b.cmd(&["INCRBYFLOAT", "c", "0.5"]), b"$1\r\n2\r\n");
+            std::thread::sleep(Duration::from_millis(3));
+            assert_eq!(a.cmd(&["INCRBY", "c", "2"]), b":12\r\n");
+        });
+        let got = text(&same_on_both(&pair, &["GET", "c"]));
+        assert_eq!(got, "$1\r\n4\r\n", "{filler} filler writes");
+    }
+    // On the node that runs it, INCRBY still refuses a float, as in Redis.
+    assert_eq!(
+        a.cmd(&["INCRBY", "c", "1"]),
+        b":5\r\n",
+        "4 reads as an integer"
+    );
+    a.cmd(&["SET", "c", "1.5"]);
+    assert_eq!(
+        a.cmd(&["INCRBY", "c", "1"]),
+        b"-ERR value is not an integer or out of range\r\n"
+    );
+}
+
+#[test]
 fn a_late_reset_reaches_the_aof_and_a_redis_replica_with_the_increments_it_went_under() {
     // B's SET comes before A's increment, made on the older value, and reaches
     // A after it, through a partial resync: the increment counts on the SET on
@@ -274,6 +335,38 @@ fn a_late_reset_reaches_the_aof_and_a_redis_replica_with_the_increments_it_went_
     });
     assert_eq!(a.cmd(&["DEBUG", "LOADAOF"]), b"+OK\r\n");
     assert_eq!(a.cmd(&["GET", "c"]), b"$3\r\n103\r\n");
+}
+
+#[test]
+fn a_peers_increment_counted_on_a_float_reaches_the_aof_and_a_redis_replica_as_its_value() {
+    // B writes "1.5" before A's INCRBY, made on A's integer; B counts the
+    // increment on "1.5" (as a long double). B's AOF and B's replica (a
+    // redis-server), which would refuse INCRBY on "1.5", take the value it made:
+    // a reload of the AOF, and the replica, hold 3.5 as the peers do.
+    let Some(_) = support::redis_server_or_skip() else {
+        return;
+    };
+    let pair = Pair::start(&["--appendonly", "yes"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    let replica = support::RealRedis::start(&[]);
+    let mut r = replica.raw();
+    let b_port = pair.b.port().to_string();
+    assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &b_port]), b"+OK\r\n");
+    a.cmd(&["SET", "c", "10"]);
+    wait_for("c to reach B and the replica", || {
+        b.cmd(&["GET", "c"]) == b"$2\r\n10\r\n" && r.cmd(&["GET", "c"]) == b"$2\r\n10\r\n"
+    });
+    partition(&pair, 0, |a, b| {
+        b.cmd(&["SET", "c", "1.5"]);
+        std::thread::sleep(Duration::from_millis(3));
+        assert_eq!(a.cmd(&["INCRBY", "c", "2"]), b":12\r\n");
+    });
+    assert_eq!(same_on_both(&pair, &["GET", "c"]), b"$3\r\n3.5\r\n");
+    wait_for("the replica to hold B's value", || {
+        r.cmd(&["GET", "c"]) == b"$3\r\n3.5\r\n"
+    });
+    assert_eq!(b.cmd(&["DEBUG", "LOADAOF"]), b"+OK\r\n");
+    assert_eq!(b.cmd(&["GET", "c"]), b"$3\r\n3.5\r\n");
 }
 
 #[test]

@@ -308,9 +308,9 @@ impl Counter {
     /// the increments newer than the reset counted on the value it wrote, each
     /// node's in the order it made them; the older ones are gone, as on every
     /// node that met the reset first. `base_of(by)` reads the reset's value as a
-    /// number of `by`'s kind (a removed key is zero); an increment the value
-    /// takes no such number for is refused, as the command refuses it where the
-    /// reset came first, until one counts. `None` when none counts.
+    /// number `by` counts on (a removed key is zero, see [`counted_on`]); an
+    /// increment the value takes no such number for is refused until one counts.
+    /// `None` when none counts.
     pub fn rebased(&self, ts: u64, base_of: impl Fn(&Num) -> Option<Num>) -> Option<Counter> {
         replay_after(
             Start::write(ts),
@@ -351,8 +351,8 @@ impl Counter {
     /// This state (on the newer base) merged with `older`, a state on an older
     /// base: every increment either remembers that is newer than our base
     /// counts on it, in the order they were made, as on a node that met our base
-    /// first (an increment the base takes no number of its kind for is refused
-    /// until one counts, see [`Counter::rebased`]). `None` when some increment
+    /// first (an increment the base takes no number for is refused until one
+    /// counts, see [`Counter::rebased`]). `None` when some increment
     /// newer than our base is no longer remembered one by one (folded).
     fn replayed_with(&self, older: &Counter) -> Option<Counter> {
         let base_ts = self.base_ts;
@@ -365,14 +365,14 @@ impl Counter {
             .chain(older.remembered_after(base_ts))
             .collect();
         let base = Value::Str(StrValue::from_bytes(&self.base.text()));
-        let replayed = replay_after(self.start(), kept, |by| element(Some(&base), None, by));
+        let replayed = replay_after(self.start(), kept, |by| counted_on(Some(&base), by));
         Some(replayed.unwrap_or_else(|| Counter::starting(self.start(), self.base.clone())))
     }
 
     /// [`Counter::rebased`] on a reset of a whole string that left `value`
     /// (`None`: it removed the key).
     pub fn rebased_on(&self, ts: u64, value: Option<&Value>) -> Option<Counter> {
-        self.rebased(ts, |by| element(value, None, by))
+        self.rebased(ts, |by| counted_on(value, by))
     }
 
     /// Take in a peer's state of the same key or element. Returns whether ours
@@ -583,6 +583,24 @@ pub fn element(value: Option<&Value>, member: Option<&[u8]>, like: &Num) -> Opti
     }
 }
 
+/// What an increment `like` that a node made on its own value (a peer's, being
+/// replayed, or one merged in) counts on where string `value` (`None`: no key)
+/// is its base: the value as a number of its kind, or, for an integer increment
+/// on a value that holds none ("1.5", a concurrent INCRBYFLOAT's sum, a reset
+/// written by another node), the value as a long double. Counting it there
+/// rather than refusing it (as INCRBY on "1.5" refuses itself on the node that
+/// runs it) makes what an increment adds depend only on which base it counts
+/// on, never on what the node running the merge met first: a refusal forgotten
+/// on one node, where another node met a newer base (a later reset, an
+/// INCRBYFLOAT under it) that takes the increment, would leave them apart.
+/// `None` when the value holds no number at all.
+pub fn counted_on(value: Option<&Value>, like: &Num) -> Option<Num> {
+    element(value, None, like).or_else(|| match like {
+        Num::Int(_) => element(value, None, &Num::Float(b"0"[..].into())),
+        _ => None,
+    })
+}
+
 /// Does string `value` hold exactly `num` (a whole key's state is current)?
 pub fn holds_whole(value: &Value, num: &Num) -> bool {
     match (value, num) {
@@ -702,11 +720,11 @@ mod tests {
     }
 
     #[test]
-    fn a_full_sync_counts_the_later_increments_of_both_as_the_base_takes_them() {
+    fn a_full_sync_counts_the_later_increments_of_both_on_the_newer_base() {
         // Node 3 renamed "1.5" onto the key at 20. Node 1 added integers at 21 and
-        // 22 on its own older base, node 2 added 0.5 at 23 on another: on "1.5"
-        // the integers are refused (INCRBY fails on it), the float counts, in
-        // whichever order the three states merge.
+        // 22 on its own older base, node 2 added 0.5 at 23 on another: all three
+        // count on "1.5" (the integers as long doubles, though INCRBY refuses
+        // itself on "1.5"), in whichever order the three states merge.
         let float = |text: &str| Num::Float(text.as_bytes().into());
         let reset = Counter::new(20, float("1.5"));
         let mut one = Counter::new(10, int(977));
@@ -717,13 +735,32 @@ mod tests {
         let mut on_one = one.clone();
         assert!(on_one.merge(&two, false) && on_one.merge(&reset, false));
         let mut on_reset = reset.clone();
-        assert!(on_reset.merge(&two, false));
-        assert!(
-            !on_reset.merge(&one, false),
-            "the integers count on nothing"
-        );
+        assert!(on_reset.merge(&two, false) && on_reset.merge(&one, false));
         assert_eq!(on_one, on_reset);
-        assert_eq!(on_one.value().text(), b"2");
+        assert_eq!(on_one.value().text(), b"14");
+    }
+
+    #[test]
+    fn an_integer_increment_counts_on_any_number_a_later_reset_or_float_leaves() {
+        // A reset wrote "1.5" at 20; node 1's INCRBY 2 at 30, made on its own
+        // integer, counts on it as a long double, as it does on the INCRBYFLOAT
+        // sum a node that met node 2's 0.5 at 25 first holds: both orders end
+        // alike. A value that holds no number takes none.
+        let float = |text: &str| Num::Float(text.as_bytes().into());
+        let string = |text: &str| Value::Str(StrValue::from_bytes(text.as_bytes()));
+        let mut counted = Counter::new(10, int(5));
+        counted.add([1; 16], &int(2), 30);
+        let rebased = counted.rebased_on(20, Some(&string("1.5"))).unwrap();
+        assert_eq!(rebased.value().text(), b"3.5");
+        let mut float_first = Counter::new(20, float("1.5"));
+        float_first.add([2; 16], &float("0.5"), 25);
+        float_first.add([1; 16], &int(2), 30);
+        let mut int_first = rebased.clone();
+        int_first.add([2; 16], &float("0.5"), 25);
+        assert_eq!(int_first, float_first);
+        assert_eq!(int_first.value().text(), b"4");
+        assert_eq!(counted.rebased_on(20, Some(&string("abc"))), None);
+        assert_eq!(counted_on(Some(&string("7")), &int(1)), Some(int(7)));
     }
 
     #[test]

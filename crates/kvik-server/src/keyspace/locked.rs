@@ -362,9 +362,14 @@ impl<'a> Locked<'a> {
     }
 
     /// Append an effect of this node's own, stamped `ts`, for every destination
-    /// (a repair sent to peers: see the command door).
+    /// (a repair sent to peers: see the command door). It goes straight to the
+    /// stream, never into an open group: a group travels under the name of the
+    /// write it holds (a peer's transaction being applied here, such as the
+    /// effects of its RENAME), and that peer would drop the repair inside it as
+    /// its own write come back.
     pub fn propagate_own(&mut self, db: usize, ts: u64, argv: &[&[u8]]) {
-        crate::effects::as_own(|| self.emit(db, ts, argv, Targets::ALL));
+        let effects = self.env.effects;
+        crate::effects::as_own(|| effects.append_to(db, ts, argv, Targets::ALL));
     }
 
     /// Before a counting command adds `by` to `key` (`member` of it, when given) of
@@ -392,7 +397,13 @@ impl<'a> Locked<'a> {
             .then(|| shard.find(hash, key))
             .flatten()
             .map(|e| &e.value);
-        let base = super::counters::element(value, member, by)?;
+        // A peer's increment of a whole string counts on whatever number the
+        // key holds (see [`super::counters::counted_on`]); our own refuses
+        // what Redis refuses.
+        let base = match member {
+            None if crate::effects::replaying_now() => super::counters::counted_on(value, by),
+            _ => super::counters::element(value, member, by),
+        }?;
         // An element counts from its own last write where its collection keeps
         // element timestamps (the key's may be another element's): a peer's
         // increment after that write, older than the key's, still counts. After
@@ -545,6 +556,19 @@ impl<'a> Locked<'a> {
         shard.put_counter(hash, key, None, counter);
         shard.restamp(hash, key, newest);
         self.restate_beside_peers(db, key, newest);
+    }
+
+    /// A peer's integer increment of `key` (its argv, `increment`) counted here on
+    /// a value that holds no integer (see [`super::counters::counted_on`]): the
+    /// peers take the increment as itself and count it alike, while the AOF and
+    /// the plain replicas, which would refuse it on that value as Redis does,
+    /// take the value the key holds now (`SET ... KEEPTTL`).
+    pub fn propagate_counted_on_float(&mut self, increment: &[&[u8]]) {
+        let (db, ts) = (self.db, self.effect_ts());
+        self.emit(db, ts, increment, Targets::PEERS);
+        if let Some(key) = increment.get(1) {
+            self.restate_beside_peers(db, key, ts);
+        }
     }
 
     /// The AOF and the plain replicas took a peer's reset of counted `key` as

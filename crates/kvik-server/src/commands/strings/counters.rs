@@ -9,7 +9,9 @@
 //! Under active replication every one of them counts (`Locked::count_start` before
 //! the write, `Locked::count_end` after): the key takes, and the reply shows, the
 //! value of its counted state, and INCRBYFLOAT travels as itself, so that peers add
-//! the increment to this node's total instead of overwriting theirs.
+//! the increment to this node's total instead of overwriting theirs. A peer's
+//! INCRBY counted here on a float goes on to the peers as itself and to the AOF and
+//! the plain replicas as the value it made (they would refuse it on a float).
 
 use super::{store, Expiry};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
@@ -65,7 +67,15 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
     store(ctx.keys, key, StrValue::Int(new), Expiry::Keep);
     let new = match counting.map(|c| ctx.keys.count_end(key, None, c, &by)) {
         Some(Num::Int(counted)) => counted,
-        Some(counted) => crate::util::numbers::parse_i64(&counted.text()).unwrap_or(new),
+        Some(counted) => {
+            if merges_into_float {
+                let delta = delta.to_string();
+                ctx.keys
+                    .propagate_counted_on_float(&[b"INCRBY", key, delta.as_bytes()]);
+                ctx.propagated = true;
+            }
+            crate::util::numbers::parse_i64(&counted.text()).unwrap_or(new)
+        }
         None => new,
     };
     ctx.keys.notify(class::STRING, "incrby", key);
