@@ -938,7 +938,7 @@ fn repair_newer_keys(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked
     let db = locked.db;
     for &i in cmd.key_positions(args).iter().flatten() {
         let key = args[i];
-        if cmd.has(table::flags::MERGES_AS_TTL) && !locked.merges_whole(db, key) {
+        if cmd.has(table::flags::MERGES_AS_TTL) && locked.merges_by_element(db, key) {
             // A TTL change older than the value write (a removal) that started
             // the register over here: that write reaches the peer in our stream
             // and starts its register over too. Sent whole, a collection merging

@@ -593,11 +593,16 @@ impl<'a> Locked<'a> {
     /// are elements too) or as a counter?
     pub fn merges_whole(&mut self, db: usize, key: &[u8]) -> bool {
         let hash = hash_key(key);
-        let shard = self.shard_mut(db, hash);
-        let by_element = shard
+        !self.merges_by_element(db, key) && self.shard_mut(db, hash).counter(hash, key).is_none()
+    }
+
+    /// Is `key` of `db` a set, hash or sorted set, merging between active nodes
+    /// element by element?
+    pub fn merges_by_element(&mut self, db: usize, key: &[u8]) -> bool {
+        let hash = hash_key(key);
+        self.shard_mut(db, hash)
             .find(hash, key)
-            .is_some_and(|e| super::elements::empty_like(&e.value).is_some());
-        !by_element && shard.counter(hash, key).is_none()
+            .is_some_and(|e| super::elements::empty_like(&e.value).is_some())
     }
 
     /// Forget the counting of whole key `key` of `db`: this node sent the key
