@@ -633,14 +633,12 @@ fn run_mix(
     }
 }
 
-/// The families that converge on a pair whatever the seed; with `ttls` and
-/// `drops` beside them all a seed can still end apart now and then (a string's
-/// deadline beside counter resets: docs/compatibility.md says how): run them
-/// with `KVIK_MIX=all`.
-const CONVERGING: &str = "strings,sets,lists,counters,resets,hashes,zsets";
+/// The families that converge on a pair: every one (a seed of some narrower
+/// mixes can still end apart: docs/compatibility.md says which).
+const CONVERGING: &str = "all";
 
-/// In a mesh of three, counters reset during cuts (`resets`), and hashes and
-/// sorted sets beside the other families, can still end apart now and then.
+/// In a mesh of three, every family at once can still end apart now and then
+/// (a sorted set's deadline): the mesh runs the families that converge there.
 const CONVERGING_IN_A_MESH: &str = "strings,sets,lists,counters";
 
 /// Run `families` on a pair from `seed`, as [`random_mixes_on_a_pair_converge`].
