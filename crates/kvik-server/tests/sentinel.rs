@@ -319,9 +319,13 @@ fn sentinel_monitors_a_kvik_master_as_its_auth_user() {
         reply.contains(&format!("\r\nrunid\r\n$40\r\n{run_id}\r\n"))
             && reply.contains("\r\nflags\r\n$6\r\nmaster\r\n")
     });
-    let clients = text(&admin.cmd(&["CLIENT", "LIST"]));
-    assert!(
-        clients.matches("user=sentinel-user").count() >= 2,
-        "Sentinel's command and pub/sub links: {clients}"
+    // Sentinel opens its pub/sub link apart from its command link, and may
+    // read INFO on the one before the other is up: wait for both.
+    wait_for(
+        "Sentinel's command and pub/sub links, both as its user",
+        || {
+            let clients = text(&admin.cmd(&["CLIENT", "LIST"]));
+            clients.matches("user=sentinel-user").count() >= 2
+        },
     );
 }
