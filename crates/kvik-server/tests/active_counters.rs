@@ -303,70 +303,76 @@ fn an_integer_increment_counts_on_a_float_reset_whatever_came_first() {
     );
 }
 
+/// A pair with the AOF on and a redis-server replica (which reads plain
+/// commands) of node `of`: `c` is set to `start` everywhere, then `during` runs
+/// under a cut. Once healed, both nodes, the replica and a reload of that node's
+/// AOF hold `want`.
+fn aof_and_redis_replica_hold(
+    of: usize,
+    start: &str,
+    during: impl FnOnce(&mut RawConn, &mut RawConn),
+    want: &[u8],
+) {
+    let Some(_) = support::redis_server_or_skip() else {
+        return;
+    };
+    let pair = Pair::start(&["--appendonly", "yes"]);
+    let node = [&pair.a, &pair.b][of];
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    let replica = support::RealRedis::start(&[]);
+    let mut r = replica.raw();
+    let port = node.port().to_string();
+    assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &port]), b"+OK\r\n");
+    a.cmd(&["SET", "c", start]);
+    let started = format!("${}\r\n{start}\r\n", start.len()).into_bytes();
+    wait_for("c to reach B and the replica", || {
+        b.cmd(&["GET", "c"]) == started && r.cmd(&["GET", "c"]) == started
+    });
+    partition(&pair, 0, during);
+    assert_eq!(same_on_both(&pair, &["GET", "c"]), want);
+    wait_for("the replica to hold the node's value", || {
+        r.cmd(&["GET", "c"]) == want
+    });
+    let mut conn = node.raw();
+    assert_eq!(conn.cmd(&["DEBUG", "LOADAOF"]), b"+OK\r\n");
+    assert_eq!(conn.cmd(&["GET", "c"]), want);
+}
+
 #[test]
 fn a_late_reset_reaches_the_aof_and_a_redis_replica_with_the_increments_it_went_under() {
     // B's SET comes before A's increment, made on the older value, and reaches
     // A after it, through a partial resync: the increment counts on the SET on
     // both nodes, and neither drops a write of the other (no repair follows).
-    // A's AOF and A's replica (a redis-server, which reads plain commands) take
-    // B's SET as itself, then the value A counts on it: a reload of the AOF, and
-    // the replica, hold 103 as the peers do.
-    let Some(_) = support::redis_server_or_skip() else {
-        return;
-    };
-    let pair = Pair::start(&["--appendonly", "yes"]);
-    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
-    let replica = support::RealRedis::start(&[]);
-    let mut r = replica.raw();
-    let a_port = pair.a.port().to_string();
-    assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &a_port]), b"+OK\r\n");
-    a.cmd(&["SET", "c", "0"]);
-    wait_for("c to reach B and the replica", || {
-        b.cmd(&["GET", "c"]) == b"$1\r\n0\r\n" && r.cmd(&["GET", "c"]) == b"$1\r\n0\r\n"
-    });
-    partition(&pair, 0, |a, b| {
-        b.cmd(&["SET", "c", "100"]);
-        std::thread::sleep(Duration::from_millis(3));
-        a.cmd(&["INCRBY", "c", "3"]);
-    });
-    assert_eq!(same_on_both(&pair, &["GET", "c"]), b"$3\r\n103\r\n");
-    wait_for("the replica to hold A's value", || {
-        r.cmd(&["GET", "c"]) == b"$3\r\n103\r\n"
-    });
-    assert_eq!(a.cmd(&["DEBUG", "LOADAOF"]), b"+OK\r\n");
-    assert_eq!(a.cmd(&["GET", "c"]), b"$3\r\n103\r\n");
+    // A's AOF and A's replica take B's SET as itself, then the value A counts
+    // on it: a reload of the AOF, and the replica, hold 103 as the peers do.
+    aof_and_redis_replica_hold(
+        0,
+        "0",
+        |a, b| {
+            b.cmd(&["SET", "c", "100"]);
+            std::thread::sleep(Duration::from_millis(3));
+            a.cmd(&["INCRBY", "c", "3"]);
+        },
+        b"$3\r\n103\r\n",
+    );
 }
 
 #[test]
 fn a_peers_increment_counted_on_a_float_reaches_the_aof_and_a_redis_replica_as_its_value() {
     // B writes "1.5" before A's INCRBY, made on A's integer; B counts the
-    // increment on "1.5" (as a long double). B's AOF and B's replica (a
-    // redis-server), which would refuse INCRBY on "1.5", take the value it made:
-    // a reload of the AOF, and the replica, hold 3.5 as the peers do.
-    let Some(_) = support::redis_server_or_skip() else {
-        return;
-    };
-    let pair = Pair::start(&["--appendonly", "yes"]);
-    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
-    let replica = support::RealRedis::start(&[]);
-    let mut r = replica.raw();
-    let b_port = pair.b.port().to_string();
-    assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &b_port]), b"+OK\r\n");
-    a.cmd(&["SET", "c", "10"]);
-    wait_for("c to reach B and the replica", || {
-        b.cmd(&["GET", "c"]) == b"$2\r\n10\r\n" && r.cmd(&["GET", "c"]) == b"$2\r\n10\r\n"
-    });
-    partition(&pair, 0, |a, b| {
-        b.cmd(&["SET", "c", "1.5"]);
-        std::thread::sleep(Duration::from_millis(3));
-        assert_eq!(a.cmd(&["INCRBY", "c", "2"]), b":12\r\n");
-    });
-    assert_eq!(same_on_both(&pair, &["GET", "c"]), b"$3\r\n3.5\r\n");
-    wait_for("the replica to hold B's value", || {
-        r.cmd(&["GET", "c"]) == b"$3\r\n3.5\r\n"
-    });
-    assert_eq!(b.cmd(&["DEBUG", "LOADAOF"]), b"+OK\r\n");
-    assert_eq!(b.cmd(&["GET", "c"]), b"$3\r\n3.5\r\n");
+    // increment on "1.5" (as a long double). B's AOF and B's replica, which
+    // would refuse INCRBY on "1.5", take the value it made: a reload of the AOF,
+    // and the replica, hold 3.5 as the peers do.
+    aof_and_redis_replica_hold(
+        1,
+        "10",
+        |a, b| {
+            b.cmd(&["SET", "c", "1.5"]);
+            std::thread::sleep(Duration::from_millis(3));
+            assert_eq!(a.cmd(&["INCRBY", "c", "2"]), b":12\r\n");
+        },
+        b"$3\r\n3.5\r\n",
+    );
 }
 
 #[test]

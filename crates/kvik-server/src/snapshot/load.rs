@@ -239,39 +239,20 @@ fn merge_key(
             }),
             _ => Vec::new(),
         };
-        if s.merge_elements(hash, &key, &entry.value, theirs, limits) {
-            join_ttls(
-                s,
-                hash,
-                &key,
-                (our_ttl, &our_changes),
-                (their_ttl, &ttl_changes),
-            );
-            restart_ttl_at(s, hash, &key, our_removal);
-            // The elements both nodes counted add up on top of the merged value.
-            put_member_counters(
-                s,
-                hash,
-                &key,
-                members,
-                ours,
-                MergedAs::Elements(&our_removals, theirs),
-            );
-            return match counted.is_empty() {
-                true => Merged::Joined,
-                false => Merged::CountedKept(counted),
-            };
-        }
-        match s.merge_into_emptied(hash, entry, theirs, limits) {
-            Ok(()) => {
-                join_ttls(
-                    s,
-                    hash,
-                    &key,
-                    (our_ttl, &our_changes),
-                    (their_ttl, &ttl_changes),
-                );
+        // Merged element by element into our collection, or into the one
+        // element writes emptied here (which holds no count of ours to send).
+        let merged = match s.merge_elements(hash, &key, &entry.value, theirs, limits) {
+            true => Ok(counted),
+            false => s
+                .merge_into_emptied(hash, entry, theirs, limits)
+                .map(|()| Vec::new()),
+        };
+        match merged {
+            Ok(counted) => {
+                let ours_then = (our_ttl, &our_changes);
+                join_ttls(s, hash, &key, ours_then, (their_ttl, &ttl_changes));
                 restart_ttl_at(s, hash, &key, our_removal);
+                // The elements both nodes counted add up on top of the merged value.
                 put_member_counters(
                     s,
                     hash,
@@ -280,7 +261,10 @@ fn merge_key(
                     ours,
                     MergedAs::Elements(&our_removals, theirs),
                 );
-                return Merged::Joined;
+                return match counted.is_empty() {
+                    true => Merged::Joined,
+                    false => Merged::CountedKept(counted),
+                };
             }
             Err(back) => entry = back,
         }
