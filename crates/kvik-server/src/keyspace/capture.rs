@@ -99,11 +99,17 @@ impl Keyspace {
         Some(serialize(&shard))
     }
 
-    /// The capture is over (written out, failed or cancelled): forget it, and clear
-    /// the marks of shards nobody took (a cancelled capture leaves some).
+    /// The capture is over (written out, failed or cancelled): clear the marks of
+    /// shards nobody took (a cancelled capture leaves some, a writer that skips
+    /// empty shards too), then forget it.
+    ///
+    /// The marks go first and without the capture's slot held: a command holding
+    /// a pending shard takes the slot to hand the shard over ([`Self::before_use`]),
+    /// so holding the slot while waiting for shard locks would deadlock with it.
+    /// The capture stays installed until no mark is left, so no new one can begin
+    /// meanwhile and have its marks cleared by this.
     pub fn end_capture(&self) {
-        let mut current = self.capture.lock();
-        if current.take().is_none() {
+        if !self.capturing() {
             return;
         }
         for db in 0..self.databases() {
@@ -111,10 +117,63 @@ impl Keyspace {
                 self.shard(db, shard).lock().capture_pending = false;
             }
         }
+        *self.capture.lock() = None;
     }
 
     /// Is a capture running?
     pub fn capturing(&self) -> bool {
         self.capture.lock().is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    struct Ignore;
+
+    impl ShardCapture for Ignore {
+        fn capture(&self, _global_id: usize, _shard: &ShardData) {}
+    }
+
+    /// A capture that ends with shards still pending (its writer skipped them)
+    /// while commands take those shards: the command hands its shard over under
+    /// the shard's lock, the end clears the marks; neither may wait for the other
+    /// (they once did, and a snapshot's end froze the server). The rounds run on
+    /// their own threads, so a deadlock fails the test instead of hanging it.
+    #[test]
+    fn a_capture_ends_while_commands_take_its_pending_shards() {
+        let keyspace = Arc::new(Keyspace::new(1, 2));
+        let shards = keyspace.shards_per_db();
+        let done = Arc::new(AtomicBool::new(false));
+        let commands = {
+            let (keyspace, done) = (keyspace.clone(), done.clone());
+            std::thread::spawn(move || {
+                for id in (0..shards).cycle() {
+                    if done.load(Ordering::Acquire) {
+                        return;
+                    }
+                    drop(keyspace.lock_for_use(id));
+                }
+            })
+        };
+        let (ended, rounds_over) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for _ in 0..100_000 {
+                assert!(keyspace.begin_capture(Arc::new(Ignore), |_| {}));
+                keyspace.end_capture();
+                assert!(!keyspace.capturing());
+            }
+            let _ = ended.send(());
+        });
+        let over = rounds_over.recv_timeout(Duration::from_secs(60));
+        done.store(true, Ordering::Release);
+        assert!(
+            over.is_ok(),
+            "a capture's end and a command wait for each other"
+        );
+        commands.join().unwrap();
     }
 }

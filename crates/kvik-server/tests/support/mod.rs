@@ -374,6 +374,11 @@ impl Drop for TestServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // A failing test shows each server's side: a CI log then says what the
+        // server was doing when the client gave up.
+        if thread::panicking() {
+            eprintln!("{}", self.failure("(the test failed)"));
+        }
         if std::env::var_os("KVIK_KEEP_TEST_DIRS").is_none() {
             let _ = fs::remove_dir_all(&self.dir);
         }
