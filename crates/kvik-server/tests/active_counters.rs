@@ -303,13 +303,41 @@ fn an_integer_increment_counts_on_a_float_reset_whatever_came_first() {
     );
 }
 
+#[test]
+fn a_field_increment_counts_on_a_field_a_concurrent_float_increment_made_a_float() {
+    // A adds 2 to field f while B, cut off, adds 0.5: each node counts the
+    // other's increment on the field as it holds it, and both end with 12.5.
+    // B once refused A's HINCRBY on its "10.5" (as HINCRBY refuses itself on
+    // a float) and kept 10.5 while A held 12.5.
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    for filler in [0, 200] {
+        a.cmd(&["HSET", "h", "f", "10"]);
+        wait_for("h to reach B", || {
+            b.cmd(&["HGET", "h", "f"]) == b"$2\r\n10\r\n"
+        });
+        partition(&pair, filler, |a, b| {
+            assert_eq!(b.cmd(&["HINCRBYFLOAT", "h", "f", "0.5"]), b"$4\r\n10.5\r\n");
+            std::thread::sleep(Duration::from_millis(3));
+            assert_eq!(a.cmd(&["HINCRBY", "h", "f", "2"]), b":12\r\n");
+        });
+        let got = text(&same_on_both(&pair, &["HGET", "h", "f"]));
+        assert_eq!(got, "$4\r\n12.5\r\n", "{filler} filler writes");
+    }
+    // On the node that runs it, HINCRBY still refuses a float, as in Redis.
+    assert_eq!(
+        a.cmd(&["HINCRBY", "h", "f", "1"]),
+        b"-ERR hash value is not an integer\r\n"
+    );
+}
+
 /// A pair with the AOF on and a redis-server replica (which reads plain
-/// commands) of node `of`: `c` is set to `start` everywhere, then `during` runs
-/// under a cut. Once healed, both nodes, the replica and a reload of that node's
-/// AOF hold `want`.
+/// commands) of node `of`: `set` runs (its last word the value `read` then
+/// gives) and reaches everyone, then `during` runs under a cut. Once healed,
+/// both nodes, the replica and a reload of that node's AOF give `want` to `read`.
 fn aof_and_redis_replica_hold(
     of: usize,
-    start: &str,
+    (set, read): (&[&str], &[&str]),
     during: impl FnOnce(&mut RawConn, &mut RawConn),
     want: &[u8],
 ) {
@@ -323,19 +351,20 @@ fn aof_and_redis_replica_hold(
     let mut r = replica.raw();
     let port = node.port().to_string();
     assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &port]), b"+OK\r\n");
-    a.cmd(&["SET", "c", start]);
+    a.cmd(set);
+    let start = set.last().expect("a value");
     let started = format!("${}\r\n{start}\r\n", start.len()).into_bytes();
-    wait_for("c to reach B and the replica", || {
-        b.cmd(&["GET", "c"]) == started && r.cmd(&["GET", "c"]) == started
+    wait_for("the value to reach B and the replica", || {
+        b.cmd(read) == started && r.cmd(read) == started
     });
     partition(&pair, 0, during);
-    assert_eq!(same_on_both(&pair, &["GET", "c"]), want);
+    assert_eq!(same_on_both(&pair, read), want);
     wait_for("the replica to hold the node's value", || {
-        r.cmd(&["GET", "c"]) == want
+        r.cmd(read) == want
     });
     let mut conn = node.raw();
     assert_eq!(conn.cmd(&["DEBUG", "LOADAOF"]), b"+OK\r\n");
-    assert_eq!(conn.cmd(&["GET", "c"]), want);
+    assert_eq!(conn.cmd(read), want);
 }
 
 #[test]
@@ -347,7 +376,7 @@ fn a_late_reset_reaches_the_aof_and_a_redis_replica_with_the_increments_it_went_
     // on it: a reload of the AOF, and the replica, hold 103 as the peers do.
     aof_and_redis_replica_hold(
         0,
-        "0",
+        (&["SET", "c", "0"], &["GET", "c"]),
         |a, b| {
             b.cmd(&["SET", "c", "100"]);
             std::thread::sleep(Duration::from_millis(3));
@@ -365,13 +394,29 @@ fn a_peers_increment_counted_on_a_float_reaches_the_aof_and_a_redis_replica_as_i
     // and the replica, hold 3.5 as the peers do.
     aof_and_redis_replica_hold(
         1,
-        "10",
+        (&["SET", "c", "10"], &["GET", "c"]),
         |a, b| {
             b.cmd(&["SET", "c", "1.5"]);
             std::thread::sleep(Duration::from_millis(3));
             assert_eq!(a.cmd(&["INCRBY", "c", "2"]), b":12\r\n");
         },
         b"$3\r\n3.5\r\n",
+    );
+}
+
+#[test]
+fn a_peers_field_increment_counted_on_a_float_reaches_the_aof_and_a_redis_replica_as_its_value() {
+    // The same with a hash field a concurrent HINCRBYFLOAT made a float on B:
+    // B's AOF and B's replica take the field's value as HSET.
+    aof_and_redis_replica_hold(
+        1,
+        (&["HSET", "h", "f", "10"], &["HGET", "h", "f"]),
+        |a, b| {
+            b.cmd(&["HINCRBYFLOAT", "h", "f", "0.5"]);
+            std::thread::sleep(Duration::from_millis(3));
+            assert_eq!(a.cmd(&["HINCRBY", "h", "f", "2"]), b":12\r\n");
+        },
+        b"$4\r\n12.5\r\n",
     );
 }
 

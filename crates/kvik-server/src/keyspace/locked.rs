@@ -558,17 +558,37 @@ impl<'a> Locked<'a> {
         self.restate_beside_peers(db, key, newest);
     }
 
-    /// A peer's integer increment of `key` (its argv, `increment`) counted here on
-    /// a value that holds no integer (see [`super::counters::counted_on`]): the
-    /// peers take the increment as itself and count it alike, while the AOF and
-    /// the plain replicas, which would refuse it on that value as Redis does,
-    /// take the value the key holds now (`SET ... KEEPTTL`).
-    pub fn propagate_counted_on_float(&mut self, increment: &[&[u8]]) {
+    /// A peer's integer increment of `key` or of its hash field `field` (its argv,
+    /// `increment`) counted here on a value that holds no integer (see
+    /// [`super::counters::counted_on`]; a field a concurrent HINCRBYFLOAT made a
+    /// float): the peers take the increment as itself and count it alike, while
+    /// the AOF and the plain replicas, which would refuse it on that value as
+    /// Redis does, take the value counted here (`SET ... KEEPTTL`, `HSET`).
+    pub fn propagate_counted_on_float(&mut self, increment: &[&[u8]], field: Option<&[u8]>) {
         let (db, ts) = (self.db, self.effect_ts());
         self.emit(db, ts, increment, Targets::PEERS);
-        if let Some(key) = increment.get(1) {
-            self.restate_beside_peers(db, key, ts);
+        let Some(key) = increment.get(1) else {
+            return;
+        };
+        match field {
+            None => self.restate_beside_peers(db, key, ts),
+            Some(field) => self.restate_field_beside_peers(db, key, field, ts),
         }
+    }
+
+    /// [`Locked::restate_beside_peers`] for one field of hash `key`: `HSET`, which
+    /// leaves the key's deadline as it is.
+    fn restate_field_beside_peers(&mut self, db: usize, key: &[u8], field: &[u8], ts: u64) {
+        let hash = hash_key(key);
+        let Some(Value::Hash(fields)) = self.shard_mut(db, hash).find(hash, key).map(|e| &e.value)
+        else {
+            return;
+        };
+        let Some(value) = fields.get(field).map(<[u8]>::to_vec) else {
+            return;
+        };
+        let argv: [&[u8]; 4] = [b"HSET", key, field, &value];
+        self.emit(db, ts, &argv, Targets::BESIDE_PEERS);
     }
 
     /// The AOF and the plain replicas took a peer's reset of counted `key` as

@@ -16,16 +16,19 @@ use crate::keyspace::Num;
 use crate::util::numbers::{hincr_by_float, parse_hincr_increment, parse_i64};
 
 pub fn hincrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let (field, increment) = (args[2], args::int(args[3])?);
+    let (key, field, increment) = (args[1], args[2], args::int(args[3])?);
     let by = Num::Int(increment);
-    let counting = ctx.keys.count_start(args[1], Some(field), &by);
+    let counting = ctx.keys.count_start(key, Some(field), &by);
+    // A peer's increment of a field that a concurrent HINCRBYFLOAT made a float
+    // here still counts, as on a whole string (see `strings::counters`).
+    let merges_into_float = counting.is_some() && crate::effects::replaying_now();
     let limits = limits(ctx);
-    let sum = write_hash(ctx.keys, args[1], "hincrby", |hash| {
-        let current = match hash.get(field) {
+    let sum = write_hash(ctx.keys, key, "hincrby", |hash| {
+        let current = match hash.get(field).map(parse_i64) {
             None => 0,
-            Some(text) => {
-                parse_i64(text).ok_or(CmdError::from("ERR hash value is not an integer"))?
-            }
+            Some(Some(current)) => current,
+            Some(None) if merges_into_float => 0,
+            Some(None) => return Err("ERR hash value is not an integer".into()),
         };
         let sum = current
             .checked_add(increment)
@@ -33,9 +36,15 @@ pub fn hincrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         hash.insert(field, itoa::Buffer::new().format(sum).as_bytes(), limits);
         Ok((sum, 1))
     })?;
-    let sum = match counting.map(|c| ctx.keys.count_end(args[1], Some(field), c, &by)) {
+    let sum = match counting.map(|c| ctx.keys.count_end(key, Some(field), c, &by)) {
         Some(Num::Int(counted)) => counted,
-        Some(counted) => parse_i64(&counted.text()).unwrap_or(sum),
+        Some(counted) => {
+            if merges_into_float {
+                ctx.keys.propagate_counted_on_float(&args[..4], Some(field));
+                ctx.propagated = true;
+            }
+            parse_i64(&counted.text()).unwrap_or(sum)
+        }
         None => sum,
     };
     ctx.out.int(sum);

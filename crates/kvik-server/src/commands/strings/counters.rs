@@ -71,7 +71,7 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
             if merges_into_float {
                 let delta = delta.to_string();
                 ctx.keys
-                    .propagate_counted_on_float(&[b"INCRBY", key, delta.as_bytes()]);
+                    .propagate_counted_on_float(&[b"INCRBY", key, delta.as_bytes()], None);
                 ctx.propagated = true;
             }
             crate::util::numbers::parse_i64(&counted.text()).unwrap_or(new)
