@@ -1148,3 +1148,54 @@ fn a_full_sync_of_a_third_nodes_push_applied_on_another_list_keeps_our_copy() {
         assert_eq!(conn.cmd(&["LRANGE", "l", "0", "-1"]), only_node_1s);
     }
 }
+
+#[test]
+fn a_peers_zincrby_by_zero_that_created_a_member_counts_where_the_member_was_added_again() {
+    // Node 1 counted 4 on m, then set it to 9 and removed it: its counting of m
+    // is stale. Cut off, node 1 adds m, removes it and adds it again at 4 (what
+    // that stale counting holds), while node 0 later creates m with a ZINCRBY by
+    // 0 (a write there). Node 1's link heals first and counts node 0's increment
+    // on its 4; then node 0 merges node 1's snapshot (node 1 wrote past its
+    // backlog). Node 1 used to let that increment count for nobody while marking
+    // m counted, so its stale counting passed for current (m held its 4) and went
+    // into the snapshot, where node 0 merged it with its own: node 0 held 0, node
+    // 1 held 4.
+    let mesh = Mesh::start(2);
+    let (mut a, mut b) = (mesh.nodes[0].raw(), mesh.nodes[1].raw());
+    a.cmd(&["ZADD", "z", "1", "keep"]);
+    mesh.converge(0, &[]);
+    b.cmd(&["ZINCRBY", "z", "4", "m"]);
+    b.cmd(&["ZADD", "z", "9", "m"]);
+    b.cmd(&["ZREM", "z", "m"]);
+    mesh.converge(0, &[]);
+    mesh.cut(|_, _| true);
+    let mut history = vec!["cut".to_string()];
+    let steps: [(usize, &[&str]); 4] = [
+        (1, &["ZADD", "z", "54", "m"]),
+        (1, &["ZREM", "z", "m"]),
+        (1, &["ZADD", "z", "4", "m"]),
+        (0, &["ZINCRBY", "z", "0", "m"]),
+    ];
+    for (node, words) in steps {
+        // Each step's timestamp is later than the one before on whichever node.
+        std::thread::sleep(Duration::from_millis(2));
+        let conn = if node == 0 { &mut a } else { &mut b };
+        let reply = String::from_utf8_lossy(&conn.cmd(words)).replace("\r\n", " ");
+        history.push(format!("{node}: {} -> {}", words.join(" "), reply.trim()));
+    }
+    let filler = "f".repeat(512);
+    for i in 0..40 {
+        b.cmd(&["SET", &format!("fill:{i}"), &filler]);
+    }
+    mesh.heal_link(1, 0);
+    support::wait_for("node 1 to apply node 0's increment", || {
+        String::from_utf8_lossy(&b.cmd(&["DEBUG", "ELEMENTS", "z"])).contains("m counted")
+    });
+    mesh.heal();
+    mesh.converge(0, &history);
+    for conn in [&mut a, &mut b] {
+        assert_eq!(conn.cmd(&["ZSCORE", "z", "m"]), b"$1\r\n4\r\n");
+    }
+    // The first sync of each link, and node 0's after the cut.
+    assert_eq!(b.info_field("stats", "sync_full"), "2");
+}

@@ -163,9 +163,13 @@ pub fn zincrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         _ => unreachable!("ZINCRBY always scores its member"),
     };
     // An increment that leaves the score as it was (by 0) writes nothing and
-    // reaches no peer, as in Redis: it counts for nobody either.
+    // reaches no peer, as in Redis: it counts for nobody either. A peer's that
+    // reaches us wrote on its node (it created the member there) and marks the
+    // member here as counted: it counts here too, so that the member's counted
+    // state holds its last write (one that did not would pass for current while
+    // the member holds its value, and merge into a full sync's counting).
     let counted = counting
-        .filter(|_| wrote)
+        .filter(|_| wrote || crate::effects::replaying_now())
         .map(|c| ctx.keys.count_end(args[1], Some(args[3]), c, &by));
     let score = match counted {
         Some(Num::Score(counted)) => counted,
