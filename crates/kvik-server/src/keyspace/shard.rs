@@ -186,14 +186,16 @@ impl ShardData {
 
     /// The current state of counted element `member` of `key`: `None` when it has
     /// none, or when the element no longer holds the state's value, or (where its
-    /// collection keeps element timestamps) a write of another kind came after its
-    /// last increment (an HSET of the same value included).
+    /// collection keeps element timestamps) the state does not hold the element's
+    /// last write: a write of another kind came after its last increment (an HSET
+    /// of the same value included), or an increment it never counted. A state
+    /// left behind that way could pass for current whenever the element comes to
+    /// hold its value again, and merge into a full sync's counting.
     pub fn member_counter(&self, hash: u64, key: &[u8], member: &[u8]) -> Option<&Counter> {
         let entry = self.find(hash, key)?;
-        let reset = self
+        let last_write = self
             .elements(hash, key)
             .and_then(|state| state.marks.get(member))
-            .filter(|mark| !mark.is_counted())
             .map_or(0, |mark| mark.ts);
         self.counters
             .as_ref()?
@@ -201,7 +203,7 @@ impl ShardData {
             .members
             .get(member)
             .filter(|c| counters::holds(&entry.value, member, &c.value()))
-            .filter(|c| c.newest_ts() >= reset)
+            .filter(|c| c.newest_ts() >= last_write)
     }
 
     /// The current state of `key` (`member` of it, when given).
