@@ -292,6 +292,48 @@ fn a_ttl_change_older_than_a_delete_goes_with_it_through_a_full_sync_too() {
     a_ttl_change_older_than_a_delete_goes_with_it(Heal::Full);
 }
 
+/// Sorted sets on both nodes, cut apart: one side deletes each, then the other
+/// gives it a TTL (a change newer than the delete, which the deleted key keeps
+/// for a collection written again element by element). After the heal the
+/// sets are gone on both nodes; a member written again on either side brings
+/// each back with that deadline on both, whichever side writes it and whether
+/// the heal was partial or a full sync (where a node that merged the other's
+/// set into its delete once left nothing of the TTL under the tombstone).
+fn a_ttl_change_newer_than_a_delete_stays_for_the_set_written_again(heal: Heal) {
+    let pair = heal.start();
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    assert_eq!(a.cmd(&["ZADD", "za", "1", "old"]), b":1\r\n");
+    assert_eq!(a.cmd(&["ZADD", "zb", "1", "old"]), b":1\r\n");
+    pair.converge();
+    pair.cut();
+    assert_eq!(b.cmd(&["DEL", "za"]), b":1\r\n");
+    assert_eq!(a.cmd(&["DEL", "zb"]), b":1\r\n");
+    later();
+    assert_eq!(a.cmd(&["EXPIRE", "za", "700"]), b":1\r\n");
+    assert_eq!(b.cmd(&["EXPIRE", "zb", "700"]), b":1\r\n");
+    heal.heal(&pair);
+    for conn in [&mut a, &mut b] {
+        assert_eq!(conn.cmd(&["EXISTS", "za", "zb"]), b":0\r\n");
+    }
+    assert_eq!(a.cmd(&["ZADD", "za", "2", "new"]), b":1\r\n");
+    assert_eq!(b.cmd(&["ZADD", "zb", "2", "new"]), b":1\r\n");
+    pair.converge();
+    for key in ["za", "zb"] {
+        let left = deadline_on_both(&pair, key) - now_ms();
+        assert!((600_000..=700_000).contains(&left), "{key}: {left} ms left");
+    }
+}
+
+#[test]
+fn a_ttl_change_newer_than_a_delete_stays_for_the_set_written_again_after_a_partial_resync() {
+    a_ttl_change_newer_than_a_delete_stays_for_the_set_written_again(Heal::Partial);
+}
+
+#[test]
+fn a_ttl_change_newer_than_a_delete_stays_for_the_set_written_again_through_a_full_sync() {
+    a_ttl_change_newer_than_a_delete_stays_for_the_set_written_again(Heal::Full);
+}
+
 fn db_digest(conn: &mut RawConn) -> Option<String> {
     let line = conn.info_field("keyspace", "db0");
     line.split(',')
