@@ -334,6 +334,31 @@ fn a_ttl_change_newer_than_a_delete_stays_for_the_set_written_again_through_a_fu
     a_ttl_change_newer_than_a_delete_stays_for_the_set_written_again(Heal::Full);
 }
 
+/// A hash on both nodes, cut apart: B gives it a TTL, A deletes it, then B
+/// removes its last field. The TTL change, older than the delete, went with it:
+/// a field written again after the full sync brings the hash back without a
+/// TTL on both nodes, though B's tombstone, newer than A's, still held it (A,
+/// merging B's tombstone into its own, once kept the TTL change as if no delete
+/// had come between).
+#[test]
+fn a_ttl_change_older_than_a_delete_stays_gone_under_a_later_tombstone() {
+    let heal = Heal::Full;
+    let pair = heal.start();
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    assert_eq!(a.cmd(&["HSET", "h", "old", "1"]), b":1\r\n");
+    pair.converge();
+    pair.cut();
+    assert_eq!(b.cmd(&["EXPIRE", "h", "700"]), b":1\r\n");
+    later();
+    assert_eq!(a.cmd(&["DEL", "h"]), b":1\r\n");
+    later();
+    assert_eq!(b.cmd(&["HDEL", "h", "old"]), b":1\r\n");
+    heal.heal(&pair);
+    assert_eq!(a.cmd(&["HSET", "h", "new", "2"]), b":1\r\n");
+    pair.converge();
+    assert_eq!(deadline_on_both(&pair, "h"), -1);
+}
+
 fn db_digest(conn: &mut RawConn) -> Option<String> {
     let line = conn.info_field("keyspace", "db0");
     line.split(',')

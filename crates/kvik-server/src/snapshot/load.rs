@@ -331,6 +331,25 @@ fn merge_key(
     }
 }
 
+/// What our copy of `key` says about its TTL register ([`ShardData::key_ttl`]);
+/// a key removed here without one left under its grave (a DEL) holds a
+/// register started over at the removal, a value write to it.
+fn our_key_ttl(s: &ShardData, hash: u64, key: &[u8]) -> Option<KeyTtl> {
+    s.key_ttl(hash, key).or_else(|| {
+        let removed = s.newest_ts(hash, key);
+        (s.find(hash, key).is_none() && removed > 0).then(|| removal_ttl(removed))
+    })
+}
+
+/// The TTL register of a key removed whole at `ts`, with no TTL change since.
+fn removal_ttl(ts: u64) -> KeyTtl {
+    KeyTtl {
+        ts,
+        since: Some(Since::value_only(ts)),
+        expire_at: 0,
+    }
+}
+
 /// A collection whose elements merged with a peer's copy: its TTL is a register
 /// of its own beside the elements, and the two join (ours may be the one element
 /// writes that emptied it left under its grave; with none, theirs comes in, under
@@ -732,7 +751,7 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 return false;
             }
             if let Some(theirs) = their_elements.as_ref().filter(|_| merge) {
-                let our_ttl = shard.key_ttl(hash, key);
+                let our_ttl = our_key_ttl(shard, hash, key);
                 let our_changes = shard.ttl_changes(hash, key);
                 // Merged element by element: nothing of ours to send whole.
                 if shard.merge_with_emptied(hash, key, theirs, &limits) {
@@ -769,14 +788,18 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 }
             }
             if shard.find(hash, key).is_none() {
+                let (our_ttl, our_changes) =
+                    (our_key_ttl(shard, hash, key), shard.ttl_changes(hash, key));
                 shard.bury(key, ts);
                 if let Some(state) = their_elements.filter(|state| state.newest == ts) {
                     shard.set_elements(key, state);
                 }
-                // The TTL register they keep under the grave (TTL changes newer
-                // than a DEL, or the deadline of a collection element writes
-                // emptied) joins ours there.
-                let ours = (shard.key_ttl(hash, key), &shard.ttl_changes(hash, key));
+                // The TTL registers under the two graves join (TTL changes newer
+                // than a DEL, the deadline of a collection element writes
+                // emptied); a grave without one is a removal, which to a
+                // register is a value write.
+                let their_ttl = their_ttl.or_else(|| our_ttl.map(|_| removal_ttl(ts)));
+                let ours = (our_ttl, &our_changes);
                 join_ttls(shard, hash, key, ours, (their_ttl, &their_changes));
                 return false;
             }
