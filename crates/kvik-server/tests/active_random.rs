@@ -787,6 +787,42 @@ fn a_repair_made_while_applying_a_peers_rename_reaches_that_peer() {
 }
 
 #[test]
+fn a_reset_forwarded_after_going_under_an_increment_keeps_its_own_time() {
+    // Seed 1 of every family in a mesh: node 1 sets a counter and adds to it;
+    // node 2, which has not heard of either, adds to nothing later. Node 2
+    // takes node 1's SET under its own increment and forwards it to node 0,
+    // which holds node 2's increment. The SET must reach node 0 stamped as
+    // node 1 made it: it travelled stamped as node 2's increment, tied with
+    // it there and was dropped (and node 1's own copy with it, as the same
+    // write come twice), leaving node 0 without the 981.
+    let mesh = Mesh::start(3);
+    let mut conns: Vec<RawConn> = mesh.nodes.iter().map(|n| n.raw()).collect();
+    mesh.cut(|_, _| true);
+    assert_eq!(conns[1].cmd(&["SET", "s", "981"]), b"+OK\r\n");
+    assert_eq!(
+        conns[1].cmd(&["INCRBYFLOAT", "s", "0.5"]),
+        b"$5\r\n981.5\r\n"
+    );
+    std::thread::sleep(Duration::from_millis(2));
+    assert_eq!(conns[2].cmd(&["INCRBYFLOAT", "s", "0.5"]), b"$3\r\n0.5\r\n");
+    // Node 0 hears node 2's increment, then node 2 node 1's writes, which it
+    // forwards to node 0.
+    mesh.heal_link(0, 2);
+    support::wait_for("node 0 to hold node 2's increment", || {
+        conns[0].cmd(&["GET", "s"]) == b"$3\r\n0.5\r\n"
+    });
+    mesh.heal_link(2, 1);
+    support::wait_for("node 0 to count node 1's writes", || {
+        conns[0].cmd(&["GET", "s"]) != b"$3\r\n0.5\r\n"
+    });
+    mesh.heal();
+    mesh.converge(0, &[]);
+    for conn in conns.iter_mut() {
+        assert_eq!(conn.cmd(&["GET", "s"]), b"$3\r\n982\r\n");
+    }
+}
+
+#[test]
 fn a_rename_moves_the_renamers_value_on_every_node() {
     // During the cut each node holds its own value of the source; node 0's
     // rename is the last write: its value is the destination's everywhere, not
