@@ -359,6 +359,30 @@ fn a_ttl_change_older_than_a_delete_stays_gone_under_a_later_tombstone() {
     assert_eq!(deadline_on_both(&pair, "h"), -1);
 }
 
+/// A sorted set on both nodes, cut apart: A deletes it; B, later, gives it a
+/// TTL and then deletes it too. On A the TTL change came after A's delete, but
+/// B's delete, later still, takes it: a member written again on A after the
+/// heal brings the set back without a TTL on both nodes (A once kept its older
+/// delete as the key's tombstone, and the TTL change under it).
+#[test]
+fn a_later_delete_of_a_key_deleted_here_takes_the_ttl_change_between() {
+    let pair = Pair::start(&[]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    assert_eq!(a.cmd(&["ZADD", "z", "1", "old"]), b":1\r\n");
+    pair.converge();
+    pair.cut();
+    assert_eq!(a.cmd(&["DEL", "z"]), b":1\r\n");
+    later();
+    assert_eq!(b.cmd(&["EXPIRE", "z", "700"]), b":1\r\n");
+    later();
+    assert_eq!(b.cmd(&["DEL", "z"]), b":1\r\n");
+    pair.heal();
+    pair.converge();
+    assert_eq!(a.cmd(&["ZADD", "z", "2", "new"]), b":1\r\n");
+    pair.converge();
+    assert_eq!(deadline_on_both(&pair, "z"), -1);
+}
+
 fn db_digest(conn: &mut RawConn) -> Option<String> {
     let line = conn.info_field("keyspace", "db0");
     line.split(',')
