@@ -639,7 +639,9 @@ const CONVERGING: &str = "all";
 
 /// The families that converge in a mesh of three: every one too (a TTL change
 /// kept under a tombstone, and a reset forwarded after going under an
-/// increment, once left a deadline or a counter apart now and then).
+/// increment, once left a deadline or a counter apart now and then; a seed
+/// beyond the first 16 can still end apart now and then: docs/compatibility.md
+/// says which).
 const CONVERGING_IN_A_MESH: &str = "all";
 
 /// Run `families` on a pair from `seed`, as [`random_mixes_on_a_pair_converge`].
