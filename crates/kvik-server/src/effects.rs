@@ -445,7 +445,14 @@ impl EffectLog {
             self.push(&mut inner, birth, draft);
         }
         if wrap {
-            let exec = Self::draft(last.db, last.ts, &[b"EXEC"], wrap_targets);
+            // The peers run the transaction at its EXEC, under its timestamp:
+            // that of the last write they take. One that goes beside them alone
+            // (a peer's reset restated for the AOF and plain replicas, stamped
+            // as the key's newest write here) would make them run the reset as
+            // a write of that time, which ties with the key there.
+            let for_peers = group.iter().rev().find(|e| !e.targets.beside_peers());
+            let ts = for_peers.unwrap_or(last).ts;
+            let exec = Self::draft(last.db, ts, &[b"EXEC"], wrap_targets);
             self.push(&mut inner, birth, exec);
         }
         self.note_sinks(&inner);

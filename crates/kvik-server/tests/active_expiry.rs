@@ -292,6 +292,97 @@ fn a_ttl_change_older_than_a_delete_goes_with_it_through_a_full_sync_too() {
     a_ttl_change_older_than_a_delete_goes_with_it(Heal::Full);
 }
 
+/// Sorted sets on both nodes, cut apart: one side deletes each, then the other
+/// gives it a TTL (a change newer than the delete, which the deleted key keeps
+/// for a collection written again element by element). After the heal the
+/// sets are gone on both nodes; a member written again on either side brings
+/// each back with that deadline on both, whichever side writes it and whether
+/// the heal was partial or a full sync (where a node that merged the other's
+/// set into its delete once left nothing of the TTL under the tombstone).
+fn a_ttl_change_newer_than_a_delete_stays_for_the_set_written_again(heal: Heal) {
+    let pair = heal.start();
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    assert_eq!(a.cmd(&["ZADD", "za", "1", "old"]), b":1\r\n");
+    assert_eq!(a.cmd(&["ZADD", "zb", "1", "old"]), b":1\r\n");
+    pair.converge();
+    pair.cut();
+    assert_eq!(b.cmd(&["DEL", "za"]), b":1\r\n");
+    assert_eq!(a.cmd(&["DEL", "zb"]), b":1\r\n");
+    later();
+    assert_eq!(a.cmd(&["EXPIRE", "za", "700"]), b":1\r\n");
+    assert_eq!(b.cmd(&["EXPIRE", "zb", "700"]), b":1\r\n");
+    heal.heal(&pair);
+    for conn in [&mut a, &mut b] {
+        assert_eq!(conn.cmd(&["EXISTS", "za", "zb"]), b":0\r\n");
+    }
+    assert_eq!(a.cmd(&["ZADD", "za", "2", "new"]), b":1\r\n");
+    assert_eq!(b.cmd(&["ZADD", "zb", "2", "new"]), b":1\r\n");
+    pair.converge();
+    for key in ["za", "zb"] {
+        let left = deadline_on_both(&pair, key) - now_ms();
+        assert!((600_000..=700_000).contains(&left), "{key}: {left} ms left");
+    }
+}
+
+#[test]
+fn a_ttl_change_newer_than_a_delete_stays_for_the_set_written_again_after_a_partial_resync() {
+    a_ttl_change_newer_than_a_delete_stays_for_the_set_written_again(Heal::Partial);
+}
+
+#[test]
+fn a_ttl_change_newer_than_a_delete_stays_for_the_set_written_again_through_a_full_sync() {
+    a_ttl_change_newer_than_a_delete_stays_for_the_set_written_again(Heal::Full);
+}
+
+/// A hash on both nodes, cut apart: B gives it a TTL, A deletes it, then B
+/// removes its last field. The TTL change, older than the delete, went with it:
+/// a field written again after the full sync brings the hash back without a
+/// TTL on both nodes, though B's tombstone, newer than A's, still held it (A,
+/// merging B's tombstone into its own, once kept the TTL change as if no delete
+/// had come between).
+#[test]
+fn a_ttl_change_older_than_a_delete_stays_gone_under_a_later_tombstone() {
+    let heal = Heal::Full;
+    let pair = heal.start();
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    assert_eq!(a.cmd(&["HSET", "h", "old", "1"]), b":1\r\n");
+    pair.converge();
+    pair.cut();
+    assert_eq!(b.cmd(&["EXPIRE", "h", "700"]), b":1\r\n");
+    later();
+    assert_eq!(a.cmd(&["DEL", "h"]), b":1\r\n");
+    later();
+    assert_eq!(b.cmd(&["HDEL", "h", "old"]), b":1\r\n");
+    heal.heal(&pair);
+    assert_eq!(a.cmd(&["HSET", "h", "new", "2"]), b":1\r\n");
+    pair.converge();
+    assert_eq!(deadline_on_both(&pair, "h"), -1);
+}
+
+/// A sorted set on both nodes, cut apart: A deletes it; B, later, gives it a
+/// TTL and then deletes it too. On A the TTL change came after A's delete, but
+/// B's delete, later still, takes it: a member written again on A after the
+/// heal brings the set back without a TTL on both nodes (A once kept its older
+/// delete as the key's tombstone, and the TTL change under it).
+#[test]
+fn a_later_delete_of_a_key_deleted_here_takes_the_ttl_change_between() {
+    let pair = Pair::start(&[]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    assert_eq!(a.cmd(&["ZADD", "z", "1", "old"]), b":1\r\n");
+    pair.converge();
+    pair.cut();
+    assert_eq!(a.cmd(&["DEL", "z"]), b":1\r\n");
+    later();
+    assert_eq!(b.cmd(&["EXPIRE", "z", "700"]), b":1\r\n");
+    later();
+    assert_eq!(b.cmd(&["DEL", "z"]), b":1\r\n");
+    pair.heal();
+    pair.converge();
+    assert_eq!(a.cmd(&["ZADD", "z", "2", "new"]), b":1\r\n");
+    pair.converge();
+    assert_eq!(deadline_on_both(&pair, "z"), -1);
+}
+
 fn db_digest(conn: &mut RawConn) -> Option<String> {
     let line = conn.info_field("keyspace", "db0");
     line.split(',')

@@ -523,6 +523,8 @@ pub fn run_locked<'a>(
             let db = ctx.keys.db;
             for &key in args.iter().skip(1) {
                 ctx.keys.join_whole_removal(db, key, ts);
+                // One a DEL removed keeps the newer removal, for its TTL.
+                ctx.keys.bury_again(db, key, ts);
             }
         }
         ctx.keys.forward_dropped(as_born);

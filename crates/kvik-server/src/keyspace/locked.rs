@@ -875,6 +875,13 @@ impl<'a> Locked<'a> {
         }
     }
 
+    /// Active replication: a peer's removal of whole `key` of `db` at `ts`
+    /// reached it removed here by an older DEL (see `ShardData::bury_again`).
+    pub fn bury_again(&mut self, db: usize, key: &[u8], ts: u64) {
+        let hash = hash_key(key);
+        self.shard_mut(db, hash).bury_again(hash, key, ts)
+    }
+
     /// Active replication: a peer's removal of whole `key` of `db` at `ts`,
     /// older than the element writes that keep it here, starts its TTL register
     /// over (see `ShardData::restart_ttl_at_removal`).

@@ -433,6 +433,31 @@ impl ShardData {
         }
     }
 
+    /// A peer's removal of whole `key` at `ts` (DEL, UNLINK) reached it removed
+    /// here before, by a DEL: the grave takes the newer removal, and the TTL
+    /// register under it starts over from it (the TTL changes older than it go
+    /// with it, the newer stay), or a TTL change between the two removals would
+    /// still give the collection written again its deadline here.
+    pub fn bury_again(&mut self, hash: u64, key: &[u8], ts: u64) {
+        let grave = self.newest_ts(hash, key);
+        if self.find(hash, key).is_some() || grave == 0 || grave >= ts {
+            return;
+        }
+        let restarted = self.ttl_marks.as_deref_mut().and_then(|marks| {
+            marks.restart_at_removal(key, grave, ts)?;
+            let since = marks.since(key, grave)?;
+            Some((
+                since,
+                marks.deadline(key, grave)?,
+                marks.changes(key, grave),
+            ))
+        });
+        self.bury(key, ts);
+        if let (Some((since, deadline, changes)), Some(marks)) = (restarted, &mut self.ttl_marks) {
+            marks.note(key, since, ts, deadline, changes);
+        }
+    }
+
     /// A peer's TTL change made at `ts` to deadline `to` reached `key`, removed
     /// here before it: the register under its grave merges it (see
     /// [`TtlMarks::change_under_grave`]).

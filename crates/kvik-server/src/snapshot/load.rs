@@ -331,9 +331,30 @@ fn merge_key(
     }
 }
 
+/// What our copy of `key` says about its TTL register ([`ShardData::key_ttl`]);
+/// a key removed here without one left under its grave (a DEL) holds a
+/// register started over at the removal, a value write to it.
+fn our_key_ttl(s: &ShardData, hash: u64, key: &[u8]) -> Option<KeyTtl> {
+    s.key_ttl(hash, key).or_else(|| {
+        let removed = s.newest_ts(hash, key);
+        (s.find(hash, key).is_none() && removed > 0).then(|| removal_ttl(removed))
+    })
+}
+
+/// The TTL register of a key removed whole at `ts`, with no TTL change since.
+fn removal_ttl(ts: u64) -> KeyTtl {
+    KeyTtl {
+        ts,
+        since: Some(Since::value_only(ts)),
+        expire_at: 0,
+    }
+}
+
 /// A collection whose elements merged with a peer's copy: its TTL is a register
 /// of its own beside the elements, and the two join (ours may be the one element
-/// writes that emptied it left under its grave; with none, theirs comes in).
+/// writes that emptied it left under its grave; with none, theirs comes in, under
+/// the grave too when the merge left nothing: an element write that brings the
+/// collection back takes its deadline, as on the peer).
 fn join_ttls(
     s: &mut ShardData,
     hash: u64,
@@ -347,14 +368,18 @@ fn join_ttls(
         }
         (
             None,
-            Some(KeyTtl {
-                since: Some(since), ..
-            }),
-        ) => {
-            if let Some(key_ts) = s.find(hash, key).map(|e| e.ts) {
-                s.note_copied_ttl(key, since, key_ts, their_changes);
+            Some(
+                theirs @ KeyTtl {
+                    since: Some(since), ..
+                },
+            ),
+        ) => match s.find(hash, key).map(|e| e.ts) {
+            Some(key_ts) => s.note_copied_ttl(key, since, key_ts, their_changes),
+            None => {
+                let theirs = (theirs, their_changes);
+                s.join_ttl(hash, key, theirs, theirs);
             }
-        }
+        },
         _ => {}
     }
 }
@@ -726,14 +751,12 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 return false;
             }
             if let Some(theirs) = their_elements.as_ref().filter(|_| merge) {
-                let our_ttl = shard.key_ttl(hash, key);
+                let our_ttl = our_key_ttl(shard, hash, key);
                 let our_changes = shard.ttl_changes(hash, key);
                 // Merged element by element: nothing of ours to send whole.
                 if shard.merge_with_emptied(hash, key, theirs, &limits) {
-                    if let (Some(ours), Some(theirs)) = (our_ttl, their_ttl) {
-                        let ours = (ours, &our_changes);
-                        shard.join_ttl(hash, key, ours, (theirs, &their_changes));
-                    }
+                    let ours = (our_ttl, &our_changes);
+                    join_ttls(shard, hash, key, ours, (their_ttl, &their_changes));
                     return false;
                 }
             }
@@ -742,8 +765,13 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 && their_elements.is_none()
                 && shard.merge_older_removal(hash, key, ts, &limits)
             {
-                // To the TTL register it is a value write, as live.
+                // To the TTL register it is a value write, as live; the TTL
+                // changes they kept under the grave, newer than it, join it.
                 shard.restart_ttl_at_removal(hash, key, ts);
+                if let (Some(ours), Some(theirs)) = (shard.key_ttl(hash, key), their_ttl) {
+                    let ours = (ours, &shard.ttl_changes(hash, key));
+                    shard.join_ttl(hash, key, ours, (theirs, &their_changes));
+                }
                 return false;
             }
             let ours = shard.counter(hash, key).filter(|c| c.splits_at(ts));
@@ -760,14 +788,19 @@ impl Visitor for IntoKeyspace<'_, '_> {
                 }
             }
             if shard.find(hash, key).is_none() {
+                let (our_ttl, our_changes) =
+                    (our_key_ttl(shard, hash, key), shard.ttl_changes(hash, key));
                 shard.bury(key, ts);
                 if let Some(state) = their_elements.filter(|state| state.newest == ts) {
                     shard.set_elements(key, state);
-                    if let Some(theirs) = their_ttl {
-                        let theirs = (theirs, &their_changes);
-                        shard.join_ttl(hash, key, theirs, theirs);
-                    }
                 }
+                // The TTL registers under the two graves join (TTL changes newer
+                // than a DEL, the deadline of a collection element writes
+                // emptied); a grave without one is a removal, which to a
+                // register is a value write.
+                let their_ttl = their_ttl.or_else(|| our_ttl.map(|_| removal_ttl(ts)));
+                let ours = (our_ttl, &our_changes);
+                join_ttls(shard, hash, key, ours, (their_ttl, &their_changes));
                 return false;
             }
             true
