@@ -615,10 +615,11 @@ fn a_master_that_sends_no_watermark_keeps_the_tombstones_and_a_plain_replica_hol
         r.info_field("replication", "master_link_status") == "up"
     });
     a.cmd(&["SET", "y", "1"]);
-    wait_for("y to reach the redis replica", || {
-        get(&mut r, "y") == b"$1\r\n1\r\n"
+    // B deletes y once it holds it: a DEL that finds nothing writes nothing.
+    wait_for("y to reach B and the redis replica", || {
+        get(&mut b, "y") == b"$1\r\n1\r\n" && get(&mut r, "y") == b"$1\r\n1\r\n"
     });
-    b.cmd(&["DEL", "y"]);
+    assert_eq!(b.cmd(&["DEL", "y"]), b":1\r\n");
     wait_for("y to go from the redis replica", || {
         get(&mut r, "y") == b"$-1\r\n"
     });

@@ -337,6 +337,18 @@ impl TestServer {
         fs::read_to_string(self.dir.join("stderr.log")).unwrap_or_default()
     }
 
+    /// The `--logfile` the server was started with, if any (relative to its
+    /// directory).
+    fn logfile_name(&self) -> Option<String> {
+        let at = self.args.iter().position(|a| a == "--logfile")?;
+        self.args.get(at + 1).filter(|f| !f.is_empty()).cloned()
+    }
+
+    /// What the server wrote to its `--logfile` so far.
+    fn logfile(&self) -> Option<String> {
+        fs::read_to_string(self.dir.join(self.logfile_name()?)).ok()
+    }
+
     /// Whether the process is still running.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
@@ -375,10 +387,12 @@ impl Drop for TestServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
         // A failing test shows each server's side: a CI log then says what the
-        // server was doing when the client gave up. (A server started with
-        // `--logfile` writes its log there, and its test prints it.)
-        if thread::panicking() && !(self.stdout().is_empty() && self.stderr().is_empty()) {
+        // server was doing when the client gave up.
+        if thread::panicking() {
             eprintln!("{}", self.failure("(the test failed)"));
+            if let Some(log) = self.logfile() {
+                eprintln!("--- {} ---\n{log}", self.logfile_name().unwrap_or_default());
+            }
         }
         if std::env::var_os("KVIK_KEEP_TEST_DIRS").is_none() {
             let _ = fs::remove_dir_all(&self.dir);
