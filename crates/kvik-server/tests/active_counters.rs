@@ -69,6 +69,16 @@ fn partition(pair: &Pair, filler: usize, during: impl FnOnce(&mut RawConn, &mut 
     );
 }
 
+/// Run `set` on A (its last word the value `read` then gives) and wait until B
+/// gives it too; returns the reply `read` gives.
+fn set_on_both(a: &mut RawConn, b: &mut RawConn, set: &[&str], read: &[&str]) -> Vec<u8> {
+    a.cmd(set);
+    let value = set.last().expect("a value");
+    let want = format!("${}\r\n{value}\r\n", value.len()).into_bytes();
+    wait_for("the value to reach B", || b.cmd(read) == want);
+    want
+}
+
 /// Both nodes read the same bytes; returns them.
 fn same_on_both(pair: &Pair, read: &[&str]) -> Vec<u8> {
     let (x, y) = (pair.a.raw().cmd(read), pair.b.raw().cmd(read));
@@ -225,8 +235,7 @@ fn a_reset_that_arrives_after_later_increments_keeps_only_those() {
     ];
     for filler in [0, 200] {
         for (reset, reads) in resets {
-            a.cmd(&["SET", "c", "0"]);
-            wait_for("c to reach B", || b.cmd(&["GET", "c"]) == b"$1\r\n0\r\n");
+            set_on_both(&mut a, &mut b, &["SET", "c", "0"], &["GET", "c"]);
             partition(&pair, filler, |a, b| {
                 a.cmd(&["INCRBY", "c", "5"]);
                 std::thread::sleep(Duration::from_millis(3));
@@ -253,8 +262,7 @@ fn an_increment_a_reset_would_refuse_counts_on_the_later_reset_it_crossed() {
     let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
     let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
     for filler in [0, 200] {
-        a.cmd(&["SET", "c", "10"]);
-        wait_for("c to reach B", || b.cmd(&["GET", "c"]) == b"$2\r\n10\r\n");
+        set_on_both(&mut a, &mut b, &["SET", "c", "10"], &["GET", "c"]);
         partition(&pair, filler, |a, b| {
             b.cmd(&["SET", "c", "628.5"]);
             std::thread::sleep(Duration::from_millis(3));
@@ -279,8 +287,7 @@ fn an_integer_increment_counts_on_a_float_reset_whatever_came_first() {
     let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
     let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
     for filler in [0, 200] {
-        a.cmd(&["SET", "c", "10"]);
-        wait_for("c to reach B", || b.cmd(&["GET", "c"]) == b"$2\r\n10\r\n");
+        set_on_both(&mut a, &mut b, &["SET", "c", "10"], &["GET", "c"]);
         partition(&pair, filler, |a, b| {
             b.cmd(&["SET", "c", "1.5"]);
             assert_eq!(b.cmd(&["INCRBYFLOAT", "c", "0.5"]), b"$1\r\n2\r\n");
@@ -312,10 +319,12 @@ fn a_field_increment_counts_on_a_field_a_concurrent_float_increment_made_a_float
     let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
     let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
     for filler in [0, 200] {
-        a.cmd(&["HSET", "h", "f", "10"]);
-        wait_for("h to reach B", || {
-            b.cmd(&["HGET", "h", "f"]) == b"$2\r\n10\r\n"
-        });
+        set_on_both(
+            &mut a,
+            &mut b,
+            &["HSET", "h", "f", "10"],
+            &["HGET", "h", "f"],
+        );
         partition(&pair, filler, |a, b| {
             assert_eq!(b.cmd(&["HINCRBYFLOAT", "h", "f", "0.5"]), b"$4\r\n10.5\r\n");
             std::thread::sleep(Duration::from_millis(3));
@@ -351,12 +360,8 @@ fn aof_and_redis_replica_hold(
     let mut r = replica.raw();
     let port = node.port().to_string();
     assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &port]), b"+OK\r\n");
-    a.cmd(set);
-    let start = set.last().expect("a value");
-    let started = format!("${}\r\n{start}\r\n", start.len()).into_bytes();
-    wait_for("the value to reach B and the replica", || {
-        b.cmd(read) == started && r.cmd(read) == started
-    });
+    let started = set_on_both(&mut a, &mut b, set, read);
+    wait_for("the value to reach the replica", || r.cmd(read) == started);
     partition(&pair, 0, during);
     assert_eq!(same_on_both(&pair, read), want);
     wait_for("the replica to hold the node's value", || {

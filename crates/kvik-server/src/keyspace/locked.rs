@@ -1259,14 +1259,12 @@ impl<'a> Locked<'a> {
         let ts = self.stamp(previous_ts);
         let made_at = crate::hlc::imposed_now().unwrap_or(ts);
         let shard = self.shard_mut(db, hash);
-        let mut changes = shard.ttl_changes(hash, key);
-        super::ttl::add_change(&mut changes, made_at, at);
         if !kept {
             shard.set_expire(hash, key, at);
         }
         shard.restamp(hash, key, ts);
         let since = super::ttl::Since::ttl_changed_on(value.unwrap_or(previous_ts));
-        shard.note_ttl_change(key, since, ts, changes);
+        shard.note_ttl_change(key, since, (previous_ts, ts), (made_at, at));
         self.dirty += 1;
         self.env.keyspace.signal_modified(db, key);
         !kept

@@ -377,22 +377,52 @@ impl ShardData {
     /// said (a full sync's; a copy that names no changes is known by the key's
     /// timestamp `at` and its deadline); the key carries timestamp `at`.
     pub fn note_copied_ttl(&mut self, key: &[u8], since: Since, at: u64, changes: &ttl::Changes) {
-        let deadline = self
-            .find(super::hash_key(key), key)
-            .map_or(0, |e| e.expire_at);
-        let changes = match changes.is_empty() {
-            true => ttl::one_change(at, deadline),
-            false => changes.clone(),
-        };
-        self.note_ttl_change(key, since, at, changes);
+        self.note_ttl(key, since, at, |_, deadline| {
+            let copy = KeyTtl {
+                ts: at,
+                since: Some(since),
+                expire_at: deadline,
+            };
+            copy.changes_known(changes)
+        });
     }
 
-    /// Live `key`'s TTL register is `since`, made by `changes`; the key now
+    /// Live `key`, written at `before`, had its TTL changed to deadline `to` by a
+    /// change made at `made_at` (a peer's keeps its own time): its register is
+    /// now `since`, made by the changes it had plus this one; the key now
     /// carries timestamp `at`.
-    pub fn note_ttl_change(&mut self, key: &[u8], since: Since, at: u64, changes: ttl::Changes) {
+    pub fn note_ttl_change(
+        &mut self,
+        key: &[u8],
+        since: Since,
+        (before, at): (u64, u64),
+        (made_at, to): (u64, u64),
+    ) {
+        self.note_ttl(key, since, at, |marks, _| {
+            let mut changes = marks.changes(key, before);
+            ttl::add_change(&mut changes, made_at, to);
+            changes
+        });
+    }
+
+    /// Live `key`'s TTL register is `since`, made by the changes `changes` gives
+    /// (from the registers as they are, and the key's deadline); the key carries
+    /// timestamp `at`. Nothing, not even a lookup, where the node keeps no
+    /// registers (it does not replicate actively).
+    fn note_ttl(
+        &mut self,
+        key: &[u8],
+        since: Since,
+        at: u64,
+        changes: impl FnOnce(&TtlMarks, u64) -> ttl::Changes,
+    ) {
+        let Some(marks) = self.ttl_marks.as_deref() else {
+            return;
+        };
         let deadline = self
             .find(super::hash_key(key), key)
             .map_or(0, |e| e.expire_at);
+        let changes = changes(marks, deadline);
         if let Some(marks) = &mut self.ttl_marks {
             marks.note(key, since, at, deadline, changes);
         }

@@ -86,7 +86,7 @@ pub type Changes = SmallVec<[(u64, u64); 2]>;
 
 /// The changes of a register known only by its newest write at `ts` and the
 /// deadline it holds (a full sync's copy).
-pub fn one_change(ts: u64, deadline: u64) -> Changes {
+fn one_change(ts: u64, deadline: u64) -> Changes {
     smallvec::smallvec![(ts, deadline)]
 }
 
@@ -285,12 +285,11 @@ impl KeyTtl {
     fn ttl_changed(&self) -> bool {
         self.since.is_some_and(|s| s.ttl_changed)
     }
-}
 
-impl KeyTtl {
     /// The TTL changes that made this copy's register: `changes`, or when a
-    /// copy names none, the change its timestamp and deadline say at most.
-    fn changes_known(&self, changes: &Changes) -> Changes {
+    /// copy names none (one from an older build), the change its timestamp and
+    /// deadline say at most.
+    pub fn changes_known(&self, changes: &Changes) -> Changes {
         match self.ttl_changed() && changes.is_empty() {
             true => one_change(self.ts, self.expire_at),
             false => changes.clone(),
