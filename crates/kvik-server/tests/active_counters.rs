@@ -309,6 +309,34 @@ fn an_increment_that_crossed_a_value_holding_no_number_counts_on_the_later_reset
 }
 
 #[test]
+fn a_field_increment_that_crossed_a_field_holding_no_number_ends_alike() {
+    // The same with a hash field: a field's plain write older than an increment
+    // does not go under it, whether it holds a number or not. A drops B's
+    // "abc" and 748, older than its HINCRBY, and writes the field again as it
+    // holds it, a fresh HSET that B takes over the 750 it counted: both end
+    // with A's 12.
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    for filler in [0, 200] {
+        set_on_both(
+            &mut a,
+            &mut b,
+            &["HSET", "h", "f", "10"],
+            &["HGET", "h", "f"],
+        );
+        partition(&pair, filler, |a, b| {
+            b.cmd(&["HSET", "h", "f", "abc"]);
+            std::thread::sleep(Duration::from_millis(3));
+            b.cmd(&["HSET", "h", "f", "748"]);
+            std::thread::sleep(Duration::from_millis(3));
+            assert_eq!(a.cmd(&["HINCRBY", "h", "f", "2"]), b":12\r\n");
+        });
+        let got = text(&same_on_both(&pair, &["HGET", "h", "f"]));
+        assert_eq!(got, "$2\r\n12\r\n", "{filler} filler writes");
+    }
+}
+
+#[test]
 fn an_integer_increment_counts_on_a_float_reset_whatever_came_first() {
     // B writes "1.5" and adds 0.5 to it while A, cut off, later adds 2 to its
     // own integer. B counts A's INCRBY on its float sum; A meets B's write under
