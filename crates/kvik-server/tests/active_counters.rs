@@ -278,6 +278,65 @@ fn an_increment_a_reset_would_refuse_counts_on_the_later_reset_it_crossed() {
 }
 
 #[test]
+fn an_increment_that_crossed_a_value_holding_no_number_counts_on_the_later_reset() {
+    // B writes "abc" and then 748 while A, cut off, increments later on its
+    // own integer. A meets "abc" under its increment, which waits there, then
+    // the 748 (newer than "abc", older than the increment): the increment
+    // counts on it on both nodes, as on B, which met the 748 first. A once
+    // refused it on "abc" and forgot it, ending with 748 while B held 750.
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    for filler in [0, 200] {
+        set_on_both(&mut a, &mut b, &["SET", "c", "10"], &["GET", "c"]);
+        partition(&pair, filler, |a, b| {
+            b.cmd(&["SET", "c", "abc"]);
+            std::thread::sleep(Duration::from_millis(3));
+            b.cmd(&["SET", "c", "748"]);
+            std::thread::sleep(Duration::from_millis(3));
+            assert_eq!(a.cmd(&["INCRBY", "c", "2"]), b":12\r\n");
+        });
+        let got = text(&same_on_both(&pair, &["GET", "c"]));
+        assert_eq!(got, "$3\r\n750\r\n", "{filler} filler writes");
+    }
+    // On the node that runs it, INCR still refuses a value that holds no
+    // number, as in Redis, and writes nothing.
+    a.cmd(&["SET", "c", "abc"]);
+    assert_eq!(
+        a.cmd(&["INCR", "c"]),
+        b"-ERR value is not an integer or out of range\r\n"
+    );
+    assert_eq!(a.cmd(&["GET", "c"]), b"$3\r\nabc\r\n");
+}
+
+#[test]
+fn a_field_increment_that_crossed_a_field_holding_no_number_ends_alike() {
+    // The same with a hash field: a field's plain write older than an increment
+    // does not go under it, whether it holds a number or not. A drops B's
+    // "abc" and 748, older than its HINCRBY, and writes the field again as it
+    // holds it, a fresh HSET that B takes over the 750 it counted: both end
+    // with A's 12.
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    for filler in [0, 200] {
+        set_on_both(
+            &mut a,
+            &mut b,
+            &["HSET", "h", "f", "10"],
+            &["HGET", "h", "f"],
+        );
+        partition(&pair, filler, |a, b| {
+            b.cmd(&["HSET", "h", "f", "abc"]);
+            std::thread::sleep(Duration::from_millis(3));
+            b.cmd(&["HSET", "h", "f", "748"]);
+            std::thread::sleep(Duration::from_millis(3));
+            assert_eq!(a.cmd(&["HINCRBY", "h", "f", "2"]), b":12\r\n");
+        });
+        let got = text(&same_on_both(&pair, &["HGET", "h", "f"]));
+        assert_eq!(got, "$2\r\n12\r\n", "{filler} filler writes");
+    }
+}
+
+#[test]
 fn an_integer_increment_counts_on_a_float_reset_whatever_came_first() {
     // B writes "1.5" and adds 0.5 to it while A, cut off, later adds 2 to its
     // own integer. B counts A's INCRBY on its float sum; A meets B's write under
@@ -406,6 +465,27 @@ fn a_peers_increment_counted_on_a_float_reaches_the_aof_and_a_redis_replica_as_i
             assert_eq!(a.cmd(&["INCRBY", "c", "2"]), b":12\r\n");
         },
         b"$3\r\n3.5\r\n",
+    );
+}
+
+#[test]
+fn an_increment_waiting_on_a_value_holding_no_number_reaches_the_aof_and_a_redis_replica_once_it_counts(
+) {
+    // A's increment meets B's "abc" under it and waits there, then B's 748
+    // under it too, and counts on it: A's AOF and A's replica take B's writes
+    // as themselves, each followed by the value A holds then, and hold 750 as
+    // the peers do.
+    aof_and_redis_replica_hold(
+        0,
+        (&["SET", "c", "10"], &["GET", "c"]),
+        |a, b| {
+            b.cmd(&["SET", "c", "abc"]);
+            std::thread::sleep(Duration::from_millis(3));
+            b.cmd(&["SET", "c", "748"]);
+            std::thread::sleep(Duration::from_millis(3));
+            assert_eq!(a.cmd(&["INCRBY", "c", "2"]), b":12\r\n");
+        },
+        b"$3\r\n750\r\n",
     );
 }
 

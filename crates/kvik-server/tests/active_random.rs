@@ -33,8 +33,14 @@ struct Link {
 
 impl Mesh {
     fn start(n: usize) -> Mesh {
+        Mesh::start_with(n, &[])
+    }
+
+    /// [`Mesh::start`], each node started with `extra` arguments too.
+    fn start_with(n: usize, extra: &[&str]) -> Mesh {
         let mut args: Vec<&str> = ACTIVE.to_vec();
         args.extend(["--repl-backlog-size", "16kb"]);
+        args.extend(extra);
         if n > 2 {
             args.extend(["--multi-master", "yes"]);
         }
@@ -823,6 +829,62 @@ fn a_reset_forwarded_after_going_under_an_increment_keeps_its_own_time() {
     for conn in conns.iter_mut() {
         assert_eq!(conn.cmd(&["GET", "s"]), b"$3\r\n982\r\n");
     }
+}
+
+#[test]
+fn an_increment_that_crossed_a_value_holding_no_number_ends_alike_in_either_order() {
+    // Node 1 writes "abc", node 2 then 748, node 0 then adds 2 to its own 10,
+    // all cut apart. Nodes 0 and 1 meet first: node 1 meets the INCRBY after
+    // "abc", node 0 "abc" under its INCRBY; both hold "abc" and keep the
+    // increment waiting. Node 2's 748, newer than "abc" and older than the
+    // increment, then reaches them: it counts there, as on node 2, which met
+    // the 748 first. Both once forgot the increment (one refused it, the other
+    // dropped it under "abc") and held 748 while node 2 held 750. Node 1's
+    // AOF and its redis-server replica, which never took the increment, take
+    // the value it makes with the 748.
+    let Some(_) = support::redis_server_or_skip() else {
+        return;
+    };
+    let mesh = Mesh::start_with(3, &["--appendonly", "yes"]);
+    let mut conns: Vec<RawConn> = mesh.nodes.iter().map(|n| n.raw()).collect();
+    let replica = support::RealRedis::start(&[]);
+    let mut r = replica.raw();
+    let port = mesh.nodes[1].port().to_string();
+    assert_eq!(r.cmd(&["REPLICAOF", "127.0.0.1", &port]), b"+OK\r\n");
+    conns[0].cmd(&["SET", "c", "10"]);
+    mesh.converge(0, &[]);
+    mesh.cut(|_, _| true);
+    conns[1].cmd(&["SET", "c", "abc"]);
+    std::thread::sleep(Duration::from_millis(2));
+    conns[2].cmd(&["SET", "c", "748"]);
+    std::thread::sleep(Duration::from_millis(2));
+    assert_eq!(conns[0].cmd(&["INCRBY", "c", "2"]), b":12\r\n");
+    mesh.heal_link(0, 1);
+    mesh.heal_link(1, 0);
+    // Node 0's streams reach node 1 in order: the INCRBY before this.
+    conns[0].cmd(&["SET", "after", "1"]);
+    support::wait_for("node 1 to meet node 0's writes", || {
+        conns[1].cmd(&["GET", "after"]) == b"$1\r\n1\r\n"
+    });
+    support::wait_for("node 0 to meet node 1's \"abc\"", || {
+        conns[0].cmd(&["GET", "c"]) == b"$3\r\nabc\r\n"
+    });
+    assert_eq!(conns[1].cmd(&["GET", "c"]), b"$3\r\nabc\r\n");
+    // Its own INCR of "abc" is still refused, as in Redis.
+    assert_eq!(
+        conns[1].cmd(&["INCR", "c"]),
+        b"-ERR value is not an integer or out of range\r\n"
+    );
+    mesh.heal();
+    mesh.converge(0, &[]);
+    for conn in conns.iter_mut() {
+        assert_eq!(conn.cmd(&["GET", "c"]), b"$3\r\n750\r\n");
+    }
+    support::wait_for("the replica to hold node 1's value", || {
+        r.cmd(&["GET", "c"]) == b"$3\r\n750\r\n"
+    });
+    assert_eq!(conns[1].cmd(&["DEBUG", "LOADAOF"]), b"+OK\r\n");
+    assert_eq!(conns[1].cmd(&["GET", "c"]), b"$3\r\n750\r\n");
 }
 
 #[test]

@@ -12,7 +12,10 @@
 //! node's total only changes with its own increments, so the newer one includes the
 //! older); a newer base wins outright (a SET resets the counter, increments made
 //! before it are forgotten). The value is the base plus the totals, kept
-//! materialized in the entry, so reads pay nothing.
+//! materialized in the entry, so reads pay nothing; a base that holds no number
+//! ("abc") takes none, and the key holds it while the peers' increments newer
+//! than it wait in the state, to count should a reset between the two that
+//! holds a number reach the node later ([`Counter::waits`]).
 //!
 //! A reset can reach a node after increments newer than it, made by a node that
 //! had not seen it (a partition): the increments newer than the reset count on
@@ -63,20 +66,25 @@ use smallvec::SmallVec;
 use std::collections::HashMap;
 
 /// A counted number: an integer (INCR, HINCRBY), a long double kept as the text
-/// Redis prints it (INCRBYFLOAT, HINCRBYFLOAT) or a score (ZINCRBY).
+/// Redis prints it (INCRBYFLOAT, HINCRBYFLOAT) or a score (ZINCRBY); or, as a
+/// whole key's base only, a value that holds no number (`Text`), on which the
+/// increments newer than it wait (see [`Counter::waits`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Num {
     Int(i64),
     Float(Box<[u8]>),
     Score(f64),
+    Text(Box<[u8]>),
 }
 
 impl Num {
     /// `self + other`: integers wrap (each node's INCR refused what overflows), a
     /// float term makes the sum a long double, scores add as doubles. A float sum
     /// that is not finite keeps `self` (each node refused such an increment).
+    /// A value that holds no number takes nothing: it stays as it is.
     pub fn add(&self, other: &Num) -> Num {
         match (self, other) {
+            (Num::Text(_), _) | (_, Num::Text(_)) => self.clone(),
             (Num::Int(a), Num::Int(b)) => Num::Int(a.wrapping_add(*b)),
             (Num::Score(a), b) | (b, Num::Score(a)) => Num::Score(a + b.as_f64()),
             (a, b) => match incr_by_float(&a.text(), &b.text()) {
@@ -90,7 +98,7 @@ impl Num {
         match self {
             Num::Int(n) => *n as f64,
             Num::Score(x) => *x,
-            Num::Float(text) => std::str::from_utf8(text)
+            Num::Float(text) | Num::Text(text) => std::str::from_utf8(text)
                 .ok()
                 .and_then(|t| t.parse().ok())
                 .unwrap_or(0.0),
@@ -101,15 +109,15 @@ impl Num {
     pub fn text(&self) -> Vec<u8> {
         match self {
             Num::Int(n) => itoa::Buffer::new().format(*n).as_bytes().to_vec(),
-            Num::Float(text) => text.to_vec(),
+            Num::Float(text) | Num::Text(text) => text.to_vec(),
             Num::Score(x) => x.to_string().into_bytes(),
         }
     }
 
-    /// Zero, of the kind `self` is.
+    /// Zero, of the kind `self` is (an increment's: never `Text`).
     fn zero_like(&self) -> Num {
         match self {
-            Num::Int(_) => Num::Int(0),
+            Num::Int(_) | Num::Text(_) => Num::Int(0),
             Num::Float(_) => Num::Float(b"0"[..].into()),
             Num::Score(_) => Num::Score(0.0),
         }
@@ -117,12 +125,15 @@ impl Num {
 
     /// The text form of a snapshot: integers as they are, `f<text>` for a long
     /// double, `s<double>` for a score (Rust's shortest form, which reads back
-    /// exactly).
+    /// exactly), `t<hex>` for a value that holds no number (any bytes). A reader
+    /// that knows no `t` takes the whole state for malformed and keeps the key
+    /// uncounted, as it was before such states were kept.
     fn encode(&self) -> String {
         match self {
             Num::Int(n) => n.to_string(),
             Num::Float(text) => format!("f{}", String::from_utf8_lossy(text)),
             Num::Score(x) => format!("s{x}"),
+            Num::Text(text) => format!("t{}", hex::encode(text)),
         }
     }
 
@@ -131,6 +142,9 @@ impl Num {
             return incr_by_float(float.as_bytes(), b"0")
                 .ok()
                 .map(|_| Num::Float(float.as_bytes().into()));
+        }
+        if let Some(bytes) = text.strip_prefix('t') {
+            return hex::decode(bytes).ok().map(|b| Num::Text(b.into()));
         }
         if let Some(score) = text.strip_prefix('s') {
             return score
@@ -222,6 +236,17 @@ impl Counter {
         }
     }
 
+    /// Does the base hold no number (a whole key's, [`Num::Text`])? Its
+    /// increments then wait: the key holds the base as written, and they are
+    /// kept, not refused, until a reset older than them that holds a number
+    /// goes under them ([`Counter::rebased`], a full sync's merge) and they
+    /// count on it, as on a node that met that reset first. A node's own
+    /// increment of such a value is still refused, as in Redis: only its peers'
+    /// wait.
+    pub fn waits(&self) -> bool {
+        matches!(self.base, Num::Text(_))
+    }
+
     /// Where this state's counting starts.
     pub fn start(&self) -> Start {
         Start {
@@ -308,9 +333,10 @@ impl Counter {
     /// the increments newer than the reset counted on the value it wrote, each
     /// node's in the order it made them; the older ones are gone, as on every
     /// node that met the reset first. `base_of(by)` reads the reset's value as a
-    /// number `by` counts on (a removed key is zero, see [`counted_on`]); an
-    /// increment the value takes no such number for is refused until one counts.
-    /// `None` when none counts.
+    /// number `by` counts on (a removed key is zero, and a string that holds no
+    /// number one they wait on, see [`counted_on`]); an increment the value
+    /// takes no such number for (a value of another type) is refused until one
+    /// counts. `None` when none counts.
     pub fn rebased(&self, ts: u64, base_of: impl Fn(&Num) -> Option<Num>) -> Option<Counter> {
         replay_after(
             Start::write(ts),
@@ -351,9 +377,9 @@ impl Counter {
     /// This state (on the newer base) merged with `older`, a state on an older
     /// base: every increment either remembers that is newer than our base
     /// counts on it, in the order they were made, as on a node that met our base
-    /// first (an increment the base takes no number for is refused until one
-    /// counts, see [`Counter::rebased`]). `None` when some increment
-    /// newer than our base is no longer remembered one by one (folded).
+    /// first (on a base that holds no number they wait, see [`Counter::waits`]).
+    /// `None` when some increment newer than our base is no longer remembered
+    /// one by one (folded).
     fn replayed_with(&self, older: &Counter) -> Option<Counter> {
         let base_ts = self.base_ts;
         let mut parts = self.parts.iter().chain(&older.parts);
@@ -579,7 +605,7 @@ pub fn element(value: Option<&Value>, member: Option<&[u8]>, like: &Num) -> Opti
         Num::Float(_) => incr_by_float(&text, b"0")
             .ok()
             .map(|_| Num::Float(text.into())),
-        Num::Score(_) => None,
+        Num::Score(_) | Num::Text(_) => None,
     }
 }
 
@@ -593,12 +619,19 @@ pub fn element(value: Option<&Value>, member: Option<&[u8]>, like: &Num) -> Opti
 /// on, never on what the node running the merge met first: a refusal forgotten
 /// on one node, where another node met a newer base (a later reset, an
 /// INCRBYFLOAT under it) that takes the increment, would leave them apart.
-/// `None` when the value holds no number at all.
+/// A string that holds no number at all ("abc") is a base the increment waits
+/// on ([`Num::Text`], see [`Counter::waits`]), for the same reason. `None` when
+/// the value is no string.
 pub fn counted_on(value: Option<&Value>, like: &Num) -> Option<Num> {
-    element(value, None, like).or_else(|| match like {
-        Num::Int(_) => element(value, None, &Num::Float(b"0"[..].into())),
-        _ => None,
-    })
+    element(value, None, like)
+        .or_else(|| match like {
+            Num::Int(_) => element(value, None, &Num::Float(b"0"[..].into())),
+            _ => None,
+        })
+        .or_else(|| match value {
+            Some(Value::Str(s)) => Some(Num::Text(s.bytes(&mut itoa::Buffer::new()).into())),
+            _ => None,
+        })
 }
 
 /// Does string `value` hold exactly `num` (a whole key's state is current)?
@@ -625,6 +658,7 @@ pub fn holds(value: &Value, member: &[u8], num: &Num) -> bool {
 pub fn materialize(value: &mut Value, member: Option<&[u8]>, num: &Num) {
     match (value, member, num) {
         (Value::Str(s), None, Num::Int(n)) => *s = StrValue::Int(*n),
+        (Value::Str(s), None, Num::Text(text)) => *s = StrValue::from_bytes(text),
         (Value::Str(s), None, num) => *s = StrValue::from_bytes_unencoded(&num.text()),
         (Value::Hash(h), Some(field), num) if h.get(field).is_some() => {
             h.insert(field, &num.text(), IN_PLACE);
@@ -745,7 +779,7 @@ mod tests {
         // A reset wrote "1.5" at 20; node 1's INCRBY 2 at 30, made on its own
         // integer, counts on it as a long double, as it does on the INCRBYFLOAT
         // sum a node that met node 2's 0.5 at 25 first holds: both orders end
-        // alike. A value that holds no number takes none.
+        // alike. A value that holds no number takes none: it waits there.
         let float = |text: &str| Num::Float(text.as_bytes().into());
         let string = |text: &str| Value::Str(StrValue::from_bytes(text.as_bytes()));
         let mut counted = Counter::new(10, int(5));
@@ -759,8 +793,102 @@ mod tests {
         int_first.add([2; 16], &float("0.5"), 25);
         assert_eq!(int_first, float_first);
         assert_eq!(int_first.value().text(), b"4");
-        assert_eq!(counted.rebased_on(20, Some(&string("abc"))), None);
+        let waiting = counted.rebased_on(20, Some(&string("abc"))).unwrap();
+        assert!(waiting.waits());
         assert_eq!(counted_on(Some(&string("7")), &int(1)), Some(int(7)));
+        assert_eq!(
+            counted_on(Some(&Value::List(Default::default())), &int(1)),
+            None
+        );
+    }
+
+    fn string(text: &str) -> Value {
+        Value::Str(StrValue::from_bytes(text.as_bytes()))
+    }
+
+    /// Node 1's INCR at 30, made on its 5 of 10, that met node 2's "abc" of 20.
+    fn waiting_on_abc() -> Counter {
+        let mut counted = Counter::new(10, int(5));
+        counted.add([1; 16], &int(1), 30);
+        counted.rebased_on(20, Some(&string("abc"))).unwrap()
+    }
+
+    /// A node that met node 3's SET 10 at 25 before node 1's INCR at 30.
+    fn counted_on_ten() -> Counter {
+        let mut counted = Counter::new(25, int(10));
+        counted.add([1; 16], &int(1), 30);
+        counted
+    }
+
+    #[test]
+    fn increments_newer_than_a_value_that_holds_no_number_wait_on_it() {
+        let waiting = waiting_on_abc();
+        assert!(waiting.waits());
+        assert_eq!(waiting.value(), Num::Text(b"abc"[..].into()));
+        assert_eq!((waiting.base_ts, waiting.newest_ts()), (20, 30));
+        assert!(waiting.holds(&[1; 16], 30));
+        // A peer's increment met after "abc" waits alike: the same state.
+        let base = counted_on(Some(&string("abc")), &int(1)).unwrap();
+        let mut met_after = Counter::new(20, base);
+        met_after.add([1; 16], &int(1), 30);
+        assert_eq!(met_after, waiting);
+        // More increments wait too; the value stays.
+        met_after.add([2; 16], &Num::Float(b"0.5"[..].into()), 31);
+        assert_eq!(met_after.value().text(), b"abc");
+        // A float reads no better: "abc" is no long double either.
+        let float = Num::Float(b"1"[..].into());
+        assert!(matches!(
+            counted_on(Some(&string("abc")), &float),
+            Some(Num::Text(_))
+        ));
+    }
+
+    #[test]
+    fn waiting_increments_count_on_an_older_reset_that_holds_a_number() {
+        // Node 3's SET 10 at 25, newer than "abc", older than the INCR, goes
+        // under it: the INCR counts on 10, as on the node that met the SET first.
+        let rebased = waiting_on_abc()
+            .rebased_on(25, Some(&string("10")))
+            .unwrap();
+        assert!(!rebased.waits());
+        assert_eq!(rebased, counted_on_ten());
+        assert_eq!(rebased.value(), int(11));
+        // "abc" reaching the node that counts on 10 is older than its base.
+        assert!(!counted_on_ten().splits_at(20));
+        // A later reset that holds no number makes them wait again.
+        let again = counted_on_ten()
+            .rebased_on(27, Some(&string("x y")))
+            .unwrap();
+        assert_eq!(again.value().text(), b"x y");
+        assert_eq!(
+            again.rebased_on(28, Some(&string("1"))).unwrap().value(),
+            int(2)
+        );
+    }
+
+    #[test]
+    fn a_waiting_state_merges_alike_in_either_order() {
+        let (waiting, ten) = (waiting_on_abc(), counted_on_ten());
+        let (mut on_waiting, mut on_ten) = (waiting.clone(), ten.clone());
+        assert!(on_waiting.merge(&ten, false));
+        assert!(!on_ten.merge(&waiting, false));
+        assert_eq!(on_waiting, on_ten);
+        assert_eq!(on_ten.value(), int(11));
+        // The node that counted the INCR on its own older base meets "abc" by
+        // a full sync: both wait, in either order.
+        let mut own = Counter::new(10, int(5));
+        own.add([1; 16], &int(1), 30);
+        let (mut on_own, mut on_abc) = (own.clone(), waiting.clone());
+        assert!(on_own.merge(&waiting, false));
+        assert!(!on_abc.merge(&own, false));
+        assert_eq!(on_own, on_abc);
+        assert!(on_own.waits());
+        // Folded, they no longer split: a reset older than them is judged by
+        // last writer, as for any folded increment.
+        let mut folded = waiting.clone();
+        assert!(!folded.fold(31));
+        assert!(!folded.splits_at(25));
+        assert_eq!(folded.value().text(), b"abc");
     }
 
     #[test]
@@ -883,6 +1011,11 @@ mod tests {
         assert_eq!(Counter::decode(b"x 1"), None);
         assert_eq!(Counter::decode(b"1 2 zz:1:2"), None);
         assert_eq!(Counter::decode(b"1 fnope"), None);
+        let mut t = Counter::new(20, Num::Text(b"a b:c=\x00"[..].into()));
+        t.add([0xab; 16], &int(1), 30);
+        assert!(t.encode().starts_with("20 t"));
+        assert_eq!(Counter::decode(t.encode().as_bytes()), Some(t));
+        assert_eq!(Counter::decode(b"1 tzz"), None);
         // An older writer's word: its totals, nothing remembered one by one.
         let old = Counter::decode(format!("7 -3 {}:9:8", hex::encode([0xab; 16])).as_bytes());
         let old = old.unwrap();

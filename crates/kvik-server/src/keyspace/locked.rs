@@ -418,7 +418,9 @@ impl<'a> Locked<'a> {
     /// [`Locked::count_start`] gave: record it as the writing node's (ours, or the
     /// peer's being replayed) and store the value the state gives (the base and each
     /// node's total, summed in one order on every node). Returns that value, for the
-    /// reply.
+    /// reply. A peer's increment of a value that holds no number, which the
+    /// command keeps waiting without writing (see [`Counter::waits`]), comes here
+    /// too: the key keeps its value and takes the increment's timestamp.
     pub fn count_end(
         &mut self,
         key: &[u8],
@@ -429,14 +431,13 @@ impl<'a> Locked<'a> {
         let node = crate::effects::birth_now().map_or(self.env.effects.origin(), |b| b.origin);
         let (db, hash) = (self.db, hash_key(key));
         let shard = self.shard_mut(db, hash);
-        let Some(entry) = shard.find_mut(hash, key) else {
+        let Some(entry) = shard.find(hash, key) else {
             return by.clone();
         };
         let ts = crate::hlc::imposed_now().unwrap_or(entry.ts);
         counter.add(node, by, ts);
         let value = counter.value();
-        super::counters::materialize(&mut entry.value, member, &value);
-        shard.set_counter(key, member, counter);
+        shard.put_counter(hash, key, member, counter);
         value
     }
 

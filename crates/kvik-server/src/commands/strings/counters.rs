@@ -11,11 +11,13 @@
 //! value of its counted state, and INCRBYFLOAT travels as itself, so that peers add
 //! the increment to this node's total instead of overwriting theirs. A peer's
 //! INCRBY counted here on a float goes on to the peers as itself and to the AOF and
-//! the plain replicas as the value it made (they would refuse it on a float).
+//! the plain replicas as the value it made (they would refuse it on a float). A
+//! peer's increment of a value that holds no number ("abc") is not refused: it
+//! waits in the key's count (see `Counter::waits`), writing nothing.
 
 use super::{store, Expiry};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
-use crate::keyspace::Num;
+use crate::keyspace::{Counter, Num};
 use crate::notify::class;
 use crate::types::string::StrValue;
 use crate::util::numbers::{incr_by_float, IncrFloatError};
@@ -42,7 +44,12 @@ pub fn decrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// Add `delta` to the integer at `key`.
 fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
     let by = Num::Int(delta);
-    let counting = ctx.keys.count_start(key, None, &by);
+    let counting = match ctx.keys.count_start(key, None, &by) {
+        Some(counter) if waits_for_a_number(&counter) => {
+            return keep_waiting(ctx, key, counter, &by);
+        }
+        counting => counting,
+    };
     // A peer's increment of a counter that a concurrent INCRBYFLOAT made a float
     // here still counts (its node's total is in the sum the peer holds): the
     // stored value is the counted sum, whatever the running value was.
@@ -86,7 +93,12 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
 pub fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (key, increment) = (args[1], args[2]);
     let by = Num::Float(increment.into());
-    let counting = ctx.keys.count_start(key, None, &by);
+    let counting = match ctx.keys.count_start(key, None, &by) {
+        Some(counter) if waits_for_a_number(&counter) => {
+            return keep_waiting(ctx, key, counter, &by);
+        }
+        counting => counting,
+    };
     let mut digits = itoa::Buffer::new();
     let sum = match ctx.keys.get(key) {
         None => incr_by_float(b"0", increment),
@@ -120,5 +132,23 @@ pub fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ctx.propagate(&[b"SET", key, &sum, b"KEEPTTL"]);
         }
     }
+    Ok(())
+}
+
+/// Is `counter` the state a peer's increment adds to on a value that holds no
+/// number (see `Counter::waits`)? Our own increment of such a value is refused,
+/// as in Redis.
+fn waits_for_a_number(counter: &Counter) -> bool {
+    counter.waits() && crate::effects::replaying_now()
+}
+
+/// Keep a peer's increment `by` of `key` waiting in `counter` (see
+/// [`waits_for_a_number`]), as on a node that met it before the value the key
+/// holds: the value stays. It writes no effect of its own: it goes on to the
+/// peers as it was born (a peer's write that changed nothing here), and the
+/// AOF and the plain replicas, which would refuse it, hold the value already.
+fn keep_waiting(ctx: &mut Ctx, key: &[u8], counter: Counter, by: &Num) -> CmdResult {
+    let held = ctx.keys.count_end(key, None, counter, by);
+    ctx.out.bulk(&held.text());
     Ok(())
 }
