@@ -1251,6 +1251,94 @@ fn a_full_sync_of_a_third_nodes_push_applied_on_another_list_keeps_our_copy() {
 }
 
 #[test]
+fn a_delete_that_reaches_a_collection_emptied_here_starts_its_ttl_register_over() {
+    // Cut apart, node 1 empties h (its TTL register waits under the grave),
+    // node 0 gives h a TTL, node 2 deletes h, and node 0 writes a field again:
+    // the delete is newer than the TTL change, which goes with it, so h lives
+    // on node 0's field with no deadline. Node 1 takes node 2's delete in a
+    // full sync before node 0's copy: the delete onto its emptied collection
+    // must start the register over there too, or node 0's copy brings the TTL
+    // change back on node 1 alone (mesh seed 104).
+    let mesh = Mesh::start(3);
+    let mut conns: Vec<RawConn> = mesh.nodes.iter().map(|n| n.raw()).collect();
+    assert_eq!(conns[0].cmd(&["HSET", "h", "f", "1"]), b":1\r\n");
+    mesh.converge(0, &[]);
+    mesh.cut(|_, _| true);
+    let later = || std::thread::sleep(Duration::from_millis(2));
+    assert_eq!(conns[1].cmd(&["HDEL", "h", "f"]), b":1\r\n");
+    later();
+    assert_eq!(conns[0].cmd(&["EXPIRE", "h", "415"]), b":1\r\n");
+    later();
+    assert_eq!(conns[2].cmd(&["DEL", "h"]), b":1\r\n");
+    later();
+    assert_eq!(conns[0].cmd(&["HSET", "h", "g", "81"]), b":1\r\n");
+    // Past every backlog: each heal is a full sync.
+    for round in 0..3 {
+        overflow_backlogs(&mut conns, round);
+    }
+    mesh.heal_link(1, 2);
+    support::wait_for("node 1's full sync from node 2", || {
+        conns[1].cmd(&["EXISTS", "fill:2:59"]) == b":1\r\n"
+    });
+    mesh.heal();
+    mesh.converge(0, &[]);
+    for conn in conns.iter_mut() {
+        assert_eq!(
+            conn.cmd(&["HGETALL", "h"]),
+            b"*2\r\n$1\r\ng\r\n$2\r\n81\r\n"
+        );
+        assert_eq!(conn.cmd(&["TTL", "h"]), b":-1\r\n");
+    }
+}
+
+#[test]
+fn a_delete_newer_than_a_collection_keeps_the_newer_ttl_change_it_holds() {
+    // Cut apart, node 1 deletes z; node 2 adds to z, deletes it and adds to
+    // it again; between the two, node 0 gives z a TTL. The TTL change is newer
+    // than node 2's delete, so the z written again keeps it. Node 1 meets the
+    // TTL change first, under its older grave (which leaves the grave's
+    // timestamp), then node 2's add, which brings z back older than the TTL
+    // change, then the delete, newer than z there: the delete must keep the
+    // newer TTL change under its grave, or node 1 alone ends without a
+    // deadline (mesh seed 120).
+    let mesh = Mesh::start(3);
+    let mut conns: Vec<RawConn> = mesh.nodes.iter().map(|n| n.raw()).collect();
+    assert_eq!(conns[0].cmd(&["ZADD", "z", "1", "a"]), b":1\r\n");
+    mesh.converge(0, &[]);
+    mesh.cut(|_, _| true);
+    let later = || std::thread::sleep(Duration::from_millis(2));
+    assert_eq!(conns[1].cmd(&["UNLINK", "z"]), b":1\r\n");
+    later();
+    assert_eq!(conns[2].cmd(&["ZADD", "z", "2", "b"]), b":1\r\n");
+    later();
+    assert_eq!(conns[2].cmd(&["DEL", "z"]), b":1\r\n");
+    later();
+    assert_eq!(conns[0].cmd(&["EXPIRE", "z", "869"]), b":1\r\n");
+    assert_eq!(conns[0].cmd(&["SET", "after-expire", "1"]), b"+OK\r\n");
+    later();
+    assert_eq!(conns[2].cmd(&["ZADD", "z", "7", "m0"]), b":1\r\n");
+    mesh.heal_link(1, 0);
+    support::wait_for("node 1 to apply node 0's TTL change", || {
+        conns[1].cmd(&["EXISTS", "after-expire"]) == b":1\r\n"
+    });
+    mesh.heal_link(1, 2);
+    support::wait_for("node 1 to apply node 2's writes", || {
+        conns[1].cmd(&["ZSCORE", "z", "m0"]) == b"$1\r\n7\r\n"
+    });
+    mesh.heal();
+    mesh.converge(0, &[]);
+    for conn in conns.iter_mut() {
+        assert_eq!(conn.cmd(&["ZRANGE", "z", "0", "-1"]), b"*1\r\n$2\r\nm0\r\n");
+        let ttl: i64 = String::from_utf8_lossy(&conn.cmd(&["TTL", "z"]))
+            .trim()
+            .trim_start_matches(':')
+            .parse()
+            .expect("a TTL");
+        assert!((800..=869).contains(&ttl), "TTL {ttl}, not node 0's 869 s");
+    }
+}
+
+#[test]
 fn a_peers_zincrby_by_zero_that_created_a_member_counts_where_the_member_was_added_again() {
     // Node 1 counted 4 on m, then set it to 9 and removed it: its counting of m
     // is stale. Cut off, node 1 adds m, removes it and adds it again at 4 (what

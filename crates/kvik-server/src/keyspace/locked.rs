@@ -783,7 +783,8 @@ impl<'a> Locked<'a> {
     /// alone): a TTL change leaves the value, so the marks still describe it and
     /// follow the key's new timestamp; any other whole write leaves marks that no
     /// longer describe what the key holds, even where its timestamp is theirs (a
-    /// repair met at the same timestamp). Each key's timestamp in `before` moves on.
+    /// repair met at the same timestamp), and a removal keeps the TTL changes
+    /// newer than it under the grave. Each key's timestamp in `before` moves on.
     fn marks_after_whole_key_write(
         &mut self,
         before: &mut [(usize, &[u8], u64)],
@@ -795,7 +796,10 @@ impl<'a> Locked<'a> {
             let shard = self.shard_mut(db, hash);
             match effect {
                 super::EffectOnMarks::TtlOnly => shard.follow_elements(hash, key, *ts_before),
-                _ => shard.forget_elements(key),
+                _ => {
+                    shard.forget_elements(key);
+                    shard.keep_newer_ttl_changes_under_grave(hash, key, *ts_before);
+                }
             }
             *ts_before = shard.newest_ts(hash, key);
         }

@@ -464,27 +464,57 @@ impl ShardData {
     }
 
     /// A peer's removal of whole `key` at `ts` (DEL, UNLINK) reached it removed
-    /// here before, by a DEL: the grave takes the newer removal, and the TTL
-    /// register under it starts over from it (the TTL changes older than it go
-    /// with it, the newer stay), or a TTL change between the two removals would
-    /// still give the collection written again its deadline here.
+    /// here before (by a DEL, or by element writes that emptied it): the grave
+    /// takes the newer removal, and the TTL register under it starts over from
+    /// it (the TTL changes older than it go with it, the newer stay), or a TTL
+    /// change older than the removal would still give the collection written
+    /// again its deadline here.
     pub fn bury_again(&mut self, hash: u64, key: &[u8], ts: u64) {
         let grave = self.newest_ts(hash, key);
         if self.find(hash, key).is_some() || grave == 0 || grave >= ts {
             return;
         }
-        let restarted = self.ttl_marks.as_deref_mut().and_then(|marks| {
-            marks.restart_at_removal(key, grave, ts)?;
-            let since = marks.since(key, grave)?;
-            Some((
-                since,
-                marks.deadline(key, grave)?,
+        // A grave without a register (none kept, or collected) gets one started
+        // at the removal: a copy of the key that a full sync merges later must
+        // meet our removal as a value write, whatever the grave holds.
+        let restarted = self.ttl_marks.as_deref_mut().map(|marks| {
+            marks.restart_at_removal(key, grave, ts);
+            (
+                marks.since(key, grave).unwrap_or(Since::value_only(ts)),
+                marks.deadline(key, grave).unwrap_or(0),
                 marks.changes(key, grave),
-            ))
+            )
         });
         self.bury(key, ts);
         if let (Some((since, deadline, changes)), Some(marks)) = (restarted, &mut self.ttl_marks) {
             marks.note(key, since, ts, deadline, changes);
+        }
+    }
+
+    /// `key`, written last at `before`, was removed whole since (a DEL, the
+    /// source of a RENAME): the TTL changes its register held that are newer
+    /// than the removal stay under the grave, for a collection written again
+    /// element by element, as on a node where the removal came first and they
+    /// merged under its grave. (A peer's TTL change that reached the collection
+    /// here before the removal does not restamp the key when it came under an
+    /// older grave, so the removal can be newer than the key yet older than it.)
+    pub fn keep_newer_ttl_changes_under_grave(&mut self, hash: u64, key: &[u8], before: u64) {
+        let grave = self.newest_ts(hash, key);
+        if self.find(hash, key).is_some() || grave <= before {
+            return;
+        }
+        let Some(marks) = self.ttl_marks.as_deref_mut() else {
+            return;
+        };
+        if marks.restart_at_removal(key, before, grave).is_none() {
+            return;
+        }
+        match (marks.since(key, before), marks.deadline(key, before)) {
+            (Some(since), Some(deadline)) if since.ttl_changed => {
+                let changes = marks.changes(key, before);
+                marks.note(key, since, grave, deadline, changes);
+            }
+            _ => {}
         }
     }
 
@@ -791,7 +821,8 @@ impl ShardData {
     /// than itself, joined into its current element timestamps (see
     /// [`Elements::join_whole_removal`]); nothing when they are not current.
     /// A collection that element writes emptied, removed again after its grave,
-    /// keeps its state under the newer grave.
+    /// keeps its state under the newer grave, and the TTL register under it
+    /// starts over from the removal (see [`ShardData::bury_again`]).
     pub fn join_whole_removal(&mut self, hash: u64, key: &[u8], ts: u64) {
         let newest = self.newest_ts(hash, key);
         let emptied = self.find(hash, key).is_none();
@@ -805,7 +836,7 @@ impl ShardData {
         state.join_whole_removal(ts);
         if emptied && ts > newest {
             state.newest = ts;
-            self.bury(key, ts);
+            self.bury_again(hash, key, ts);
         }
     }
 
