@@ -888,6 +888,56 @@ fn an_increment_that_crossed_a_value_holding_no_number_ends_alike_in_either_orde
 }
 
 #[test]
+fn a_write_older_than_a_counters_base_leaves_the_counter_to_split_at_later_resets() {
+    // Seed 19 of every family in a mesh: node 2 resets a counter (its base),
+    // between node 1's two SETs; node 0, which has heard of none of them,
+    // adds to it last. Node 2 counts node 0's increment on its base, then
+    // meets node 1's older SET, which it drops. It once also sent its key
+    // whole and forgot the counter, so node 1's later SET, older than the
+    // increment, could no longer go under it there: node 2 kept 8.
+    let mesh = Mesh::start(3);
+    let mut conns: Vec<RawConn> = mesh.nodes.iter().map(|n| n.raw()).collect();
+    mesh.cut(|_, _| true);
+    assert_eq!(conns[1].cmd(&["SET", "s", "5"]), b"+OK\r\n");
+    std::thread::sleep(Duration::from_millis(2));
+    assert_eq!(conns[2].cmd(&["SET", "s", "7"]), b"+OK\r\n");
+    std::thread::sleep(Duration::from_millis(2));
+    assert_eq!(conns[1].cmd(&["SET", "s", "135"]), b"+OK\r\n");
+    std::thread::sleep(Duration::from_millis(2));
+    assert_eq!(conns[0].cmd(&["INCRBY", "s", "1"]), b":1\r\n");
+    mesh.heal_link(2, 0);
+    support::wait_for("node 2 to count node 0's increment", || {
+        conns[2].cmd(&["GET", "s"]) == b"$1\r\n8\r\n"
+    });
+    mesh.heal_link(2, 1);
+    support::wait_for("node 2 to count it on node 1's last SET", || {
+        conns[2].cmd(&["GET", "s"]) == b"$3\r\n136\r\n"
+    });
+    mesh.heal();
+    mesh.converge(0, &[]);
+    for conn in conns.iter_mut() {
+        assert_eq!(conn.cmd(&["GET", "s"]), b"$3\r\n136\r\n");
+    }
+}
+
+#[test]
+fn a_counter_counting_on_an_append_sends_its_base_where_the_append_met_another_value() {
+    // Node 1's SET is older than node 0's APPEND, which node 0 counts on; node
+    // 1 applies the APPEND on its own value. Node 0 drops the SET and sends the
+    // base it counts on, stamped as the APPEND: node 1 counts node 0's
+    // increment on it instead.
+    let mesh = cut_write_heal(&[
+        (0, &["SET", "s", "5"]),
+        (1, &["SET", "s", "100"]),
+        (0, &["APPEND", "s", "41"]),
+        (0, &["INCRBY", "s", "1"]),
+    ]);
+    for node in &mesh.nodes {
+        assert_eq!(node.raw().cmd(&["GET", "s"]), b"$3\r\n542\r\n");
+    }
+}
+
+#[test]
 fn a_rename_moves_the_renamers_value_on_every_node() {
     // During the cut each node holds its own value of the source; node 0's
     // rename is the last write: its value is the destination's everywhere, not

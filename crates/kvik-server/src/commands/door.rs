@@ -935,7 +935,8 @@ fn replay_was_counted(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locke
 /// [`ties_with_a_copy_of_another`]) goes too: that copy may be our write applied
 /// on another value, and only ours settles the tie everywhere. Only for a key
 /// that merges whole: the copies of a counter or of a collection merging element
-/// by element hold merges ours may not have yet.
+/// by element hold merges ours may not have yet. A counted string may be sent
+/// as its count's base instead (see [`repair_newer_key`]).
 fn repair_newer_keys(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) {
     let db = locked.db;
     for &i in cmd.key_positions(args).iter().flatten() {
@@ -952,10 +953,77 @@ fn repair_newer_keys(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked
         let our_write_copied = newest == ts
             && crate::hlc::tag_of(ts) == crate::hlc::own_tag()
             && locked.merges_whole(db, key);
-        if newest > ts || our_write_copied {
+        if newest > ts {
+            repair_newer_key(locked, db, key, ts);
+        } else if our_write_copied {
             repair_key(locked, db, key);
         }
     }
+}
+
+/// A peer's copy of `key` of `db` stamped `theirs` lost to ours, which is newer:
+/// [`repair_key`], unless our count of the key starts from a write (its base)
+/// no older than their copy. That base met again (its maker's repair of it)
+/// needs nothing: the increments on it are on their way to the peer. A newer
+/// one is sent alone ([`repair_count_base`]).
+pub fn repair_newer_key(locked: &mut Locked, db: usize, key: &[u8], theirs: u64) {
+    match locked.count_base(db, key).filter(|base| base.0 >= theirs) {
+        Some((base_ts, _)) if base_ts == theirs => {}
+        Some((base_ts, base)) => repair_count_base(locked, (db, key), base_ts, &base),
+        None => repair_key(locked, db, key),
+    }
+}
+
+/// The repair of whole counted `key` of `db` whose count starts from a write
+/// (its base) stamped `base_ts` that held `base`, newer than the peer's copy
+/// that lost to ours (see [`repair_newer_key`]). The increments reach
+/// the peer by the streams and count there on its copy of the base, which may
+/// be another value than ours (an APPEND applied on their copy):
+/// send the base as we hold it, stamped as it was, which the peer's count then
+/// starts from ([`Counter::rebases_at`]), or goes under where the peer counts
+/// from an older write. Not our sum stamped as our last increment: a node that
+/// had not met that increment would take it as a reset then, and drop a reset
+/// older than it still on its way, which goes under our increments here and
+/// elsewhere. So our count stays too, for such resets to go under it. Only
+/// the base's maker sends it: a copy of a third node's write settles no tie
+/// (see [`ties_with_a_copy_of_another`]), and that node sends its own.
+fn repair_count_base(
+    locked: &mut Locked,
+    (db, key): (usize, &[u8]),
+    base_ts: u64,
+    base: &crate::keyspace::Num,
+) {
+    if crate::hlc::tag_of(base_ts) != crate::hlc::own_tag() {
+        return;
+    }
+    let Some(deadline) = locked.get_in(db, key).map(|entry| entry.expire_at) else {
+        return;
+    };
+    let value = crate::types::Value::Str(crate::types::string::StrValue::from_bytes(&base.text()));
+    let payload = crate::persistence::rdb::payload::dump(&value, false);
+    send_whole(locked, (db, key), base_ts, &payload, deadline);
+}
+
+/// Send the peers `payload` (a dumped value) as the whole value of `key` of
+/// `db` with deadline `deadline`, stamped `ts`: RESTORE ... REPLACE ABSTTL,
+/// under our own origin.
+fn send_whole(
+    locked: &mut Locked,
+    (db, key): (usize, &[u8]),
+    ts: u64,
+    payload: &[u8],
+    deadline: u64,
+) {
+    let deadline = deadline.to_string();
+    let argv: [&[u8]; 6] = [
+        b"RESTORE",
+        key,
+        deadline.as_bytes(),
+        payload,
+        b"REPLACE",
+        b"ABSTTL",
+    ];
+    locked.propagate_own(db, ts, &argv);
 }
 
 /// Send the peers `key` of `db` as this node holds it, with its timestamp: its
@@ -979,17 +1047,8 @@ pub fn repair_key(locked: &mut Locked, db: usize, key: &[u8]) {
         return;
     };
     let payload = crate::persistence::rdb::payload::dump(&entry.value, false);
-    let deadline = entry.expire_at.to_string();
-    let key_ts = entry.ts;
-    let argv: [&[u8]; 6] = [
-        b"RESTORE",
-        key,
-        deadline.as_bytes(),
-        &payload,
-        b"REPLACE",
-        b"ABSTTL",
-    ];
-    locked.propagate_own(db, key_ts, &argv);
+    let (key_ts, deadline) = (entry.ts, entry.expire_at);
+    send_whole(locked, (db, key), key_ts, &payload, deadline);
     // And as a value write, whose TTL register starts over: so does ours.
     locked.restart_ttl_register(db, key);
 }

@@ -480,11 +480,11 @@ impl ServerHost {
             // A key the peer holds older than ours, or apart from ours at the same
             // write: the peer is sent ours (whole, or the elements we counted on
             // over its writes of them).
-            let repair = |db: usize, key: &[u8], elements: &[Vec<u8>]| {
+            let repair = |db: usize, key: &[u8], theirs: u64, elements: &[Vec<u8>]| {
                 let env = server.key_env(&self.stats);
                 let mut locked = Locked::keys(env, db, crate::hlc::unix_ms(), &[key]);
                 if elements.is_empty() {
-                    return super::door::repair_key(&mut locked, db, key);
+                    return super::door::repair_newer_key(&mut locked, db, key, theirs);
                 }
                 let elements: Vec<&[u8]> = elements.iter().map(Vec::as_slice).collect();
                 super::door::repair_counted_elements(key, &elements, &mut locked);

@@ -329,6 +329,14 @@ impl Counter {
         self.base_ts < ts && self.newest_ts() > ts && self.parts.iter().all(|p| p.folded_to <= ts)
     }
 
+    /// A write of the whole value stamped as this state's base (the node that
+    /// made the base sending it again as it holds it, see the door's repairs),
+    /// met after increments on it: do those count on it instead, every one
+    /// newer than it being remembered one by one (see [`Counter::rebased`])?
+    pub fn rebases_at(&self, ts: u64) -> bool {
+        self.base_ts == ts && self.newest_ts() > ts && self.parts.iter().all(|p| p.folded_to <= ts)
+    }
+
     /// The state counting is in after a reset stamped `ts` put under this one:
     /// the increments newer than the reset counted on the value it wrote, each
     /// node's in the order it made them; the older ones are gone, as on every
@@ -725,6 +733,7 @@ mod tests {
         a.add([1; 16], &int(5), 12);
         a.add([1; 16], &int(3), 17);
         assert!(a.splits_at(15) && !a.splits_at(10) && !a.splits_at(17));
+        assert!(a.rebases_at(10) && !a.rebases_at(15));
         let rebased = a.rebased(15, |_| Some(int(100))).unwrap();
         assert_eq!(rebased.value(), int(103));
         assert_eq!((rebased.base_ts, rebased.newest_ts()), (15, 17));

@@ -521,13 +521,14 @@ impl<'a> Locked<'a> {
     /// A peer's reset of whole counted `key` of `db` stamped `ts` (a write of its
     /// whole value, or its removal) that arrives after increments newer than it:
     /// the key's current state, when it remembers every one of those (see
-    /// [`Counter::splits_at`]). The caller runs the reset, then hands the state to
+    /// [`Counter::splits_at`], and [`Counter::rebases_at`] for a repair of its
+    /// base). The caller runs the reset, then hands the state to
     /// [`Locked::recount_after_reset`].
     pub fn counter_split_at(&mut self, db: usize, key: &[u8], ts: u64) -> Option<Counter> {
         let hash = hash_key(key);
         self.shard_mut(db, hash)
             .counter(hash, key)
-            .filter(|c| c.splits_at(ts))
+            .filter(|c| c.splits_at(ts) || c.rebases_at(ts))
             .cloned()
     }
 
@@ -624,6 +625,14 @@ impl<'a> Locked<'a> {
         self.shard_mut(db, hash)
             .find(hash, key)
             .is_some_and(|e| super::elements::empty_like(&e.value).is_some())
+    }
+
+    /// The base of whole counted `key` of `db` (the write its count starts
+    /// from): its timestamp and the number it held.
+    pub fn count_base(&mut self, db: usize, key: &[u8]) -> Option<(u64, Num)> {
+        let hash = hash_key(key);
+        let counter = self.shard_mut(db, hash).counter(hash, key)?;
+        Some((counter.base_ts, counter.base.clone()))
     }
 
     /// Forget the counting of whole key `key` of `db`: this node sent the key

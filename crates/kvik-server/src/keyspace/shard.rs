@@ -1214,9 +1214,11 @@ fn index_remove(index: &mut BTreeMap<(u64, u64), u32>, at: u64, hash: u64) {
 }
 
 /// Do two states of a whole key count on copies of one write (one timestamp)
-/// holding other values?
+/// holding other values? Compared as the key holds them: one node reads the
+/// base its INCRBY counts on as an integer, another the same value as the long
+/// double its INCRBYFLOAT counts on.
 fn copies_of_one_base(ours: &Counter, theirs: &Counter) -> bool {
-    ours.base_ts == theirs.base_ts && ours.base != theirs.base
+    ours.base_ts == theirs.base_ts && ours.base.text() != theirs.base.text()
 }
 
 /// Is the write `counter` counts on this node's own?
@@ -1303,6 +1305,20 @@ mod tests {
             .elements(h, key)
             .expect("marks current under the grave");
         assert!(!state.mark_of(b"b", false).is_alive());
+    }
+
+    #[test]
+    fn copies_of_one_base_read_as_an_integer_and_as_a_float_hold_one_value() {
+        use super::super::counters::Num;
+        let as_integer = Counter::new(10, Num::Int(1));
+        let as_float = Counter::new(10, Num::Float(b"1"[..].into()));
+        assert!(!copies_of_one_base(&as_integer, &as_float));
+        let appended_elsewhere = Counter::new(10, Num::Int(141));
+        assert!(copies_of_one_base(&as_integer, &appended_elsewhere));
+        assert!(!copies_of_one_base(
+            &as_integer,
+            &Counter::new(11, Num::Int(141))
+        ));
     }
 
     #[test]

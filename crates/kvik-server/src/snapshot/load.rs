@@ -97,9 +97,9 @@ struct IntoKeyspace<'l, 'a> {
 impl IntoKeyspace<'_, '_> {
     /// A key of a merged peer's snapshot lost to our copy (whole, or the counted
     /// `elements` of it): say so (its shard is no longer held).
-    fn ours_kept(&self, db: usize, key: &[u8], elements: &[Vec<u8>]) {
+    fn ours_kept(&self, db: usize, key: &[u8], theirs: Option<u64>, elements: &[Vec<u8>]) {
         if let Some(on_kept) = self.on_kept {
-            on_kept(db, key, elements);
+            on_kept(db, key, theirs.unwrap_or(0), elements);
         }
     }
 
@@ -704,11 +704,11 @@ impl Visitor for IntoKeyspace<'_, '_> {
             Merged::Put(replaced) => replaced,
             Merged::Joined => return Ok(()),
             Merged::OursKept => {
-                self.ours_kept(db, &key, &[]);
+                self.ours_kept(db, &key, ts, &[]);
                 return Ok(());
             }
             Merged::CountedKept(elements) => {
-                self.ours_kept(db, &key, &elements);
+                self.ours_kept(db, &key, ts, &elements);
                 return Ok(());
             }
         };
@@ -808,7 +808,7 @@ impl Visitor for IntoKeyspace<'_, '_> {
         // Our newer copy lives on: the peer, which removed it, may apply a write
         // of ours to nothing and hold part of the value.
         if kept {
-            self.ours_kept(db, key, &[]);
+            self.ours_kept(db, key, Some(ts), &[]);
         }
     }
 
@@ -852,8 +852,9 @@ pub fn load_file(
 pub type OnSeen<'a> = &'a dyn Fn(&[u8]);
 
 /// Told each key (its database and name) whose copy in a merged peer's snapshot
-/// lost whole to ours and differs from it, once the merge let go of its shard.
-pub type OnKept<'a> = &'a dyn Fn(usize, &[u8], &[Vec<u8>]);
+/// (stamped as the timestamp given, 0 when it carried none) lost whole to ours
+/// and differs from it, once the merge let go of its shard.
+pub type OnKept<'a> = &'a dyn Fn(usize, &[u8], u64, &[Vec<u8>]);
 
 /// How a load treats what it finds.
 #[derive(Clone, Copy, Default)]
