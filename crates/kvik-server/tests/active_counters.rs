@@ -86,6 +86,26 @@ fn same_on_both(pair: &Pair, read: &[&str]) -> Vec<u8> {
     x
 }
 
+/// On a pair that can overflow its backlog: `set` runs (its last word the value
+/// `read` then gives) and reaches both nodes, then `during` runs under a cut;
+/// healed by a partial resync, then again by a full sync, both nodes give
+/// `want` to `read`. Returns the pair.
+fn crossing_ends_on_both(
+    (set, read): (&[&str], &[&str]),
+    during: impl Fn(&mut RawConn, &mut RawConn),
+    want: &str,
+) -> Pair {
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    for filler in [0, 200] {
+        set_on_both(&mut a, &mut b, set, read);
+        partition(&pair, filler, &during);
+        let got = text(&same_on_both(&pair, read));
+        assert_eq!(got, want, "{filler} filler writes");
+    }
+    pair
+}
+
 /// The increments of both sides add up after a partial resync and after a full
 /// sync, and a plain write made after an increment resets the counter.
 fn counts_through_partitions(case: &Case, expected_gain: f64) {
@@ -284,20 +304,18 @@ fn an_increment_that_crossed_a_value_holding_no_number_counts_on_the_later_reset
     // the 748 (newer than "abc", older than the increment): the increment
     // counts on it on both nodes, as on B, which met the 748 first. A once
     // refused it on "abc" and forgot it, ending with 748 while B held 750.
-    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
-    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
-    for filler in [0, 200] {
-        set_on_both(&mut a, &mut b, &["SET", "c", "10"], &["GET", "c"]);
-        partition(&pair, filler, |a, b| {
+    let pair = crossing_ends_on_both(
+        (&["SET", "c", "10"], &["GET", "c"]),
+        |a, b| {
             b.cmd(&["SET", "c", "abc"]);
             std::thread::sleep(Duration::from_millis(3));
             b.cmd(&["SET", "c", "748"]);
             std::thread::sleep(Duration::from_millis(3));
             assert_eq!(a.cmd(&["INCRBY", "c", "2"]), b":12\r\n");
-        });
-        let got = text(&same_on_both(&pair, &["GET", "c"]));
-        assert_eq!(got, "$3\r\n750\r\n", "{filler} filler writes");
-    }
+        },
+        "$3\r\n750\r\n",
+    );
+    let mut a = pair.a.raw();
     // On the node that runs it, INCR still refuses a value that holds no
     // number, as in Redis, and writes nothing.
     a.cmd(&["SET", "c", "abc"]);
@@ -315,25 +333,17 @@ fn a_field_increment_that_crossed_a_field_holding_no_number_ends_alike() {
     // "abc" and 748, older than its HINCRBY, and writes the field again as it
     // holds it, a fresh HSET that B takes over the 750 it counted: both end
     // with A's 12.
-    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
-    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
-    for filler in [0, 200] {
-        set_on_both(
-            &mut a,
-            &mut b,
-            &["HSET", "h", "f", "10"],
-            &["HGET", "h", "f"],
-        );
-        partition(&pair, filler, |a, b| {
+    crossing_ends_on_both(
+        (&["HSET", "h", "f", "10"], &["HGET", "h", "f"]),
+        |a, b| {
             b.cmd(&["HSET", "h", "f", "abc"]);
             std::thread::sleep(Duration::from_millis(3));
             b.cmd(&["HSET", "h", "f", "748"]);
             std::thread::sleep(Duration::from_millis(3));
             assert_eq!(a.cmd(&["HINCRBY", "h", "f", "2"]), b":12\r\n");
-        });
-        let got = text(&same_on_both(&pair, &["HGET", "h", "f"]));
-        assert_eq!(got, "$2\r\n12\r\n", "{filler} filler writes");
-    }
+        },
+        "$2\r\n12\r\n",
+    );
 }
 
 #[test]
@@ -343,19 +353,17 @@ fn an_integer_increment_counts_on_a_float_reset_whatever_came_first() {
     // its increment, then B's INCRBYFLOAT: the INCRBY counts on "1.5" there too
     // (as a long double, though INCRBY refuses itself on "1.5"), and both end
     // with 4. A once refused it on "1.5", forgot it, and ended with 2.
-    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
-    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
-    for filler in [0, 200] {
-        set_on_both(&mut a, &mut b, &["SET", "c", "10"], &["GET", "c"]);
-        partition(&pair, filler, |a, b| {
+    let pair = crossing_ends_on_both(
+        (&["SET", "c", "10"], &["GET", "c"]),
+        |a, b| {
             b.cmd(&["SET", "c", "1.5"]);
             assert_eq!(b.cmd(&["INCRBYFLOAT", "c", "0.5"]), b"$1\r\n2\r\n");
             std::thread::sleep(Duration::from_millis(3));
             assert_eq!(a.cmd(&["INCRBY", "c", "2"]), b":12\r\n");
-        });
-        let got = text(&same_on_both(&pair, &["GET", "c"]));
-        assert_eq!(got, "$1\r\n4\r\n", "{filler} filler writes");
-    }
+        },
+        "$1\r\n4\r\n",
+    );
+    let mut a = pair.a.raw();
     // On the node that runs it, INCRBY still refuses a float, as in Redis.
     assert_eq!(
         a.cmd(&["INCRBY", "c", "1"]),
@@ -375,23 +383,16 @@ fn a_field_increment_counts_on_a_field_a_concurrent_float_increment_made_a_float
     // other's increment on the field as it holds it, and both end with 12.5.
     // B once refused A's HINCRBY on its "10.5" (as HINCRBY refuses itself on
     // a float) and kept 10.5 while A held 12.5.
-    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
-    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
-    for filler in [0, 200] {
-        set_on_both(
-            &mut a,
-            &mut b,
-            &["HSET", "h", "f", "10"],
-            &["HGET", "h", "f"],
-        );
-        partition(&pair, filler, |a, b| {
+    let pair = crossing_ends_on_both(
+        (&["HSET", "h", "f", "10"], &["HGET", "h", "f"]),
+        |a, b| {
             assert_eq!(b.cmd(&["HINCRBYFLOAT", "h", "f", "0.5"]), b"$4\r\n10.5\r\n");
             std::thread::sleep(Duration::from_millis(3));
             assert_eq!(a.cmd(&["HINCRBY", "h", "f", "2"]), b":12\r\n");
-        });
-        let got = text(&same_on_both(&pair, &["HGET", "h", "f"]));
-        assert_eq!(got, "$4\r\n12.5\r\n", "{filler} filler writes");
-    }
+        },
+        "$4\r\n12.5\r\n",
+    );
+    let mut a = pair.a.raw();
     // On the node that runs it, HINCRBY still refuses a float, as in Redis.
     assert_eq!(
         a.cmd(&["HINCRBY", "h", "f", "1"]),

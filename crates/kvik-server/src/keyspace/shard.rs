@@ -281,9 +281,9 @@ impl ShardData {
     pub fn put_counter(&mut self, hash: u64, key: &[u8], member: Option<&[u8]>, counter: Counter) {
         if let Some(entry) = self.find_mut(hash, key) {
             counters::materialize(&mut entry.value, member, &counter.value());
-            if member.is_none() {
-                let ts = entry.ts.max(counter.newest_ts());
-                self.restamp(hash, key, ts);
+            let newer = member.is_none() && counter.newest_ts() > entry.ts;
+            if newer {
+                self.restamp(hash, key, counter.newest_ts());
             }
         }
         self.set_counter(key, member, counter);
@@ -474,20 +474,15 @@ impl ShardData {
         if self.find(hash, key).is_some() || grave == 0 || grave >= ts {
             return;
         }
+        self.bury(key, ts);
+        let Some(marks) = self.ttl_marks.as_deref_mut() else {
+            return;
+        };
         // A grave without a register (none kept, or collected) gets one started
         // at the removal: a copy of the key that a full sync merges later must
         // meet our removal as a value write, whatever the grave holds.
-        let restarted = self.ttl_marks.as_deref_mut().map(|marks| {
-            marks.restart_at_removal(key, grave, ts);
-            (
-                marks.since(key, grave).unwrap_or(Since::value_only(ts)),
-                marks.deadline(key, grave).unwrap_or(0),
-                marks.changes(key, grave),
-            )
-        });
-        self.bury(key, ts);
-        if let (Some((since, deadline, changes)), Some(marks)) = (restarted, &mut self.ttl_marks) {
-            marks.note(key, since, ts, deadline, changes);
+        if marks.restart_under_grave(key, grave, ts).is_none() {
+            marks.note(key, Since::value_only(ts), ts, 0, ttl::Changes::new());
         }
     }
 
@@ -506,15 +501,11 @@ impl ShardData {
         let Some(marks) = self.ttl_marks.as_deref_mut() else {
             return;
         };
-        if marks.restart_at_removal(key, before, grave).is_none() {
-            return;
-        }
-        match (marks.since(key, before), marks.deadline(key, before)) {
-            (Some(since), Some(deadline)) if since.ttl_changed => {
-                let changes = marks.changes(key, before);
-                marks.note(key, since, grave, deadline, changes);
-            }
-            _ => {}
+        // Without a TTL change newer than the removal, the grave holds no
+        // register, as a DEL's does not.
+        let kept = marks.restart_under_grave(key, before, grave);
+        if kept.is_some_and(|since| !since.ttl_changed) {
+            marks.forget(key);
         }
     }
 

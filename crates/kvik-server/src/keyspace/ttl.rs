@@ -231,6 +231,18 @@ impl TtlMarks {
         Some(deadline)
     }
 
+    /// `key`, whose register was current at `key_ts`, was removed whole at
+    /// `removed`, where its grave now stands: the register starts over from the
+    /// removal (see [`TtlMarks::restart_at_removal`]) and stays under the
+    /// grave. Returns the register kept there; `None`, nothing kept, when none
+    /// was current.
+    pub fn restart_under_grave(&mut self, key: &[u8], key_ts: u64, removed: u64) -> Option<Since> {
+        self.restart_at_removal(key, key_ts, removed)?;
+        let mark = self.marks.get_mut(key)?;
+        mark.at = removed;
+        Some(mark.since)
+    }
+
     /// Forget the marks that no longer say anything: those retired (`key_ts`
     /// says a key's timestamp now, or its grave's, `None` when it has neither),
     /// and the registers with no TTL change whose last write is older than
