@@ -631,3 +631,137 @@ fn a_delete_crossing_increments_takes_only_those_older_than_it() {
         }
     }
 }
+
+/// How a counter starts, before the cut.
+#[derive(Clone, Copy)]
+enum Setup {
+    /// `SET c 1`.
+    Plain,
+    /// `SET c 1`, then a TTL of 1000 s.
+    WithTtl,
+}
+
+/// `setup` reaches both nodes, then `during` runs under a cut; healed by a
+/// partial resync, then again by a full sync, both nodes hold `want` under c
+/// and give it the same deadline, which is a deadline exactly when
+/// `with_deadline`.
+fn counted_across_ttl_changes(
+    setup: Setup,
+    during: impl Fn(&mut RawConn, &mut RawConn),
+    want: &str,
+    with_deadline: bool,
+) {
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    for filler in [0, 200] {
+        set_on_both(&mut a, &mut b, &["SET", "c", "1"], &["GET", "c"]);
+        if let Setup::WithTtl = setup {
+            a.cmd(&["EXPIRE", "c", "1000"]);
+            wait_for("the TTL to reach B", || {
+                b.cmd(&["PEXPIRETIME", "c"]) == a.cmd(&["PEXPIRETIME", "c"])
+            });
+        }
+        partition(&pair, filler, &during);
+        let got = text(&same_on_both(&pair, &["GET", "c"]));
+        assert_eq!(got, want, "{filler} filler writes");
+        let deadline = number(&same_on_both(&pair, &["PEXPIRETIME", "c"]));
+        assert_eq!(deadline > 0.0, with_deadline, "{filler} filler writes");
+    }
+}
+
+fn step() {
+    std::thread::sleep(Duration::from_millis(3));
+}
+
+#[test]
+fn an_increment_older_than_a_ttl_change_on_the_other_node_counts() {
+    // B adds 1 while A, cut off, later gives c a TTL and adds 1: a TTL change
+    // is no write of the value, so neither increment resets the other's count.
+    // Both once ended at 2, B's increment lost.
+    counted_across_ttl_changes(
+        Setup::Plain,
+        |a, b| {
+            assert_eq!(b.cmd(&["INCR", "c"]), b":2\r\n");
+            step();
+            assert_eq!(a.cmd(&["EXPIRE", "c", "1000"]), b":1\r\n");
+            assert_eq!(a.cmd(&["INCR", "c"]), b":2\r\n");
+        },
+        "$1\r\n3\r\n",
+        true,
+    );
+}
+
+#[test]
+fn an_increment_older_than_a_ttl_change_counts_where_the_change_is_the_last_write() {
+    counted_across_ttl_changes(
+        Setup::Plain,
+        |a, b| {
+            assert_eq!(b.cmd(&["INCR", "c"]), b":2\r\n");
+            step();
+            assert_eq!(a.cmd(&["EXPIRE", "c", "1000"]), b":1\r\n");
+        },
+        "$1\r\n2\r\n",
+        true,
+    );
+}
+
+#[test]
+fn an_increment_newer_than_a_ttl_change_counts_on_both_and_keeps_the_ttl() {
+    // To the TTL register an increment is no write of the value either: B's,
+    // made after A's TTL change without it, leaves the TTL on both.
+    counted_across_ttl_changes(
+        Setup::Plain,
+        |a, b| {
+            assert_eq!(a.cmd(&["EXPIRE", "c", "1000"]), b":1\r\n");
+            step();
+            assert_eq!(b.cmd(&["INCR", "c"]), b":2\r\n");
+            step();
+            assert_eq!(a.cmd(&["INCR", "c"]), b":2\r\n");
+        },
+        "$1\r\n3\r\n",
+        true,
+    );
+}
+
+#[test]
+fn persist_on_one_node_leaves_the_increments_of_both() {
+    counted_across_ttl_changes(
+        Setup::WithTtl,
+        |a, b| {
+            assert_eq!(b.cmd(&["INCRBY", "c", "5"]), b":6\r\n");
+            step();
+            assert_eq!(a.cmd(&["PERSIST", "c"]), b":1\r\n");
+            assert_eq!(a.cmd(&["INCR", "c"]), b":2\r\n");
+            step();
+            assert_eq!(b.cmd(&["INCR", "c"]), b":7\r\n");
+        },
+        "$1\r\n8\r\n",
+        false,
+    );
+}
+
+#[test]
+fn a_late_reset_under_increments_keeps_the_ttl_change_made_after_it() {
+    // B resets c to 10; A, cut off, adds 1 later and then gives c a TTL (and,
+    // the second time round, the other way about). The reset reaches A after
+    // both: the increment counts on it, and the TTL change, newer than the
+    // reset, stays, as on B, which met the reset first.
+    for ttl_first in [false, true] {
+        counted_across_ttl_changes(
+            Setup::Plain,
+            |a, b| {
+                assert_eq!(b.cmd(&["SET", "c", "10"]), b"+OK\r\n");
+                step();
+                if ttl_first {
+                    assert_eq!(a.cmd(&["EXPIRE", "c", "1000"]), b":1\r\n");
+                }
+                assert_eq!(a.cmd(&["INCR", "c"]), b":2\r\n");
+                if !ttl_first {
+                    assert_eq!(a.cmd(&["EXPIRE", "c", "1000"]), b":1\r\n");
+                }
+            },
+            "$2\r\n11\r\n",
+            true,
+        );
+    }
+}

@@ -11,7 +11,7 @@ use super::blocking;
 use super::table::{self, Command, Lock, LockRequest, Need};
 use super::{acl, args, pubsub, registry, slowlog, transactions, CmdError, CmdResult, Ctx};
 use crate::client::{ClientState, ReplyMode};
-use crate::keyspace::{Counter, KeyEnv, Locked};
+use crate::keyspace::{KeyEnv, Locked, UnderReset};
 use crate::latency::Event;
 use crate::server::Server;
 use crate::stats::ThreadStats;
@@ -607,7 +607,7 @@ fn replay_is_stale(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked) 
 }
 
 /// Counted keys a reset goes under, each with its state before the reset.
-type CountedUnder<'a> = SmallVec<[(&'a [u8], Counter); 1]>;
+type CountedUnder<'a> = SmallVec<[(&'a [u8], UnderReset); 1]>;
 
 /// Active replication: a peer's write stamped `ts` that is older than some of
 /// its keys here, where each such key is a counter whose newer writes are
@@ -980,7 +980,7 @@ pub fn repair_newer_key(locked: &mut Locked, db: usize, key: &[u8], theirs: u64)
 /// the peer by the streams and count there on its copy of the base, which may
 /// be another value than ours (an APPEND applied on their copy):
 /// send the base as we hold it, stamped as it was, which the peer's count then
-/// starts from ([`Counter::rebases_at`]), or goes under where the peer counts
+/// starts from ([`crate::keyspace::Counter::rebases_at`]), or goes under where the peer counts
 /// from an older write. Not our sum stamped as our last increment: a node that
 /// had not met that increment would take it as a reset then, and drop a reset
 /// older than it still on its way, which goes under our increments here and

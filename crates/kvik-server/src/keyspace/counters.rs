@@ -651,6 +651,16 @@ pub fn holds_whole(value: &Value, num: &Num) -> bool {
     }
 }
 
+/// A copy of a whole string that holds uncounted `value`, last written at
+/// `written_at` (TTL changes since leave it), seen against `counted`, a count
+/// on the same write: a count of nothing on that base, to merge as any count.
+/// `None` when the copy holds another write, or that write as another value.
+pub fn uncounted(value: &Value, written_at: u64, counted: &Counter) -> Option<Counter> {
+    let same_write = written_at == counted.base_ts && !counted.removal;
+    (same_write && holds_whole(value, &counted.base))
+        .then(|| Counter::new(written_at, counted.base.clone()))
+}
+
 /// Does `member` of `value` hold exactly `num` (an element's state is current)?
 pub fn holds(value: &Value, member: &[u8], num: &Num) -> bool {
     match (value, num) {
@@ -714,6 +724,21 @@ mod tests {
         assert_eq!(a.newest_ts(), 13);
         assert!(a.holds(&[2; 16], 13) && a.holds(&[1; 16], 11));
         assert!(!a.holds(&[2; 16], 14) && !a.holds(&[3; 16], 1));
+    }
+
+    #[test]
+    fn a_copy_holding_the_base_uncounted_counts_nothing_on_it() {
+        // B counts on the SET stamped 10; A holds its value uncounted, its TTL
+        // changed since: a count of nothing on the same base, which merges.
+        let mut b = Counter::new(10, int(1));
+        b.add([2; 16], &int(1), 12);
+        let one = Value::Str(StrValue::Int(1));
+        let mut a = uncounted(&one, 10, &b).expect("the same write");
+        assert!(a.merge(&b, false));
+        assert_eq!(a.value(), int(2));
+        assert_eq!(uncounted(&one, 11, &b), None, "another write");
+        let other = Value::Str(StrValue::Int(7));
+        assert_eq!(uncounted(&other, 10, &b), None, "another value");
     }
 
     #[test]

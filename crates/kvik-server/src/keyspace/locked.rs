@@ -86,6 +86,44 @@ fn command_stamp(previous: u64, given: u64, now_ms: u64) -> u64 {
     }
 }
 
+/// An increment under way (active replication): the counted state it adds to,
+/// from [`Locked::count_start`], and the key's timestamp before the command
+/// wrote, for [`Locked::count_end`].
+pub struct Counting {
+    counter: Counter,
+    key_ts: u64,
+}
+
+impl Counting {
+    /// Does the increment wait on a base that holds no number (see
+    /// [`Counter::waits`])?
+    pub fn waits(&self) -> bool {
+        self.counter.waits()
+    }
+}
+
+/// A counted key a peer's late reset goes under (see
+/// [`Locked::counter_split_at`]): its state and TTL register before the reset.
+pub struct UnderReset {
+    counter: Counter,
+    register: super::KeyTtl,
+    changes: super::TtlChanges,
+}
+
+impl UnderReset {
+    /// The reset, which left the key register `reset`, ran and the increments
+    /// newer than it were counted on it: the key carries the newest write it
+    /// held before, and its TTL register starts over from the reset with the
+    /// TTL changes newer than it.
+    fn rejoin_ttl(&self, shard: &mut ShardData, hash: u64, key: &[u8], reset: super::KeyTtl) {
+        if self.register.ts > shard.newest_ts(hash, key) {
+            shard.restamp(hash, key, self.register.ts);
+        }
+        let none = super::TtlChanges::new();
+        shard.join_ttl(hash, key, (self.register, &self.changes), (reset, &none));
+    }
+}
+
 /// Decides when a lock wait should stop (see [`KeyEnv::wait_gate`]).
 pub trait WaitGate {
     fn give_up(&self) -> bool;
@@ -378,7 +416,7 @@ impl<'a> Locked<'a> {
     /// this node counts nothing, or the key holds no such number (the command
     /// refuses it). Changes nothing: hand it to [`Locked::count_end`] once the
     /// command wrote.
-    pub fn count_start(&mut self, key: &[u8], member: Option<&[u8]>, by: &Num) -> Option<Counter> {
+    pub fn count_start(&mut self, key: &[u8], member: Option<&[u8]>, by: &Num) -> Option<Counting> {
         // One relaxed load for the nodes (most) that count nothing.
         if !self.env.keyspace.keeps_graves() {
             return None;
@@ -390,8 +428,10 @@ impl<'a> Locked<'a> {
         if !shard.keeps_counters() {
             return None;
         }
+        let key_ts = shard.newest_ts(hash, key);
         if let Some(current) = shard.counter_of(hash, key, member) {
-            return Some(current.clone());
+            let counter = current.clone();
+            return Some(Counting { counter, key_ts });
         }
         let value = live
             .then(|| shard.find(hash, key))
@@ -408,10 +448,17 @@ impl<'a> Locked<'a> {
         // element timestamps (the key's may be another element's): a peer's
         // increment after that write, older than the key's, still counts. After
         // a removal, from just past the add it saw: a peer's increment it did
-        // not see still counts too.
-        let element_start = member.and_then(|m| Some(shard.elements(hash, key)?.counts_from(m)));
-        let start = element_start.unwrap_or_else(|| Start::write(shard.newest_ts(hash, key)));
-        Some(Counter::starting(start, base))
+        // not see still counts too. A whole key counts from its value's last
+        // write: a TTL change since is no reset.
+        let start = match member {
+            Some(m) => shard
+                .elements(hash, key)
+                .map(|state| state.counts_from(m))
+                .unwrap_or(Start::write(key_ts)),
+            None => Start::write(shard.value_written_at(hash, key)),
+        };
+        let counter = Counter::starting(start, base);
+        Some(Counting { counter, key_ts })
     }
 
     /// After a counting command added `by` to `key` (`member` of it) on the state
@@ -420,12 +467,15 @@ impl<'a> Locked<'a> {
     /// node's total, summed in one order on every node). Returns that value, for the
     /// reply. A peer's increment of a value that holds no number, which the
     /// command keeps waiting without writing (see [`Counter::waits`]), comes here
-    /// too: the key keeps its value and takes the increment's timestamp.
+    /// too: the key keeps its value and takes the increment's timestamp. To a
+    /// whole key's TTL register an increment is no write of its value: the
+    /// register goes on past it, as past an element write of a collection (a
+    /// TTL change met before or after it merges alike).
     pub fn count_end(
         &mut self,
         key: &[u8],
         member: Option<&[u8]>,
-        mut counter: Counter,
+        counting: Counting,
         by: &Num,
     ) -> Num {
         let node = crate::effects::birth_now().map_or(self.env.effects.origin(), |b| b.origin);
@@ -435,9 +485,16 @@ impl<'a> Locked<'a> {
             return by.clone();
         };
         let ts = crate::hlc::imposed_now().unwrap_or(entry.ts);
+        let Counting {
+            mut counter,
+            key_ts,
+        } = counting;
         counter.add(node, by, ts);
         let value = counter.value();
         shard.put_counter(hash, key, member, counter);
+        if member.is_none() {
+            shard.follow_ttl(hash, key, key_ts);
+        }
         value
     }
 
@@ -474,8 +531,11 @@ impl<'a> Locked<'a> {
         };
         let start = match shard.counter_of(hash, key, member) {
             Some(counter) => counter.start(),
-            None => element_start(shard)
-                .unwrap_or_else(|| Start::write(shard.find(hash, key).map_or(0, |e| e.ts))),
+            None => element_start(shard).unwrap_or_else(|| match shard.find(hash, key) {
+                None => Start::write(0),
+                Some(entry) if member.is_some() => Start::write(entry.ts),
+                Some(_) => Start::write(shard.value_written_at(hash, key)),
+            }),
         };
         start.took(ts)
     }
@@ -522,30 +582,46 @@ impl<'a> Locked<'a> {
     /// whole value, or its removal) that arrives after increments newer than it:
     /// the key's current state, when it remembers every one of those (see
     /// [`Counter::splits_at`], and [`Counter::rebases_at`] for a repair of its
-    /// base). The caller runs the reset, then hands the state to
-    /// [`Locked::recount_after_reset`].
-    pub fn counter_split_at(&mut self, db: usize, key: &[u8], ts: u64) -> Option<Counter> {
+    /// base), with its TTL register. The caller runs the reset, then hands it
+    /// to [`Locked::recount_after_reset`].
+    pub fn counter_split_at(&mut self, db: usize, key: &[u8], ts: u64) -> Option<UnderReset> {
         let hash = hash_key(key);
-        self.shard_mut(db, hash)
+        let shard = self.shard_mut(db, hash);
+        let counter = shard
             .counter(hash, key)
             .filter(|c| c.splits_at(ts) || c.rebases_at(ts))
-            .cloned()
+            .cloned()?;
+        Some(UnderReset {
+            counter,
+            register: shard.key_ttl(hash, key)?,
+            changes: shard.ttl_changes(hash, key),
+        })
     }
 
     /// After a reset stamped `ts` ran on `key` of `db` (see
-    /// [`Locked::counter_split_at`]): the increments `counted` holds newer than it
-    /// count on what it left, as on a node that met the reset before them (a
-    /// removed key comes back holding their sum), and the key takes the newest
-    /// timestamp of what it then holds.
-    pub fn recount_after_reset(&mut self, db: usize, key: &[u8], ts: u64, counted: &Counter) {
+    /// [`Locked::counter_split_at`]): the increments the state held newer than
+    /// it count on what it left, as on a node that met the reset before them (a
+    /// removed key comes back holding their sum). To the TTL register the reset
+    /// is a write of the value: the register starts over from it, the TTL
+    /// changes newer than it merged on, and the key carries the newest write
+    /// it held before (an increment or a TTL change, newer than the reset).
+    pub fn recount_after_reset(&mut self, db: usize, key: &[u8], ts: u64, under: &UnderReset) {
         let hash = hash_key(key);
         let shard = self.shard_mut(db, hash);
         let value = shard.find(hash, key).map(|e| &e.value);
-        let Some(counter) = counted.rebased_on(ts, value) else {
+        // What the reset left (a removal: no deadline).
+        let reset = super::KeyTtl {
+            ts,
+            since: None,
+            expire_at: shard.find(hash, key).map_or(0, |e| e.expire_at),
+        };
+        let Some(counter) = under.counter.rebased_on(ts, value) else {
             // Nothing counts on what the reset wrote: the key is the reset's.
             shard.forget_counter(key);
             if shard.find(hash, key).is_some() {
                 shard.restamp(hash, key, ts);
+                under.rejoin_ttl(shard, hash, key, reset);
+                self.restate_deadline_beside_peers(db, key, reset.expire_at, ts);
             }
             return;
         };
@@ -553,11 +629,36 @@ impl<'a> Locked<'a> {
             let zero = Value::Str(crate::types::string::StrValue::Int(0));
             self.set_in(db, key, zero, 0);
         }
-        let newest = counter.newest_ts();
         let shard = self.shard_mut(db, hash);
         shard.put_counter(hash, key, None, counter);
-        shard.restamp(hash, key, newest);
+        under.rejoin_ttl(shard, hash, key, reset);
+        let newest = shard.newest_ts(hash, key);
         self.restate_beside_peers(db, key, newest);
+        self.restate_deadline_beside_peers(db, key, reset.expire_at, newest);
+    }
+
+    /// The AOF and the plain replicas took a peer's reset of `key`, which left
+    /// it deadline `reset_at`; TTL changes newer than the reset, met here
+    /// before it, still hold (see [`Locked::recount_after_reset`]): tell them
+    /// the deadline the key has now, if another.
+    fn restate_deadline_beside_peers(&mut self, db: usize, key: &[u8], reset_at: u64, ts: u64) {
+        let hash = hash_key(key);
+        let Some(at) = self
+            .shard_mut(db, hash)
+            .find(hash, key)
+            .map(|e| e.expire_at)
+        else {
+            return;
+        };
+        if at == reset_at {
+            return;
+        }
+        let digits = at.to_string();
+        let argv: SmallVec<[&[u8]; 3]> = match at {
+            0 => smallvec::smallvec![b"PERSIST" as &[u8], key],
+            _ => smallvec::smallvec![b"PEXPIREAT" as &[u8], key, digits.as_bytes()],
+        };
+        self.emit(db, ts, &argv, Targets::BESIDE_PEERS);
     }
 
     /// A peer's integer increment of `key` or of its hash field `field` (its argv,

@@ -30,7 +30,8 @@ mod ttl;
 pub use access::{access_clock, idle_seconds, AccessClock, ClockMode};
 pub use capture::ShardCapture;
 pub use counters::{
-    decode_aux as decode_counter_aux, encode_member as encode_member_counter, Counter, Num,
+    decode_aux as decode_counter_aux, encode_member as encode_member_counter, uncounted, Counter,
+    Num,
 };
 pub use crons::CronIndex;
 pub use elements::{
@@ -42,7 +43,7 @@ pub use entry::{Entry, EntryBox, EntryData};
 pub use eviction::{Evictor, Policy};
 pub use expire::{active_expire_cycle, ExpireCursor};
 pub use kvik_util::hash::hash_key;
-pub use locked::{KeyEnv, Locked, WaitGate};
+pub use locked::{Counting, KeyEnv, Locked, UnderReset, WaitGate};
 pub use observers::{KeyObserver, KeyObservers};
 pub use shard::ShardData;
 pub use ttl::{Changes as TtlChanges, KeyTtl, Since};

@@ -140,17 +140,29 @@ impl ShardData {
     /// The current state of counted key `key` (a whole string): `None` when it has
     /// none, or when a write of another kind came after its last increment (the
     /// key's timestamp is not the state's newest, or a copy of the key stamped as
-    /// that increment replaced its value: a peer's repair).
+    /// that increment replaced its value: a peer's repair). TTL changes since do
+    /// not count: they leave the value, as increments leave the TTL register
+    /// (see [`ShardData::value_written_at`]).
     pub fn counter(&self, hash: u64, key: &[u8]) -> Option<&Counter> {
         let entry = self.find(hash, key)?;
-        self.counters
-            .as_ref()?
-            .get(key)?
-            .whole
-            .as_ref()
-            .filter(|c| {
-                c.newest_ts() == entry.ts && counters::holds_whole(&entry.value, &c.value())
-            })
+        let counter = self.counters.as_ref()?.get(key)?.whole.as_ref()?;
+        let newest = counter.newest_ts();
+        let only_ttl_changes_since = || {
+            self.ttl_since_of(entry)
+                .is_some_and(|since| since.value <= newest && newest <= entry.ts)
+        };
+        let current = newest == entry.ts || only_ttl_changes_since();
+        (current && counters::holds_whole(&entry.value, &counter.value())).then_some(counter)
+    }
+
+    /// When whole key `key`'s value was last written: its TTL register's value
+    /// write while the register is current (TTL changes and a counter's
+    /// increments since leave the value it counts on), else its newest
+    /// timestamp. A count on the key starts there, and a peer's increment newer
+    /// than it counts, whatever TTL change came between.
+    pub fn value_written_at(&self, hash: u64, key: &[u8]) -> u64 {
+        self.ttl_since(hash, key)
+            .map_or_else(|| self.newest_ts(hash, key), |since| since.value)
     }
 
     /// Forget the counting of whole key `key`: its next increment counts from
@@ -241,8 +253,9 @@ impl ShardData {
     }
 
     /// Merge a peer's state of counted `key` (`member` of it) into ours, which is
-    /// current: the entry takes the merged value. Returns false (nothing done) when
-    /// ours is not.
+    /// current (or, for a whole key, the value the peer counts on, which ours
+    /// holds uncounted: see [`counters::uncounted`]): the entry takes the
+    /// merged value. Returns false (nothing done) when ours is neither.
     pub fn merge_counter(
         &mut self,
         hash: u64,
@@ -250,7 +263,12 @@ impl ShardData {
         member: Option<&[u8]>,
         theirs: &Counter,
     ) -> bool {
-        let Some(mut ours) = self.counter_of(hash, key, member).cloned() else {
+        let uncounted = |shard: &ShardData| {
+            let entry = shard.find(hash, key).filter(|_| member.is_none())?;
+            counters::uncounted(&entry.value, shard.value_written_at(hash, key), theirs)
+        };
+        let ours = self.counter_of(hash, key, member).cloned();
+        let Some(mut ours) = ours.or_else(|| uncounted(self)) else {
             return false;
         };
         let mut changed = false;

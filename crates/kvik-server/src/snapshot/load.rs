@@ -269,22 +269,28 @@ fn merge_key(
             Err(back) => entry = back,
         }
     }
-    if let Some((_, theirs)) = whole.first() {
-        let our_base = s.counter(hash, &key).map(|c| c.base_ts);
+    let registers = Registers {
+        ours: (our_ttl, &our_changes),
+        theirs: (their_ttl, &ttl_changes),
+    };
+    let their_count = match whole.first() {
+        Some((_, theirs)) => Some(theirs.clone()),
+        None => their_uncounted_copy(s, hash, &entry, their_ttl),
+    };
+    if let Some(theirs) = &their_count {
         let peer_holds_a_copy = s.holds_the_written_base(hash, &key, theirs);
         if s.merge_counter(hash, &key, None, theirs) {
-            // Their newer base is a write of the whole value (SETEX ...): its
-            // deadline comes with it, as on the peer that counted on it.
-            if our_base.is_some_and(|ours| theirs.base_ts > ours) {
-                s.set_expire(hash, &key, entry.expire_at);
-            }
+            // Increments and TTL changes leave each other: the TTL registers
+            // join as well (a newer base, a write of the whole value such as
+            // SETEX, brings its deadline, as on the peer that counted on it).
+            registers.settle(s, hash, &key);
             if peer_holds_a_copy {
                 return Merged::OursKept;
             }
             return Merged::Joined;
         }
     }
-    match reset_under_increments(s, hash, entry, ts, whole.first().map(|c| &c.1)) {
+    match reset_under_increments(s, hash, entry, ts, whole.first().map(|c| &c.1), &registers) {
         Ok(merged) => return merged,
         Err(back) => entry = back,
     }
@@ -397,30 +403,31 @@ fn restart_ttl_at(s: &mut ShardData, hash: u64, key: &[u8], removed: Option<u64>
 /// than the other side's write of its whole value (or its removal), and newer
 /// than that write: the write goes under them, as it does live (see
 /// `Counter::rebased`). The increments newer than it count on what it left, the
-/// older ones are gone; the key keeps the write's deadline. `Err` gives the
-/// file's key back when neither side's state splits at the other's write (it
-/// merges otherwise).
+/// older ones are gone; the TTL registers join (the write's deadline, with the
+/// TTL changes newer than it). `Err` gives the file's key back when neither
+/// side's state splits at the other's write (it merges otherwise).
 fn reset_under_increments(
     s: &mut ShardData,
     hash: u64,
     entry: EntryBox,
     ts: Option<u64>,
     theirs: Option<&Counter>,
+    registers: &Registers,
 ) -> Result<Merged, EntryBox> {
     let Some(ts) = ts else {
         return Err(entry);
     };
     let key = entry.key().to_vec();
-    match (s.counter(hash, &key).cloned(), theirs) {
+    let merged = match (s.counter(hash, &key).cloned(), theirs) {
         // Ours counts on a base older than their write: their key goes in.
         (Some(ours), None) if ours.splits_at(ts) => {
             let rebased = ours.rebased_on(ts, Some(&entry.value));
             let replaced = s.insert(hash, entry);
             match rebased {
-                Some(counter) => put_rebased(s, hash, &key, counter),
+                Some(counter) => s.put_counter(hash, &key, None, counter),
                 None => s.forget_counter(&key),
             }
-            Ok(Merged::Put(replaced))
+            Merged::Put(replaced)
         }
         // Theirs counts on a base older than our write: ours stays, theirs
         // count on it (the peer does the same when our write reaches it).
@@ -438,11 +445,51 @@ fn reset_under_increments(
                 back.expire_at = 0;
                 replaced = Some(s.insert(hash, back));
             }
-            put_rebased(s, hash, &key, counter);
-            Ok(replaced.map_or(Merged::Joined, Merged::Put))
+            s.put_counter(hash, &key, None, counter);
+            replaced.map_or(Merged::Joined, Merged::Put)
         }
-        _ => Err(entry),
+        _ => return Err(entry),
+    };
+    registers.settle(s, hash, &key);
+    Ok(merged)
+}
+
+/// The TTL registers of both copies of a key, as they were before the merge,
+/// each with the TTL changes that made it.
+struct Registers<'a> {
+    ours: (Option<KeyTtl>, &'a TtlChanges),
+    theirs: (Option<KeyTtl>, &'a TtlChanges),
+}
+
+impl Registers<'_> {
+    /// The copies' counts merged (or one went under the other's increments):
+    /// increments and TTL changes leave each other, so the key, live, carries
+    /// the newest write of either copy, and its register joins both.
+    fn settle(&self, s: &mut ShardData, hash: u64, key: &[u8]) {
+        if s.find(hash, key).is_none() {
+            return;
+        }
+        let newest = [self.ours.0, self.theirs.0]
+            .iter()
+            .flatten()
+            .map(|copy| copy.ts)
+            .fold(s.newest_ts(hash, key), u64::max);
+        s.restamp(hash, key, newest);
+        join_ttls(s, hash, key, self.ours, self.theirs);
     }
+}
+
+/// Their copy of whole string `key` where it holds uncounted the value our
+/// count starts from (TTL changes since on their side): a count of nothing on
+/// that base (see [`crate::keyspace::uncounted`]).
+fn their_uncounted_copy(
+    s: &ShardData,
+    hash: u64,
+    entry: &EntryBox,
+    their_ttl: Option<KeyTtl>,
+) -> Option<Counter> {
+    let ours = s.counter(hash, entry.key())?;
+    crate::keyspace::uncounted(&entry.value, their_ttl?.value(), ours)
 }
 
 /// A full sync where both copies of a key hold the same value write (one
@@ -473,14 +520,6 @@ fn copies_of_one_value_write(
     }
     s.merge_ttl(hash, &key, theirs);
     Ok(Merged::OursKept)
-}
-
-/// Record a state that [`reset_under_increments`] computed: the key takes its
-/// value and its newest timestamp.
-fn put_rebased(s: &mut ShardData, hash: u64, key: &[u8], counter: Counter) {
-    let newest = counter.newest_ts();
-    s.put_counter(hash, key, None, counter);
-    s.restamp(hash, key, newest);
 }
 
 /// Do two copies of a key hold the same write: timestamp, value and deadline?
@@ -777,9 +816,17 @@ impl Visitor for IntoKeyspace<'_, '_> {
             let ours = shard.counter(hash, key).filter(|c| c.splits_at(ts));
             if let Some(counter) = ours.and_then(|c| c.rebased_on(ts, None)) {
                 // Our increments newer than the removal count from nothing, as
-                // they do live: the key lives on holding them, without a deadline.
-                shard.set_expire(hash, key, 0);
-                put_rebased(shard, hash, key, counter);
+                // they do live: the key lives on holding them. To its TTL
+                // register the removal is a value write: only our TTL changes
+                // newer than it stay.
+                let (our_ttl, our_changes) =
+                    (shard.key_ttl(hash, key), shard.ttl_changes(hash, key));
+                shard.put_counter(hash, key, None, counter);
+                let registers = Registers {
+                    ours: (our_ttl, &our_changes),
+                    theirs: (Some(removal_ttl(ts)), &TtlChanges::new()),
+                };
+                registers.settle(shard, hash, key);
                 return false;
             }
             if shard.find(hash, key).is_some_and(|e| e.ts < ts) {

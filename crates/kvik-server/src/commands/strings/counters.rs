@@ -17,7 +17,7 @@
 
 use super::{store, Expiry};
 use crate::commands::{args, errors, CmdError, CmdResult, Ctx};
-use crate::keyspace::{Counter, Num};
+use crate::keyspace::{Counting, Num};
 use crate::notify::class;
 use crate::types::string::StrValue;
 use crate::util::numbers::{incr_by_float, IncrFloatError};
@@ -135,20 +135,20 @@ pub fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-/// Is `counter` the state a peer's increment adds to on a value that holds no
+/// Is `counting` the state a peer's increment adds to on a value that holds no
 /// number (see `Counter::waits`)? Our own increment of such a value is refused,
 /// as in Redis.
-fn waits_for_a_number(counter: &Counter) -> bool {
-    counter.waits() && crate::effects::replaying_now()
+fn waits_for_a_number(counting: &Counting) -> bool {
+    counting.waits() && crate::effects::replaying_now()
 }
 
-/// Keep a peer's increment `by` of `key` waiting in `counter` (see
+/// Keep a peer's increment `by` of `key` waiting in `counting` (see
 /// [`waits_for_a_number`]), as on a node that met it before the value the key
 /// holds: the value stays. It writes no effect of its own: it goes on to the
 /// peers as it was born (a peer's write that changed nothing here), and the
 /// AOF and the plain replicas, which would refuse it, hold the value already.
-fn keep_waiting(ctx: &mut Ctx, key: &[u8], counter: Counter, by: &Num) -> CmdResult {
-    let held = ctx.keys.count_end(key, None, counter, by);
+fn keep_waiting(ctx: &mut Ctx, key: &[u8], counting: Counting, by: &Num) -> CmdResult {
+    let held = ctx.keys.count_end(key, None, counting, by);
     ctx.out.bulk(&held.text());
     Ok(())
 }
