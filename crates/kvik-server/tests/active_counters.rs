@@ -765,3 +765,31 @@ fn a_late_reset_under_increments_keeps_the_ttl_change_made_after_it() {
         );
     }
 }
+
+#[test]
+fn a_ttl_change_made_on_another_value_than_the_later_increments_count_on_ends_alike() {
+    // B writes 5 and gives it a TTL; A, cut off, wrote 10 between the two and
+    // adds 1 after them: B's TTL change is newer than A's 10, but was made on
+    // another value than A's increment counts on. The nodes end alike, value
+    // and deadline, whether they heal by their streams or by full syncs.
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    for filler in [0, 200] {
+        set_on_both(&mut a, &mut b, &["SET", "c", "1"], &["GET", "c"]);
+        partition(&pair, filler, |a, b| {
+            assert_eq!(b.cmd(&["SET", "c", "5"]), b"+OK\r\n");
+            step();
+            assert_eq!(a.cmd(&["SET", "c", "10"]), b"+OK\r\n");
+            step();
+            assert_eq!(b.cmd(&["EXPIRE", "c", "1000"]), b":1\r\n");
+            step();
+            assert_eq!(a.cmd(&["INCR", "c"]), b":11\r\n");
+        });
+        // Which copy wins is the key's last writer's call, made by the repairs
+        // the two exchange (a full sync gives 6 with the TTL: B's key, newer
+        // than A's 10, with A's later increment on it; the streams give A's
+        // 11 without); both nodes hold the same.
+        same_on_both(&pair, &["GET", "c"]);
+        same_on_both(&pair, &["PEXPIRETIME", "c"]);
+    }
+}

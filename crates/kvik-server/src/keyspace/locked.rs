@@ -119,8 +119,11 @@ impl UnderReset {
         if self.register.ts > shard.newest_ts(hash, key) {
             shard.restamp(hash, key, self.register.ts);
         }
+        // The reset first: a repair of the count's base (a write met again,
+        // see `Counter::rebases_at`) brings its deadline as its writer holds
+        // it, which only TTL changes since beat.
         let none = super::TtlChanges::new();
-        shard.join_ttl(hash, key, (self.register, &self.changes), (reset, &none));
+        shard.join_ttl(hash, key, (reset, &none), (self.register, &self.changes));
     }
 }
 
@@ -1363,7 +1366,7 @@ impl<'a> Locked<'a> {
         let kept = self.keeps_ttl(key, at);
         let replayed = crate::hlc::imposed_now().is_some();
         let shard = self.shard_mut(db, hash);
-        let value = shard.ttl_since(hash, key).map(|s| s.value);
+        let value = shard.value_written_at(hash, key);
         let Some(previous_ts) = shard.find(hash, key).map(|e| e.ts) else {
             return false;
         };
@@ -1378,7 +1381,7 @@ impl<'a> Locked<'a> {
             shard.set_expire(hash, key, at);
         }
         shard.restamp(hash, key, ts);
-        let since = super::ttl::Since::ttl_changed_on(value.unwrap_or(previous_ts));
+        let since = super::ttl::Since::ttl_changed_on(value);
         shard.note_ttl_change(key, since, (previous_ts, ts), (made_at, at));
         self.dirty += 1;
         self.env.keyspace.signal_modified(db, key);
@@ -1419,7 +1422,7 @@ impl<'a> Locked<'a> {
     /// Is a peer's TTL change of `key` stamped `ts` too old to apply here? Only
     /// when the key's value was written, or the key removed, after it: one older
     /// than our own TTL change or element write since the same value write merges
-    /// with it.
+    /// with it (a counted string's increments are no value writes).
     pub fn ttl_change_is_stale(&mut self, db: usize, key: &[u8], ts: u64) -> bool {
         let hash = hash_key(key);
         let shard = self.shard_mut(db, hash);

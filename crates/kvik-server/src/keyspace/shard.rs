@@ -157,12 +157,18 @@ impl ShardData {
 
     /// When whole key `key`'s value was last written: its TTL register's value
     /// write while the register is current (TTL changes and a counter's
-    /// increments since leave the value it counts on), else its newest
-    /// timestamp. A count on the key starts there, and a peer's increment newer
-    /// than it counts, whatever TTL change came between.
+    /// increments since leave the value it counts on), else its count's base
+    /// while it has a current one, else its newest timestamp. A count on the
+    /// key starts there, a peer's increment newer than it counts, whatever TTL
+    /// change came between, and a TTL change says it was made on it.
     pub fn value_written_at(&self, hash: u64, key: &[u8]) -> u64 {
-        self.ttl_since(hash, key)
-            .map_or_else(|| self.newest_ts(hash, key), |since| since.value)
+        if let Some(since) = self.ttl_since(hash, key) {
+            return since.value;
+        }
+        match self.counter(hash, key) {
+            Some(counter) => counter.base_ts,
+            None => self.newest_ts(hash, key),
+        }
     }
 
     /// Forget the counting of whole key `key`: its next increment counts from

@@ -21,7 +21,9 @@
 //! leave the element timestamps: a peer's TTL change that arrives meanwhile
 //! merges into it, and an element write that brings the collection back gives it
 //! that deadline (add-wins makes it the same collection as the peer's, which
-//! was never emptied; a DEL or an expiry starts over).
+//! was never emptied; a DEL or an expiry starts over). A counted string's
+//! increments (INCR and its kin, which merge as counters) are no value writes
+//! either: the register follows them as it follows element writes.
 //!
 //! What a node must know per key for that: when the value the register holds was
 //! written, and whether the TTL changed since (a peer's TTL change older than the

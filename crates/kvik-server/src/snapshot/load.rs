@@ -269,8 +269,9 @@ fn merge_key(
             Err(back) => entry = back,
         }
     }
+    // A removal of ours is a value write to the register (see `our_key_ttl`).
     let registers = Registers {
-        ours: (our_ttl, &our_changes),
+        ours: (our_key_ttl(s, hash, &key), &our_changes),
         theirs: (their_ttl, &ttl_changes),
     };
     let their_count = match whole.first() {
@@ -430,9 +431,12 @@ fn reset_under_increments(
             Merged::Put(replaced)
         }
         // Theirs counts on a base older than our write: ours stays, theirs
-        // count on it (the peer does the same when our write reaches it).
+        // count on it (the peer does the same when our write reaches it; a
+        // TTL change of ours it merges into its count instead, so it is sent
+        // our key whole).
         (None, Some(theirs)) if theirs.splits_at(s.newest_ts(hash, &key)) => {
             let our_ts = s.newest_ts(hash, &key);
+            let our_write_is_a_ttl_change = s.value_written_at(hash, &key) < our_ts;
             let ours = s.find(hash, &key).map(|e| &e.value);
             let Some(counter) = theirs.rebased_on(our_ts, ours) else {
                 return Ok(Merged::Joined);
@@ -446,7 +450,11 @@ fn reset_under_increments(
                 replaced = Some(s.insert(hash, back));
             }
             s.put_counter(hash, &key, None, counter);
-            replaced.map_or(Merged::Joined, Merged::Put)
+            match replaced {
+                Some(replaced) => Merged::Put(replaced),
+                None if our_write_is_a_ttl_change => Merged::OursKept,
+                None => Merged::Joined,
+            }
         }
         _ => return Err(entry),
     };
