@@ -785,10 +785,10 @@ fn a_ttl_change_made_on_another_value_than_the_later_increments_count_on_ends_al
             step();
             assert_eq!(a.cmd(&["INCR", "c"]), b":11\r\n");
         });
-        // Which copy wins is the key's last writer's call, made by the repairs
-        // the two exchange (a full sync gives 6 with the TTL: B's key, newer
-        // than A's 10, with A's later increment on it; the streams give A's
-        // 11 without); both nodes hold the same.
+        // Which copy wins is settled by the repairs the two exchange (a full
+        // sync can leave B's key, newer than A's 10, with A's later increment
+        // on it: 6 with the TTL; the streams A's 11 without): both nodes hold
+        // the same.
         same_on_both(&pair, &["GET", "c"]);
         same_on_both(&pair, &["PEXPIRETIME", "c"]);
     }
