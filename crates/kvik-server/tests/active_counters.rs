@@ -793,3 +793,23 @@ fn a_ttl_change_made_on_another_value_than_the_later_increments_count_on_ends_al
         same_on_both(&pair, &["PEXPIRETIME", "c"]);
     }
 }
+
+#[test]
+fn an_increment_between_a_reset_and_a_ttl_change_counts_on_the_reset() {
+    // B resets c to 5 and, after A's increment (made on A's 1, without the
+    // reset), gives c a TTL. The increment is newer than the reset: it counts
+    // on 5 (a full sync once kept B's 5 whole, the TTL change being newer than
+    // the increment, and lost it).
+    counted_across_ttl_changes(
+        Setup::Plain,
+        |a, b| {
+            assert_eq!(b.cmd(&["SET", "c", "5"]), b"+OK\r\n");
+            step();
+            assert_eq!(a.cmd(&["INCR", "c"]), b":2\r\n");
+            step();
+            assert_eq!(b.cmd(&["EXPIRE", "c", "1000"]), b":1\r\n");
+        },
+        "$1\r\n6\r\n",
+        true,
+    );
+}

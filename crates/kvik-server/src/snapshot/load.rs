@@ -419,10 +419,15 @@ fn reset_under_increments(
         return Err(entry);
     };
     let key = entry.key().to_vec();
+    let their_value = registers.theirs.0.map_or(ts, |copy| copy.value());
+    let (our_value, our_ts) = (s.value_written_at(hash, &key), s.newest_ts(hash, &key));
     let merged = match (s.counter(hash, &key).cloned(), theirs) {
         // Ours counts on a base older than their write: their key goes in.
-        (Some(ours), None) if ours.splits_at(ts) => {
-            let rebased = ours.rebased_on(ts, Some(&entry.value));
+        (Some(ours), None) => {
+            let Some(at) = split_point(&ours, their_value, ts) else {
+                return Err(entry);
+            };
+            let rebased = ours.rebased_on(at, Some(&entry.value));
             let replaced = s.insert(hash, entry);
             match rebased {
                 Some(counter) => s.put_counter(hash, &key, None, counter),
@@ -434,11 +439,13 @@ fn reset_under_increments(
         // count on it (the peer does the same when our write reaches it; a
         // TTL change of ours it merges into its count instead, so it is sent
         // our key whole).
-        (None, Some(theirs)) if theirs.splits_at(s.newest_ts(hash, &key)) => {
-            let our_ts = s.newest_ts(hash, &key);
-            let our_write_is_a_ttl_change = s.value_written_at(hash, &key) < our_ts;
+        (None, Some(theirs)) => {
+            let Some(at) = split_point(theirs, our_value, our_ts) else {
+                return Err(entry);
+            };
+            let our_ttl_change_split_it = at > our_value;
             let ours = s.find(hash, &key).map(|e| &e.value);
-            let Some(counter) = theirs.rebased_on(our_ts, ours) else {
+            let Some(counter) = theirs.rebased_on(at, ours) else {
                 return Ok(Merged::Joined);
             };
             let mut replaced = None;
@@ -452,7 +459,7 @@ fn reset_under_increments(
             s.put_counter(hash, &key, None, counter);
             match replaced {
                 Some(replaced) => Merged::Put(replaced),
-                None if our_write_is_a_ttl_change => Merged::OursKept,
+                None if our_ttl_change_split_it => Merged::OursKept,
                 None => Merged::Joined,
             }
         }
@@ -460,6 +467,19 @@ fn reset_under_increments(
     };
     registers.settle(s, hash, &key);
     Ok(merged)
+}
+
+/// Where a count splits at the other copy of its key, which holds a write of
+/// its value made at `value` and whose newest write is `newest` (a TTL change
+/// since, when later): at the value write where the count holds increments
+/// newer than it, as live (an increment is judged by the value write it
+/// follows, whatever TTL change came between); else at the newest write (that
+/// copy's key wins whole over the increments older than its TTL change, as a
+/// repair of it does live). `None` when it splits at neither.
+fn split_point(counter: &Counter, value: u64, newest: u64) -> Option<u64> {
+    [value, newest]
+        .into_iter()
+        .find(|&at| counter.splits_at(at))
 }
 
 /// The TTL registers of both copies of a key, as they were before the merge,
