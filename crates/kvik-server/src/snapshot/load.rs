@@ -296,8 +296,11 @@ fn merge_key(
         Err(back) => entry = back,
     }
     // The same value on both sides, its TTL changed on one or both: the TTL
-    // registers merge.
-    if let Some(theirs) = their_ttl {
+    // registers merge. (Not a count they started from our removal, which a
+    // register our grave keeps names as its value write too: their key, which
+    // holds their increments since, goes in.)
+    let counted_on_our_removal = !whole.is_empty() && s.find(hash, &key).is_none();
+    if let Some(theirs) = their_ttl.filter(|_| !counted_on_our_removal) {
         match copies_of_one_value_write(s, hash, entry, theirs) {
             Ok(merged) => return merged,
             Err(back) => entry = back,
