@@ -238,6 +238,9 @@ fn sentinel_fails_over_a_killed_kvik_master_and_the_old_master_rejoins() {
         info_field(node(promoted), "role") == "master"
             && info_field(other, "master_port") == promoted.to_string()
             && info_field(other, "master_link_status") == "up"
+            // The client below asks another Sentinel, which learns of the
+            // failover from the first one's hello messages, a moment later.
+            && sentinels.iter().all(|s| master_port(s) == promoted)
     });
 
     // A client that asks Sentinel where the master is keeps writing there.
