@@ -453,14 +453,7 @@ impl<'a> Locked<'a> {
         // a removal, from just past the add it saw: a peer's increment it did
         // not see still counts too. A whole key counts from its value's last
         // write: a TTL change since is no reset.
-        let start = match member {
-            Some(m) => shard
-                .elements(hash, key)
-                .map(|state| state.counts_from(m))
-                .unwrap_or(Start::write(key_ts)),
-            None => Start::write(shard.value_written_at(hash, key)),
-        };
-        let counter = Counter::starting(start, base);
+        let counter = Counter::starting(shard.uncounted_start(hash, key, member), base);
         Some(Counting { counter, key_ts })
     }
 
@@ -528,17 +521,14 @@ impl<'a> Locked<'a> {
         if !shard.keeps_counters() {
             return false;
         }
-        let element_start = |shard: &ShardData| {
-            let element = member?;
-            Some(shard.elements(hash, key)?.counts_from(element))
-        };
+        let marks_element =
+            |shard: &ShardData| member.is_some() && shard.elements(hash, key).is_some();
         let start = match shard.counter_of(hash, key, member) {
             Some(counter) => counter.start(),
-            None => element_start(shard).unwrap_or_else(|| match shard.find(hash, key) {
-                None => Start::write(0),
-                Some(entry) if member.is_some() => Start::write(entry.ts),
-                Some(_) => Start::write(shard.value_written_at(hash, key)),
-            }),
+            // A removed key's grave judges its increments (the door asks it
+            // first); only an element's marks kept under it still do here.
+            None if shard.find(hash, key).is_none() && !marks_element(shard) => Start::write(0),
+            None => shard.uncounted_start(hash, key, member),
         };
         start.took(ts)
     }

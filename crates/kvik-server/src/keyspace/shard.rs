@@ -13,7 +13,7 @@
 //! Invariant kept by every method here: an entry has `expire_at != 0` exactly when its
 //! (expire_at, hash) pair is counted in `expires`.
 
-use super::counters::{self, Counted, Counter};
+use super::counters::{self, Counted, Counter, Start};
 use super::elements::Elements;
 use super::graves::Graves;
 use super::ttl::{self, KeyTtl, Since, TtlMarks};
@@ -159,8 +159,8 @@ impl ShardData {
     /// write while the register is current (TTL changes and a counter's
     /// increments since leave the value it counts on), else its count's base
     /// while it has a current one, else its newest timestamp. A count on the
-    /// key starts there, a peer's increment newer than it counts, whatever TTL
-    /// change came between, and a TTL change says it was made on it.
+    /// key starts there (a peer's increment newer than it counts, whatever TTL
+    /// change came between), and a TTL change's register is on it.
     pub fn value_written_at(&self, hash: u64, key: &[u8]) -> u64 {
         if let Some(since) = self.ttl_since(hash, key) {
             return since.value;
@@ -169,6 +169,19 @@ impl ShardData {
             Some(counter) => counter.base_ts,
             None => self.newest_ts(hash, key),
         }
+    }
+
+    /// Where counting starts for `key` (`member` of it) without a current
+    /// state: an element's own last write where its collection keeps element
+    /// timestamps (after a removal, just past the add it saw: see
+    /// [`super::Mark::counts_from`]), else the key's last write (a whole key's
+    /// value write: a TTL change since is no reset).
+    pub fn uncounted_start(&self, hash: u64, key: &[u8], member: Option<&[u8]>) -> Start {
+        let element_start = member.and_then(|m| Some(self.elements(hash, key)?.counts_from(m)));
+        element_start.unwrap_or_else(|| match member {
+            Some(_) => Start::write(self.newest_ts(hash, key)),
+            None => Start::write(self.value_written_at(hash, key)),
+        })
     }
 
     /// Forget the counting of whole key `key`: its next increment counts from

@@ -271,7 +271,7 @@ fn merge_key(
     }
     // A removal of ours is a value write to the register (see `our_key_ttl`).
     let registers = Registers {
-        ours: (our_key_ttl(s, hash, &key), &our_changes),
+        ours: (our_ttl.or_else(|| our_key_ttl(s, hash, &key)), &our_changes),
         theirs: (their_ttl, &ttl_changes),
     };
     let their_count = match whole.first() {
