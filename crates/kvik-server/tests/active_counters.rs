@@ -813,3 +813,65 @@ fn an_increment_between_a_reset_and_a_ttl_change_counts_on_the_reset() {
         true,
     );
 }
+
+#[test]
+fn a_write_in_place_of_a_counted_string_resets_it_for_the_increments_around_it() {
+    // B adds 5 to its 1 and appends "0" to its count: "60". A, cut off, later
+    // adds 1 to its own 1. A's copy of the count holds an increment B's does
+    // not, so the APPEND applied there would make another value under the same
+    // timestamp ("20"), and nothing would mend it: it reaches the peers as the
+    // value it made, a reset, which A's later increment counts on and B's
+    // earlier one is in.
+    let cases: [(&[&str], &str); 2] = [
+        (&["APPEND", "c", "0"], "$2\r\n61\r\n"),
+        (&["SETRANGE", "c", "0", "9"], "$2\r\n10\r\n"),
+    ];
+    for (in_place, want) in cases {
+        counted_across_ttl_changes(
+            Setup::WithTtl,
+            |a, b| {
+                assert_eq!(b.cmd(&["INCRBY", "c", "5"]), b":6\r\n");
+                b.cmd(in_place);
+                step();
+                assert_eq!(a.cmd(&["INCR", "c"]), b":2\r\n");
+            },
+            want,
+            true,
+        );
+    }
+}
+
+#[test]
+fn a_write_in_place_reaches_the_aof_and_a_redis_replica_as_itself() {
+    // B's APPEND reaches its peer as the value it made, and B's AOF and B's
+    // replica as the APPEND: a reload of the AOF, and the replica, hold what
+    // the peers hold once A's later increment counted on it.
+    aof_and_redis_replica_hold(
+        1,
+        (&["SET", "c", "1"], &["GET", "c"]),
+        |a, b| {
+            assert_eq!(b.cmd(&["INCRBY", "c", "5"]), b":6\r\n");
+            assert_eq!(b.cmd(&["APPEND", "c", "0"]), b":2\r\n");
+            step();
+            assert_eq!(a.cmd(&["INCR", "c"]), b":2\r\n");
+        },
+        b"$2\r\n61\r\n",
+    );
+}
+
+#[test]
+fn an_increment_older_than_a_write_in_place_goes_under_it() {
+    // A adds 1 first; B then adds 5 and appends "0": the APPEND, newer than
+    // A's increment, is the value both keep ("60"), with the TTL it kept.
+    counted_across_ttl_changes(
+        Setup::WithTtl,
+        |a, b| {
+            assert_eq!(a.cmd(&["INCR", "c"]), b":2\r\n");
+            step();
+            assert_eq!(b.cmd(&["INCRBY", "c", "5"]), b":6\r\n");
+            assert_eq!(b.cmd(&["APPEND", "c", "0"]), b":2\r\n");
+        },
+        "$2\r\n60\r\n",
+        true,
+    );
+}

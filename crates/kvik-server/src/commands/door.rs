@@ -468,6 +468,10 @@ pub fn run_locked<'a>(
     // Active replication marks the elements its writes name, for peers to merge by.
     let marking = (server.keyspace.keeps_graves() && cmd.has(table::flags::WRITE))
         .then(|| keys_before(cmd, args, locked));
+    let countable_in_place = match (&marking, replayed_at) {
+        (Some(_), None) => countable_key_written_in_place(cmd, args, locked),
+        _ => None,
+    };
     let started = Instant::now();
     let mut ctx = Ctx {
         server,
@@ -508,7 +512,10 @@ pub fn run_locked<'a>(
         });
     if (changes > 0 || element_write) && !ctx.propagated {
         let db = ctx.keys.db;
-        ctx.keys.propagate(db, args);
+        match countable_in_place {
+            Some(key) => propagate_written_in_place(ctx.keys, args, key),
+            None => ctx.keys.propagate(db, args),
+        }
     }
     // Applied here without a write of its own (a DEL of a key gone here): it
     // still travels on, as one dropped does.
@@ -566,6 +573,63 @@ pub fn run_locked<'a>(
         changes,
         elapsed: started.elapsed(),
     }
+}
+
+/// Active replication: the key a write of this node's own changes in place (its
+/// one key, written without being reset, removed or counted: APPEND, SETRANGE,
+/// SETBIT, BITFIELD), when a node may count on it (see
+/// [`propagate_written_in_place`]).
+fn countable_key_written_in_place<'a>(
+    cmd: &Command,
+    args: &[&'a [u8]],
+    locked: &mut Locked,
+) -> Option<&'a [u8]> {
+    if cmd.has(table::flags::MERGES_AS_COUNTER) || cmd.has(table::flags::MERGES_AS_TTL) {
+        return None;
+    }
+    let mut found = table::FoundKeys(SmallVec::new());
+    if !cmd.keys_and_flags(args, &mut found) {
+        return None;
+    }
+    let [(at, flags)] = found.0[..] else {
+        return None;
+    };
+    let resets = table::key_flags::OW | table::key_flags::RM | table::key_flags::DELETE;
+    let in_place = flags & table::key_flags::RW != 0 && flags & resets == 0;
+    let key = args[at];
+    let db = locked.db;
+    (in_place && locked.may_be_counted(db, key)).then_some(key)
+}
+
+/// A write of this node's own changed string `key` in place, which held a
+/// number or was counted (see [`countable_key_written_in_place`]). The AOF and
+/// the plain replicas take the command; the peers take the value it made,
+/// whole (RESTORE ... REPLACE ABSTTL, with the key's deadline), as a reset of
+/// their counts. The command itself would apply there on the peer's own count,
+/// which may hold increments this node has not met and lack some it has:
+/// another value under the same timestamp, which no repair would mend; and a
+/// peer whose count holds an increment newer than the command would have to
+/// drop it, the command being no reset it could put under that increment. As a
+/// reset, an increment newer than it counts on it everywhere and an older one
+/// goes under it, as here (the write restamped the key: this node's count
+/// starts over from it). Strings that hold no number (a log appended to, a
+/// bitmap) go as the command: nobody counts on them.
+fn propagate_written_in_place(locked: &mut Locked, args: &[&[u8]], key: &[u8]) {
+    let db = locked.db;
+    let Some(entry) = locked.get_in(db, key) else {
+        return locked.propagate(db, args);
+    };
+    let payload = crate::persistence::rdb::payload::dump(&entry.value, false);
+    let deadline = entry.expire_at.to_string();
+    let whole: [&[u8]; 6] = [
+        b"RESTORE",
+        key,
+        deadline.as_bytes(),
+        &payload,
+        b"REPLACE",
+        b"ABSTTL",
+    ];
+    locked.propagate_apart(db, args, &whole);
 }
 
 /// A peer's command that applies nothing here: it still travels on to the active
@@ -1049,8 +1113,14 @@ pub fn repair_key(locked: &mut Locked, db: usize, key: &[u8]) {
     let payload = crate::persistence::rdb::payload::dump(&entry.value, false);
     let (key_ts, deadline) = (entry.ts, entry.expire_at);
     send_whole(locked, (db, key), key_ts, &payload, deadline);
-    // And as a value write, whose TTL register starts over: so does ours.
-    locked.restart_ttl_register(db, key);
+    // And as a value write, whose TTL register starts over: so does ours. Not
+    // where the key's last write is a third node's: the peers that hold that
+    // write drop our copy of it (see [`ties_with_a_copy_of_another`]), and our
+    // register forgotten would make that write (a TTL change, maybe) the value
+    // write a peer's later increment is judged by, here alone.
+    if crate::hlc::tag_of(key_ts) == crate::hlc::own_tag() {
+        locked.restart_ttl_register(db, key);
+    }
 }
 
 /// A call of command `id` with `args`, made by `origin`, ran to its end: count it

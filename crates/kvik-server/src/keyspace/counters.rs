@@ -642,6 +642,12 @@ pub fn counted_on(value: Option<&Value>, like: &Num) -> Option<Num> {
         })
 }
 
+/// Does `value` hold a number a peer's increment of the whole key counts on (a
+/// string an INCRBYFLOAT would take)?
+pub fn holds_number(value: &Value) -> bool {
+    element(Some(value), None, &Num::Float(b"0"[..].into())).is_some()
+}
+
 /// Does string `value` hold exactly `num` (a whole key's state is current)?
 pub fn holds_whole(value: &Value, num: &Num) -> bool {
     match (value, num) {

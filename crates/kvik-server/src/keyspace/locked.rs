@@ -729,6 +729,15 @@ impl<'a> Locked<'a> {
         Some((counter.base_ts, counter.base.clone()))
     }
 
+    /// May a node count on `key` of `db` as a whole: does this node count it, or
+    /// does it hold a number (which a peer may have counted on meanwhile)?
+    pub fn may_be_counted(&mut self, db: usize, key: &[u8]) -> bool {
+        self.count_base(db, key).is_some()
+            || self
+                .get_in(db, key)
+                .is_some_and(|entry| super::counters::holds_number(&entry.value))
+    }
+
     /// Forget the counting of whole key `key` of `db`: this node sent the key
     /// whole (a repair), which each peer takes as a write of its whole value, so
     /// the increments that value holds no longer split by a later reset here
@@ -1494,6 +1503,20 @@ impl<'a> Locked<'a> {
             let ts = self.effect_ts();
             self.emit(db, ts, argv, self.effect_targets);
         }
+    }
+
+    /// Propagate a write as `beside_peers` to the AOF and the plain replicas and
+    /// as `for_peers` to the active peers, both stamped as the write: a command
+    /// whose effect on the peers' copies must be said otherwise (see the door's
+    /// `propagate_written_in_place`). A script that sends its writes to one
+    /// destination alone sends `beside_peers` there.
+    pub fn propagate_apart(&mut self, db: usize, beside_peers: &[&[u8]], for_peers: &[&[u8]]) {
+        if self.effect_targets != Targets::ALL {
+            return self.propagate(db, beside_peers);
+        }
+        let ts = self.effect_ts();
+        self.emit(db, ts, beside_peers, Targets::BESIDE_PEERS);
+        self.emit(db, ts, for_peers, Targets::PEERS);
     }
 
     /// An effect goes to the open group, or else straight to the stream.

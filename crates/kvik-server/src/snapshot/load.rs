@@ -168,6 +168,11 @@ enum Merged {
     /// may hold its own write with one of ours applied on top, a value nobody
     /// else has, which no later write of ours would mend).
     OursKept,
+    /// Their count went on over our write of the whole key, newer than the
+    /// count's base (`u64`): their base lost to our write, which the peer must
+    /// be sent (judged against that base, not against their key's newest
+    /// write, an increment that counts on ours now).
+    OursUnderTheirCount(u64),
     /// It merged into our copy, which kept these elements as we counted on them
     /// over the peer's plain writes of them: the peer must be sent them.
     CountedKept(Vec<Vec<u8>>),
@@ -424,6 +429,8 @@ fn reset_under_increments(
     let key = entry.key().to_vec();
     let their_value = registers.theirs.0.map_or(ts, |copy| copy.value());
     let (our_value, our_ts) = (s.value_written_at(hash, &key), s.newest_ts(hash, &key));
+    // The register of our copy, as it settles with theirs.
+    let mut our_register = registers.ours;
     let merged = match (s.counter(hash, &key).cloned(), theirs) {
         // Ours counts on a base older than their write: their key goes in.
         (Some(ours), None) => {
@@ -441,7 +448,7 @@ fn reset_under_increments(
         // Theirs counts on a base older than our write: ours stays, theirs
         // count on it (the peer does the same when our write reaches it; a
         // TTL change of ours it merges into its count instead, so it is sent
-        // our key whole).
+        // our key as the base its count goes on over).
         (None, Some(theirs)) => {
             let Some(at) = split_point(theirs, our_value, our_ts) else {
                 return Err(entry);
@@ -460,15 +467,29 @@ fn reset_under_increments(
                 replaced = Some(s.insert(hash, back));
             }
             s.put_counter(hash, &key, None, counter);
+            if our_ttl_change_split_it {
+                // Their count goes on over our key as the write at that TTL
+                // change, as it does on the nodes the key is sent to: the
+                // register starts over there, with its deadline.
+                our_register.0 = our_register.0.map(|ttl| KeyTtl {
+                    ts: at,
+                    since: None,
+                    expire_at: ttl.expire_at,
+                });
+            }
             match replaced {
                 Some(replaced) => Merged::Put(replaced),
-                None if our_ttl_change_split_it => Merged::OursKept,
+                None if our_ttl_change_split_it => Merged::OursUnderTheirCount(theirs.base_ts),
                 None => Merged::Joined,
             }
         }
         _ => return Err(entry),
     };
-    registers.settle(s, hash, &key);
+    Registers {
+        ours: our_register,
+        theirs: registers.theirs,
+    }
+    .settle(s, hash, &key);
     Ok(merged)
 }
 
@@ -775,6 +796,10 @@ impl Visitor for IntoKeyspace<'_, '_> {
             Merged::Joined => return Ok(()),
             Merged::OursKept => {
                 self.ours_kept(db, &key, ts, &[]);
+                return Ok(());
+            }
+            Merged::OursUnderTheirCount(their_base) => {
+                self.ours_kept(db, &key, Some(their_base), &[]);
                 return Ok(());
             }
             Merged::CountedKept(elements) => {
