@@ -621,14 +621,7 @@ fn propagate_written_in_place(locked: &mut Locked, args: &[&[u8]], key: &[u8]) {
     };
     let payload = crate::persistence::rdb::payload::dump(&entry.value, false);
     let deadline = entry.expire_at.to_string();
-    let whole: [&[u8]; 6] = [
-        b"RESTORE",
-        key,
-        deadline.as_bytes(),
-        &payload,
-        b"REPLACE",
-        b"ABSTTL",
-    ];
+    let whole = restore_whole(key, deadline.as_bytes(), &payload);
     locked.propagate_apart(db, args, &whole);
 }
 
@@ -1079,15 +1072,15 @@ fn send_whole(
     deadline: u64,
 ) {
     let deadline = deadline.to_string();
-    let argv: [&[u8]; 6] = [
-        b"RESTORE",
-        key,
-        deadline.as_bytes(),
-        payload,
-        b"REPLACE",
-        b"ABSTTL",
-    ];
+    let argv = restore_whole(key, deadline.as_bytes(), payload);
     locked.propagate_own(db, ts, &argv);
+}
+
+/// `RESTORE key <deadline> <payload> REPLACE ABSTTL`: a key's value whole as the
+/// peers take it (a repair, a write in place of a number), `payload` a dumped
+/// value.
+fn restore_whole<'a>(key: &'a [u8], deadline: &'a [u8], payload: &'a [u8]) -> [&'a [u8]; 6] {
+    [b"RESTORE", key, deadline, payload, b"REPLACE", b"ABSTTL"]
 }
 
 /// Send the peers `key` of `db` as this node holds it, with its timestamp: its
