@@ -79,6 +79,11 @@ pub fn tag_of(ts: u64) -> u64 {
     ts & TAG_MASK
 }
 
+/// Did this node issue `ts` (is the write stamped with it one of its own)?
+pub fn issued_here(ts: u64) -> bool {
+    tag_of(ts) == own_tag()
+}
+
 /// The timestamp of the peer's write this thread is replaying, if it is.
 pub fn imposed_now() -> Option<u64> {
     Some(CLOCK.with(|c| c.imposed.get())).filter(|&ts| ts != 0)

@@ -1007,9 +1007,8 @@ fn repair_newer_keys(cmd: &Command, args: &[&[u8]], ts: u64, locked: &mut Locked
             continue;
         }
         let newest = locked.newest_ts(db, key);
-        let our_write_copied = newest == ts
-            && crate::hlc::tag_of(ts) == crate::hlc::own_tag()
-            && locked.merges_whole(db, key);
+        let our_write_copied =
+            newest == ts && crate::hlc::issued_here(ts) && locked.merges_whole(db, key);
         if newest > ts {
             repair_newer_key(locked, db, key, ts);
         } else if our_write_copied {
@@ -1050,7 +1049,7 @@ fn repair_count_base(
     base_ts: u64,
     base: &crate::keyspace::Num,
 ) {
-    if crate::hlc::tag_of(base_ts) != crate::hlc::own_tag() {
+    if !crate::hlc::issued_here(base_ts) {
         return;
     }
     let Some(deadline) = locked.get_in(db, key).map(|entry| entry.expire_at) else {
@@ -1111,7 +1110,7 @@ pub fn repair_key(locked: &mut Locked, db: usize, key: &[u8]) {
     // write drop our copy of it (see [`ties_with_a_copy_of_another`]), and our
     // register forgotten would make that write (a TTL change, maybe) the value
     // write a peer's later increment is judged by, here alone.
-    if crate::hlc::tag_of(key_ts) == crate::hlc::own_tag() {
+    if crate::hlc::issued_here(key_ts) {
         locked.restart_ttl_register(db, key);
     }
 }

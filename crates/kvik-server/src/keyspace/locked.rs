@@ -732,7 +732,9 @@ impl<'a> Locked<'a> {
     /// May a node count on `key` of `db` as a whole: does this node count it, or
     /// does it hold a number (which a peer may have counted on meanwhile)?
     pub fn may_be_counted(&mut self, db: usize, key: &[u8]) -> bool {
-        self.count_base(db, key).is_some()
+        let hash = hash_key(key);
+        let counted = self.shard_mut(db, hash).counter(hash, key).is_some();
+        counted
             || self
                 .get_in(db, key)
                 .is_some_and(|entry| super::counters::holds_number(&entry.value))

@@ -1251,7 +1251,7 @@ fn copies_of_one_base(ours: &Counter, theirs: &Counter) -> bool {
 
 /// Is the write `counter` counts on this node's own?
 fn writes_base(counter: &Counter) -> bool {
-    crate::hlc::tag_of(counter.base_ts) == crate::hlc::own_tag()
+    crate::hlc::issued_here(counter.base_ts)
 }
 
 #[cfg(test)]

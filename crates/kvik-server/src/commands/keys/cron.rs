@@ -133,8 +133,7 @@ fn due(server: &Server, stats: &ThreadStats, db: usize, name: &[u8], now: u64) -
     let Value::Cron(job) = &entry.value else {
         return Due::Gone;
     };
-    let ours =
-        !server.replication.is_active() || crate::hlc::tag_of(entry.ts) == crate::hlc::own_tag();
+    let ours = !server.replication.is_active() || crate::hlc::issued_here(entry.ts);
     if (ours && job.next_run_ms() <= now) || lapsed(job, entry.ts, now) {
         Due::Now((**job).clone())
     } else {
