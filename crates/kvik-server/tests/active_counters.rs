@@ -875,3 +875,57 @@ fn an_increment_older_than_a_write_in_place_goes_under_it() {
         true,
     );
 }
+
+/// Wait until neither node keeps a counted state for `key` (DEBUG COUNTED nil):
+/// every increment reached every node, and the states settled.
+fn settled(pair: &Pair, key: &str) {
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    let nil = b"$-1\r\n";
+    wait_for("the counted states to settle on both", || {
+        a.cmd(&["DEBUG", "COUNTED", key]) == nil && b.cmd(&["DEBUG", "COUNTED", key]) == nil
+    });
+}
+
+#[test]
+fn a_settled_count_is_kept_no_more_and_counting_goes_on_from_its_value() {
+    // Once every node holds every increment of a key, its per-node totals say
+    // nothing its value does not: they go (a quiet counter costs what a plain
+    // string does), and counting goes on from the value, as from a reset every
+    // node holds. Increments on both sides of a cut still add up, healed by a
+    // partial resync or by a full sync, and so does a TTL change on one side.
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    set_on_both(&mut a, &mut b, &["SET", "c", "10"], &["GET", "c"]);
+    for _ in 0..3 {
+        a.cmd(&["INCR", "c"]);
+    }
+    b.cmd(&["INCRBY", "c", "5"]);
+    wait_for("both to count every increment", || {
+        a.cmd(&["GET", "c"]) == b"$2\r\n18\r\n" && b.cmd(&["GET", "c"]) == b"$2\r\n18\r\n"
+    });
+    for filler in [0, 200] {
+        settled(&pair, "c");
+        let before = number(&a.cmd(&["GET", "c"]));
+        partition(&pair, filler, |a, b| {
+            for _ in 0..3 {
+                a.cmd(&["INCR", "c"]);
+            }
+            b.cmd(&["INCRBY", "c", "2"]);
+            // Apart, nothing settles: no peer has acknowledged these.
+            assert_ne!(a.cmd(&["DEBUG", "COUNTED", "c"]), b"$-1\r\n");
+        });
+        let after = number(&same_on_both(&pair, &["GET", "c"]));
+        assert_eq!(after - before, 5.0, "{filler} filler writes");
+    }
+    settled(&pair, "c");
+    let before = number(&a.cmd(&["GET", "c"]));
+    partition(&pair, 200, |a, b| {
+        b.cmd(&["INCR", "c"]);
+        step();
+        a.cmd(&["EXPIRE", "c", "1000"]);
+    });
+    let after = number(&same_on_both(&pair, &["GET", "c"]));
+    assert_eq!(after - before, 1.0);
+    let deadline = number(&same_on_both(&pair, &["PEXPIRETIME", "c"]));
+    assert!(deadline > 0.0);
+}

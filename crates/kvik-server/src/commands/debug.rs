@@ -100,6 +100,12 @@ const ACTIONS: &[Action] = &[
         run: change_repl_id,
     },
     Action {
+        name: "counted",
+        min_args: 3,
+        max_args: 3,
+        run: counted,
+    },
+    Action {
         name: "digest",
         min_args: 2,
         max_args: 2,
@@ -293,6 +299,9 @@ const HELP: &[&str] = &[
     "CONFIG-REWRITE-FORCE-ALL",
     "    Like CONFIG REWRITE but writes all configuration options, including",
     "    keywords not listed in original configuration file or default values.",
+    "COUNTED <key>",
+    "    Active replication: the counted state kept for a string (its base and each",
+    "    node's total), nil when none is (never counted, or settled).",
     "DIGEST",
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
@@ -367,6 +376,29 @@ fn stored<'l>(locked: &'l mut Locked, db: usize, key: &[u8]) -> Option<&'l Entry
 fn key_shards(ctx: &Ctx, db: usize, keys: &[&[u8]]) -> Vec<usize> {
     let ks = &ctx.server.keyspace;
     keys.iter().map(|key| ks.shard_id_of(db, key)).collect()
+}
+
+/// DEBUG COUNTED <key> (kvik's): the current counted state active replication
+/// keeps for the string `key` (keyspace/counters.rs), in its snapshot form; nil
+/// when none is kept: the key was never counted, or its state settled (every
+/// peer holds its increments, see `ShardData::fold_counters`).
+fn counted(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[2];
+    let db = ctx.client.db;
+    let ids = key_shards(ctx, db, &[key]);
+    let mut locked = Held::lock(ctx.keys, &ids);
+    let hash = hash_key(key);
+    let shard = locked.keyspace().shard_of(hash);
+    let state = locked
+        .shard_at(db, shard)
+        .counter(hash, key)
+        .map(|c| c.encode());
+    drop(locked);
+    match state {
+        Some(state) => ctx.out.bulk(state.as_bytes()),
+        None => ctx.out.null(),
+    }
+    Ok(())
 }
 
 /// DEBUG ELEMENTS <key> (kvik's): the element marks active replication keeps for

@@ -63,7 +63,7 @@ use crate::types::string::StrValue;
 use crate::types::Value;
 use crate::util::numbers::{incr_by_float, parse_i64};
 use smallvec::SmallVec;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 /// A counted number: an integer (INCR, HINCRBY), a long double kept as the text
 /// Redis prints it (INCRBYFLOAT, HINCRBYFLOAT) or a score (ZINCRBY); or, as a
@@ -168,8 +168,10 @@ pub struct Part {
     /// The newest of its increments no longer remembered one by one (0: none).
     pub folded_to: u64,
     /// Its increments newer than `folded_to`, oldest first: a reset that arrives
-    /// late keeps those newer than it (see [`Counter::rebased`]).
-    pub recent: Vec<(u64, Num)>,
+    /// late keeps those newer than it (see [`Counter::rebased`]). A queue: a hot
+    /// counter pushes one in and one out at every increment. Freed once folded
+    /// away, so a counter at rest costs no more than its totals.
+    pub recent: VecDeque<(u64, Num)>,
 }
 
 /// The most increments a node's part remembers one by one; older ones are folded
@@ -215,8 +217,10 @@ pub struct Counter {
     pub base_ts: u64,
     pub removal: bool,
     pub base: Num,
-    /// Per node, in node-id order: what it added since the base.
-    pub parts: SmallVec<[Part; 2]>,
+    /// Per node, in node-id order: what it added since the base. One inline: most
+    /// keys are counted by one node at a time, and a map of millions of them
+    /// pays for every inline slot.
+    pub parts: SmallVec<[Part; 1]>,
 }
 
 impl Counter {
@@ -291,7 +295,7 @@ impl Counter {
                     total: by.zero_like(),
                     last_ts: 0,
                     folded_to: 0,
-                    recent: Vec::new(),
+                    recent: VecDeque::new(),
                 };
                 self.parts.insert(at, part);
                 at
@@ -300,10 +304,11 @@ impl Counter {
         let part = &mut self.parts[at];
         part.total = part.total.add(by);
         part.last_ts = part.last_ts.max(ts);
-        part.recent.push((ts, by.clone()));
+        part.recent.push_back((ts, by.clone()));
         if part.recent.len() > RECENT_MAX {
-            let (oldest, _) = part.recent.remove(0);
-            part.folded_to = part.folded_to.max(oldest);
+            if let Some((oldest, _)) = part.recent.pop_front() {
+                part.folded_to = part.folded_to.max(oldest);
+            }
         }
     }
 
@@ -316,6 +321,9 @@ impl Counter {
             if older > 0 {
                 part.folded_to = part.folded_to.max(part.recent[older - 1].0);
                 part.recent.drain(..older);
+                if part.recent.is_empty() {
+                    part.recent = VecDeque::new();
+                }
             }
         }
         self.parts.iter().any(|p| !p.recent.is_empty())
@@ -522,7 +530,7 @@ impl Counter {
                     let (at, by) = field.split_once('=')?;
                     Some((at.parse().ok()?, Num::decode(by)?))
                 })
-                .collect::<Option<Vec<_>>>()?;
+                .collect::<Option<VecDeque<_>>>()?;
             let part = Part {
                 node,
                 total,
@@ -540,11 +548,58 @@ impl Counter {
 }
 
 /// The counted states of one key: of the whole key (a string), or of its elements
-/// (hash fields, sorted-set members).
+/// (hash fields, sorted-set members). The elements' map is boxed: a string's
+/// state (the most common) then carries 8 bytes for it instead of an empty map's 48.
 #[derive(Debug, Default, Clone)]
 pub struct Counted {
     pub whole: Option<Counter>,
-    pub members: HashMap<Box<[u8]>, Counter>,
+    #[allow(clippy::box_collection)]
+    members: Option<Box<HashMap<Box<[u8]>, Counter>>>,
+}
+
+impl Counted {
+    /// The state of element `member`.
+    pub fn member(&self, member: &[u8]) -> Option<&Counter> {
+        self.members.as_ref()?.get(member)
+    }
+
+    /// The states of the elements, by element.
+    pub fn members(&self) -> impl Iterator<Item = (&[u8], &Counter)> {
+        self.members.iter().flat_map(|m| m.iter().map(|(k, c)| (&**k, c)))
+    }
+
+    /// Every state the key holds, the whole key's and its elements'.
+    pub fn states_mut(&mut self) -> impl Iterator<Item = &mut Counter> {
+        let members = self.members.iter_mut().flat_map(|m| m.values_mut());
+        self.whole.iter_mut().chain(members)
+    }
+
+    /// The state of element `member`, to change in place.
+    pub fn member_mut(&mut self, member: &[u8]) -> Option<&mut Counter> {
+        self.members.as_mut()?.get_mut(member)
+    }
+
+    /// Record `counter` as element `member`'s state.
+    pub fn set_member(&mut self, member: &[u8], counter: Counter) {
+        self.members
+            .get_or_insert_with(Box::default)
+            .insert(member.into(), counter);
+    }
+
+    /// Forget element `member`'s state.
+    pub fn forget_member(&mut self, member: &[u8]) {
+        if let Some(members) = &mut self.members {
+            members.remove(member);
+            if members.is_empty() {
+                self.members = None;
+            }
+        }
+    }
+
+    /// Holds it no state at all?
+    pub fn is_empty(&self) -> bool {
+        self.whole.is_none() && self.members.is_none()
+    }
 }
 
 /// A snapshot's aux field for an element's state: `m <member hex> <state>`; a

@@ -86,11 +86,14 @@ fn command_stamp(previous: u64, given: u64, now_ms: u64) -> u64 {
     }
 }
 
-/// An increment under way (active replication): the counted state it adds to,
-/// from [`Locked::count_start`], and the key's timestamp before the command
-/// wrote, for [`Locked::count_end`].
+/// An increment under way (active replication), from [`Locked::count_start`]
+/// for [`Locked::count_end`]: the state counting starts on the key, or none when
+/// the increment adds to the key's current one where it is kept (a hot counter
+/// is not copied at every increment), and the key's timestamp before the
+/// command wrote.
 pub struct Counting {
-    counter: Counter,
+    starts: Option<Counter>,
+    waits: bool,
     key_ts: u64,
 }
 
@@ -98,7 +101,7 @@ impl Counting {
     /// Does the increment wait on a base that holds no number (see
     /// [`Counter::waits`])?
     pub fn waits(&self) -> bool {
-        self.counter.waits()
+        self.waits
     }
 }
 
@@ -433,8 +436,11 @@ impl<'a> Locked<'a> {
         }
         let key_ts = shard.newest_ts(hash, key);
         if let Some(current) = shard.counter_of(hash, key, member) {
-            let counter = current.clone();
-            return Some(Counting { counter, key_ts });
+            return Some(Counting {
+                starts: None,
+                waits: current.waits(),
+                key_ts,
+            });
         }
         let value = live
             .then(|| shard.find(hash, key))
@@ -454,7 +460,11 @@ impl<'a> Locked<'a> {
         // not see still counts too. A whole key counts from its value's last
         // write: a TTL change since is no reset.
         let counter = Counter::starting(shard.uncounted_start(hash, key, member), base);
-        Some(Counting { counter, key_ts })
+        Some(Counting {
+            waits: counter.waits(),
+            starts: Some(counter),
+            key_ts,
+        })
     }
 
     /// After a counting command added `by` to `key` (`member` of it) on the state
@@ -481,15 +491,17 @@ impl<'a> Locked<'a> {
             return by.clone();
         };
         let ts = crate::hlc::imposed_now().unwrap_or(entry.ts);
-        let Counting {
-            mut counter,
-            key_ts,
-        } = counting;
-        counter.add(node, by, ts);
-        let value = counter.value();
-        shard.put_counter(hash, key, member, counter);
+        let value = match counting.starts {
+            Some(mut counter) => {
+                counter.add(node, by, ts);
+                let value = counter.value();
+                shard.put_counter(hash, key, member, counter);
+                value
+            }
+            None => shard.count_on_current(hash, key, member, (node, by, ts)),
+        };
         if member.is_none() {
-            shard.follow_ttl(hash, key, key_ts);
+            shard.follow_ttl(hash, key, counting.key_ts);
         }
         value
     }

@@ -85,6 +85,15 @@ pub struct Keyspace {
     pub crons: CronIndex,
 }
 
+/// Give back the memory of a side map (counters, TTL registers, element
+/// timestamps) once a collection left it mostly empty: a burst of writes grows
+/// it, and a map never shrinks by itself.
+pub(super) fn release_sparse<K: std::hash::Hash + Eq, V>(map: &mut std::collections::HashMap<K, V>) {
+    if map.capacity() > 64 && map.len() < map.capacity() / 4 {
+        map.shrink_to_fit();
+    }
+}
+
 /// Shards per database. Many small shards keep lock contention low with many threads
 /// and keep each hash table's all-at-once resize short.
 pub const DEFAULT_SHARD_BITS: u32 = 10;
@@ -192,8 +201,11 @@ impl Keyspace {
     }
 
     /// Drop the tombstones older than `before` (no peer can send anything older any
-    /// more), element timestamps included. Returns how many are left: key
-    /// tombstones, and collections that keep element timestamps.
+    /// more), element timestamps included, and what counters and TTL registers
+    /// keep only until then. Returns how many are left of what a later pass can
+    /// still drop: key tombstones, collections that keep element timestamps,
+    /// counters that remember increments one by one, TTL registers without a
+    /// TTL change (while any are, the watermarks that let them go flow on).
     pub fn collect_graves(&self, before: u64) -> usize {
         let mut left = 0;
         for db in self.dbs.iter() {
@@ -203,10 +215,8 @@ impl Keyspace {
                     graves.collect(before);
                     left += graves.len();
                 }
-                if before > 0 {
-                    shard.collect_elements(before);
-                    shard.fold_counters(before);
-                }
+                left += shard.collect_elements(before);
+                left += shard.fold_counters(before);
                 left += shard.elements_held().0;
             }
         }

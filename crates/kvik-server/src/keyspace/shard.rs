@@ -13,7 +13,8 @@
 //! Invariant kept by every method here: an entry has `expire_at != 0` exactly when its
 //! (expire_at, hash) pair is counted in `expires`.
 
-use super::counters::{self, Counted, Counter, Start};
+use super::counters::{self, Counted, Counter, Num, Start};
+use crate::effects::NodeId;
 use super::elements::Elements;
 use super::graves::Graves;
 use super::ttl::{self, KeyTtl, Since, TtlMarks};
@@ -187,8 +188,13 @@ impl ShardData {
     /// Forget the counting of whole key `key`: its next increment counts from
     /// what it holds then.
     pub fn forget_counter(&mut self, key: &[u8]) {
-        if let Some(counted) = self.counters.as_mut().and_then(|c| c.get_mut(key)) {
-            counted.whole = None;
+        if let Some(counters) = &mut self.counters {
+            if let Some(counted) = counters.get_mut(key) {
+                counted.whole = None;
+                if counted.is_empty() {
+                    counters.remove(key);
+                }
+            }
         }
     }
 
@@ -196,23 +202,64 @@ impl ShardData {
     /// counts from what it holds then.
     pub fn forget_member_counter(&mut self, key: &[u8], member: &[u8]) {
         if let Some(counted) = self.counters.as_mut().and_then(|c| c.get_mut(key)) {
-            counted.members.remove(member);
+            counted.forget_member(member);
         }
     }
 
     /// Stop remembering one by one the increments older than `before` (no peer
-    /// can send a reset older than that any more; see [`Counter::fold`]).
-    pub fn fold_counters(&mut self, before: u64) {
-        if let Some(all) = &mut self.counters {
-            for counted in all.values_mut() {
-                counted.whole.iter_mut().for_each(|c| {
-                    c.fold(before);
-                });
-                counted.members.values_mut().for_each(|c| {
-                    c.fold(before);
-                });
+    /// can send a reset older than that any more; see [`Counter::fold`]; 0:
+    /// none), and drop the whole keys' states that no longer say anything
+    /// (see [`ShardData::says_nothing`]). Returns how many keys' states still
+    /// remember increments.
+    pub fn fold_counters(&mut self, before: u64) -> usize {
+        let silent: Vec<Box<[u8]>> = match &self.counters {
+            Some(all) => all
+                .iter()
+                .filter(|(key, counted)| {
+                    counted.whole.is_some() && self.says_nothing(super::hash_key(key), key, before)
+                })
+                .map(|(key, _)| key.clone())
+                .collect(),
+            None => return 0,
+        };
+        let Some(all) = &mut self.counters else {
+            return 0;
+        };
+        for key in silent {
+            if let Some(counted) = all.get_mut(&key) {
+                counted.whole = None;
             }
         }
+        let mut remembering = 0;
+        all.retain(|_, counted| {
+            let remembers = counted
+                .states_mut()
+                .fold(false, |any, c| c.fold(before) | any);
+            remembering += usize::from(remembers);
+            !counted.is_empty()
+        });
+        super::release_sparse(all);
+        remembering
+    }
+
+    /// Does whole key `key`'s state say nothing the key does not? Either a
+    /// later write of another kind left it behind (a SET over a counter: no
+    /// read takes a state that is not current, and none becomes current again,
+    /// the key's timestamp only moving on), or it is settled: its every
+    /// increment older than `before`, so every peer holds every one and will
+    /// send none older, and no TTL register names an older value write. Every
+    /// node then holds the value it gives, stamped as its last increment, and a
+    /// key counted again from there (its last write, see
+    /// [`ShardData::value_written_at`]) counts as on a node that met a reset to
+    /// that value then: a peer's later increment counts on it, and a full sync
+    /// merges it with a peer's state as the newer base, under which nothing
+    /// older is left to count. A state whose increments wait on a value that
+    /// holds no number keeps them (see [`Counter::waits`]).
+    fn says_nothing(&self, hash: u64, key: &[u8], before: u64) -> bool {
+        let Some(current) = self.counter(hash, key) else {
+            return true;
+        };
+        !current.waits() && current.newest_ts() < before && self.ttl_since(hash, key).is_none()
     }
 
     /// The current state of counted element `member` of `key`: `None` when it has
@@ -231,8 +278,7 @@ impl ShardData {
         self.counters
             .as_ref()?
             .get(key)?
-            .members
-            .get(member)
+            .member(member)
             .filter(|c| counters::holds(&entry.value, member, &c.value()))
             .filter(|c| c.newest_ts() >= last_write)
     }
@@ -251,9 +297,8 @@ impl ShardData {
             return Vec::new();
         };
         counted
-            .members
-            .keys()
-            .filter_map(|m| Some((&**m, self.member_counter(hash, key, m)?)))
+            .members()
+            .filter_map(|(m, _)| Some((m, self.member_counter(hash, key, m)?)))
             .collect()
     }
 
@@ -265,9 +310,7 @@ impl ShardData {
         let counted = counters.entry(key.into()).or_default();
         match member {
             None => counted.whole = Some(counter),
-            Some(member) => {
-                counted.members.insert(member.into(), counter);
-            }
+            Some(member) => counted.set_member(member, counter),
         }
     }
 
@@ -316,14 +359,51 @@ impl ShardData {
     /// Record `counter` as the state of `key` (`member` of it), the entry taking its
     /// value (a whole key, its newest timestamp too).
     pub fn put_counter(&mut self, hash: u64, key: &[u8], member: Option<&[u8]>, counter: Counter) {
+        self.show_counted(hash, key, member, &counter.value(), counter.newest_ts());
+        self.set_counter(key, member, counter);
+    }
+
+    /// Add `node`'s increment `by` stamped `ts` to the state of `key` (`member` of
+    /// it) where it is kept, which [`ShardData::counter_of`] found current before
+    /// the counting command wrote; the entry takes the value it gives, which is
+    /// returned.
+    pub fn count_on_current(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        member: Option<&[u8]>,
+        (node, by, ts): (NodeId, &Num, u64),
+    ) -> Num {
+        let counted = self.counters.as_mut().and_then(|c| c.get_mut(key));
+        let state = counted.and_then(|counted| match member {
+            None => counted.whole.as_mut(),
+            Some(member) => counted.member_mut(member),
+        });
+        let Some(state) = state else {
+            return by.clone();
+        };
+        state.add(node, by, ts);
+        let (value, newest) = (state.value(), state.newest_ts());
+        self.show_counted(hash, key, member, &value, newest);
+        value
+    }
+
+    /// The entry of counted `key` (`member` of it) takes `value`, and a whole key
+    /// the state's newest timestamp when it is newer than the key's.
+    fn show_counted(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        member: Option<&[u8]>,
+        value: &Num,
+        newest: u64,
+    ) {
         if let Some(entry) = self.find_mut(hash, key) {
-            counters::materialize(&mut entry.value, member, &counter.value());
-            let newer = member.is_none() && counter.newest_ts() > entry.ts;
-            if newer {
-                self.restamp(hash, key, counter.newest_ts());
+            counters::materialize(&mut entry.value, member, value);
+            if member.is_none() && newest > entry.ts {
+                self.restamp(hash, key, newest);
             }
         }
-        self.set_counter(key, member, counter);
     }
 
     pub fn graves(&self) -> Option<&Graves> {
@@ -909,13 +989,15 @@ impl ShardData {
     }
 
     /// Forget element timestamps older than `before` (no peer can send an older
-    /// write any more): a collection not written since goes back to costing
-    /// nothing, the others lose their old tombstones. TTL registers that no
-    /// longer say anything go too (see [`TtlMarks::collect`]).
-    pub fn collect_elements(&mut self, before: u64) {
+    /// write any more; 0: none): a collection not written since goes back to
+    /// costing nothing, the others lose their old tombstones. TTL registers that
+    /// no longer say anything go too (see [`TtlMarks::collect`]). Returns how
+    /// many registers a later pass may still drop.
+    pub fn collect_elements(&mut self, before: u64) -> usize {
+        let mut registers_left = 0;
         if let Some(marks) = &mut self.ttl_marks {
             let (table, graves) = (&self.table, self.graves.as_deref());
-            marks.collect(before, |key| {
+            registers_left = marks.collect(before, |key| {
                 let hash = super::hash_key(key);
                 match table.find(hash, |e| e.key() == key) {
                     Some(entry) => Some(entry.ts),
@@ -925,12 +1007,14 @@ impl ShardData {
         }
         if let Some(all) = &mut self.elements {
             all.retain(|_, state| state.newest >= before);
+            super::release_sparse(all);
             for state in all.values_mut() {
                 state
                     .marks
                     .retain(|_, mark| mark.is_alive() || mark.ts >= before);
             }
         }
+        registers_left
     }
 
     /// Insert or replace; returns the entry that was replaced.

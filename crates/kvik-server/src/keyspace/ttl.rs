@@ -250,11 +250,17 @@ impl TtlMarks {
     /// and the registers with no TTL change whose last write is older than
     /// `before` (no peer can send an older write: the value they name is the
     /// key's timestamp on every node). Registers with TTL changes stay until the
-    /// key's next value write.
-    pub fn collect(&mut self, before: u64, key_ts: impl Fn(&[u8]) -> Option<u64>) {
+    /// key's next value write. Returns how many registers without a TTL change
+    /// are left (a later pass, with a later `before`, drops them).
+    pub fn collect(&mut self, before: u64, key_ts: impl Fn(&[u8]) -> Option<u64>) -> usize {
         self.marks.retain(|key, mark| {
             key_ts(key) == Some(mark.at) && (mark.since.ttl_changed || mark.at >= before)
         });
+        super::release_sparse(&mut self.marks);
+        self.marks
+            .values()
+            .filter(|mark| !mark.since.ttl_changed)
+            .count()
     }
 
     /// `key`'s value was written again.
