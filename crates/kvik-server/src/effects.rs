@@ -41,6 +41,79 @@ use std::sync::{mpsc, Arc};
 /// This node's identity in the effects it originates.
 pub type NodeId = [u8; 16];
 
+/// This node's id: the origin of the writes it makes, whose timestamps carry its
+/// tag (`hlc.rs`). Drawn at start-up, and drawn again when a peer turns out to
+/// stamp its writes with the same tag (`Replication::settle_shared_tag`). Read
+/// on every write and increment of an active node, written once in a long
+/// while: a sequence lock, so that readers only load. The ids the node had
+/// before stay its own: its writes under them, met again through a mesh, are
+/// not applied twice.
+pub struct Identity {
+    /// Odd while the id is being written.
+    version: AtomicU64,
+    halves: [AtomicU64; 2],
+    has_formers: AtomicBool,
+    formers: parking_lot::RwLock<Vec<NodeId>>,
+}
+
+impl Identity {
+    pub fn new(id: NodeId) -> Identity {
+        let (high, low) = halves_of(&id);
+        Identity {
+            version: AtomicU64::new(0),
+            halves: [AtomicU64::new(high), AtomicU64::new(low)],
+            has_formers: AtomicBool::new(false),
+            formers: parking_lot::RwLock::new(Vec::new()),
+        }
+    }
+
+    /// The id now.
+    pub fn current(&self) -> NodeId {
+        loop {
+            let before = self.version.load(Ordering::Acquire);
+            let high = self.halves[0].load(Ordering::Relaxed);
+            let low = self.halves[1].load(Ordering::Relaxed);
+            std::sync::atomic::fence(Ordering::Acquire);
+            if before & 1 == 0 && self.version.load(Ordering::Relaxed) == before {
+                let mut id = [0; 16];
+                id[..8].copy_from_slice(&high.to_be_bytes());
+                id[8..].copy_from_slice(&low.to_be_bytes());
+                return id;
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Is `id` this node's, now or before?
+    pub fn is_own(&self, id: &NodeId) -> bool {
+        *id == self.current()
+            || (self.has_formers.load(Ordering::Acquire) && self.formers.read().contains(id))
+    }
+
+    /// The node is `new` from now on (one writer at a time: see
+    /// [`EffectLog::take_new_origin`]).
+    fn replace(&self, new: NodeId) {
+        let former = self.current();
+        self.formers.write().push(former);
+        self.has_formers.store(true, Ordering::Release);
+        let (high, low) = halves_of(&new);
+        let version = self.version.load(Ordering::Relaxed);
+        self.version.store(version + 1, Ordering::Relaxed);
+        std::sync::atomic::fence(Ordering::Release);
+        self.halves[0].store(high, Ordering::Relaxed);
+        self.halves[1].store(low, Ordering::Relaxed);
+        self.version.store(version + 2, Ordering::Release);
+    }
+}
+
+fn halves_of(id: &NodeId) -> (u64, u64) {
+    let mut high = [0; 8];
+    let mut low = [0; 8];
+    high.copy_from_slice(&id[..8]);
+    low.copy_from_slice(&id[8..]);
+    (u64::from_be_bytes(high), u64::from_be_bytes(low))
+}
+
 /// Where a replayed write was born: its node and its place in that node's stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Birth {
@@ -301,7 +374,7 @@ pub struct EffectLog {
     recording: AtomicBool,
     /// Mirror of the offset for readers that must not take the lock (INFO).
     offset: AtomicU64,
-    origin: NodeId,
+    identity: Arc<Identity>,
     inner: Mutex<Inner>,
 }
 
@@ -310,7 +383,7 @@ impl EffectLog {
         EffectLog {
             recording: AtomicBool::new(false),
             offset: AtomicU64::new(0),
-            origin,
+            identity: Arc::new(Identity::new(origin)),
             inner: Mutex::new(Inner {
                 offset: 0,
                 own_seq: 0,
@@ -330,8 +403,28 @@ impl EffectLog {
         self.offset.load(Ordering::Relaxed)
     }
 
+    /// This node's id, for whoever must know it (replication's handshakes).
+    pub fn identity(&self) -> Arc<Identity> {
+        self.identity.clone()
+    }
+
+    /// The origin of this node's writes now.
     pub fn origin(&self) -> NodeId {
-        self.origin
+        self.identity.current()
+    }
+
+    /// From now on this node's writes are born as `new`'s, numbered from 1 (its
+    /// peers meet a new origin), and stamped with its tag. Taken between two
+    /// appends: with `then` (whatever else must change at the same point, such as
+    /// the backlog's idea of whose envelopes are its own) under the log's lock.
+    /// The caller holds every shard, so that no command is between stamping its
+    /// writes and appending them.
+    pub fn take_new_origin(&self, new: NodeId, then: impl FnOnce()) {
+        let mut inner = self.inner.lock();
+        self.identity.replace(new);
+        crate::hlc::set_node_tag(&new);
+        inner.own_seq = 0;
+        then();
     }
 
     /// Append one effect for every destination. Call it while holding the shard
@@ -359,7 +452,7 @@ impl EffectLog {
         REPLAYING
             .with(std::cell::Cell::get)
             .unwrap_or_else(|| Birth {
-                origin: self.origin,
+                origin: self.identity.current(),
                 seq: match targets.replicas() {
                     true => {
                         inner.own_seq += 1;
@@ -481,6 +574,40 @@ impl EffectLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_origin_numbers_its_writes_from_one_and_the_former_stays_own() {
+        let log = EffectLog::new([7; 16]);
+        let rx = log.subscribe();
+        log.append(0, 1, &[b"SET", b"k", b"v"]);
+        log.append(0, 2, &[b"SET", b"k", b"w"]);
+        log.take_new_origin([9; 16], || {});
+        log.append(0, 3, &[b"SET", b"k", b"x"]);
+        let births: Vec<(NodeId, u64)> = rx.try_iter().map(|e| (e.origin, e.seq)).collect();
+        assert_eq!(births, vec![([7; 16], 1), ([7; 16], 2), ([9; 16], 1)]);
+        let identity = log.identity();
+        assert_eq!(identity.current(), [9; 16]);
+        assert!(identity.is_own(&[7; 16]) && identity.is_own(&[9; 16]));
+        assert!(!identity.is_own(&[8; 16]));
+    }
+
+    #[test]
+    fn readers_of_the_id_never_see_half_of_two() {
+        let identity = Arc::new(Identity::new([1; 16]));
+        let reader = {
+            let identity = identity.clone();
+            std::thread::spawn(move || {
+                for _ in 0..200_000 {
+                    let id = identity.current();
+                    assert!(id.iter().all(|&b| b == id[0]), "{id:?}");
+                }
+            })
+        };
+        for round in 0..2_000u32 {
+            identity.replace([(round % 250) as u8 + 2; 16]);
+        }
+        reader.join().unwrap();
+    }
 
     #[test]
     fn offsets_grow_by_resp_size() {

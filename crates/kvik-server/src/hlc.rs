@@ -8,7 +8,8 @@
 //! stamps the key with a timestamp past the key's previous one, so a key's history is
 //! strictly increasing. Timestamps from peers advance the local clock past them.
 //!
-//! The low bits name the node that issued the timestamp (a tag drawn from its id), so
+//! The low bits name the node that issued the timestamp (a tag drawn from its id; two
+//! peers that drew one tag draw again, see [`shares_own_tag`]), so
 //! that two nodes of an active-active mesh writing in the same millisecond still
 //! issue different timestamps: last-writer-wins then has a total order to decide by,
 //! and every node decides the same. The tag costs no memory: it lives inside the
@@ -62,9 +63,10 @@ pub fn tag_for(node_id: &[u8]) -> u64 {
 }
 
 /// Does node `peer` (not this one) stamp its writes with this node's tag? Two
-/// such nodes can issue the very same timestamp, and a tie between them is then
-/// settled by arrival (the tag is drawn from each node's random id: about one
-/// pair in a thousand).
+/// such nodes could issue the very same timestamp, and each would take the
+/// other's writes for its own (the tag is drawn from each node's random id:
+/// about one pair in a thousand), so one of them draws a new id when they meet
+/// (`Replication::settle_shared_tag`).
 pub fn shares_own_tag(peer: &[u8], own: &[u8]) -> bool {
     peer != own && tag_for(peer) == tag_for(own)
 }

@@ -219,6 +219,76 @@ fn three_masters_in_a_mesh_converge() {
     );
 }
 
+/// The 16 bytes of a node id in its text form (`DEBUG NODE-ID`).
+fn id_bytes(uuid: &[u8]) -> Vec<u8> {
+    let hex: Vec<u8> = uuid.iter().copied().filter(|&c| c != b'-').collect();
+    hex.chunks(2)
+        .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).unwrap(), 16).unwrap())
+        .collect()
+}
+
+/// The timestamp tag of the node whose id is `bytes` (as `hlc::tag_for` draws it).
+fn tag_of(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(0u64, |acc, &b| acc.rotate_left(8) ^ u64::from(b))
+        & 1023
+}
+
+fn node_id(conn: &mut RawConn) -> Vec<u8> {
+    let reply = conn.cmd(&["DEBUG", "NODE-ID"]);
+    let text = String::from_utf8_lossy(&reply).into_owned();
+    text.lines().nth(1).unwrap_or_default().as_bytes().to_vec()
+}
+
+#[test]
+fn nodes_that_drew_one_timestamp_tag_end_with_three() {
+    // Node ids are drawn at random and their writes' timestamps carry a 10-bit
+    // tag of them: two nodes of a mesh may share one, and could then issue the
+    // very same timestamp. Here all three share node 0's: once linked, the
+    // nodes draw anew until every tag differs, and they converge as any mesh.
+    let args = ["--multi-master", "yes"];
+    let all: Vec<&str> = ACTIVE.iter().chain(&args).copied().collect();
+    let nodes: Vec<TestServer> = (0..3).map(|_| TestServer::start(&all)).collect();
+    let mut conns: Vec<RawConn> = nodes.iter().map(|n| n.raw()).collect();
+    let first = id_bytes(&node_id(&mut conns[0]));
+    for (i, conn) in conns.iter_mut().enumerate().skip(1) {
+        // Flipping one bit in bytes 7 and 15 keeps the tag (their bits meet in it).
+        let mut twin = first.clone();
+        twin[7] ^= i as u8;
+        twin[15] ^= i as u8;
+        assert_eq!(tag_of(&twin), tag_of(&first));
+        let hex: String = twin.iter().map(|b| format!("{b:02x}")).collect();
+        let text = format!(
+            "{}-{}-{}-{}-{}",
+            &hex[..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..]
+        );
+        assert_eq!(conn.cmd(&["DEBUG", "NODE-ID", &text]), b"+OK\r\n");
+    }
+    join_mesh(&nodes);
+    wait_for("every node to stamp with a tag of its own", || {
+        let mut tags: Vec<u64> = conns
+            .iter_mut()
+            .map(|c| tag_of(&id_bytes(&node_id(c))))
+            .collect();
+        tags.sort_unstable();
+        tags.dedup();
+        tags.len() == 3
+    });
+    for round in 0..50 {
+        for (i, conn) in conns.iter_mut().enumerate() {
+            conn.cmd(&["SET", &format!("k{}", round % 10), &format!("{i}-{round}")]);
+            conn.cmd(&["INCR", "hits"]);
+        }
+    }
+    converge_mesh(&nodes, Duration::from_secs(20));
+    assert_eq!(conns[2].cmd(&["GET", "hits"]), b"$3\r\n150\r\n");
+}
+
 #[test]
 fn tombstones_are_dropped_once_every_peer_has_seen_them() {
     let pair = Pair::start(&[]);

@@ -124,6 +124,12 @@ const ACTIONS: &[Action] = &[
         run: elements,
     },
     Action {
+        name: "node-id",
+        min_args: 2,
+        max_args: 3,
+        run: node_id,
+    },
+    Action {
         name: "error",
         min_args: 3,
         max_args: 3,
@@ -309,6 +315,9 @@ const HELP: &[&str] = &[
     "ELEMENTS <key>",
     "    Active replication: the element marks kept for a set, hash or sorted set",
     "    (each element's last write, its timestamp and, for a removal, what it saw).",
+    "NODE-ID [<uuid>]",
+    "    Active replication: this node's id (the origin of its writes, whose tag its",
+    "    timestamps carry); with <uuid>, the node takes that id from now on.",
     "ERROR <string>",
     "    Return a Redis protocol error with <string> as message. Useful for clients",
     "    unit tests to simulate Redis errors.",
@@ -398,6 +407,23 @@ fn counted(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         Some(state) => ctx.out.bulk(state.as_bytes()),
         None => ctx.out.null(),
     }
+    Ok(())
+}
+
+/// DEBUG NODE-ID [<uuid>] (kvik's): this node's id; with an id, the node takes
+/// it from now on, as it takes a new one when a peer shares its timestamp tag
+/// (what the tests of that case start from).
+fn node_id(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let repl = &ctx.server.replication;
+    if let Some(text) = args.get(2) {
+        let id = crate::replication::active::parse_uuid(text)
+            .ok_or(CmdError::from("ERR Invalid UUID"))?;
+        repl.take_node_id(id);
+        ctx.out.ok();
+        return Ok(());
+    }
+    ctx.out
+        .bulk(crate::replication::active::uuid_text(&repl.node_id()).as_bytes());
     Ok(())
 }
 

@@ -6,7 +6,7 @@
 use super::table::{acl, flags, Command};
 use super::{args, errors, CmdError, CmdResult, Ctx};
 use crate::client::{ClientInfo, ClientSnapshot, ClientState, ClientType};
-use crate::effects::EffectSink;
+use crate::effects::{EffectSink, NodeId};
 use crate::keyspace::Locked;
 use crate::mailbox::Message;
 use crate::persistence::rdb::{file, io::WriteSink};
@@ -232,16 +232,9 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             let Some(id) = crate::replication::active::parse_uuid(value) else {
                 return Err("ERR Invalid UUID".into());
             };
-            if crate::hlc::shares_own_tag(&id, &repl.node_id) {
-                crate::log_warning!(
-                    "Active replica {} stamps its writes with this node's timestamp tag: \
-                     two writes of one key in the same millisecond on both can end apart. \
-                     Restart one of the two nodes to draw a new node id.",
-                    String::from_utf8_lossy(value)
-                );
-            }
             ctx.client.replica_hello.uuid = Some(id);
-            reply = Some(crate::replication::active::uuid_text(&repl.node_id));
+            repl.settle_shared_tag(&id);
+            reply = Some(crate::replication::active::uuid_text(&repl.node_id()));
         } else if args::is(option, "listening-port") {
             let port = args::int(value)?;
             ctx.client.replica_hello.listening_port = u16::try_from(port).unwrap_or(0);
@@ -706,6 +699,17 @@ impl crate::replication::Host for ServerHost {
         self.server
             .upgrade()
             .is_none_or(|s| s.shutdown_requested.load(Ordering::Acquire))
+    }
+
+    fn take_new_node_id(&self, new: NodeId, then: &dyn Fn()) {
+        let server = self.server();
+        // Every shard held: no command is between stamping its writes (with the
+        // old tag) and appending them (as the old origin's).
+        let env = server.key_env(&self.stats);
+        let all: Vec<usize> = (0..server.keyspace.databases()).collect();
+        let locked = Locked::databases(env, 0, crate::hlc::unix_ms(), &all);
+        server.effects.take_new_origin(new, then);
+        drop(locked);
     }
 
     fn pause_writes(&self, pause: bool) {

@@ -565,7 +565,9 @@ impl Counted {
 
     /// The states of the elements, by element.
     pub fn members(&self) -> impl Iterator<Item = (&[u8], &Counter)> {
-        self.members.iter().flat_map(|m| m.iter().map(|(k, c)| (&**k, c)))
+        self.members
+            .iter()
+            .flat_map(|m| m.iter().map(|(k, c)| (&**k, c)))
     }
 
     /// Every state the key holds, the whole key's and its elements'.

@@ -88,7 +88,9 @@ pub struct Keyspace {
 /// Give back the memory of a side map (counters, TTL registers, element
 /// timestamps) once a collection left it mostly empty: a burst of writes grows
 /// it, and a map never shrinks by itself.
-pub(super) fn release_sparse<K: std::hash::Hash + Eq, V>(map: &mut std::collections::HashMap<K, V>) {
+pub(super) fn release_sparse<K: std::hash::Hash + Eq, V>(
+    map: &mut std::collections::HashMap<K, V>,
+) {
     if map.capacity() > 64 && map.len() < map.capacity() / 4 {
         map.shrink_to_fit();
     }

@@ -14,11 +14,11 @@
 //! (expire_at, hash) pair is counted in `expires`.
 
 use super::counters::{self, Counted, Counter, Num, Start};
-use crate::effects::NodeId;
 use super::elements::Elements;
 use super::graves::Graves;
 use super::ttl::{self, KeyTtl, Since, TtlMarks};
 use super::{Entry, EntryBox, EntryData};
+use crate::effects::NodeId;
 use crate::types::Value;
 use hashbrown::HashTable;
 use std::collections::BTreeMap;

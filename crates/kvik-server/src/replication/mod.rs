@@ -60,9 +60,9 @@ pub trait Host: Send + Sync {
     fn load_beside(&self, src: &mut dyn std::io::Read, serve: bool) -> Result<u64, String>;
     /// No database holds a key (`repl-diskless-load on-empty-db`).
     fn dataset_is_empty(&self) -> bool;
-    /// Drop the tombstones of keys removed before timestamp `before`, and the
-    /// element timestamps older than it; how many tombstones and collections with
-    /// element timestamps are left.
+    /// Drop the tombstones of keys removed before timestamp `before`, the
+    /// element timestamps older than it, and what counters and TTL registers keep
+    /// only until then; how many of those are left for a later pass.
     fn collect_graves(&self, before: u64) -> usize;
     /// Forget the oldest tombstones beyond `max_bytes`; how many went.
     fn bound_graves(&self, max_bytes: usize) -> usize;
@@ -91,6 +91,10 @@ pub trait Host: Send + Sync {
     fn pause_writes(&self, pause: bool);
     /// The server is stopping (or gone): replication's threads end.
     fn stopping(&self) -> bool;
+    /// This node's writes are born as `new`'s from now on, stamped with its tag
+    /// (see [`crate::effects::EffectLog::take_new_origin`]); `then` runs at the
+    /// same point, every shard held.
+    fn take_new_node_id(&self, new: NodeId, then: &dyn Fn());
 }
 
 /// What a full sync's snapshot records of replication at its point in time.
@@ -135,8 +139,11 @@ pub struct Replication {
     min_replicas_lag: AtomicU64,
     /// The replicas we serve.
     pub replicas: master::Replicas,
-    /// This node's id (the origin of the writes it makes).
-    pub node_id: NodeId,
+    /// This node's id (the origin of the writes it makes), shared with the
+    /// effect log.
+    identity: Arc<crate::effects::Identity>,
+    /// Held while this node draws a new id (see [`Replication::settle_shared_tag`]).
+    renewing: Mutex<()>,
     /// `active-replica`: a replica that takes writes and sends them on.
     active: AtomicBool,
     /// `multi-master`: several links at once.
@@ -164,7 +171,11 @@ pub struct Replication {
 }
 
 impl Replication {
-    pub fn new(config: &kvik_config::Config, replid: String, node_id: NodeId) -> Replication {
+    pub fn new(
+        config: &kvik_config::Config,
+        replid: String,
+        identity: Arc<crate::effects::Identity>,
+    ) -> Replication {
         let repl = Replication {
             backlog: Arc::new(Backlog::new(config.repl_backlog_size as usize)),
             ids: Mutex::new(Ids {
@@ -179,7 +190,8 @@ impl Replication {
             min_replicas: AtomicU64::new(0),
             min_replicas_lag: AtomicU64::new(10),
             replicas: master::Replicas::default(),
-            node_id,
+            identity,
+            renewing: Mutex::new(()),
             active: AtomicBool::new(false),
             multi_master: AtomicBool::new(false),
             seen: Arc::default(),
@@ -211,8 +223,84 @@ impl Replication {
         self.active.store(c.active_replica, Ordering::Relaxed);
         let envelopes = c
             .active_replica
-            .then_some((self.node_id, !c.multi_master_no_forward));
+            .then_some((self.node_id(), !c.multi_master_no_forward));
         self.backlog.set_envelopes(envelopes);
+    }
+
+    /// This node's id now: the origin of the writes it makes.
+    pub fn node_id(&self) -> NodeId {
+        self.identity.current()
+    }
+
+    /// Is `id` this node's, now or before it drew a new one?
+    pub fn is_own(&self, id: &NodeId) -> bool {
+        self.identity.is_own(id)
+    }
+
+    /// Active replication: peer `peer` (a replica that named itself, or a master
+    /// that answered our name with its own) stamps its writes with this node's
+    /// timestamp tag, so the two could issue the very same timestamp, and one
+    /// would take the other's writes for its own. Of the two, the node whose id
+    /// is the greater draws a new one, with a tag no peer it knows has (each
+    /// decides alike, so exactly one of them does), and reconnects its links so
+    /// that its masters learn it. Returns whether this node drew one.
+    pub fn settle_shared_tag(&self, peer: &NodeId) -> bool {
+        let _one_at_a_time = self.renewing.lock();
+        let own = self.node_id();
+        if !crate::hlc::shares_own_tag(peer, &own) {
+            return false;
+        }
+        if own < *peer {
+            crate::log_notice!(
+                "Active replica {} stamps its writes with this node's timestamp tag: \
+                 it draws a new node id",
+                active::uuid_text(peer)
+            );
+            return false;
+        }
+        let mut taken: Vec<u64> = self
+            .known_peers()
+            .iter()
+            .map(|p| crate::hlc::tag_for(p))
+            .collect();
+        taken.push(crate::hlc::tag_for(peer));
+        let new = loop {
+            let drawn: NodeId = rand::random();
+            if !taken.contains(&crate::hlc::tag_for(&drawn)) {
+                break drawn;
+            }
+        };
+        crate::log_warning!(
+            "Active replica {} stamps its writes with this node's timestamp tag: \
+             this node takes a new node id, {}",
+            active::uuid_text(peer),
+            active::uuid_text(&new)
+        );
+        self.take_node_id(new);
+        true
+    }
+
+    /// This node is `new` from now on (its former ids stay its own), and its
+    /// links connect again to tell their masters.
+    pub fn take_node_id(&self, new: NodeId) {
+        let forward = !self.host().config().multi_master_no_forward;
+        let envelopes = self.is_active().then_some((new, forward));
+        self.host()
+            .take_new_node_id(new, &|| self.backlog.set_envelopes(envelopes));
+        for link in self.links() {
+            link.reconnect();
+        }
+    }
+
+    /// The ids of the peers this node knows: its masters' and its active replicas'.
+    fn known_peers(&self) -> Vec<NodeId> {
+        let masters: Vec<NodeId> = self
+            .links()
+            .iter()
+            .filter_map(|l| l.master_uuid())
+            .collect();
+        let replicas = self.replicas.all().into_iter().filter_map(|f| f.hello.uuid);
+        masters.into_iter().chain(replicas).collect()
     }
 
     /// `active-replica yes`: writable, and its writes go to its masters.
@@ -590,8 +678,9 @@ impl Replication {
         before
     }
 
-    /// Active replication: drop the tombstones (and element timestamps) no peer
-    /// needs any more; whether some are left.
+    /// Active replication: drop the tombstones (and element timestamps, counters'
+    /// remembered increments and settled states, TTL registers) no peer needs
+    /// any more; whether some are left.
     fn collect_graves(&self) -> bool {
         if !self.is_active() {
             return false;

@@ -36,6 +36,7 @@
 use super::Replication;
 use super::{active, watermark};
 use crate::client::ClientState;
+use crate::effects::NodeId;
 use crate::{log_notice, log_warning};
 use kvik_resp::{Limits, Parsed, RequestParser};
 use parking_lot::Mutex;
@@ -97,6 +98,9 @@ pub struct Link {
     /// order (see [`super::watermark`]). Kept while the link is down: it still
     /// bounds what the master may send when it comes back.
     heard: Mutex<Option<watermark::Heard>>,
+    /// The master's id, as it answered ours (an active link to a kvik or KeyDB
+    /// master).
+    master_uuid: Mutex<Option<NodeId>>,
 }
 
 /// Where an applier stands in a transaction of the stream (active replication).
@@ -137,6 +141,7 @@ impl Link {
             master_client: AtomicU64::new(0),
             history: Mutex::new(None),
             heard: Mutex::new(None),
+            master_uuid: Mutex::new(None),
         });
         log_notice!("Connecting to MASTER {}:{}", link.host, link.port);
         let runner = link.clone();
@@ -155,6 +160,19 @@ impl Link {
         if let Some(socket) = self.socket.lock().take() {
             let _ = socket.shutdown(Shutdown::Both);
         }
+    }
+
+    /// Break the connection: the link connects again (and says who we are
+    /// again: this node drew a new id).
+    pub fn reconnect(&self) {
+        if let Some(socket) = self.socket.lock().as_ref() {
+            let _ = socket.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// The master's id, once it answered ours.
+    pub fn master_uuid(&self) -> Option<NodeId> {
+        *self.master_uuid.lock()
     }
 
     fn is_stopped(&self) -> bool {
@@ -258,8 +276,12 @@ impl Link {
         self.set_state(LinkState::Handshake);
         let mut wire = Wire::new(stream, self);
         let active = repl.is_active();
-        let uuid = active.then(|| active::uuid_text(&repl.node_id));
-        handshake(&mut wire, &config, repl.host().port(), uuid.as_deref())?;
+        let uuid = active.then(|| active::uuid_text(&repl.node_id()));
+        let master = handshake(&mut wire, &config, repl.host().port(), uuid.as_deref())?;
+        *self.master_uuid.lock() = master;
+        if master.is_some_and(|id| repl.settle_shared_tag(&id)) {
+            return Err(io::Error::other("this node took a new id"));
+        }
         let history = if active {
             self.history.lock().clone().map(|(id, at)| (id, at + 1))
         } else {
@@ -587,7 +609,7 @@ impl Link {
             );
             return;
         };
-        if envelope.origin == repl.node_id {
+        if repl.is_own(&envelope.origin) {
             return;
         }
         let mut parser = RequestParser::new();
@@ -826,13 +848,14 @@ fn send_ack(stream: &mut MasterSocket, offset: u64) -> io::Result<()> {
 }
 
 /// PING, AUTH, REPLCONF: what a replica says before PSYNC; an active replica also
-/// says who it is (`uuid`), as KeyDB's do.
+/// says who it is (`uuid`), as KeyDB's do, and learns who the master is (its
+/// answer, returned).
 fn handshake(
     wire: &mut Wire,
     config: &kvik_config::Config,
     port: u16,
     uuid: Option<&str>,
-) -> io::Result<()> {
+) -> io::Result<Option<NodeId>> {
     wire.send(&["PING"])?;
     let pong = wire.reply_line()?;
     // An error about authentication is fine here: AUTH comes next.
@@ -897,14 +920,17 @@ fn handshake(
     if reply.starts_with('-') {
         log_notice!("(Non critical) Master does not understand REPLCONF capa: {reply}");
     }
-    if let Some(uuid) = uuid {
-        wire.send(&["REPLCONF", "uuid", uuid])?;
-        let reply = wire.reply_line()?;
-        if reply.starts_with('-') {
-            log_notice!("(Non critical) Master does not understand REPLCONF uuid: {reply}");
-        }
+    let Some(uuid) = uuid else {
+        return Ok(None);
+    };
+    wire.send(&["REPLCONF", "uuid", uuid])?;
+    let reply = wire.reply_line()?;
+    if reply.starts_with('-') {
+        log_notice!("(Non critical) Master does not understand REPLCONF uuid: {reply}");
     }
-    Ok(())
+    Ok(reply
+        .strip_prefix('+')
+        .and_then(|id| active::parse_uuid(id.trim().as_bytes())))
 }
 
 /// The socket to the master, read through a buffer that lines, the RDB reader and

@@ -30,7 +30,8 @@
 //! removal before it. Tombstones older than the smallest of both over every link
 //! and every active peer are collected (`Replication::collect_graves`).
 //!
-//! `holding` says the sender still keeps tombstones (or element timestamps): its
+//! `holding` says the sender still keeps tombstones (or element timestamps, or
+//! what counters and TTL registers keep only until a watermark passes): its
 //! peers keep sending markers while it does, so that it can collect them; once
 //! nothing is held anywhere the markers stop and a quiet mesh's offsets stand
 //! still.

@@ -318,7 +318,6 @@ pub struct Server {
     pub start_ms: u64,
     /// The replication id / run id (40 hex characters).
     pub run_id: String,
-    pub node_id: NodeId,
     /// The TCP port actually bound (differs from the config when it says 0).
     pub port: AtomicU64,
     pub shutdown_requested: AtomicBool,
@@ -368,6 +367,7 @@ impl Server {
             .collect();
         let node_id: NodeId = rand::random();
         crate::hlc::set_node_tag(&node_id);
+        let effects = EffectLog::new(node_id);
         let run_id = hex::encode(rand::random::<[u8; 20]>());
         let memory_startup = crate::stats::allocator_stats().allocated;
         let keyspace = Keyspace::new(config.databases.max(1), DEFAULT_SHARD_BITS);
@@ -384,7 +384,12 @@ impl Server {
             hot: HotConfig::from_config(&config),
             keyspace,
             tracking,
-            effects: EffectLog::new(node_id),
+            replication: Arc::new(crate::replication::Replication::new(
+                &config,
+                run_id.clone(),
+                effects.identity(),
+            )),
+            effects,
             clients: client::Registry::default(),
             blocking: blocking::Registry::default(),
             pubsub: Hub::new(config.notify_keyspace_events),
@@ -398,17 +403,11 @@ impl Server {
             scripting,
             start_ms,
             persistence: crate::snapshot::Persistence::new(&config, start_ms),
-            replication: Arc::new(crate::replication::Replication::new(
-                &config,
-                run_id.clone(),
-                node_id,
-            )),
             aof: Arc::new(crate::aof::Aof::new(&config, threads)),
             loading: crate::loading::Loading::default(),
             shutdown: shutdown::Shutdown::default(),
             defrag: crate::defrag::Defrag::default(),
             run_id,
-            node_id,
             port: AtomicU64::new(config.port as u64),
             shutdown_requested: AtomicBool::new(false),
             stat_reset_ms: AtomicU64::new(crate::hlc::unix_ms()),
