@@ -771,6 +771,8 @@ fn replication_section(server: &Server, r: &mut Report) {
         let (collections, marks) = server.keyspace.elements_held();
         r.field("active_replica_element_collections", collections);
         r.field("active_replica_element_marks", marks);
+        // Counted states (per-node totals) not settled yet.
+        r.field("active_replica_counters", server.keyspace.counters_held());
     }
     let replicas = repl.replicas.all();
     r.field("connected_slaves", replicas.len());

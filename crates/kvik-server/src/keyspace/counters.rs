@@ -598,6 +598,11 @@ impl Counted {
         }
     }
 
+    /// How many states it holds.
+    pub fn len(&self) -> usize {
+        usize::from(self.whole.is_some()) + self.members.as_ref().map_or(0, |m| m.len())
+    }
+
     /// Holds it no state at all?
     pub fn is_empty(&self) -> bool {
         self.whole.is_none() && self.members.is_none()

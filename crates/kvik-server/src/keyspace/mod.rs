@@ -86,12 +86,14 @@ pub struct Keyspace {
 }
 
 /// Give back the memory of a side map (counters, TTL registers, element
-/// timestamps) once a collection left it mostly empty: a burst of writes grows
-/// it, and a map never shrinks by itself.
+/// timestamps) once a collection left it empty or mostly empty: a burst of
+/// writes grows it, and a map never shrinks by itself (a small map left empty
+/// in each of a thousand shards would cost a quiet node megabytes).
 pub(super) fn release_sparse<K: std::hash::Hash + Eq, V>(
     map: &mut std::collections::HashMap<K, V>,
 ) {
-    if map.capacity() > 64 && map.len() < map.capacity() / 4 {
+    let sparse = map.capacity() > 64 && map.len() < map.capacity() / 4;
+    if (map.is_empty() && map.capacity() > 0) || sparse {
         map.shrink_to_fit();
     }
 }
@@ -197,6 +199,17 @@ impl Keyspace {
                 let (collections, marks) = shard.lock().elements_held();
                 held.0 += collections;
                 held.1 += marks;
+            }
+        }
+        held
+    }
+
+    /// Counted states kept (active replication): of whole keys and of elements.
+    pub fn counters_held(&self) -> usize {
+        let mut held = 0;
+        for db in self.dbs.iter() {
+            for shard in db.shards.iter() {
+                held += shard.lock().counters_held();
             }
         }
         held

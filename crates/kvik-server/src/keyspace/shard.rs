@@ -206,6 +206,13 @@ impl ShardData {
         }
     }
 
+    /// How many counted states are kept here (of whole keys and elements).
+    pub fn counters_held(&self) -> usize {
+        self.counters
+            .as_ref()
+            .map_or(0, |all| all.values().map(Counted::len).sum())
+    }
+
     /// Stop remembering one by one the increments older than `before` (no peer
     /// can send a reset older than that any more; see [`Counter::fold`]; 0:
     /// none), and drop the whole keys' states that no longer say anything
@@ -216,7 +223,13 @@ impl ShardData {
             Some(all) => all
                 .iter()
                 .filter(|(key, counted)| {
-                    counted.whole.is_some() && self.says_nothing(super::hash_key(key), key, before)
+                    counted.whole.as_ref().is_some_and(|state| {
+                        // A state with an increment since `before` waits for a
+                        // later pass, whatever it is: no lookup for the many
+                        // counted a moment ago.
+                        state.newest_ts() < before
+                            && self.says_nothing(super::hash_key(key), key, before)
+                    })
                 })
                 .map(|(key, _)| key.clone())
                 .collect(),
