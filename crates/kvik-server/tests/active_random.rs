@@ -150,9 +150,10 @@ impl Mesh {
                         report.push_str(&format!("\n  node {i}: {value}\n    marks: {marks}"));
                     }
                 }
-                report.push_str("\ncommands that named them:");
+                report.push_str("\ncommands that named them (or keys renamed to them):");
+                let named = with_rename_sources(&apart, history);
                 for line in history {
-                    if apart.iter().any(|k| names(line, k)) || !line.contains(": ") {
+                    if named.iter().any(|k| names(line, k)) || !line.contains(": ") {
                         report.push_str(&format!("\n  {line}"));
                     }
                 }
@@ -260,10 +261,36 @@ fn show(conn: &mut RawConn, key: &str) -> String {
     )
 }
 
-/// The element marks a node keeps for `key` (DEBUG ELEMENTS), as text.
+/// The element marks a node keeps for `key` (DEBUG ELEMENTS) and its counted
+/// state (DEBUG COUNTED), as text.
 fn marks(conn: &mut RawConn, key: &str) -> String {
-    let reply = conn.cmd(&["DEBUG", "ELEMENTS", key]);
-    String::from_utf8_lossy(&reply).replace("\r\n", " ")
+    let elements = conn.cmd(&["DEBUG", "ELEMENTS", key]);
+    let counted = conn.cmd(&["DEBUG", "COUNTED", key]);
+    let text = |b: &[u8]| String::from_utf8_lossy(b).replace("\r\n", " ");
+    format!("{} counted: {}", text(&elements), text(&counted))
+}
+
+/// `keys`, and every key a RENAME in `history` moved into one of them (what
+/// they hold may come from there).
+fn with_rename_sources(keys: &[String], history: &[String]) -> Vec<String> {
+    let mut named = keys.to_vec();
+    loop {
+        let before = named.len();
+        for line in history {
+            let Some((_, command)) = line.split_once(": RENAME ") else {
+                continue;
+            };
+            let mut words = command.split(' ');
+            if let (Some(from), Some(to)) = (words.next(), words.next()) {
+                if named.iter().any(|k| k == to) && !named.iter().any(|k| k == from) {
+                    named.push(from.to_string());
+                }
+            }
+        }
+        if named.len() == before {
+            return named;
+        }
+    }
 }
 
 /// The families of commands a mix draws from.
