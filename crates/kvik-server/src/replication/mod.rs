@@ -253,7 +253,7 @@ impl Replication {
         if own < *peer {
             crate::log_notice!(
                 "Active replica {} stamps its writes with this node's timestamp tag: \
-                 it draws a new node id",
+                 the node with the greater id, that one, draws a new id",
                 active::uuid_text(peer)
             );
             return false;
