@@ -929,3 +929,31 @@ fn a_settled_count_is_kept_no_more_and_counting_goes_on_from_its_value() {
     let deadline = number(&same_on_both(&pair, &["PEXPIRETIME", "c"]));
     assert!(deadline > 0.0);
 }
+
+#[test]
+fn an_in_place_write_that_creates_a_key_reaches_the_peers_as_the_value_it_made() {
+    // Seed 223 of the mesh: during a cut B counts 5 on a key A does not hold;
+    // A APPENDs 798 to it, which creates "798", and both add 0.5 after. Sent as
+    // the command, the APPEND met B's 5 and made "5798", a value A never had,
+    // under the same timestamp; as the value it made (a reset, as any write of
+    // a whole value) it leaves 799 everywhere.
+    let pair = Pair::start(&["--repl-backlog-size", "16kb"]);
+    let (mut a, mut b) = (pair.a.raw(), pair.b.raw());
+    for filler in [0, 200] {
+        a.cmd(&["DEL", "s"]);
+        wait_for("the key to go on B", || {
+            b.cmd(&["EXISTS", "s"]) == b":0\r\n"
+        });
+        partition(&pair, filler, |a, b| {
+            assert_eq!(b.cmd(&["INCRBY", "s", "5"]), b":5\r\n");
+            step();
+            assert_eq!(a.cmd(&["APPEND", "s", "798"]), b":3\r\n");
+            step();
+            a.cmd(&["INCRBYFLOAT", "s", "0.5"]);
+            step();
+            b.cmd(&["INCRBYFLOAT", "s", "0.5"]);
+        });
+        let got = text(&same_on_both(&pair, &["GET", "s"]));
+        assert_eq!(got, "$3\r\n799\r\n", "{filler} filler writes");
+    }
+}

@@ -577,8 +577,8 @@ pub fn run_locked<'a>(
 
 /// Active replication: the key a write of this node's own changes in place (its
 /// one key, written without being reset, removed or counted: APPEND, SETRANGE,
-/// SETBIT, BITFIELD), when a node may count on it (see
-/// [`propagate_written_in_place`]).
+/// SETBIT, BITFIELD), when a node may count on it, or when the write creates it
+/// (see [`propagate_written_in_place`]).
 fn countable_key_written_in_place<'a>(
     cmd: &Command,
     args: &[&'a [u8]],
@@ -598,11 +598,18 @@ fn countable_key_written_in_place<'a>(
     let in_place = flags & table::key_flags::RW != 0 && flags & resets == 0;
     let key = args[at];
     let db = locked.db;
-    (in_place && locked.may_be_counted(db, key)).then_some(key)
+    // Only a string made by a write in place can be counted on (a hash or a
+    // list that one creates merges element by element, or as a command).
+    let writes_a_string = cmd.acl & (table::acl::STRING | table::acl::BITMAP) != 0;
+    let sent_whole = in_place
+        && ((writes_a_string && locked.get_in(db, key).is_none())
+            || locked.may_be_counted(db, key));
+    sent_whole.then_some(key)
 }
 
 /// A write of this node's own changed string `key` in place, which held a
-/// number or was counted (see [`countable_key_written_in_place`]). The AOF and
+/// number or was counted, or created it (see
+/// [`countable_key_written_in_place`]). The AOF and
 /// the plain replicas take the command; the peers take the value it made,
 /// whole (RESTORE ... REPLACE ABSTTL, with the key's deadline), as a reset of
 /// their counts. The command itself would apply there on the peer's own count,
@@ -612,8 +619,10 @@ fn countable_key_written_in_place<'a>(
 /// drop it, the command being no reset it could put under that increment. As a
 /// reset, an increment newer than it counts on it everywhere and an older one
 /// goes under it, as here (the write restamped the key: this node's count
-/// starts over from it). Strings that hold no number (a log appended to, a
-/// bitmap) go as the command: nobody counts on them.
+/// starts over from it). A write that creates the key writes its whole value
+/// too: a peer holding the key (its own count, made apart) would apply the
+/// command on a value this node never had. Strings that hold no number (a log
+/// appended to, a bitmap) go as the command: nobody counts on them.
 fn propagate_written_in_place(locked: &mut Locked, args: &[&[u8]], key: &[u8]) {
     let db = locked.db;
     let Some(entry) = locked.get_in(db, key) else {
