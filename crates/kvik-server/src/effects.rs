@@ -75,10 +75,7 @@ impl Identity {
             let low = self.halves[1].load(Ordering::Relaxed);
             std::sync::atomic::fence(Ordering::Acquire);
             if before & 1 == 0 && self.version.load(Ordering::Relaxed) == before {
-                let mut id = [0; 16];
-                id[..8].copy_from_slice(&high.to_be_bytes());
-                id[8..].copy_from_slice(&low.to_be_bytes());
-                return id;
+                return (u128::from(high) << 64 | u128::from(low)).to_be_bytes();
             }
             std::hint::spin_loop();
         }
@@ -106,12 +103,10 @@ impl Identity {
     }
 }
 
+/// The id as two words, the way [`Identity`] keeps it.
 fn halves_of(id: &NodeId) -> (u64, u64) {
-    let mut high = [0; 8];
-    let mut low = [0; 8];
-    high.copy_from_slice(&id[..8]);
-    low.copy_from_slice(&id[8..]);
-    (u64::from_be_bytes(high), u64::from_be_bytes(low))
+    let whole = u128::from_be_bytes(*id);
+    ((whole >> 64) as u64, whole as u64)
 }
 
 /// Where a replayed write was born: its node and its place in that node's stream.

@@ -602,8 +602,10 @@ fn countable_key_written_in_place<'a>(
     // list that one creates merges element by element, or as a command).
     let writes_a_string = cmd.acl & (table::acl::STRING | table::acl::BITMAP) != 0;
     let sent_whole = in_place
-        && ((writes_a_string && locked.get_in(db, key).is_none())
-            || locked.may_be_counted(db, key));
+        && match locked.get_in(db, key) {
+            None => writes_a_string,
+            Some(_) => locked.may_be_counted(db, key),
+        };
     sent_whole.then_some(key)
 }
 

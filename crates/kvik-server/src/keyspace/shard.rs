@@ -223,13 +223,10 @@ impl ShardData {
             Some(all) => all
                 .iter()
                 .filter(|(key, counted)| {
-                    counted.whole.as_ref().is_some_and(|state| {
-                        // A state with an increment since `before` waits for a
-                        // later pass, whatever it is: no lookup for the many
-                        // counted a moment ago.
-                        state.newest_ts() < before
-                            && self.says_nothing(super::hash_key(key), key, before)
-                    })
+                    counted
+                        .whole
+                        .as_ref()
+                        .is_some_and(|state| self.says_nothing(key, state, before))
                 })
                 .map(|(key, _)| key.clone())
                 .collect(),
@@ -255,12 +252,14 @@ impl ShardData {
         remembering
     }
 
-    /// Does whole key `key`'s state say nothing the key does not? Either a
+    /// Does `state`, kept for whole key `key`, say nothing the key does not? Its
+    /// every increment is older than `before` (checked first: no lookup for the
+    /// many counted a moment ago, which wait for a later pass), and either a
     /// later write of another kind left it behind (a SET over a counter: no
     /// read takes a state that is not current, and none becomes current again,
-    /// the key's timestamp only moving on), or it is settled: its every
-    /// increment older than `before`, so every peer holds every one and will
-    /// send none older, and no TTL register names an older value write. Every
+    /// the key's timestamp only moving on), or it is settled: every peer holds
+    /// every increment and will send none older, and no TTL register names an
+    /// older value write. Every
     /// node then holds the value it gives, stamped as its last increment, and a
     /// key counted again from there (its last write, see
     /// [`ShardData::value_written_at`]) counts as on a node that met a reset to
@@ -268,11 +267,16 @@ impl ShardData {
     /// merges it with a peer's state as the newer base, under which nothing
     /// older is left to count. A state whose increments wait on a value that
     /// holds no number keeps them (see [`Counter::waits`]).
-    fn says_nothing(&self, hash: u64, key: &[u8], before: u64) -> bool {
-        let Some(current) = self.counter(hash, key) else {
-            return true;
-        };
-        !current.waits() && current.newest_ts() < before && self.ttl_since(hash, key).is_none()
+    fn says_nothing(&self, key: &[u8], state: &Counter, before: u64) -> bool {
+        if state.newest_ts() >= before {
+            return false;
+        }
+        let hash = super::hash_key(key);
+        // The current state, when there is one, is the one kept.
+        match self.counter(hash, key) {
+            None => true,
+            Some(current) => !current.waits() && self.ttl_since(hash, key).is_none(),
+        }
     }
 
     /// The current state of counted element `member` of `key`: `None` when it has
